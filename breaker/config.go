@@ -1,0 +1,59 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults, per the article: 8 consecutive auth failures, cleared after 1 hour.
+const (
+	DefaultThreshold = 8
+	DefaultCooldown  = time.Hour
+)
+
+// Config is the breaker's policy. The zero Config is the default policy; every method
+// treats a zero (or invalid) field as its default, so a Config need not be validated
+// to be safe, only to be honest.
+type Config struct {
+	// Threshold is the number of consecutive auth failures that opens the breaker.
+	Threshold int
+	// Cooldown is how long the breaker stays open once tripped.
+	Cooldown time.Duration
+}
+
+// setDefaults fills zero fields with their defaults.
+func (c *Config) setDefaults() {
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.Cooldown == 0 {
+		c.Cooldown = DefaultCooldown
+	}
+}
+
+// Validate reports every problem with c, joined with errors.Join; each matches
+// ErrInvalidConfig. Zero fields are valid: they mean the default.
+func (c Config) Validate() error {
+	c.setDefaults()
+	var errs []error
+	if c.Threshold < 1 {
+		errs = append(errs, fmt.Errorf("%w: threshold %d must be at least 1", ErrInvalidConfig, c.Threshold))
+	}
+	if c.Cooldown < 0 {
+		errs = append(errs, fmt.Errorf("%w: cooldown %s must not be negative", ErrInvalidConfig, c.Cooldown))
+	}
+	return errors.Join(errs...)
+}
+
+// effective is c with defaults in place of zero or invalid values.
+func (c Config) effective() Config {
+	c.setDefaults()
+	if c.Threshold < 1 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.Cooldown < 0 {
+		c.Cooldown = DefaultCooldown
+	}
+	return c
+}
