@@ -1,0 +1,123 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
+)
+
+// NewEvent builds an envelope with a fresh ULID, stamped by the log's clock.
+func (l *Log) NewEvent(typ, actor string, data any) (Event, error) {
+	return NewEventAt(l.cfg.Clock(), typ, actor, data)
+}
+
+// NewEventAt builds an envelope with a fresh ULID stamped at t.
+func NewEventAt(t time.Time, typ, actor string, data any) (Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("eventlog: encode %s data: %w", typ, err)
+	}
+	t = t.UTC()
+	return Event{ID: ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), Type: typ, At: t, Actor: actor, Data: raw}, nil
+}
+
+// AppendOption adjusts one append. Options return an error so a bad value fails
+// before anything is sent.
+type AppendOption func(*appendOpts) error
+
+type appendOpts struct {
+	expectSubjectSeq *uint64
+}
+
+// ExpectLastSubjectSeq makes the append succeed only if the last message on its
+// subject has this sequence (0: the subject has no message yet). Otherwise Append
+// returns an error matching ErrConflict.
+func ExpectLastSubjectSeq(seq uint64) AppendOption {
+	return func(o *appendOpts) error {
+		o.expectSubjectSeq = &seq
+		return nil
+	}
+}
+
+// Append writes ev to subject and returns its stream sequence once JetStream has
+// stored it. A retry with the same event id inside the duplicate window returns the
+// sequence of the first copy and stores nothing new.
+func (l *Log) Append(ctx context.Context, subject string, ev Event, opts ...AppendOption) (uint64, error) {
+	msg, popts, err := l.prepare(subject, ev, opts)
+	if err != nil {
+		return 0, err
+	}
+	ack, err := l.js.PublishMsg(ctx, msg, popts...)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return ack.Sequence, nil
+}
+
+// AppendAsync writes ev without waiting; the returned future resolves to the
+// stream's acknowledgement. Use it where many appends are in flight at once.
+func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetstream.PubAckFuture, error) {
+	msg, popts, err := l.prepare(subject, ev, opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.js.PublishMsgAsync(msg, popts...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return f, nil
+}
+
+// AwaitAck waits for an async append's acknowledgement.
+func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
+	select {
+	case ack := <-f.Ok():
+		return ack.Sequence, nil
+	case err := <-f.Err():
+		return 0, classify(err)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
+	select {
+	case <-l.closed:
+		return nil, nil, ErrClosed
+	default:
+	}
+	var o appendOpts
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, nil, err
+		}
+	}
+	if ev.ID == "" || ev.Type == "" {
+		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", ErrBadEvent)
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
+	}
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
+	popts := []jetstream.PublishOpt{jetstream.WithMsgID(ev.ID)}
+	if o.expectSubjectSeq != nil {
+		popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
+	}
+	return msg, popts, nil
+}
+
+func classify(err error) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		return fmt.Errorf("%w (%v)", ErrConflict, err)
+	}
+	return fmt.Errorf("eventlog: append: %w", err)
+}

@@ -1,0 +1,98 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SyncAlways is the Sync value that fsyncs every append before it is acknowledged.
+const SyncAlways = "always"
+
+// Config configures Open.
+type Config struct {
+	// DataDir holds the embedded server's store (DataDir/nats). Required when NATSURL is empty.
+	DataDir string
+	// NATSURL connects to an existing NATS cluster instead of starting an embedded server.
+	NATSURL string
+	// Listen, when set, makes the embedded server accept TCP clients on this host:port.
+	// Empty means in-process connections only.
+	Listen string
+	// Replicas is the stream replica count (1 for the embedded server; 3 on a cluster).
+	Replicas int
+	// Sync is the embedded store's fsync policy: "always" or a Go duration ("1s", "2m").
+	Sync string
+	// DataMaxAge bounds how long invocation requests and receipts stay in the log; 0 keeps them forever.
+	DataMaxAge time.Duration
+	// DuplicateWindow is how long a retried append with the same event id is deduplicated.
+	DuplicateWindow time.Duration
+	// StartTimeout bounds how long Open waits for JetStream to answer.
+	StartTimeout time.Duration
+	// Clock stamps new events; time.Now when nil.
+	Clock func() time.Time
+	// Logger receives the embedded server's notable events; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.Sync == "" {
+		c.Sync = DefaultSync
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = 2 * time.Minute
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 30 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// DefaultSync is the default fsync interval of the embedded store; see the README for
+// the measurements behind it.
+const DefaultSync = "1s"
+
+// Validate reports every problem with the configuration at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.NATSURL == "" && c.DataDir == "" {
+		errs = append(errs, errors.New("eventlog: a data dir is required for the embedded server (set --data)"))
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("eventlog: replicas must be 1..5, got %d", c.Replicas))
+	}
+	if c.NATSURL == "" && c.Replicas != 1 {
+		errs = append(errs, errors.New("eventlog: the embedded server is a single node: replicas must be 1 (use --nats-url for a cluster)"))
+	}
+	if _, _, err := c.syncPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DataMaxAge < 0 {
+		errs = append(errs, errors.New("eventlog: data retention must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// syncPolicy parses Sync into the embedded server's options.
+func (c *Config) syncPolicy() (always bool, interval time.Duration, err error) {
+	if strings.EqualFold(c.Sync, SyncAlways) {
+		return true, 0, nil
+	}
+	d, err := time.ParseDuration(c.Sync)
+	if err != nil || d <= 0 {
+		return false, 0, fmt.Errorf("eventlog: --sync must be %q or a positive duration such as 1s, got %q", SyncAlways, c.Sync)
+	}
+	return false, d, nil
+}
+
+func (c *Config) storeDir() string { return filepath.Join(c.DataDir, "nats") }

@@ -1,0 +1,55 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event types.
+const (
+	TypeDirectoryMutate     = "DIRECTORY_MUTATE"
+	TypeInvocationRequested = "INVOCATION_REQUESTED"
+	TypeReceipt             = "RECEIPT"
+	TypeTokenRevoked        = "TOKEN_REVOKED"
+	TypeBreakerReset        = "BREAKER_RESET"
+)
+
+// Event is the envelope every message on the log carries.
+type Event struct {
+	ID    string          `json:"id"`    // ULID; also the Nats-Msg-Id
+	Type  string          `json:"type"`  // one of the Type constants
+	At    time.Time       `json:"at"`    // RFC 3339, UTC
+	Actor string          `json:"actor"` // who caused it, e.g. owner:terminal-key
+	Data  json.RawMessage `json:"data"`
+}
+
+// Stored is an event read back from the log with its position.
+type Stored struct {
+	Event
+	Stream  string
+	Subject string
+	Seq     uint64
+	// Invalid is set, and Event left empty, when the message is not a valid envelope.
+	Invalid string
+}
+
+// Decode parses a stored message body into an Event.
+func Decode(b []byte) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+	}
+	if ev.ID == "" || ev.Type == "" {
+		return Event{}, fmt.Errorf("%w: missing id or type", ErrBadEvent)
+	}
+	return ev, nil
+}
+
+// DataAs decodes the event's data into v.
+func (e *Event) DataAs(v any) error {
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("%w: %s data: %v", ErrBadEvent, e.Type, err)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Log is an open connection to capdir's event log. It is safe for concurrent use.
+// Close is idempotent.
+type Log struct {
+	cfg     Config
+	srv     *server.Server // nil when connected to an external cluster
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	streams map[string]jetstream.Stream
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Open starts the embedded server (or connects to cfg.NATSURL), waits until JetStream
+// answers, and creates or updates both streams.
+func Open(ctx context.Context, cfg Config) (*Log, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, closed: make(chan struct{})}
+	if err := l.connect(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	if err := l.probe(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := l.ensureStreams(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Log) connect() error {
+	opts := []nats.Option{nats.Name("capdir"), nats.MaxReconnects(-1)}
+	if l.cfg.NATSURL != "" {
+		nc, err := nats.Connect(l.cfg.NATSURL, opts...)
+		if err != nil {
+			return fmt.Errorf("eventlog: connect %s: %w", l.cfg.NATSURL, err)
+		}
+		l.nc = nc
+	} else {
+		srv, err := startEmbedded(&l.cfg)
+		if err != nil {
+			return err
+		}
+		l.srv = srv
+		nc, err := nats.Connect("", append(opts, nats.InProcessServer(srv))...)
+		if err != nil {
+			return fmt.Errorf("eventlog: in-process connect: %w", err)
+		}
+		l.nc = nc
+	}
+	js, err := jetstream.New(l.nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return fmt.Errorf("eventlog: jetstream: %w", err)
+	}
+	l.js = js
+	return nil
+}
+
+func startEmbedded(cfg *Config) (*server.Server, error) {
+	always, interval, _ := cfg.syncPolicy()
+	opts := &server.Options{
+		ServerName:   "capdir",
+		JetStream:    true,
+		StoreDir:     cfg.storeDir(),
+		SyncAlways:   always,
+		SyncInterval: interval,
+		NoSigs:       true,
+		NoLog:        true,
+		DontListen:   cfg.Listen == "",
+	}
+	if cfg.Listen != "" {
+		host, port, err := splitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		opts.Host, opts.Port = host, port
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: embedded server: %w", err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(cfg.StartTimeout) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("%w: embedded server did not accept connections within %s", ErrNotReady, cfg.StartTimeout)
+	}
+	return srv, nil
+}
+
+// probe waits until JetStream itself answers an account info request: a server can
+// accept connections before its JetStream subsystem has recovered its streams.
+func (l *Log) probe(ctx context.Context) error {
+	var last error
+	for {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := l.js.AccountInfo(rctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %v", ErrNotReady, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (l *Log) ensureStreams(ctx context.Context) error {
+	for _, name := range Streams {
+		sc := jetstream.StreamConfig{
+			Name:        name,
+			Subjects:    streamSubjects(name),
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Replicas:    l.cfg.Replicas,
+			Duplicates:  l.cfg.DuplicateWindow,
+			AllowDirect: true,
+		}
+		if name == DataStream {
+			sc.MaxAge = l.cfg.DataMaxAge
+		}
+		s, err := l.js.CreateOrUpdateStream(ctx, sc)
+		if err != nil {
+			return fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		l.streams[name] = s
+	}
+	return nil
+}
+
+// Conn is the underlying NATS connection (shared; do not close it).
+func (l *Log) Conn() *nats.Conn { return l.nc }
+
+// JetStream is the underlying JetStream context.
+func (l *Log) JetStream() jetstream.JetStream { return l.js }
+
+// Embedded reports whether the log runs an embedded server.
+func (l *Log) Embedded() bool { return l.srv != nil }
+
+// ClientURL is the embedded server's TCP URL when it listens, else "".
+func (l *Log) ClientURL() string {
+	if l.srv == nil || l.cfg.Listen == "" {
+		return ""
+	}
+	return l.srv.ClientURL()
+}
+
+// Closed is closed once Close has run.
+func (l *Log) Closed() <-chan struct{} { return l.closed }
+
+// Close drains the connection (flushing pending async appends) and shuts the embedded
+// server down. It is idempotent.
+func (l *Log) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		if l.js != nil {
+			select {
+			case <-l.js.PublishAsyncComplete():
+			case <-time.After(5 * time.Second):
+				err = errors.New("eventlog: pending appends not acknowledged within 5s")
+			}
+		}
+		if l.nc != nil {
+			l.nc.Close()
+		}
+		if l.srv != nil {
+			l.srv.Shutdown()
+			l.srv.WaitForShutdown()
+		}
+		close(l.closed)
+	})
+	return err
+}

@@ -1,0 +1,175 @@
+package eventlog_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/logtest"
+)
+
+func mustEvent(t *testing.T, l *eventlog.Log, typ string, data any) eventlog.Event {
+	t.Helper()
+	ev, err := l.NewEvent(typ, "test", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func TestAppendReadInOrder(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	var want []string
+	for i := 0; i < 50; i++ {
+		ev := mustEvent(t, l, eventlog.TypeDirectoryMutate, map[string]int{"i": i})
+		seq, err := l.Append(ctx, eventlog.DirectorySubject("K"), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seq != uint64(i+1) {
+			t.Fatalf("seq = %d, want %d", seq, i+1)
+		}
+		want = append(want, ev.ID)
+	}
+	var got []string
+	err := l.Read(ctx, eventlog.ControlStream, 1, func(s eventlog.Stored) error {
+		if s.Seq != uint64(len(got)+1) {
+			t.Fatalf("out of order: seq %d at position %d", s.Seq, len(got))
+		}
+		got = append(got, s.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	// Reading from the middle starts there.
+	var n int
+	if err := l.Read(ctx, eventlog.ControlStream, 41, func(s eventlog.Stored) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 10 {
+		t.Fatalf("read from 41 gave %d events, want 10", n)
+	}
+}
+
+func TestAppendConflict(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	subj := eventlog.DirectorySubject("ROW")
+	seq1, err := l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 1), eventlog.ExpectLastSubjectSeq(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second create (expecting an empty subject) loses.
+	_, err = l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 2), eventlog.ExpectLastSubjectSeq(0))
+	if !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("second create: err = %v, want ErrConflict", err)
+	}
+	// Another key's writes do not move this key's sequence.
+	if _, err := l.Append(ctx, eventlog.DirectorySubject("OTHER"), mustEvent(t, l, eventlog.TypeDirectoryMutate, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 4), eventlog.ExpectLastSubjectSeq(seq1)); err != nil {
+		t.Fatalf("write at the right sequence: %v", err)
+	}
+	_, err = l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 5), eventlog.ExpectLastSubjectSeq(seq1))
+	if !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("stale write: err = %v, want ErrConflict", err)
+	}
+}
+
+func TestAppendDedupe(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	ev := mustEvent(t, l, eventlog.TypeReceipt, "x")
+	s1, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_1"), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_1"), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 != s2 {
+		t.Fatalf("retried append stored twice: %d then %d", s1, s2)
+	}
+	last, err := l.LastSeq(ctx, eventlog.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != 1 {
+		t.Fatalf("data stream holds %d messages, want 1", last)
+	}
+}
+
+func TestReopenKeepsLog(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := l.Append(ctx, eventlog.DirectorySubject("K"), mustEvent(t, l, eventlog.TypeDirectoryMutate, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	l.Close() // idempotent
+	l2 := logtest.Open(t, dir)
+	last, err := l2.LastSeq(ctx, eventlog.ControlStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != 3 {
+		t.Fatalf("after reopen last seq = %d, want 3", last)
+	}
+}
+
+func TestInvalidMessageIsSkippedNotFatal(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	if _, err := l.JetStream().Publish(ctx, eventlog.RequestSubject("K"), []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, eventlog.RequestSubject("K"), mustEvent(t, l, eventlog.TypeInvocationRequested, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var invalid, valid int
+	err := l.Read(ctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
+		if s.Invalid != "" {
+			invalid++
+		} else {
+			valid++
+		}
+		return nil
+	})
+	if err != nil || invalid != 1 || valid != 1 {
+		t.Fatalf("invalid=%d valid=%d err=%v", invalid, valid, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	cases := []eventlog.Config{
+		{},                                // no data dir
+		{DataDir: "x", Sync: "sometimes"}, // bad sync
+		{DataDir: "x", Replicas: 3},       // replicas on embedded
+		{DataDir: "x", DataMaxAge: -time.Second},
+	}
+	for i, c := range cases {
+		if _, err := eventlog.Open(context.Background(), c); err == nil {
+			t.Errorf("case %d: Open accepted a bad config", i)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// LastSeq is the stream's last sequence (0 when empty).
+func (l *Log) LastSeq(ctx context.Context, stream string) (uint64, error) {
+	s, ok := l.streams[stream]
+	if !ok {
+		return 0, fmt.Errorf("eventlog: unknown stream %q", stream)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// Handler receives events in stream order. Returning an error stops the read.
+type Handler func(Stored) error
+
+// Read delivers the stream's events in order from sequence from (1 = the beginning)
+// up to the last sequence at the time of the call, then returns.
+func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) error {
+	last, err := l.LastSeq(ctx, stream)
+	if err != nil {
+		return err
+	}
+	if from == 0 {
+		from = 1
+	}
+	if last < from {
+		return nil
+	}
+	return l.Follow(ctx, stream, from, func(s Stored) error {
+		if err := h(s); err != nil {
+			return err
+		}
+		if s.Seq >= last {
+			return errStopFollow
+		}
+		return nil
+	})
+}
+
+var errStopFollow = errors.New("stop")
+
+// Follow delivers the stream's events in order from sequence from, and then every
+// new event as it is appended, until ctx is done or h returns an error. It returns
+// nil when stopped by ctx, else h's error. Delivery is one message at a time in
+// order; batching is the handler's business (see [Log.FollowBatches]).
+func (l *Log) Follow(ctx context.Context, stream string, from uint64, h Handler) error {
+	return l.FollowBatches(ctx, stream, from, 1, func(batch []Stored) error {
+		return h(batch[0])
+	})
+}
+
+// BatchHandler receives events in stream order, in batches of at least one.
+type BatchHandler func([]Stored) error
+
+// FollowBatches is Follow delivering up to max events at once: whatever has arrived
+// when the handler is ready, without waiting to fill a batch.
+func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max int, h BatchHandler) error {
+	if from == 0 {
+		from = 1
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
+	cons, err := l.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(max * 2))
+	if err != nil {
+		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
+	}
+	msgs := make(chan jetstream.Msg, max)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					errc <- err
+				}
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() {
+		it.Stop()
+		for range msgs {
+		}
+	}()
+	batch := make([]Stored, 0, max)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return fmt.Errorf("eventlog: follow %s: %w", stream, err)
+		case m, ok := <-msgs:
+			if !ok {
+				return nil
+			}
+			s, err := toStored(stream, m)
+			if err != nil {
+				return err
+			}
+			batch = append(batch, s)
+		}
+	fill:
+		for len(batch) < max {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break fill
+				}
+				s, err := toStored(stream, m)
+				if err != nil {
+					return err
+				}
+				batch = append(batch, s)
+			default:
+				break fill
+			}
+		}
+		if err := h(batch); err != nil {
+			if errors.Is(err, errStopFollow) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func toStored(stream string, m jetstream.Msg) (Stored, error) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return Stored{}, fmt.Errorf("eventlog: message metadata: %w", err)
+	}
+	st := Stored{Stream: stream, Subject: m.Subject(), Seq: meta.Sequence.Stream}
+	ev, err := Decode(m.Data())
+	if err != nil {
+		// A client on the bus can publish anything to a request subject: keep the
+		// position and let the consumer skip it, so one bad message cannot stall the log.
+		st.Invalid = err.Error()
+		return st, nil
+	}
+	st.Event = ev
+	return st, nil
+}
