@@ -13,11 +13,12 @@ const (
 )
 
 // howToFix holds the repair text of each code; it is the only place these strings live.
+// They contain no '<', '>' or '&', so HTML-escaping encoders render them unchanged.
 var howToFix = map[string]string{
 	CodeMissingDescription: "content (the docstring plus the payload) is required and must describe the capability: " +
-		"start content with a line \"# WHAT: <what it does, in one sentence>\", then \"# WHEN_TO_USE: <when a caller should pick it>\", " +
-		"\"# ARGS: $1=<first argument> | $2=<second argument>\" and \"# EX: [KEY]args[/KEY]\"; " +
-		"on an agent row the first line of the system prompt serves as the description",
+		"start content with a \"# WHAT:\" line saying in one sentence what it does, then \"# WHEN_TO_USE:\", " +
+		"\"# ARGS:\" (e.g. $1=latitude | $2=longitude) and \"# EX:\" (e.g. [KEY]37.77|-122.42[/KEY]) lines; " +
+		"on an agent row the first line of the system prompt is the description",
 	CodeHighRiskMissingSchema: "input_schema is required when sensitive is 1: send input_schema, a JSON Schema (as a string) " +
 		"describing the arguments, in the same call that sets sensitive, or set sensitive to 0",
 }

@@ -100,7 +100,7 @@ func ParseHTTPTarget(target string) (method, url string, err error) {
 
 // schemaURL names the in-memory input_schema resource. Relative $refs resolve against
 // it, and every resolved URL other than itself is refused by noLoader.
-const schemaURL = "urn:capdir:input_schema"
+const schemaURL = "mem:///input_schema.json"
 
 // noLoader refuses to load any schema resource: input_schema must be self-contained.
 type noLoader struct{}

@@ -1,0 +1,117 @@
+package contract_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/contract"
+)
+
+func TestDecodeFieldsValues(t *testing.T) {
+	f := mustDecode(t, `{"key":"K","type":"fn","auth":null,"enabled":false,"planner_visible":true,
+		"sensitive":1,"planner_rank":7,"seq":-3,"examples":"[]","updated_at":"x","created_at":5,"row_num":412}`)
+	v := f.Values
+	if v.Key != "K" || v.Type != "fn" || v.Auth != "" {
+		t.Errorf("text fields = %q %q %q", v.Key, v.Type, v.Auth)
+	}
+	if v.Enabled != 0 || v.PlannerVisible != 1 || v.Sensitive != 1 || v.PlannerRank != 7 {
+		t.Errorf("flags = enabled %d planner_visible %d sensitive %d planner_rank %d",
+			v.Enabled, v.PlannerVisible, v.Sensitive, v.PlannerRank)
+	}
+	if v.Seq == nil || *v.Seq != -3 {
+		t.Errorf("seq = %v, want -3", v.Seq)
+	}
+	if v.UpdatedAt != "" || v.CreatedAt != "" || v.RowNum != 0 {
+		t.Errorf("read-only fields were kept: %q %q %d", v.UpdatedAt, v.CreatedAt, v.RowNum)
+	}
+	want := []string{"key", "type", "auth", "updated_at", "seq", "enabled", "planner_visible",
+		"planner_rank", "examples", "sensitive", "created_at", "row_num"}
+	if got := f.Names(); !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	if !f.Has("auth") || f.Has("target") || f.Has("nonsense") {
+		t.Errorf("Has: auth %v target %v nonsense %v", f.Has("auth"), f.Has("target"), f.Has("nonsense"))
+	}
+}
+
+func TestDecodeFieldsSeqNull(t *testing.T) {
+	f := mustDecode(t, `{"seq":null}`)
+	if !f.Has("seq") || f.Values.Seq != nil {
+		t.Fatalf("seq null: Has=%v Seq=%v", f.Has("seq"), f.Values.Seq)
+	}
+}
+
+func TestDecodeFieldsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		kind error
+		want []string // substrings of the message
+	}{
+		{"empty", ``, contract.ErrMalformedJSON, []string{"malformed JSON: empty body"}},
+		{"syntax", `{"key":}`, contract.ErrMalformedJSON, []string{"malformed JSON: invalid character '}'", "at byte"}},
+		{"unclosed", `{"key":"K"`, contract.ErrMalformedJSON, []string{"malformed JSON"}},
+		{"array", `[{"key":"K"}]`, contract.ErrMalformedJSON, []string{"must be a JSON object", "got an array"}},
+		{"trailing", `{"key":"K"} {}`, contract.ErrMalformedJSON, []string{"after the closing }"}},
+		{"enabled string", `{"enabled":"yes"}`, contract.ErrWrongType,
+			[]string{`enabled: must be 0 or 1 (a JSON number, or true/false), got string "yes"`}},
+		{"planner_rank string", `{"planner_rank":"x"}`, contract.ErrWrongType,
+			[]string{`planner_rank: must be an integer (a JSON number such as 100), got string "x"`}},
+		{"planner_rank fraction", `{"planner_rank":1.5}`, contract.ErrWrongType, []string{"planner_rank: must be an integer", "got number 1.5"}},
+		{"seq string", `{"seq":"a"}`, contract.ErrWrongType, []string{`seq: must be an integer or null, got string "a"`}},
+		{"text number", `{"target":5}`, contract.ErrWrongType, []string{"target: must be a JSON string (or null), got number 5"}},
+		{"text object", `{"content":{"a":1}}`, contract.ErrWrongType, []string{"content: must be a JSON string", "got object"}},
+		{"enabled null", `{"enabled":null}`, contract.ErrWrongType, []string{"enabled: must be 0 or 1", "got null"}},
+		{"unknown", `{"enabeld":1}`, contract.ErrUnknownField,
+			[]string{`enabeld: unknown field; did you mean "enabled"?`, "the fields of a row are key, type, target"}},
+		{"unknown far", `{"colour":"red"}`, contract.ErrUnknownField, []string{"colour: unknown field; the fields"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := contract.DecodeFields([]byte(tt.body))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, tt.kind) {
+				t.Errorf("error %q is not %v", err, tt.kind)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeFieldsReportsEveryProblem(t *testing.T) {
+	_, err := contract.DecodeFields([]byte(`{"enabled":"yes","bogus":1,"seq":"a","key":"OK"}`))
+	var fields []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ve *contract.ValidationError
+		if !errors.As(e, &ve) {
+			t.Fatalf("%v is not a *ValidationError", e)
+		}
+		fields = append(fields, ve.Field)
+	}
+	if want := []string{"enabled", "bogus", "seq"}; !slices.Equal(fields, want) {
+		t.Errorf("fields = %v, want %v", fields, want)
+	}
+}
+
+func TestFieldsFromRow(t *testing.T) {
+	r := contract.Row{Key: "K", Type: "fn", Seq: ptr(2), UpdatedAt: "u", CreatedAt: "c", RowNum: 9}
+	f := contract.FieldsFromRow(r)
+	if f.Has("updated_at") || f.Has("created_at") || f.Has("row_num") {
+		t.Errorf("read-only fields present: %v", f.Names())
+	}
+	if got := len(f.Names()); got != 16 {
+		t.Errorf("%d names, want the 16 writable columns: %v", got, f.Names())
+	}
+	*r.Seq = 5
+	if *f.Values.Seq != 2 {
+		t.Errorf("FieldsFromRow aliases seq")
+	}
+}
