@@ -1,4 +1,52 @@
 // Package contract owns the directory row: its type, validation and hygiene gates,
-// the PATCH allow-list, docstring parsing, the contract fingerprint and the contract
-// document. Everything here is pure: no I/O, no clock, no environment.
+// the PATCH allow-list, docstring parsing, the contract fingerprint and the canonical
+// ordering. Everything here is pure: no I/O, no clock (time is passed in), no
+// environment. It is safe for concurrent use; nothing in it holds state.
+//
+// # Writes
+//
+// A request body becomes Fields with DecodeFields, then a Row with one of:
+//
+//   - Create (POST): key and type required; absent fields take the column defaults
+//     (enabled 1, planner_visible 1, planner_rank 100, sensitive 0); the
+//     high_risk_missing_schema gate applies, missing_description does not.
+//   - Replace (PUT): the body is the whole row; the path key wins and a different body
+//     key is refused; created_at survives; every hygiene code applies.
+//   - Patch (PATCH): merges only the thirteen PatchAllowList fields, reports the rest
+//     as ignored, returns ErrNoRecognizedFields when none remain, and refuses only a
+//     hygiene violation the old row did not already have.
+//
+// Each returns the row to store with updated_at (and, for a new row, created_at) set
+// to now in TimeLayout, e.g. 2026-07-26T04:36:19.832Z.
+//
+// # Errors
+//
+// Field problems are *ValidationError values ("<field>: <problem>"), joined with
+// errors.Join when there are several; each wraps one of ErrUnknownField, ErrWrongType,
+// ErrRequired, ErrInvalid or ErrKeyMismatch. Malformed bodies wrap ErrMalformedJSON.
+// Hygiene refusals are *RefusalError values whose Error is the article's literal
+// "registry_hygiene_refused: <code>" and whose Body is the exact response body,
+// {"error":…,"how_to_fix":…,"state_changed":false}. ErrNoRecognizedFields's message is
+// the literal "no recognized fields".
+//
+// # Caveats
+//
+//   - Text columns use "" for SQL NULL; a stored row cannot tell an empty string from
+//     NULL, and JSON null decodes to "".
+//   - The description that missing_description requires is the "# WHAT:" text, else the
+//     first untagged comment line, else the first comment line that says anything
+//     (so DIR_PATCH's "# ARGS: key | json_body" counts); on an agent row with no comment
+//     line it is the first non-empty line of the prompt. A bare "# WHAT:" does not count.
+//   - Validate checks the whole row, so a row stored before a rule existed (say, an
+//     examples value that is not a JSON array) must be fixed by the same PATCH that
+//     edits anything else on it. Only hygiene is grandfathered.
+//   - input_schema must be self-contained: every $ref outside the schema (http, https,
+//     file, or relative) is refused, and no metaschema beyond the bundled drafts can be
+//     named. Schemas without $schema compile as draft 2020-12.
+//   - Fingerprint covers the effective runner, so setting runner to the value type
+//     already implies does not change it, and it ignores allowed_categories. Changing the
+//     encoding or the field set changes every fingerprint and invalidates every token
+//     pinned to one; bump its version string when doing so.
+//   - The canonical order compares keys as bytes: upper case sorts before lower case.
+//   - PatchAllowList and Types are exported slices for reading; do not modify them.
 package contract

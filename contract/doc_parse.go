@@ -16,7 +16,8 @@ type Doc struct {
 	// Summary is the text of the first comment line that carries none of the five
 	// tags, e.g. NOW's "Return the current time from the build clock …".
 	Summary string
-	// First is the text of the first non-empty comment line, tagged or not.
+	// First is the text of the first comment line that says something, tagged or not
+	// (a bare tag such as "# WHAT:" says nothing).
 	First string
 }
 
@@ -34,10 +35,13 @@ func ParseDoc(content string) Doc {
 		if !ok || text == "" {
 			continue
 		}
+		m := docTag.FindStringSubmatch(text)
+		if m != nil && strings.TrimSpace(m[2]) == "" {
+			continue // a bare tag ("# WHAT:") says nothing
+		}
 		if d.First == "" {
 			d.First = text
 		}
-		m := docTag.FindStringSubmatch(text)
 		if m == nil {
 			if d.Summary == "" {
 				d.Summary = text

@@ -31,7 +31,8 @@ type contractFields struct {
 }
 
 // Fingerprint is the contract hash of r: lowercase hex SHA-256 over a canonical JSON
-// encoding of the fields that define the call — key, type, effective runner, category,
+// encoding (one compact object, fixed key order, no HTML escaping, no trailing
+// newline, led by "v":"capdir.contract.v1") of the fields that define the call — key, type, effective runner, category,
 // target, description, input_schema (re-marshalled, so whitespace and key order do
 // not count), auth, risk ("high" when sensitive, else "low"), status ("enabled" or
 // "disabled"), includes, and the executable payload (StripDocs of content).
@@ -66,7 +67,7 @@ func Fingerprint(r *Row) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(c) // cannot fail: strings only
-	sum := sha256.Sum256(buf.Bytes())
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return hex.EncodeToString(sum[:])
 }
 
