@@ -4,10 +4,11 @@
 //
 // # Streams and subjects
 //
-// The control stream (CAPDIR_CONTROL, subjects capdir.ctl.>) holds directory mutations,
-// breaker resets and other owner decisions and is kept forever. The data stream
-// (CAPDIR_DATA, subjects capdir.data.>) holds invocation requests and receipts; its
-// retention is configurable. Every subject ends with the row key, so JetStream's
+// The control stream (CAPDIR_CONTROL, subjects capdir.ctl.>) holds directory mutations
+// and other owner decisions and is kept forever. The data stream (CAPDIR_DATA, subjects
+// capdir.data.>) holds invocation requests, receipts and breaker resets (a breaker is a
+// fold over receipts and resets, so they share one total order); its retention is
+// configurable. Every subject ends with the row key, so JetStream's
 // per-subject ordering and Nats-Expected-Last-Subject-Sequence give per-key ordering
 // and optimistic concurrency without any lock in capdir.
 //

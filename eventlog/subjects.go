@@ -12,7 +12,7 @@ const (
 	controlPrefix   = "capdir.ctl."
 	dataPrefix      = "capdir.data."
 	directoryPrefix = controlPrefix + "dir."
-	breakerPrefix   = controlPrefix + "breaker."
+	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
 	receiptPrefix   = dataPrefix + "rcpt."
 )
@@ -23,7 +23,10 @@ var Streams = []string{ControlStream, DataStream}
 // DirectorySubject is where mutations of one row are appended.
 func DirectorySubject(key string) string { return directoryPrefix + key }
 
-// BreakerSubject is where owner decisions about one row's breaker are appended.
+// BreakerSubject is where owner resets of one row's breaker are appended. It is on the
+// data stream, not the control stream, because a breaker is a fold over receipts and
+// resets together: only one stream gives the two a total order, so that replay
+// reproduces the live state exactly.
 func BreakerSubject(key string) string { return breakerPrefix + key }
 
 // RequestSubject is where invocation requests for one row are appended. NATS clients

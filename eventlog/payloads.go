@@ -1,0 +1,79 @@
+package eventlog
+
+import (
+	"time"
+
+	"github.com/capdir/capdir/contract"
+)
+
+// Directory mutation actions.
+const (
+	ActionCreate  = "create"
+	ActionReplace = "replace"
+	ActionPatch   = "patch"
+	ActionDelete  = "delete"
+)
+
+// DirectoryMutation is the data of a DIRECTORY_MUTATE event: the action, the key and
+// the row after the write (nil after a delete).
+type DirectoryMutation struct {
+	Action string        `json:"action"`
+	Key    string        `json:"key"`
+	Row    *contract.Row `json:"row,omitempty"`
+}
+
+// InvocationRequest is the data of an INVOCATION_REQUESTED event.
+type InvocationRequest struct {
+	InvocationID string `json:"invocation_id"` // inv_<ULID>
+	Trace        string `json:"trace"`         // t_<...>
+	Key          string `json:"key"`
+	Body         string `json:"body"`
+	Shape        bool   `json:"shape,omitempty"`
+	// Credential is the caller's attestation: "owner:terminal-key" when the facade
+	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
+	Credential string `json:"credential"`
+}
+
+// Fingerprints are SHA-256 hex digests carried by every receipt.
+type Fingerprints struct {
+	Input    string `json:"input"`
+	Output   string `json:"output"`
+	Contract string `json:"contract"`
+}
+
+// Receipt is the data of a RECEIPT event, written by the dispatcher only.
+type Receipt struct {
+	InvocationID string       `json:"invocation_id"`
+	Trace        string       `json:"trace"`
+	Actor        string       `json:"actor"`
+	Key          string       `json:"key"`
+	Type         string       `json:"type,omitempty"`
+	Runner       string       `json:"runner,omitempty"`
+	OK           bool         `json:"ok"`
+	Ran          bool         `json:"ran"`
+	Material     bool         `json:"material"`
+	Status       string       `json:"status"`
+	Upstream     int          `json:"upstream_status,omitempty"`
+	StartedAt    time.Time    `json:"started_at"`
+	FinishedAt   time.Time    `json:"finished_at"`
+	DurationMS   float64      `json:"duration_ms"`
+	CostUSD      float64      `json:"cost_usd"`
+	Fingerprints Fingerprints `json:"fingerprints"`
+	// Body and Result are visible to the owner only; the public view drops them.
+	Body   string `json:"body"`
+	Result string `json:"result"`
+	// Extra carries structured output that is not a string: shape mode's request
+	// preview, or the unknown_key refusal with did_you_mean.
+	Extra map[string]any `json:"extra,omitempty"`
+	// Breaker bookkeeping: the credential tag and breaker generation the call ran
+	// under, so replaying receipts rebuilds every breaker.
+	CredTag           string `json:"cred_tag,omitempty"`
+	BreakerGeneration uint64 `json:"breaker_generation"`
+	BreakerKind       string `json:"breaker_kind,omitempty"`
+	Worker            string `json:"worker,omitempty"`
+}
+
+// BreakerReset is the data of a BREAKER_RESET event.
+type BreakerReset struct {
+	Key string `json:"key"`
+}

@@ -1,0 +1,55 @@
+package projector
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Digest is a stable SHA-256 over every bucket, key and value of the projection,
+// in bbolt's sorted order. Two projections of the same log have the same digest.
+func (p *Projector) Digest() (string, error) {
+	return digestDB(p.db)
+}
+
+func digestDB(db *bolt.DB) (string, error) {
+	h := sha256.New()
+	var n [8]byte
+	write := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	err := db.View(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			write(name)
+			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+				write(k)
+				write(v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// FileDigest opens a projection file read-only and returns its Digest.
+func FileDigest(path string) (string, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	if err != nil {
+		return "", fmt.Errorf("projector: open %s: %w (is capdir serve running on this data dir?)", path, err)
+	}
+	defer db.Close()
+	return digestDB(db)
+}

@@ -1,0 +1,8 @@
+package projector
+
+import "github.com/capdir/capdir/eventlog"
+
+// SetBeforeCommit installs the in-transaction failpoint used by crash tests.
+func SetBeforeCommit(c *Config, fn func(stream string, batch []eventlog.Stored) error) {
+	c.beforeCommit = fn
+}

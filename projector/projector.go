@@ -1,0 +1,323 @@
+package projector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Projector folds the log into bbolt and answers read-side queries. Queries are safe
+// for concurrent use with Run. Close is idempotent.
+type Projector struct {
+	cfg   Config
+	db    *bolt.DB
+	index *orderIndex
+
+	applied map[string]*atomic.Uint64 // per stream, what has committed
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every commit
+
+	dirWatchers []func(key string, deleted bool)
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Open opens (or creates) the projection file and loads its checkpoints and order
+// index. It does not start folding: call Run.
+func Open(cfg Config) (*Projector, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dirty := dirtyMarker(cfg.Path)
+	_, wasDirty := os.Stat(dirty)
+	db, err := openBolt(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if wasDirty == nil && !cfg.Sync {
+		// The last run did not close cleanly and commits were not fsynced: make
+		// sure the file is consistent, else start it again from the log.
+		if cerr := check(db); cerr != nil {
+			db.Close()
+			cfg.Logger.Warn("projection inconsistent after an unclean stop; rebuilding from the log", "path", cfg.Path, "err", cerr)
+			if err := os.Rename(cfg.Path, cfg.Path+".corrupt"); err != nil {
+				return nil, fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
+			}
+			if db, err = openBolt(cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := os.WriteFile(dirty, nil, 0o600); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projector: %w", err)
+	}
+	p := &Projector{
+		cfg:     cfg,
+		db:      db,
+		index:   newOrderIndex(),
+		applied: map[string]*atomic.Uint64{},
+		changed: make(chan struct{}),
+		closed:  make(chan struct{}),
+	}
+	for _, s := range eventlog.Streams {
+		p.applied[s] = new(atomic.Uint64)
+	}
+	if err := p.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func openBolt(cfg Config) (*bolt.DB, error) {
+	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: !cfg.Sync, NoFreelistSync: true})
+	if err != nil {
+		return nil, fmt.Errorf("projector: open %s: %w", cfg.Path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projector: init %s: %w", cfg.Path, err)
+	}
+	return db, nil
+}
+
+func check(db *bolt.DB) error {
+	return db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+func dirtyMarker(path string) string { return path + ".open" }
+
+func (p *Projector) load() error {
+	var rows []contract.Row
+	err := p.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		for _, s := range eventlog.Streams {
+			p.applied[s].Store(readU64(meta.Get(checkpointKey(s))))
+		}
+		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+			var r struct {
+				Seq *int64 `json:"seq"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("row %s: %w", k, err)
+			}
+			rows = append(rows, contract.Row{Key: string(k), Seq: r.Seq})
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("projector: load: %w", err)
+	}
+	p.index.load(rows)
+	return nil
+}
+
+// Applied is the last sequence of stream that has been committed to the projection.
+func (p *Projector) Applied(stream string) uint64 {
+	if a, ok := p.applied[stream]; ok {
+		return a.Load()
+	}
+	return 0
+}
+
+// WaitFor blocks until stream has been applied up to seq, ctx is done, or the
+// projector closes.
+func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) error {
+	for {
+		p.mu.Lock()
+		ch := p.changed
+		p.mu.Unlock()
+		if p.Applied(stream) >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// WatchDirectory registers fn to be called after every committed directory change
+// (and once per live key now, from the current state). Register before Run.
+func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
+	p.dirWatchers = append(p.dirWatchers, fn)
+	for _, k := range p.index.keys() {
+		fn(k, false)
+	}
+}
+
+// Run folds both streams from their checkpoints until ctx is done or a batch fails.
+func (p *Projector) Run(ctx context.Context) error {
+	if p.cfg.Log == nil {
+		return errors.New("projector: Run needs Config.Log")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(eventlog.Streams))
+	for _, s := range eventlog.Streams {
+		go func(stream string) {
+			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, p.cfg.BatchSize, func(b []eventlog.Stored) error {
+				return p.apply(stream, b)
+			})
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}(s)
+	}
+	var errs []error
+	for range eventlog.Streams {
+		if err := <-errc; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CatchUp folds both streams from their checkpoints up to their last sequence at
+// the time of the call and returns; used by replay.
+func (p *Projector) CatchUp(ctx context.Context, progress Progress) error {
+	return p.catchUp(ctx, func(s string) uint64 { return p.Applied(s) + 1 }, progress)
+}
+
+// CatchUpFrom re-delivers both streams from sequence from up to their current end
+// through the normal apply path (events at or below the checkpoint are skipped).
+func (p *Projector) CatchUpFrom(ctx context.Context, from uint64) error {
+	return p.catchUp(ctx, func(string) uint64 { return from }, nil)
+}
+
+func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64, progress Progress) error {
+	for _, s := range eventlog.Streams {
+		last, err := p.cfg.Log.LastSeq(ctx, s)
+		if err != nil {
+			return err
+		}
+		start := from(s)
+		if start > last {
+			continue
+		}
+		err = p.cfg.Log.FollowBatches(ctx, s, start, p.cfg.BatchSize, func(b []eventlog.Stored) error {
+			if err := p.apply(s, b); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress(s, b[len(b)-1].Seq, last)
+			}
+			if b[len(b)-1].Seq >= last {
+				return errDone
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errDone) {
+			return err
+		}
+	}
+	return nil
+}
+
+var errDone = errors.New("caught up")
+
+// apply commits one batch with its checkpoint, then publishes the change.
+func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
+	var fx effects
+	err := p.db.Update(func(tx *bolt.Tx) error {
+		ckpt := readU64(tx.Bucket(bucketMeta).Get(checkpointKey(stream)))
+		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx}
+		for i := range batch {
+			if batch[i].Seq <= ckpt {
+				continue // already applied: replaying an event is harmless
+			}
+			if err := f.fold(&batch[i]); err != nil {
+				p.cfg.Logger.Warn("projector: event skipped", "stream", stream, "seq", batch[i].Seq, "err", err)
+			}
+		}
+		if p.cfg.beforeCommit != nil {
+			if err := p.cfg.beforeCommit(stream, batch); err != nil {
+				return err
+			}
+		}
+		last := batch[len(batch)-1].Seq
+		if last <= ckpt {
+			return nil
+		}
+		return tx.Bucket(bucketMeta).Put(checkpointKey(stream), u64(last))
+	})
+	if err != nil {
+		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
+	}
+	for _, c := range fx.dir {
+		if c.deleted {
+			p.index.remove(c.key)
+		} else {
+			p.index.put(c.key, c.seq)
+		}
+		for _, w := range p.dirWatchers {
+			w(c.key, c.deleted)
+		}
+	}
+	if last := batch[len(batch)-1].Seq; last > p.applied[stream].Load() {
+		p.applied[stream].Store(last)
+	}
+	p.mu.Lock()
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+	metricBatch(stream, len(batch))
+	if p.cfg.OnApplied != nil {
+		p.cfg.OnApplied(stream, batch)
+	}
+	return nil
+}
+
+// Close closes the bbolt file and, on a clean close, removes the unclean-stop marker.
+func (p *Projector) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		if !p.cfg.Sync {
+			err = p.db.Sync()
+		}
+		if cerr := p.db.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if err == nil {
+			os.Remove(dirtyMarker(p.cfg.Path))
+		}
+	})
+	return err
+}
+
+// Closed is closed once Close has run.
+func (p *Projector) Closed() <-chan struct{} { return p.closed }
+
+// Path is the projection file.
+func (p *Projector) Path() string { return p.cfg.Path }

@@ -1,0 +1,183 @@
+package projector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Row returns the projected row with its row_num, and the sequence of the key's last
+// mutation (the value to expect when writing it next). A missing key returns
+// ErrNotFound and, if the key was deleted, the delete's sequence.
+func (p *Projector) Row(key string) (contract.Row, uint64, error) {
+	var row contract.Row
+	var seq uint64
+	found := false
+	err := p.db.View(func(tx *bolt.Tx) error {
+		seq = readU64(tx.Bucket(bucketDirSeq).Get([]byte(key)))
+		v := tx.Bucket(bucketRows).Get([]byte(key))
+		if v == nil {
+			return nil
+		}
+		found = true
+		return json.Unmarshal(v, &row)
+	})
+	if err != nil {
+		return contract.Row{}, 0, fmt.Errorf("projector: row %s: %w", key, err)
+	}
+	if !found {
+		return contract.Row{}, seq, ErrNotFound
+	}
+	row.RowNum = p.index.rank(key)
+	return row, seq, nil
+}
+
+// Filter selects rows for List. Empty fields match everything.
+type Filter struct {
+	Category string
+	Type     string
+	Enabled  *int
+}
+
+func (f Filter) match(r *contract.Row) bool {
+	return (f.Category == "" || r.Category == f.Category) &&
+		(f.Type == "" || r.Type == f.Type) &&
+		(f.Enabled == nil || r.Enabled == *f.Enabled)
+}
+
+// List returns matching rows in canonical order, skipping offset matches and
+// returning at most limit, plus the total number of matches.
+func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
+	keys := p.index.keys()
+	out := []contract.Row{}
+	total := 0
+	err := p.db.View(func(tx *bolt.Tx) error {
+		rows := tx.Bucket(bucketRows)
+		for i, k := range keys {
+			v := rows.Get([]byte(k))
+			if v == nil {
+				continue
+			}
+			var r contract.Row
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("row %s: %w", k, err)
+			}
+			if !f.match(&r) {
+				continue
+			}
+			total++
+			if total <= offset || len(out) >= limit {
+				continue
+			}
+			r.RowNum = i + 1
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("projector: list: %w", err)
+	}
+	return out, total, nil
+}
+
+// Count is the number of rows in the directory.
+func (p *Projector) Count() int { return p.index.len() }
+
+// Keys returns every key in canonical order.
+func (p *Projector) Keys() []string { return p.index.keys() }
+
+// Receipt returns the receipt of an invocation. When the invocation was requested
+// but has no receipt yet, it returns ErrNotFound with pending true.
+func (p *Projector) Receipt(invocationID string) (rc eventlog.Receipt, pending bool, err error) {
+	found := false
+	err = p.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketReceipts).Get([]byte(invocationID))
+		if v == nil {
+			pending = tx.Bucket(bucketInvocations).Get([]byte(invocationID)) != nil
+			return nil
+		}
+		found = true
+		return json.Unmarshal(v, &rc)
+	})
+	if err != nil {
+		return rc, false, fmt.Errorf("projector: receipt %s: %w", invocationID, err)
+	}
+	if !found {
+		return rc, pending, ErrNotFound
+	}
+	return rc, false, nil
+}
+
+// HasReceipt reports whether an invocation already has its receipt.
+func (p *Projector) HasReceipt(invocationID string) bool {
+	has := false
+	p.db.View(func(tx *bolt.Tx) error {
+		has = tx.Bucket(bucketReceipts).Get([]byte(invocationID)) != nil
+		return nil
+	})
+	return has
+}
+
+// ReceiptsByKey returns up to limit receipts of key, newest first.
+func (p *Projector) ReceiptsByKey(key string, limit int) ([]eventlog.Receipt, error) {
+	var out []eventlog.Receipt
+	prefix := append([]byte(key), 0)
+	err := p.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketByKey).Cursor()
+		rb := tx.Bucket(bucketReceipts)
+		// Seek past the prefix, then walk backwards.
+		k, _ := c.Seek(append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+		if k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
+			inv := tx.Bucket(bucketByKey).Get(k)
+			var rc eventlog.Receipt
+			if err := json.Unmarshal(rb.Get(inv), &rc); err != nil {
+				return err
+			}
+			out = append(out, rc)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projector: receipts of %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// Breaker returns the breaker state of key (the zero state when it never struck).
+func (p *Projector) Breaker(key string) (breaker.State, error) {
+	var st breaker.State
+	err := p.db.View(func(tx *bolt.Tx) error {
+		var err error
+		st, _, err = loadBreaker(tx.Bucket(bucketBreakers), key)
+		return err
+	})
+	return st, err
+}
+
+// Breakers returns every breaker state that is open.
+func (p *Projector) Breakers() ([]breaker.State, error) {
+	var out []breaker.State
+	err := p.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBreakers).ForEach(func(k, v []byte) error {
+			var st breaker.State
+			if err := json.Unmarshal(v, &st); err != nil {
+				return err
+			}
+			if st.Open {
+				out = append(out, st)
+			}
+			return nil
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,51 @@
+package projector
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Progress reports replay progress: the stream, the last applied sequence and the
+// stream's last sequence when the replay started.
+type Progress func(stream string, seq, last uint64)
+
+// Rebuild folds the whole log from sequence 1 into a fresh file beside cfg.Path and,
+// once it has caught up, renames it over cfg.Path: the old projection stays in place
+// until the new one is complete. No projector may have cfg.Path open meanwhile.
+func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
+	final := cfg.Path
+	tmp := final + ".rebuild"
+	if err := os.Remove(tmp); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("projector: %w", err)
+	}
+	os.Remove(dirtyMarker(tmp))
+	cfg.Path = tmp
+	p, err := Open(cfg)
+	if err != nil {
+		return err
+	}
+	if err := p.CatchUp(ctx, progress); err != nil {
+		p.Close()
+		return err
+	}
+	// Close fsyncs the file; then the rename is the atomic swap.
+	if err := p.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("projector: swap in rebuilt projection: %w", err)
+	}
+	os.Remove(dirtyMarker(final))
+	return syncDir(filepath.Dir(final))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

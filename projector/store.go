@@ -1,0 +1,38 @@
+package projector
+
+import "encoding/binary"
+
+// Buckets of the projection file.
+var (
+	bucketMeta        = []byte("meta")         // "ckpt/<stream>" -> seq
+	bucketRows        = []byte("rows")         // key -> row JSON
+	bucketDirSeq      = []byte("dirseq")       // key -> seq of the key's last mutation (kept after delete)
+	bucketInvocations = []byte("invocations")  // invocation id -> key (requested)
+	bucketReceipts    = []byte("receipts")     // invocation id -> receipt JSON
+	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> invocation id
+	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON
+)
+
+var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers}
+
+func checkpointKey(stream string) []byte { return []byte("ckpt/" + stream) }
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func readU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+func byKeyKey(key string, seq uint64) []byte {
+	b := make([]byte, 0, len(key)+9)
+	b = append(b, key...)
+	b = append(b, 0)
+	return binary.BigEndian.AppendUint64(b, seq)
+}
