@@ -1,0 +1,353 @@
+package dispatcher
+
+import (
+	"math/bits"
+	"strings"
+	"sync"
+)
+
+// Suggester ranks directory keys close to a key that was not found, for the
+// did_you_mean list of an unknown_key answer. It is safe for concurrent use; keep it
+// current with Add and Remove as the directory changes.
+//
+// Ranking, case-insensitive: first every key within a small edit distance of the
+// attempted key (Levenshtein distance with adjacent transpositions, over bytes after
+// upper-casing; the bound is a quarter of the attempted length, at least 1 and at
+// most 3), closest first, ties broken by more
+// shared "_"-separated words, then by key. Then keys that share at least one word,
+// by the share of words in common (Jaccard), then by length difference, then by key.
+//
+// Keys are indexed by length and by word, so a query looks only at keys of nearby
+// length (cut further by a character-set bound) and at keys sharing a word.
+type Suggester struct {
+	mu     sync.RWMutex
+	keys   map[string]*suggestKey // upper-cased key -> entry
+	byLen  map[int][]*suggestKey
+	byWord map[string]map[*suggestKey]struct{}
+}
+
+type suggestKey struct {
+	key    string // as added
+	upper  string
+	words  []string // distinct, non-empty
+	mask   uint64   // character-set fingerprint, see charMask
+	lenIdx int      // position in byLen[len(upper)]
+}
+
+// NewSuggester returns an empty Suggester.
+func NewSuggester() *Suggester {
+	return &Suggester{
+		keys:   make(map[string]*suggestKey),
+		byLen:  make(map[int][]*suggestKey),
+		byWord: make(map[string]map[*suggestKey]struct{}),
+	}
+}
+
+// Add indexes key. Adding a key that differs only in case from an indexed one
+// replaces it.
+func (s *Suggester) Add(key string) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return
+	}
+	upper := strings.ToUpper(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.keys[upper]; ok {
+		k.key = key
+		return
+	}
+	k := &suggestKey{key: key, upper: upper, words: splitWords(upper), mask: charMask(upper)}
+	s.keys[upper] = k
+	b := s.byLen[len(upper)]
+	k.lenIdx = len(b)
+	s.byLen[len(upper)] = append(b, k)
+	for _, w := range k.words {
+		set := s.byWord[w]
+		if set == nil {
+			set = make(map[*suggestKey]struct{})
+			s.byWord[w] = set
+		}
+		set[k] = struct{}{}
+	}
+}
+
+// Remove drops key (any case); removing an absent key does nothing.
+func (s *Suggester) Remove(key string) {
+	upper := strings.ToUpper(strings.TrimSpace(key))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[upper]
+	if !ok {
+		return
+	}
+	delete(s.keys, upper)
+	b := s.byLen[len(upper)]
+	last := b[len(b)-1]
+	b[k.lenIdx] = last
+	last.lenIdx = k.lenIdx
+	b[len(b)-1] = nil
+	if b = b[:len(b)-1]; len(b) == 0 {
+		delete(s.byLen, len(upper))
+	} else {
+		s.byLen[len(upper)] = b
+	}
+	for _, w := range k.words {
+		delete(s.byWord[w], k)
+		if len(s.byWord[w]) == 0 {
+			delete(s.byWord, w)
+		}
+	}
+}
+
+// Len reports how many keys are indexed.
+func (s *Suggester) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.keys)
+}
+
+// suggestion is one ranked candidate.
+type suggestion struct {
+	k       *suggestKey
+	dist    int     // edit distance, or maxInt when beyond the bound
+	shared  int     // words in common
+	jaccard float64 // shared / words in either
+}
+
+// noDistance marks a candidate found by words only, beyond the edit bound.
+const noDistance = int(^uint(0) >> 1)
+
+// Suggest returns up to n keys close to attempted, best first (see Suggester).
+func (s *Suggester) Suggest(attempted string, n int) []string {
+	q := strings.ToUpper(strings.TrimSpace(attempted))
+	if q == "" || n <= 0 {
+		return nil
+	}
+	bound := min(max(len(q)/4, 1), 3)
+	qmask := charMask(q)
+	qwords := splitWords(q)
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	top := topN{n: n, qlen: len(q)}
+
+	// Tier 1: within the edit bound, from the length index.
+	near := make(map[*suggestKey]struct{})
+	for l := max(len(q)-bound, 1); l <= len(q)+bound; l++ {
+		for _, k := range s.byLen[l] {
+			if bits.OnesCount64(qmask^k.mask) > 2*bound {
+				continue // each edit changes at most two characters of the set
+			}
+			d := boundedLevenshtein(q, k.upper, bound)
+			if d > bound {
+				continue
+			}
+			near[k] = struct{}{}
+			shared := sharedWords(qwords, k.words)
+			top.offer(suggestion{k: k, dist: d, shared: shared})
+		}
+	}
+
+	// Tier 2: sharing a word, from the word index.
+	if len(qwords) == 1 {
+		for k := range s.byWord[qwords[0]] {
+			if _, ok := near[k]; !ok {
+				top.offer(suggestion{k: k, dist: noDistance, shared: 1, jaccard: 1 / float64(len(k.words))})
+			}
+		}
+	} else if len(qwords) > 1 {
+		counts := make(map[*suggestKey]int)
+		for _, w := range qwords {
+			for k := range s.byWord[w] {
+				counts[k]++
+			}
+		}
+		for k, c := range counts {
+			if _, ok := near[k]; !ok {
+				top.offer(suggestion{k: k, dist: noDistance, shared: c,
+					jaccard: float64(c) / float64(len(qwords)+len(k.words)-c)})
+			}
+		}
+	}
+	return top.keys()
+}
+
+// topN keeps the best n suggestions in order, by the ranking documented on
+// Suggester.
+type topN struct {
+	n    int
+	qlen int
+	best []suggestion
+}
+
+func (t *topN) better(a, b suggestion) bool {
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	if a.dist == noDistance {
+		if a.jaccard != b.jaccard {
+			return a.jaccard > b.jaccard
+		}
+		if a.shared != b.shared {
+			return a.shared > b.shared
+		}
+		if la, lb := absInt(len(a.k.upper)-t.qlen), absInt(len(b.k.upper)-t.qlen); la != lb {
+			return la < lb
+		}
+		return a.k.upper < b.k.upper
+	}
+	if a.shared != b.shared {
+		return a.shared > b.shared
+	}
+	return a.k.upper < b.k.upper
+}
+
+func (t *topN) offer(c suggestion) {
+	if len(t.best) == t.n && !t.better(c, t.best[len(t.best)-1]) {
+		return
+	}
+	i := len(t.best)
+	for i > 0 && t.better(c, t.best[i-1]) {
+		i--
+	}
+	if len(t.best) < t.n {
+		t.best = append(t.best, suggestion{})
+	}
+	copy(t.best[i+1:], t.best[i:len(t.best)-1])
+	t.best[i] = c
+}
+
+func (t *topN) keys() []string {
+	out := make([]string, len(t.best))
+	for i, c := range t.best {
+		out[i] = c.k.key
+	}
+	return out
+}
+
+// splitWords returns the distinct non-empty "_"-separated words of an upper-cased key.
+func splitWords(upper string) []string {
+	parts := strings.Split(upper, "_")
+	out := parts[:0]
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			if o == p {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func sharedWords(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// charMask maps each byte to one of 64 bits (letters and digits get their own bit).
+func charMask(s string) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			m |= 1 << (c - 'A')
+		case c >= '0' && c <= '9':
+			m |= 1 << (26 + c - '0')
+		case c == '_':
+			m |= 1 << 36
+		default:
+			m |= 1 << (37 + c%27)
+		}
+	}
+	return m
+}
+
+// boundedLevenshtein returns the optimal-string-alignment distance of a and b
+// (insertions, deletions, substitutions and adjacent transpositions, each costing 1),
+// or k+1 as soon as it is known to exceed k. Only the diagonal band of width 2k+1 is
+// computed, and the scan stops at the first row whose minimum exceeds k.
+func boundedLevenshtein(a, b string, k int) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b)-len(a) > k {
+		return k + 1
+	}
+	if len(a) == 0 {
+		return len(b)
+	}
+	inf := k + 1
+	var buf [3][96]int
+	var pp, prev, cur []int // rows i-2, i-1, i
+	if n := len(b) + 1; n <= len(buf[0]) {
+		pp, prev, cur = buf[0][:n], buf[1][:n], buf[2][:n]
+	} else {
+		pp, prev, cur = make([]int, n), make([]int, n), make([]int, n)
+	}
+	for j := range prev {
+		prev[j] = min(j, inf)
+	}
+	for i := 1; i <= len(a); i++ {
+		lo, hi := max(1, i-k), min(len(b), i+k)
+		if lo == 1 {
+			cur[0] = min(i, inf)
+		} else {
+			cur[lo-1] = inf
+		}
+		rowMin := inf
+		ai := a[i-1]
+		for j := lo; j <= hi; j++ {
+			v := prev[j-1]
+			if ai != b[j-1] {
+				v++
+			}
+			if w := prev[j] + 1; w < v {
+				v = w
+			}
+			if w := cur[j-1] + 1; w < v {
+				v = w
+			}
+			if i > 1 && j > 1 && ai == b[j-2] && a[i-2] == b[j-1] {
+				if w := pp[j-2] + 1; w < v {
+					v = w
+				}
+			}
+			v = min(v, inf)
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if hi < len(b) {
+			cur[hi+1] = inf
+		}
+		if rowMin > k {
+			return inf
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return min(prev[len(b)], inf)
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
