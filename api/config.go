@@ -1,0 +1,64 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+)
+
+// Config configures a Server.
+type Config struct {
+	Log       *eventlog.Log
+	Projector *projector.Projector
+	// Dispatcher serves invocations; routes that need it answer 503 when nil.
+	Dispatcher Dispatcher
+	// TerminalKey is the owner key checked against the x-terminal-key header.
+	TerminalKey string
+	// PublicURL is the externally visible base URL used in public receipt links.
+	PublicURL string
+	// WriteTimeout bounds how long a write waits for its event to be projected.
+	WriteTimeout time.Duration
+	// DispatchWait is how long POST /api/dispatch waits for the receipt before
+	// answering 202 with the invocation id.
+	DispatchWait time.Duration
+	// MaxBody caps request bodies (default 4 MiB).
+	MaxBody int64
+	Clock   func() time.Time
+	Logger  *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.DispatchWait == 0 {
+		c.DispatchWait = 30 * time.Second
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = 4 << 20
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Log == nil {
+		errs = append(errs, errors.New("api: a log is required"))
+	}
+	if c.Projector == nil {
+		errs = append(errs, errors.New("api: a projector is required"))
+	}
+	if len(c.TerminalKey) < 16 {
+		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}

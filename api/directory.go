@@ -1,0 +1,4 @@
+package api
+
+// registerDirectory adds the directory routes.
+func (s *Server) registerDirectory() {}

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+)
+
+type streamHealth struct {
+	Log       uint64 `json:"log_last_seq"`
+	Projected uint64 `json:"projected_seq"`
+	Lag       uint64 `json:"lag"`
+}
+
+// healthz reports the log's and the projector's positions per stream. It answers
+// 503 when the log does not answer.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	out := map[string]any{"ok": true}
+	streams := map[string]streamHealth{}
+	for _, name := range eventlog.Streams {
+		last, err := s.cfg.Log.LastSeq(ctx, name)
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
+			return
+		}
+		applied := s.cfg.Projector.Applied(name)
+		h := streamHealth{Log: last, Projected: applied}
+		if last > applied {
+			h.Lag = last - applied
+		}
+		streams[name] = h
+		projectorLag.WithLabelValues(name).Set(float64(h.Lag))
+	}
+	out["streams"] = streams
+	out["rows"] = s.cfg.Projector.Count()
+	writeJSON(w, http.StatusOK, out)
+}

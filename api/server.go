@@ -1,0 +1,82 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Dispatcher is what the facade needs from the dispatch service. Implementations
+// must be safe for concurrent use; Invoke blocks until the receipt or ctx.
+type Dispatcher interface {
+	// Invoke appends the request and waits for its receipt. When ctx ends first it
+	// returns the request (with its invocation id) and ctx's error.
+	Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error)
+}
+
+// Server is the HTTP facade.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New builds the facade and its routes.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s.routes()
+	return s, nil
+}
+
+// Handler is the facade's http.Handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.Handle("GET /metrics", promhttp.Handler())
+	s.registerDirectory()
+	s.registerDispatch()
+}
+
+// owner wraps a handler with the x-terminal-key check.
+func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
+	want := []byte(s.cfg.TerminalKey)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("x-terminal-key"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// writeJSON writes v with status; v may be a json.RawMessage or []byte of JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	switch b := v.(type) {
+	case []byte:
+		w.Write(b)
+		w.Write([]byte("\n"))
+	case json.RawMessage:
+		w.Write(b)
+		w.Write([]byte("\n"))
+	default:
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+	}
+}
+
+// writeError writes {"error": msg} with status.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

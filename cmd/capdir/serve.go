@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/node"
+	"github.com/spf13/cobra"
+)
+
+func serveCmd() *cobra.Command {
+	var cfg node.Config
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			logger, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			slog.SetDefault(logger)
+			cfg.Logger = logger
+			key, path, created, err := node.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
+			if err != nil {
+				return fmt.Errorf("terminal key: %w", err)
+			}
+			cfg.TerminalKey = key
+			switch {
+			case created:
+				logger.Info("generated the owner key (send it as x-terminal-key)", "path", path)
+			case path != "":
+				logger.Info("owner key read from the data dir", "path", path)
+			default:
+				logger.Info("owner key read from CAPDIR_TERMINAL_KEY")
+			}
+			if cfg.PublicURL == "" {
+				cfg.PublicURL = "http://" + cfg.HTTPAddr
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			n, err := node.Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+			select {
+			case <-ctx.Done():
+				logger.Info("shutting down")
+			case err := <-n.Failed():
+				logger.Error("component failed; shutting down", "err", err)
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return n.Stop(sctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key)")
+	f.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.StringVar(&cfg.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
+	f.StringVar(&cfg.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
+	f.StringVar(&cfg.NATSListen, "nats-listen", "", "let NATS clients reach the embedded server on host:port")
+	f.IntVar(&cfg.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
+	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
+	f.DurationVar(&cfg.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
+	f.BoolVar(&cfg.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
+	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 4 per CPU)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

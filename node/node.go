@@ -1,0 +1,208 @@
+// Package node assembles one capdir node: the event log (embedded or external NATS),
+// the projector, the dispatcher workers and the HTTP facade, started and stopped
+// together. capdir serve, the integration tests and capdir bench all run a Node.
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+)
+
+// Config configures a Node.
+type Config struct {
+	DataDir     string
+	NATSURL     string
+	NATSListen  string
+	Replicas    int
+	Sync        string
+	DataMaxAge  time.Duration
+	ProjSync    bool // fsync every projection batch
+	HTTPAddr    string
+	PublicURL   string
+	TerminalKey string
+	Workers     int
+	Breaker     breaker.Config
+	Clock       func() time.Time
+	Logger      *slog.Logger
+}
+
+// Node is a running capdir node. Stop is idempotent.
+type Node struct {
+	Config    Config
+	Log       *eventlog.Log
+	Projector *projector.Projector
+	API       *api.Server
+
+	http     *http.Server
+	listener net.Listener
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	stopErr  error
+	runErr   chan error
+}
+
+// ProjectionPath is where a data dir keeps its bbolt projection.
+func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "projection.db") }
+
+// Start opens the log and the projection, starts folding, and serves HTTP on
+// cfg.HTTPAddr when it is set. It returns once the projector has caught up with the
+// log as it was at start.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: a data dir is required (--data)")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	n := &Node{Config: cfg, runErr: make(chan error, 4)}
+	var err error
+	n.Log, err = eventlog.Open(ctx, eventlog.Config{
+		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
+		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.Projector, err = projector.Open(projector.Config{
+		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Breaker: cfg.Breaker, Logger: cfg.Logger,
+	})
+	if err != nil {
+		n.Log.Close()
+		return nil, err
+	}
+	if err := n.Projector.CatchUp(ctx, nil); err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
+	n.API, err = api.New(api.Config{
+		Log: n.Log, Projector: n.Projector, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
+		Clock: cfg.Clock, Logger: cfg.Logger,
+	})
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.goRun(func() error { return n.Projector.Run(runCtx) })
+	if cfg.HTTPAddr != "" {
+		if err := n.serveHTTP(cfg.HTTPAddr); err != nil {
+			n.Stop(context.Background())
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *Node) goRun(f func() error) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := f(); err != nil {
+			n.runErr <- err
+		}
+	}()
+}
+
+func (n *Node) serveHTTP(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("node: listen %s: %w", addr, err)
+	}
+	n.listener = ln
+	n.http = &http.Server{Handler: n.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.goRun(func() error {
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	return nil
+}
+
+// URL is the base URL the node serves HTTP on ("" when it does not).
+func (n *Node) URL() string {
+	if n.listener == nil {
+		return ""
+	}
+	return "http://" + n.listener.Addr().String()
+}
+
+// Failed delivers the first error of a background component (projector, HTTP).
+func (n *Node) Failed() <-chan error { return n.runErr }
+
+// Stop shuts the node down in order: stop taking HTTP requests (letting those in
+// flight finish within ctx), stop the workers and the projector, close bbolt, then
+// drain and close the log.
+func (n *Node) Stop(ctx context.Context) error {
+	n.stopOnce.Do(func() {
+		var errs []error
+		if n.http != nil {
+			if err := n.http.Shutdown(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if n.cancel != nil {
+			n.cancel()
+		}
+		n.wg.Wait()
+		if err := n.Projector.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := n.Log.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		n.stopErr = errors.Join(errs...)
+	})
+	return n.stopErr
+}
+
+// TerminalKey returns the owner key: the environment's value when set, else the one
+// stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
+// when it was generated now.
+func TerminalKey(envValue, dataDir string) (key, path string, created bool, err error) {
+	if envValue != "" {
+		return envValue, "", false, nil
+	}
+	path = filepath.Join(dataDir, "terminal.key")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), path, false, nil
+	} else if !os.IsNotExist(err) {
+		return "", path, false, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", path, false, err
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	key = hex.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", path, false, err
+	}
+	return key, path, true, nil
+}
