@@ -24,9 +24,17 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), replayCmd(), digestCmd())
+	for _, c := range commands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// commands is filled by each command's file in init, so commands are added without
+// editing this file.
+var commands []func() *cobra.Command
+
+func register(c func() *cobra.Command) { commands = append(commands, c) }
 
 // defaultDataDir is $CAPDIR_DATA or ./capdir-data.
 func defaultDataDir() string {

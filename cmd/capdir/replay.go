@@ -15,6 +15,8 @@ import (
 	"golang.org/x/term"
 )
 
+func init() { register(replayCmd); register(digestCmd) }
+
 func replayCmd() *cobra.Command {
 	var dataDir, natsURL string
 	cmd := &cobra.Command{

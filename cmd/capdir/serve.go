@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
+func init() { register(serveCmd) }
+
 func serveCmd() *cobra.Command {
 	var cfg node.Config
 	var logLevel string
