@@ -46,6 +46,9 @@
 //
 //   - Only the last argument of a row may contain "|", and only when the template
 //     reads it with $N+.
+//   - In JSON mode a placeholder outside a string literal is inserted raw, by design
+//     ($2+ passes a JSON document through); a row that wants a quoted value must put
+//     the placeholder inside quotes: {"q":"$1"}, not {"q":$1}.
 //   - A Func runs on the caller's goroutine; one that ignores ctx delays its caller.
 //   - Secret scrubbing is by value: a one-character secret would redact every
 //     occurrence of that character in results. Use real secrets.

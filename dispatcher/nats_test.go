@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +103,39 @@ func TestNATSConfigValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Conn is required") || !strings.Contains(err.Error(), "Timeout") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+func ExampleNATSRunner() {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	go s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(5 * time.Second) {
+		panic("nats-server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		panic(err)
+	}
+	defer nc.Close()
+
+	// Any program that answers requests on a subject serves a capability.
+	nc.Subscribe("geo.distance", func(m *nats.Msg) { m.Respond([]byte(`{"km":8.9,"req":` + string(m.Data) + `}`)) })
+	nc.Flush()
+
+	r, err := NewNATSRunner(NATSConfig{Conn: nc, Timeout: time.Second})
+	if err != nil {
+		panic(err)
+	}
+	row := &contract.Row{Key: "GEO_DISTANCE", Type: "fn", Runner: "nats", Target: "geo.distance",
+		Content: "# ARGS: from | to\n{\"from\":\"$1\",\"to\":\"$2\"}"}
+	fmt.Println(r.Run(context.Background(), Call{Row: row, Body: "SFO|OAK"}).Result)
+
+	row = &contract.Row{Key: "GONE", Runner: "nats", Target: "nobody.home"}
+	fmt.Println(r.Run(context.Background(), Call{Row: row}).Result)
+	// Output:
+	// {"km":8.9,"req":{"from":"SFO","to":"OAK"}}
+	// ERR:nats:no_responders:nobody.home
 }

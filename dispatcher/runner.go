@@ -17,6 +17,7 @@ const (
 
 // Call is one invocation handed to a runner.
 type Call struct {
+	// Row is the row to run; required.
 	Row  *contract.Row
 	Body string
 	// Args are the positional arguments; nil means SplitArgs(Body).
