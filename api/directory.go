@@ -1,4 +1,231 @@
 package api
 
-// registerDirectory adds the directory routes.
-func (s *Server) registerDirectory() {}
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/projector"
+)
+
+// Paging of GET /api/directory.
+const (
+	dirDefaultLimit = 100
+	dirMaxLimit     = 1000
+)
+
+// registerDirectory adds the directory routes. All of them are owner routes.
+func (s *Server) registerDirectory() {
+	s.mux.HandleFunc("GET /api/directory", s.owner(s.listDirectory))
+	s.mux.HandleFunc("POST /api/directory", s.owner(s.createRow))
+	s.mux.HandleFunc("POST /api/directory/import", s.owner(s.importDirectory))
+	s.mux.HandleFunc("GET /api/directory/{key}", s.owner(s.getRow))
+	s.mux.HandleFunc("PUT /api/directory/{key}", s.owner(s.replaceRow))
+	s.mux.HandleFunc("PATCH /api/directory/{key}", s.owner(s.patchRow))
+	s.mux.HandleFunc("DELETE /api/directory/{key}", s.owner(s.deleteRow))
+}
+
+// directoryWriter returns the directory writer over the server's log and projection. It
+// holds no state of its own, so every request may build one.
+func (s *Server) directoryWriter() *dirWriter {
+	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout}
+}
+
+// dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the article's
+// {"ok":true,"key":…,"updated_at":…}, plus the PATCH body fields that were ignored.
+type dirWriteResponse struct {
+	OK        bool     `json:"ok"`
+	Key       string   `json:"key"`
+	UpdatedAt string   `json:"updated_at"`
+	Ignored   []string `json:"ignored,omitempty"`
+}
+
+func okResponse(p dirPending) dirWriteResponse {
+	return dirWriteResponse{OK: true, Key: p.mutation.Key, UpdatedAt: p.mutation.Row.UpdatedAt, Ignored: p.ignored}
+}
+
+// readFields reads a capped request body and decodes it with contract.DecodeFields.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (contract.Fields, error) {
+	body, err := readCapped(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return contract.Fields{}, err
+	}
+	return contract.DecodeFields(body)
+}
+
+// readCapped reads the whole body, refusing one larger than limit bytes.
+func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("%w: the limit is %d bytes", errDirBodyTooLarge, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the request body: %v", contract.ErrMalformedJSON, err)
+	}
+	return body, nil
+}
+
+// createRow is POST /api/directory: 201 {"ok":true,"key":…,"updated_at":…}.
+func (s *Server) createRow(w http.ResponseWriter, r *http.Request) {
+	f, err := s.readFields(w, r)
+	if err != nil {
+		writeDirError(w, "", err)
+		return
+	}
+	key := f.Values.Key
+	p, err := s.directoryWriter().write(r.Context(), key, buildCreate(f))
+	if err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, okResponse(p))
+}
+
+// replaceRow is PUT /api/directory/{key}: 201 when it created the row, else 200.
+func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	f, err := s.readFields(w, r)
+	if err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	p, err := s.directoryWriter().write(r.Context(), key, buildReplace(key, f))
+	if err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	status := http.StatusOK
+	if !p.existed {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, okResponse(p))
+}
+
+// patchRow is PATCH /api/directory/{key}: 200, with "ignored" naming the body
+// fields outside the allow-list.
+func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	f, err := s.readFields(w, r)
+	if err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	p, err := s.directoryWriter().write(r.Context(), key, buildPatch(key, f))
+	if err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, okResponse(p))
+}
+
+// deleteRow is DELETE /api/directory/{key}: 200 {"ok":true,"key":…,"deleted":1}.
+func (s *Server) deleteRow(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if _, err := s.directoryWriter().write(r.Context(), key, buildDelete(key)); err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		OK      bool   `json:"ok"`
+		Key     string `json:"key"`
+		Deleted int    `json:"deleted"`
+	}{true, key, 1})
+}
+
+// getRow is GET /api/directory/{key}: the row with its row_num.
+func (s *Server) getRow(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if err := contract.ValidateKey(key); err != nil {
+		writeDirError(w, key, err)
+		return
+	}
+	row, _, err := s.cfg.Projector.Row(key)
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		writeDirError(w, key, errDirNotFound)
+	case err != nil:
+		writeDirError(w, key, fmt.Errorf("%w: %v", errDirUnavailable, err))
+	default:
+		writeJSON(w, http.StatusOK, row)
+	}
+}
+
+// dirPage is the answer to GET /api/directory.
+type dirPage struct {
+	Rows   []contract.Row `json:"rows"`
+	Total  int            `json:"total"`
+	Limit  int            `json:"limit"`
+	Offset int            `json:"offset"`
+}
+
+// listDirectory is GET /api/directory?category=&type=&enabled=&limit=&offset=: rows in
+// canonical order, each with its row_num.
+func (s *Server) listDirectory(w http.ResponseWriter, r *http.Request) {
+	filter, limit, offset, err := parseListQuery(r)
+	if err != nil {
+		writeDirError(w, "", err)
+		return
+	}
+	rows, total, err := s.cfg.Projector.List(filter, offset, limit)
+	if err != nil {
+		writeDirError(w, "", fmt.Errorf("%w: %v", errDirUnavailable, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, dirPage{Rows: rows, Total: total, Limit: limit, Offset: offset})
+}
+
+// parseListQuery reads the filters and paging of GET /api/directory. limit defaults
+// to 100 and is capped at 1000; offset defaults to 0.
+func parseListQuery(r *http.Request) (f projector.Filter, limit, offset int, err error) {
+	q := r.URL.Query()
+	f.Category = q.Get("category")
+	f.Type = q.Get("type")
+	if f.Type != "" && !validType(f.Type) {
+		return f, 0, 0, fmt.Errorf("%w: type must be one of fn, http, agent, flow; got %q", errDirBadQuery, f.Type)
+	}
+	if v := q.Get("enabled"); v != "" {
+		var e int
+		switch v {
+		case "1", "true":
+			e = 1
+		case "0", "false":
+			e = 0
+		default:
+			return f, 0, 0, fmt.Errorf("%w: enabled must be 0 or 1; got %q", errDirBadQuery, v)
+		}
+		f.Enabled = &e
+	}
+	limit, err = queryInt(q.Get("limit"), "limit", dirDefaultLimit, 1)
+	if err != nil {
+		return f, 0, 0, err
+	}
+	offset, err = queryInt(q.Get("offset"), "offset", 0, 0)
+	if err != nil {
+		return f, 0, 0, err
+	}
+	return f, min(limit, dirMaxLimit), offset, nil
+}
+
+func queryInt(v, name string, def, least int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		return 0, fmt.Errorf("%w: %s must be an integer of at least %d; got %q", errDirBadQuery, name, least, v)
+	}
+	return n, nil
+}
+
+func validType(t string) bool {
+	for _, v := range contract.Types {
+		if t == v {
+			return true
+		}
+	}
+	return false
+}
