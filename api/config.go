@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
@@ -26,6 +27,8 @@ type Config struct {
 	DispatchWait time.Duration
 	// MaxBody caps request bodies (default 4 MiB).
 	MaxBody int64
+	// Breaker is the breaker policy, for GET /api/breaker's closing times.
+	Breaker breaker.Config
 	Clock   func() time.Time
 	Logger  *slog.Logger
 }

@@ -1,4 +1,209 @@
 package api
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+)
+
+// OwnerActor is the credential attested for requests carrying the owner key.
+const OwnerActor = "owner:terminal-key"
+
 // registerDispatch adds the dispatch and receipt routes.
-func (s *Server) registerDispatch() {}
+func (s *Server) registerDispatch() {
+	s.mux.HandleFunc("POST /api/dispatch", s.owner(s.dispatchPost))
+	s.mux.HandleFunc("GET /api/dispatch", s.dispatchGet)
+	s.mux.HandleFunc("GET /api/receipts/{id}", s.owner(s.receiptOwner))
+	s.mux.HandleFunc("GET /api/receipts", s.owner(s.receiptsByKey))
+	s.mux.HandleFunc("GET /receipt/{id}", s.receiptPublic)
+}
+
+type dispatchBody struct {
+	Key   string `json:"key"`
+	Body  string `json:"body"`
+	Shape bool   `json:"shape"`
+}
+
+func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
+	var in dispatchBody
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		writeError(w, http.StatusBadRequest, `malformed dispatch body: `+err.Error()+`; send {"key":"KEY","body":"arg1|arg2"} (optional "shape":true)`)
+		return
+	}
+	s.dispatch(w, r, in)
+}
+
+// dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
+// form ?key=…&body=… (owner).
+func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if inv := q.Get("confirm"); inv != "" {
+		s.confirm(w, inv)
+		return
+	}
+	if q.Get("key") == "" {
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
+		return
+	}
+	s.owner(func(w http.ResponseWriter, r *http.Request) {
+		shape, _ := strconv.ParseBool(q.Get("shape"))
+		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
+	})(w, r)
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) {
+	if s.cfg.Dispatcher == nil {
+		writeError(w, http.StatusServiceUnavailable, "dispatch is not running on this node")
+		return
+	}
+	if in.Key == "" {
+		writeError(w, http.StatusBadRequest, `"key" is required`)
+		return
+	}
+	if err := contract.ValidateKey(in.Key); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
+	defer cancel()
+	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
+	switch {
+	case errors.Is(err, dispatcher.ErrPending):
+		writeJSON(w, http.StatusAccepted, map[string]any{
+			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
+			"receipt": "/api/receipts/" + rc.InvocationID,
+		})
+		return
+	case err != nil:
+		writeError(w, http.StatusBadGateway, "dispatch failed: "+err.Error())
+		return
+	}
+	if rc.Status == dispatcher.StatusRefusedUnknownKey {
+		writeJSON(w, http.StatusNotFound, json.RawMessage(rc.Result))
+		return
+	}
+	out := map[string]any{"ok": rc.OK, "ran": rc.Ran, "trace": rc.Trace, "result": rc.Result, "proof": s.proof(&rc)}
+	if rc.Status == dispatcher.StatusShapeOnly {
+		delete(out, "result")
+		out["shape"] = rc.Extra["shape"]
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) proof(rc *eventlog.Receipt) map[string]any {
+	return map[string]any{
+		"ok": rc.OK, "invocation_id": rc.InvocationID, "status": rc.Status,
+		"public_receipt": strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
+	}
+}
+
+// confirm is the public, keyless check that an invocation has a receipt.
+func (s *Server) confirm(w http.ResponseWriter, inv string) {
+	rc, pending, err := s.cfg.Projector.Receipt(inv)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
+	case pending:
+		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": inv, "status": "PENDING"})
+	case errors.Is(err, projector.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]any{"confirmed": false, "invocation_id": inv, "error": "no such invocation"})
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// receiptOwner is the whole receipt, arguments and result included.
+func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rc, pending, err := s.cfg.Projector.Receipt(id)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, rc)
+	case pending:
+		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
+	case errors.Is(err, projector.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// receiptsByKey lists a key's receipts, newest first (?key=K&limit=N).
+func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		writeError(w, http.StatusBadRequest, "GET /api/receipts needs ?key=KEY (and optionally &limit=N, at most 1000)")
+		return
+	}
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit must be an integer from 1 to 1000")
+			return
+		}
+		limit = n
+	}
+	rcs, err := s.cfg.Projector.ReceiptsByKey(key, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if rcs == nil {
+		rcs = []eventlog.Receipt{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
+}
+
+// PublicReceipt is the keyless view of a receipt: what ran, when, and the
+// fingerprints, without arguments, result or anything credential-related.
+type PublicReceipt struct {
+	InvocationID string                `json:"invocation_id"`
+	Trace        string                `json:"trace"`
+	Actor        string                `json:"actor"`
+	Key          string                `json:"key"`
+	Type         string                `json:"type,omitempty"`
+	Runner       string                `json:"runner,omitempty"`
+	OK           bool                  `json:"ok"`
+	Ran          bool                  `json:"ran"`
+	Material     bool                  `json:"material"`
+	Status       string                `json:"status"`
+	StartedAt    time.Time             `json:"started_at"`
+	FinishedAt   time.Time             `json:"finished_at"`
+	DurationMS   float64               `json:"duration_ms"`
+	CostUSD      float64               `json:"cost_usd"`
+	Fingerprints eventlog.Fingerprints `json:"fingerprints"`
+}
+
+func publicView(rc *eventlog.Receipt) PublicReceipt {
+	return PublicReceipt{
+		InvocationID: rc.InvocationID, Trace: rc.Trace, Actor: rc.Actor, Key: rc.Key, Type: rc.Type,
+		Runner: rc.Runner, OK: rc.OK, Ran: rc.Ran, Material: rc.Material, Status: rc.Status,
+		StartedAt: rc.StartedAt, FinishedAt: rc.FinishedAt, DurationMS: rc.DurationMS, CostUSD: rc.CostUSD,
+		Fingerprints: rc.Fingerprints,
+	}
+}
+
+func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rc, pending, err := s.cfg.Projector.Receipt(id)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, publicView(&rc))
+	case pending:
+		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
+	}
+}

@@ -32,6 +32,10 @@ type InvocationRequest struct {
 	// Credential is the caller's attestation: "owner:terminal-key" when the facade
 	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
 	Credential string `json:"credential"`
+	// DirSeq is the control-stream sequence the requesting node had projected: a
+	// worker on another node waits until it has applied as much before it reads the
+	// row, so a row is callable the moment its write returns, on every node.
+	DirSeq uint64 `json:"dir_seq,omitempty"`
 }
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.

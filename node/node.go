@@ -20,6 +20,7 @@ import (
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
@@ -38,8 +39,23 @@ type Config struct {
 	TerminalKey string
 	Workers     int
 	Breaker     breaker.Config
-	Clock       func() time.Time
-	Logger      *slog.Logger
+	// Env resolves the credentials rows name (os.LookupEnv when nil).
+	Env dispatcher.Env
+	// Fns are the fn runner's functions; the built-ins are added to it. A new
+	// registry when nil. Register Go functions here to extend capdir.
+	Fns *dispatcher.FnRegistry
+	// Zone is the built-in NOW function's zone (America/Los_Angeles when empty).
+	Zone string
+	// HTTPTimeout bounds one http-runner call (30s when 0).
+	HTTPTimeout time.Duration
+	// AckWait is how long a worker may hold a request before redelivery.
+	AckWait time.Duration
+	// DispatchWait is how long POST /api/dispatch waits before answering 202.
+	DispatchWait time.Duration
+	// Name identifies this node on receipts (the hostname when empty).
+	Name   string
+	Clock  func() time.Time
+	Logger *slog.Logger
 }
 
 // Node is a running capdir node. Stop is idempotent.
@@ -47,6 +63,7 @@ type Node struct {
 	Config    Config
 	Log       *eventlog.Log
 	Projector *projector.Projector
+	Dispatch  *dispatcher.Service
 	API       *api.Server
 
 	http     *http.Server
@@ -98,9 +115,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Log.Close()
 		return nil, err
 	}
+	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg); err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
 	n.API, err = api.New(api.Config{
-		Log: n.Log, Projector: n.Projector, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
-		Clock: cfg.Clock, Logger: cfg.Logger,
+		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
+		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -110,6 +132,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
+	if err := n.Dispatch.Start(ctx); err != nil {
+		n.Stop(context.Background())
+		return nil, err
+	}
 	if cfg.HTTPAddr != "" {
 		if err := n.serveHTTP(cfg.HTTPAddr); err != nil {
 			n.Stop(context.Background())
@@ -167,6 +193,9 @@ func (n *Node) Stop(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		if n.Dispatch != nil {
+			n.Dispatch.Stop()
+		}
 		if n.cancel != nil {
 			n.cancel()
 		}
@@ -205,4 +234,38 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 		return "", path, false, err
 	}
 	return key, path, true, nil
+}
+
+// newDispatch builds the runners (fn with the built-ins, http, nats) and the
+// dispatch service.
+func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config) (*dispatcher.Service, error) {
+	env := cfg.Env
+	if env == nil {
+		env = os.LookupEnv
+	}
+	fns := cfg.Fns
+	if fns == nil {
+		fns = dispatcher.NewFnRegistry()
+	}
+	if err := dispatcher.RegisterBuiltins(fns, dispatcher.BuiltinConfig{Clock: cfg.Clock, Zone: cfg.Zone}); err != nil {
+		return nil, err
+	}
+	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
+	httpRunner, err := dispatcher.NewHTTPRunner(dispatcher.HTTPConfig{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt})
+	if err != nil {
+		return nil, err
+	}
+	natsRunner, err := dispatcher.NewNATSRunner(dispatcher.NATSConfig{Conn: l.Conn()})
+	if err != nil {
+		return nil, err
+	}
+	return dispatcher.NewService(dispatcher.ServiceConfig{
+		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
+		Runners: dispatcher.Runners{
+			dispatcher.RunnerFn:   dispatcher.NewFnRunner(fns),
+			dispatcher.RunnerHTTP: httpRunner,
+			dispatcher.RunnerNATS: natsRunner,
+		},
+		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
+	})
 }

@@ -20,9 +20,6 @@ type Config struct {
 	Sync bool
 	// Breaker is the breaker policy the fold applies to receipts.
 	Breaker breaker.Config
-	// OnApplied, if set, is called after each committed batch with its events, on
-	// the goroutine that follows that stream. It must not block for long.
-	OnApplied func(stream string, batch []eventlog.Stored)
 	// Logger receives skipped events and rebuild notices; slog.Default when nil.
 	Logger *slog.Logger
 

@@ -27,6 +27,7 @@ type Projector struct {
 	changed chan struct{} // closed and replaced on every commit
 
 	dirWatchers []func(key string, deleted bool)
+	appliedSubs []func(stream string, batch []eventlog.Stored)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -175,6 +176,13 @@ func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
 	}
 }
 
+// OnApplied registers fn to be called after every committed batch, on the goroutine
+// that follows that stream, in stream order. fn must not block for long. Register
+// before Run.
+func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
+	p.appliedSubs = append(p.appliedSubs, fn)
+}
+
 // Run folds both streams from their checkpoints until ctx is done or a batch fails.
 func (p *Projector) Run(ctx context.Context) error {
 	if p.cfg.Log == nil {
@@ -292,8 +300,8 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
 	metricBatch(stream, len(batch))
-	if p.cfg.OnApplied != nil {
-		p.cfg.OnApplied(stream, batch)
+	for _, fn := range p.appliedSubs {
+		fn(stream, batch)
 	}
 	return nil
 }

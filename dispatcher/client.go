@@ -1,0 +1,62 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// NewRequest builds the INVOCATION_REQUESTED event a bus client publishes to
+// eventlog.RequestSubject(key), with fresh invocation and trace ids. actor names the
+// client (for example "nats:billing-service").
+func NewRequest(key, body, actor string, now time.Time) (subject string, ev eventlog.Event, req eventlog.InvocationRequest, err error) {
+	if err := contract.ValidateKey(key); err != nil {
+		return "", ev, req, err
+	}
+	req = eventlog.InvocationRequest{InvocationID: NewInvocationID(now), Trace: NewTrace(), Key: key, Body: body, Credential: actor}
+	ev, err = eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, actor, req)
+	return eventlog.RequestSubject(key), ev, req, err
+}
+
+// InvokeOverNATS is a bus client's whole invocation: subscribe to the receipt
+// subject, publish the request into the log (waiting for JetStream's ack), and wait
+// for the receipt. It needs only a NATS connection to the cluster capdir uses.
+func InvokeOverNATS(ctx context.Context, nc *nats.Conn, key, body, actor string) (eventlog.Receipt, error) {
+	var rc eventlog.Receipt
+	subject, ev, req, err := NewRequest(key, body, actor, time.Now())
+	if err != nil {
+		return rc, err
+	}
+	sub, err := nc.SubscribeSync(eventlog.ReceiptSubject(key, req.InvocationID))
+	if err != nil {
+		return rc, err
+	}
+	defer sub.Unsubscribe()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return rc, err
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return rc, err
+	}
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
+		return rc, fmt.Errorf("publish request: %w", err)
+	}
+	m, err := sub.NextMsgWithContext(ctx)
+	if err != nil {
+		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, err)
+	}
+	var got eventlog.Event
+	if err := json.Unmarshal(m.Data, &got); err != nil {
+		return rc, err
+	}
+	err = got.DataAs(&rc)
+	return rc, err
+}

@@ -1,0 +1,8 @@
+package dispatcher
+
+import "github.com/capdir/capdir/eventlog"
+
+// SetFailpoints installs the crash points used by redelivery tests.
+func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*eventlog.InvocationRequest) error) {
+	c.beforeReceipt, c.beforeAck = beforeReceipt, beforeAck
+}

@@ -1,0 +1,277 @@
+package dispatcher
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ConsumerName is the durable pull consumer every worker on every node shares.
+const ConsumerName = "capdir-dispatch"
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	Log       *eventlog.Log
+	Projector *projector.Projector
+	Runners   Runners
+	// Env resolves credentials for the breaker's rotation check; os.LookupEnv when nil.
+	Env Env
+	// TagSalt keys credential tags; derive it with TagSaltFor(terminal key).
+	TagSalt string
+	Breaker breaker.Config
+	// Workers is how many invocations this process runs at once (default 4 per CPU).
+	Workers int
+	// AckWait is how long a worker may hold a request before it is redelivered.
+	AckWait time.Duration
+	// MaxDeliver bounds redeliveries of one request (default 5).
+	MaxDeliver int
+	// RunTimeout bounds one runner call (default 60s).
+	RunTimeout time.Duration
+	// MaxPayload is the payload ceiling on a request body (default 1 MiB).
+	MaxPayload int
+	// ResultCap bounds the result stored on a receipt (default 1 MiB).
+	ResultCap int
+	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
+	Suggestions int
+	// Name identifies this node's workers on receipts (default the hostname).
+	Name   string
+	Clock  func() time.Time
+	Logger *slog.Logger
+
+	// beforeReceipt, when set, runs after the runner and before the receipt is
+	// appended; returning an error abandons the request unacknowledged, as a
+	// crash there would (tests).
+	beforeReceipt func(req *eventlog.InvocationRequest) error
+	// beforeAck, when set, runs after the receipt is appended and before the request
+	// is acknowledged; returning an error abandons the ack (tests).
+	beforeAck func(req *eventlog.InvocationRequest) error
+}
+
+func (c *ServiceConfig) setDefaults() {
+	if c.Env == nil {
+		c.Env = os.LookupEnv
+	}
+	if c.Workers == 0 {
+		c.Workers = 4 * runtime.NumCPU()
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 30 * time.Second
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = 5
+	}
+	if c.RunTimeout == 0 {
+		c.RunTimeout = 60 * time.Second
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = 1 << 20
+	}
+	if c.ResultCap == 0 {
+		c.ResultCap = 1 << 20
+	}
+	if c.Suggestions == 0 {
+		c.Suggestions = 5
+	}
+	if c.Name == "" {
+		c.Name, _ = os.Hostname()
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports every problem at once.
+func (c *ServiceConfig) Validate() error {
+	var errs []error
+	if c.Log == nil {
+		errs = append(errs, errors.New("dispatcher: a log is required"))
+	}
+	if c.Projector == nil {
+		errs = append(errs, errors.New("dispatcher: a projector is required"))
+	}
+	if len(c.Runners) == 0 {
+		errs = append(errs, errors.New("dispatcher: no runners configured"))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, errors.New("dispatcher: workers must be at least 1"))
+	}
+	if c.MaxDeliver < 1 {
+		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
+	}
+	if err := c.Breaker.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// TagSaltFor derives the credential-tag salt from the deployment's owner key, so
+// every node and every restart computes the same tags.
+func TagSaltFor(terminalKey string) string {
+	h := sha256.Sum256([]byte("capdir credential tag\x00" + terminalKey))
+	return hex.EncodeToString(h[:])
+}
+
+// Service runs dispatcher workers and lets callers invoke rows and wait for the
+// receipt. Start it once; Stop is idempotent.
+type Service struct {
+	cfg     ServiceConfig
+	waiters *waiters
+	suggest *Suggester
+
+	mu       sync.Mutex
+	cc       jetstream.ConsumeContext
+	work     chan jetstream.Msg
+	wg       sync.WaitGroup
+	cancel   context.CancelFunc
+	stopOnce sync.Once
+	closed   chan struct{}
+}
+
+// NewService wires a service to its projector (receipt waiters and the did_you_mean
+// index). Call it before the projector's Run.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
+	cfg.Projector.OnApplied(s.waiters.applied)
+	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
+		if deleted {
+			s.suggest.Remove(key)
+		} else {
+			s.suggest.Add(key)
+		}
+	})
+	return s, nil
+}
+
+// Start creates (or joins) the durable consumer and starts the workers.
+func (s *Service) Start(ctx context.Context) error {
+	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
+		Durable:       ConsumerName,
+		FilterSubject: eventlog.RequestSubjects,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.cfg.AckWait,
+		MaxDeliver:    s.cfg.MaxDeliver,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 64 * 1024,
+	})
+	if err != nil {
+		return fmt.Errorf("dispatcher: consumer: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.work = make(chan jetstream.Msg)
+	for i := 0; i < s.cfg.Workers; i++ {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for m := range s.work {
+				s.handle(runCtx, m)
+			}
+		}()
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case s.work <- m:
+		case <-runCtx.Done():
+		}
+	}, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	if err != nil {
+		cancel()
+		close(s.work)
+		s.wg.Wait()
+		return fmt.Errorf("dispatcher: consume: %w", err)
+	}
+	s.mu.Lock()
+	s.cc = cc
+	s.mu.Unlock()
+	return nil
+}
+
+// Stop stops taking requests, cancels the runs in flight (their requests are not
+// acknowledged and will be redelivered) and waits for the workers.
+func (s *Service) Stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		cc := s.cc
+		s.mu.Unlock()
+		if cc != nil {
+			cc.Drain()
+			<-cc.Closed()
+		}
+		if s.cancel != nil {
+			s.cancel()
+		}
+		if s.work != nil {
+			close(s.work)
+		}
+		s.wg.Wait()
+		close(s.closed)
+	})
+}
+
+// Closed is closed once Stop has finished.
+func (s *Service) Closed() <-chan struct{} { return s.closed }
+
+// Suggest returns up to n keys close to attempted.
+func (s *Service) Suggest(attempted string, n int) []string { return s.suggest.Suggest(attempted, n) }
+
+// ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
+// returned receipt carries the invocation id and trace to look up later.
+var ErrPending = errors.New("dispatcher: receipt pending")
+
+// Invoke appends an invocation request and waits for its receipt. req.Key and
+// req.Body are required; InvocationID and Trace are minted when empty. When ctx ends
+// first, it returns the ids in a partial receipt and an error matching ErrPending.
+func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
+	if err := contract.ValidateKey(req.Key); err != nil {
+		return eventlog.Receipt{}, err
+	}
+	now := s.cfg.Clock()
+	if req.InvocationID == "" {
+		req.InvocationID = NewInvocationID(now)
+	}
+	if req.Trace == "" {
+		req.Trace = NewTrace()
+	}
+	req.DirSeq = s.cfg.Projector.Applied(eventlog.ControlStream)
+	pending := eventlog.Receipt{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}
+	ev, err := eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, req.Credential, req)
+	if err != nil {
+		return pending, err
+	}
+	ch := s.waiters.add(req.InvocationID)
+	if _, err := s.cfg.Log.Append(ctx, eventlog.RequestSubject(req.Key), ev); err != nil {
+		s.waiters.remove(req.InvocationID)
+		return pending, err
+	}
+	select {
+	case rc := <-ch:
+		return rc, nil
+	case <-ctx.Done():
+		s.waiters.remove(req.InvocationID)
+		// The receipt may have landed between the wakeup and the cancel.
+		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+			return rc, nil
+		}
+		return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+	}
+}

@@ -1,0 +1,277 @@
+package dispatcher_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/projector"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type stack struct {
+	log  *eventlog.Log
+	proj *projector.Projector
+	fns  *dispatcher.FnRegistry
+	stop context.CancelFunc
+	done chan error
+}
+
+// newStack runs a real log and projector; services are added by newService.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	l := logtest.Open(t, "")
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stack{log: l, proj: p, fns: dispatcher.NewFnRegistry(), done: make(chan error, 1)}
+	dispatcher.RegisterBuiltins(st.fns, dispatcher.BuiltinConfig{Clock: time.Now})
+	return st
+}
+
+func (st *stack) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st.stop = cancel
+	go func() { st.done <- st.proj.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-st.done
+		st.proj.Close()
+	})
+}
+
+func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)) *dispatcher.Service {
+	t.Helper()
+	cfg := dispatcher.ServiceConfig{
+		Log: st.log, Projector: st.proj, Logger: quiet, Workers: 4, Name: "w",
+		Runners: dispatcher.Runners{dispatcher.RunnerFn: dispatcher.NewFnRunner(st.fns)},
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	s, err := dispatcher.NewService(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (st *stack) putRow(t *testing.T, row contract.Row) {
+	t.Helper()
+	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	seq, err := st.log.Append(context.Background(), eventlog.DirectorySubject(row.Key), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.proj.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fnRow(key, target, content string) contract.Row {
+	return contract.Row{Key: key, Type: "fn", Target: target, Content: content, Enabled: 1, PlannerVisible: 1, PlannerRank: 100}
+}
+
+func invoke(t *testing.T, s *dispatcher.Service, key, body string) eventlog.Receipt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: key, Body: body, Credential: "owner:terminal-key"})
+	if err != nil {
+		t.Fatalf("invoke %s: %v", key, err)
+	}
+	return rc
+}
+
+func TestInvokeFnEndToEnd(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo the second argument\n[\"$2\"]"))
+
+	rc := invoke(t, s, "SAY", "a|hello \"world\"")
+	if !rc.OK || !rc.Ran || !rc.Material || rc.Result != `hello "world"` || rc.Status != dispatcher.StatusProvenMaterialResult {
+		t.Fatalf("receipt = %+v", rc)
+	}
+	if !strings.HasPrefix(rc.InvocationID, "inv_") || !strings.HasPrefix(rc.Trace, "t_") {
+		t.Fatalf("ids = %s %s", rc.InvocationID, rc.Trace)
+	}
+	if rc.Actor != "owner:terminal-key" || rc.Runner != "fn" || rc.Type != "fn" {
+		t.Fatalf("actor/runner/type = %s/%s/%s", rc.Actor, rc.Runner, rc.Type)
+	}
+	if rc.Fingerprints.Input != dispatcher.Fingerprint("a|hello \"world\"") || rc.Fingerprints.Output != dispatcher.Fingerprint(rc.Result) {
+		t.Fatalf("fingerprints = %+v", rc.Fingerprints)
+	}
+	row, _, _ := st.proj.Row("SAY")
+	if rc.Fingerprints.Contract != contract.Fingerprint(&row) {
+		t.Fatalf("contract fingerprint = %s, want %s", rc.Fingerprints.Contract, contract.Fingerprint(&row))
+	}
+	// The receipt is projected by the time Invoke returns.
+	if _, _, err := st.proj.Receipt(rc.InvocationID); err != nil {
+		t.Fatalf("receipt not projected: %v", err)
+	}
+}
+
+func TestUnknownKeyGetsReceiptAndSuggestions(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("ZZ_TEST_TEMPERATURE", "echo", "# WHAT: x"))
+	rc := invoke(t, s, "ZZ_TEST_TEMPERATUR", "")
+	if rc.Status != dispatcher.StatusRefusedUnknownKey || rc.Ran || rc.OK {
+		t.Fatalf("receipt = %+v", rc)
+	}
+	want := `{"attempted":"ZZ_TEST_TEMPERATUR","did_you_mean":["ZZ_TEST_TEMPERATURE"],"error":"unknown_key","ran":false}`
+	if rc.Result != want {
+		t.Fatalf("result = %s\nwant     %s", rc.Result, want)
+	}
+}
+
+func TestDisabledRowRefused(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	r := fnRow("OFF", "echo", "# WHAT: x")
+	r.Enabled = 0
+	st.putRow(t, r)
+	rc := invoke(t, s, "OFF", "x")
+	if rc.Status != dispatcher.StatusRefusedDisabled || rc.Result != "ERR:disabled:OFF" {
+		t.Fatalf("receipt = %+v", rc)
+	}
+}
+
+func TestInvokeOverNATS(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := dispatcher.InvokeOverNATS(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Result != "over the bus" || rc.Actor != "nats:test" || !rc.Material {
+		t.Fatalf("receipt = %+v", rc)
+	}
+}
+
+// receiptsFor counts RECEIPT events in the log for one invocation.
+func receiptsFor(t *testing.T, l *eventlog.Log, inv string) int {
+	t.Helper()
+	n := 0
+	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
+		if s.Type == eventlog.TypeReceipt && strings.HasSuffix(s.Subject, "."+inv) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+var errCrash = errors.New("crash")
+
+func TestWorkerKilledMidInvocation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		where string
+		runs  int32 // how often the function runs in total
+	}{
+		{"before the receipt", "receipt", 2},
+		{"after the receipt, before the ack", "ack", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStack(t)
+			var runs atomic.Int32
+			st.fns.Register("count", func(ctx context.Context, args []any) (string, error) {
+				runs.Add(1)
+				return "counted", nil
+			})
+			crashed := make(chan struct{})
+			crash := func(*eventlog.InvocationRequest) error {
+				select {
+				case <-crashed:
+				default:
+					close(crashed)
+				}
+				return errCrash
+			}
+			a := st.newService(t, func(c *dispatcher.ServiceConfig) {
+				c.AckWait = 300 * time.Millisecond
+				c.Name = "a"
+				if tc.where == "receipt" {
+					dispatcher.SetFailpoints(c, crash, nil)
+				} else {
+					dispatcher.SetFailpoints(c, nil, crash)
+				}
+			})
+			st.run(t)
+			st.putRow(t, fnRow("COUNT", "count", "# WHAT: count runs"))
+			if err := a.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// Invoke without waiting for the receipt: worker a dies holding it.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			type res struct {
+				rc  eventlog.Receipt
+				err error
+			}
+			got := make(chan res, 1)
+			go func() {
+				rc, err := a.Invoke(ctx, eventlog.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"})
+				got <- res{rc, err}
+			}()
+			<-crashed
+			a.Stop() // the crashed worker is gone; its request is unacknowledged
+
+			b := st.newService(t, func(c *dispatcher.ServiceConfig) { c.AckWait = 300 * time.Millisecond; c.Name = "b" })
+			if err := b.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Stop()
+			r := <-got
+			if r.err != nil {
+				t.Fatalf("invoke: %v", r.err)
+			}
+			// Let any further redelivery play out, then count.
+			time.Sleep(900 * time.Millisecond)
+			if n := receiptsFor(t, st.log, r.rc.InvocationID); n != 1 {
+				t.Fatalf("%d receipts for %s, want exactly 1", n, r.rc.InvocationID)
+			}
+			if got := runs.Load(); got != tc.runs {
+				t.Fatalf("function ran %d times, want %d", got, tc.runs)
+			}
+			if tc.where == "receipt" && r.rc.Worker != "b" {
+				t.Fatalf("receipt written by %q, want the surviving worker b", r.rc.Worker)
+			}
+		})
+	}
+}

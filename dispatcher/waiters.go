@@ -1,0 +1,59 @@
+package dispatcher
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/capdir/capdir/eventlog"
+)
+
+// waiters wakes callers blocked on an invocation once its receipt is projected.
+type waiters struct {
+	mu sync.Mutex
+	m  map[string]chan eventlog.Receipt
+}
+
+func newWaiters() *waiters { return &waiters{m: map[string]chan eventlog.Receipt{}} }
+
+func (w *waiters) add(inv string) chan eventlog.Receipt {
+	ch := make(chan eventlog.Receipt, 1)
+	w.mu.Lock()
+	w.m[inv] = ch
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *waiters) remove(inv string) {
+	w.mu.Lock()
+	delete(w.m, inv)
+	w.mu.Unlock()
+}
+
+// applied is the projector's OnApplied hook: it wakes the waiters of every receipt
+// in the batch. The invocation id is read from the subject, so receipts nobody waits
+// for are not decoded.
+func (w *waiters) applied(stream string, batch []eventlog.Stored) {
+	if stream != eventlog.DataStream {
+		return
+	}
+	for i := range batch {
+		s := &batch[i]
+		if s.Type != eventlog.TypeReceipt {
+			continue
+		}
+		inv := s.Subject[strings.LastIndexByte(s.Subject, '.')+1:]
+		w.mu.Lock()
+		ch, ok := w.m[inv]
+		if ok {
+			delete(w.m, inv)
+		}
+		w.mu.Unlock()
+		if !ok {
+			continue
+		}
+		var rc eventlog.Receipt
+		if err := s.DataAs(&rc); err == nil {
+			ch <- rc
+		}
+	}
+}

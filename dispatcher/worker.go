@@ -1,0 +1,194 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// handle runs one request message: the gate, the runner, the receipt, the ack. A
+// request whose receipt already exists (a redelivery after the receipt was written)
+// is acknowledged without running again.
+func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
+	req, actor, err := decodeRequest(m)
+	if err != nil {
+		s.cfg.Logger.Warn("dispatcher: unusable request dropped", "subject", m.Subject(), "err", err)
+		m.Term()
+		return
+	}
+	if s.cfg.Projector.HasReceipt(req.InvocationID) {
+		m.Ack()
+		return
+	}
+	started := s.cfg.Clock()
+	d := newDraft(&req, actor, s.cfg.Name, started)
+	s.run(ctx, &req, d)
+	if s.cfg.beforeReceipt != nil {
+		if err := s.cfg.beforeReceipt(&req); err != nil {
+			return // abandoned unacknowledged: JetStream redelivers after AckWait
+		}
+	}
+	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap)
+	if err := s.appendReceipt(ctx, &rc); err != nil {
+		if ctx.Err() == nil {
+			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
+			m.NakWithDelay(time.Second)
+		}
+		return
+	}
+	if s.cfg.beforeAck != nil {
+		if err := s.cfg.beforeAck(&req); err != nil {
+			return
+		}
+	}
+	m.Ack()
+	invocations.WithLabelValues(rc.Status).Inc()
+	runSeconds.Observe(rc.DurationMS / 1000)
+}
+
+// run passes the request through the gate and, if admitted, the runner, filling d.
+func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft) {
+	if len(req.Body) > s.cfg.MaxPayload {
+		d.refuse(StatusRefusedPayloadTooLarge, fmt.Sprintf("ERR:payload_too_large:%d>%d", len(req.Body), s.cfg.MaxPayload), nil)
+		return
+	}
+	// The row is read only after this node has projected the directory as far as
+	// the requesting node had: a row is callable as soon as its write returns.
+	if req.DirSeq > 0 {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
+		cancel()
+	}
+	row, _, err := s.cfg.Projector.Row(req.Key)
+	if errors.Is(err, projector.ErrNotFound) {
+		refusal := UnknownKey(req.Key, s.suggest.Suggest(req.Key, s.cfg.Suggestions))
+		b, _ := json.Marshal(refusal)
+		d.refuse(StatusRefusedUnknownKey, string(b), refusal)
+		return
+	}
+	if err != nil {
+		d.refuse(StatusFailedBeforeRun, "ERR:directory:"+err.Error(), nil)
+		return
+	}
+	d.row(&row)
+	if row.Enabled == 0 {
+		d.refuse(StatusRefusedDisabled, "ERR:disabled:"+row.Key, nil)
+		return
+	}
+	decision, err := s.breakerCheck(&row)
+	if err != nil {
+		d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+err.Error(), nil)
+		return
+	}
+	d.BreakerGeneration = decision.Generation
+	if decision.Open {
+		d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
+			"opened_at": decision.OpenedAt, "closes_at": decision.ClosesAt,
+		})
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	o := s.cfg.Runners.Run(rctx, Call{Row: &row, Body: req.Body, Shape: req.Shape})
+	d.outcome(o, req.Shape)
+}
+
+// breakerCheck asks the row's projected breaker whether to refuse, giving it the tag
+// of the credential the row names now (so a replaced credential closes it).
+func (s *Service) breakerCheck(row *contract.Row) (breaker.Decision, error) {
+	st, err := s.cfg.Projector.Breaker(row.Key)
+	if err != nil {
+		return breaker.Decision{}, err
+	}
+	tag := ""
+	if st.Open {
+		tag = CredentialTag(row.Auth, s.cfg.Env, s.cfg.TagSalt)
+	}
+	return s.cfg.Breaker.Check(st, s.cfg.Clock(), tag), nil
+}
+
+// CredentialTag is the tag of the credential an auth spec resolves to now ("" when
+// none applies or the spec is malformed).
+func CredentialTag(spec string, env Env, salt string) string {
+	if strings.TrimSpace(spec) == "" {
+		return ""
+	}
+	var req OutboundRequest
+	cred, err := ApplyAuth(spec, env, &req)
+	if err != nil {
+		return ""
+	}
+	return cred.Tag(salt)
+}
+
+// appendReceipt appends the receipt under an event id derived from the invocation
+// id, so a duplicate receipt inside the log's duplicate window is not stored.
+func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error {
+	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
+	if err != nil {
+		return err
+	}
+	ev.ID = receiptEventID(rc.InvocationID)
+	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key, rc.InvocationID), ev)
+	if err != nil {
+		return err
+	}
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = eventlog.AwaitAck(actx, f)
+	return err
+}
+
+// decodeRequest reads a request message. Bus clients may leave the invocation id,
+// trace and key empty: they are derived from the event id and the subject.
+func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) {
+	var req eventlog.InvocationRequest
+	ev, err := eventlog.Decode(m.Data())
+	if err != nil {
+		return req, "", err
+	}
+	if ev.Type != eventlog.TypeInvocationRequested {
+		return req, "", fmt.Errorf("event type %q on a request subject", ev.Type)
+	}
+	if err := ev.DataAs(&req); err != nil {
+		return req, "", err
+	}
+	subjKey := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
+	if req.Key == "" {
+		req.Key = subjKey
+	}
+	if req.Key != subjKey {
+		return req, "", fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
+	}
+	if req.InvocationID == "" {
+		req.InvocationID = InvocationPrefix + strings.ToLower(ev.ID)
+	}
+	if req.Trace == "" {
+		req.Trace = NewTrace()
+	}
+	actor := req.Credential
+	if actor == "" {
+		actor = ev.Actor
+	}
+	if actor == "" {
+		actor = "nats:anonymous"
+	}
+	return req, actor, nil
+}
+
+// UnknownKey is the refusal body for a key no row has, as the article prints it.
+func UnknownKey(attempted string, didYouMean []string) map[string]any {
+	if didYouMean == nil {
+		didYouMean = []string{}
+	}
+	return map[string]any{"error": "unknown_key", "attempted": attempted, "ran": false, "did_you_mean": didYouMean}
+}
