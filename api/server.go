@@ -43,6 +43,7 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /metrics", promhttp.Handler())
 	s.registerDirectory()
 	s.registerDispatch()
+	s.registerBreaker()
 }
 
 // owner wraps a handler with the x-terminal-key check.

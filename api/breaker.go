@@ -1,0 +1,4 @@
+package api
+
+// registerBreaker adds the breaker routes.
+func (s *Server) registerBreaker() {}
