@@ -71,6 +71,7 @@ type Node struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
+	stopped  chan struct{}
 	stopErr  error
 	runErr   chan error
 }
@@ -94,7 +95,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{Config: cfg, runErr: make(chan error, 4)}
+	n := &Node{Config: cfg, runErr: make(chan error, 4), stopped: make(chan struct{})}
 	var err error
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
 		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
@@ -207,9 +208,13 @@ func (n *Node) Stop(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		n.stopErr = errors.Join(errs...)
+		close(n.stopped)
 	})
 	return n.stopErr
 }
+
+// Stopped is closed once Stop has finished.
+func (n *Node) Stopped() <-chan struct{} { return n.stopped }
 
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true

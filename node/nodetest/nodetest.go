@@ -39,6 +39,11 @@ func Start(t testing.TB, mutate func(*node.Config)) *node.Node {
 		t.Fatalf("start node: %v", err)
 	}
 	t.Cleanup(func() {
+		select {
+		case <-n.Stopped(): // the test stopped it and did its own checks
+			return
+		default:
+		}
 		if !t.Failed() {
 			CheckReplay(t, n)
 		}
