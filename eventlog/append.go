@@ -55,8 +55,11 @@ func (l *Log) Append(ctx context.Context, subject string, ev Event, opts ...Appe
 	}
 	ack, err := l.js.PublishMsg(ctx, msg, popts...)
 	if err != nil {
-		return 0, classify(err)
+		err = classify(err)
+		countAppend(ev.Type, err)
+		return 0, err
 	}
+	countAppend(ev.Type, nil)
 	return ack.Sequence, nil
 }
 
@@ -69,8 +72,11 @@ func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetst
 	}
 	f, err := l.js.PublishMsgAsync(msg, popts...)
 	if err != nil {
-		return nil, classify(err)
+		err = classify(err)
+		countAppend(ev.Type, err)
+		return nil, err
 	}
+	countAppend(ev.Type, nil)
 	return f, nil
 }
 
@@ -114,10 +120,17 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 }
 
 func classify(err error) error {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+	if isConflict(err) {
 		return fmt.Errorf("%w (%v)", ErrConflict, err)
 	}
 	return fmt.Errorf("eventlog: append: %w", err)
+}
+
+func isConflict(err error) bool {
+	if errors.Is(err, ErrConflict) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
