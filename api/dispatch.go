@@ -93,18 +93,36 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeJSON(w, http.StatusNotFound, json.RawMessage(rc.Result))
 		return
 	}
-	out := map[string]any{"ok": rc.OK, "ran": rc.Ran, "trace": rc.Trace, "result": rc.Result, "proof": s.proof(&rc)}
+	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
 	if rc.Status == dispatcher.StatusShapeOnly {
-		delete(out, "result")
-		out["shape"] = rc.Extra["shape"]
+		out.Result = nil
+		out.Shape = rc.Extra["shape"]
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) proof(rc *eventlog.Receipt) map[string]any {
-	return map[string]any{
-		"ok": rc.OK, "invocation_id": rc.InvocationID, "status": rc.Status,
-		"public_receipt": strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
+// DispatchResponse is the answer to a completed dispatch, in the article's field order.
+type DispatchResponse struct {
+	OK     bool    `json:"ok"`
+	Ran    bool    `json:"ran"`
+	Trace  string  `json:"trace"`
+	Result *string `json:"result,omitempty"`
+	Shape  any     `json:"shape,omitempty"`
+	Proof  Proof   `json:"proof"`
+}
+
+// Proof points at the receipt of a dispatch.
+type Proof struct {
+	OK            bool   `json:"ok"`
+	InvocationID  string `json:"invocation_id"`
+	PublicReceipt string `json:"public_receipt"`
+	Status        string `json:"status"`
+}
+
+func (s *Server) proof(rc *eventlog.Receipt) Proof {
+	return Proof{
+		OK: rc.OK, InvocationID: rc.InvocationID, Status: rc.Status,
+		PublicReceipt: strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
 	}
 }
 
