@@ -1,4 +1,138 @@
 package api
 
-// registerBreaker adds the breaker routes.
-func (s *Server) registerBreaker() {}
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+)
+
+// registerBreaker adds the breaker routes:
+//
+//	GET    /api/breaker        the breakers refusing calls now (owner)
+//	GET    /api/breaker/{key}  one key's breaker, open or not (owner)
+//	DELETE /api/breaker/{key}  an owner reset: append BREAKER_RESET (owner)
+func (s *Server) registerBreaker() {
+	s.mux.HandleFunc("GET /api/breaker", s.owner(s.breakerList))
+	s.mux.HandleFunc("GET /api/breaker/{key}", s.owner(s.breakerGet))
+	s.mux.HandleFunc("DELETE /api/breaker/{key}", s.owner(s.breakerReset))
+}
+
+// BreakerView is one breaker as the facade shows it.
+type BreakerView struct {
+	Key     string `json:"key"`
+	Strikes int    `json:"strikes"`
+	// Open is true when the breaker refuses calls now: tripped, and its cooldown has
+	// not passed. A breaker whose credential was replaced is shown open until the
+	// next call notices the new credential and closes it.
+	Open     bool       `json:"open"`
+	OpenedAt *time.Time `json:"opened_at,omitempty"`
+	ClosesAt *time.Time `json:"closes_at,omitempty"`
+	// Message is the refusal every call gets while open.
+	Message string `json:"message,omitempty"`
+}
+
+// breakerView is st as it stands at now. The credential is not looked at (the
+// facade does not read secrets), so only the cooldown closes it here.
+func (s *Server) breakerView(st breaker.State, now time.Time) BreakerView {
+	v := BreakerView{Key: st.Key, Strikes: st.Strikes}
+	d := s.cfg.Breaker.Check(st, now, "")
+	if !d.Open {
+		if st.Open {
+			v.Strikes = 0 // expired: the next call starts a fresh run
+		}
+		return v
+	}
+	opened, closes := d.OpenedAt.UTC(), d.ClosesAt.UTC()
+	v.Open, v.OpenedAt, v.ClosesAt = true, &opened, &closes
+	v.Message = breaker.Message(st.Key, s.cfg.Breaker.Threshold)
+	return v
+}
+
+// breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
+func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) {
+	states, err := s.cfg.Projector.Breakers()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "breakers unavailable: "+err.Error())
+		return
+	}
+	now := s.cfg.Clock()
+	out := []BreakerView{}
+	for _, st := range states {
+		if v := s.breakerView(st, now); v.Open {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
+}
+
+// breakerGet answers one key's BreakerView (closed with no strikes when it never
+// struck).
+func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if err := contract.ValidateKey(key); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	st, err := s.cfg.Projector.Breaker(key)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "breaker unavailable: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, s.breakerView(st, s.cfg.Clock()))
+}
+
+// breakerReset appends a BREAKER_RESET for the key and answers once this node's
+// projection has applied it, so the next call through this node is not refused.
+// Resetting a closed breaker (or a key that never struck) is allowed and clears
+// its strikes.
+func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if err := contract.ValidateKey(key); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	defer cancel()
+	seq, err := s.appendBreakerReset(ctx, key)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "breaker reset not written: "+err.Error())
+		return
+	}
+	if err := s.cfg.Projector.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
+		writeError(w, http.StatusGatewayTimeout, fmt.Sprintf(
+			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
+			seq, eventlog.DataStream, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
+}
+
+// breakerResetAnswer is DELETE /api/breaker/{key}'s answer, in this field order.
+type breakerResetAnswer struct {
+	OK    bool   `json:"ok"`
+	Key   string `json:"key"`
+	Reset bool   `json:"reset"`
+}
+
+// appendBreakerReset appends the owner's BREAKER_RESET of key and returns its
+// sequence on the data stream.
+func (s *Server) appendBreakerReset(ctx context.Context, key string) (uint64, error) {
+	ev, err := s.cfg.Log.NewEvent(eventlog.TypeBreakerReset, OwnerActor, eventlog.BreakerReset{Key: key})
+	if err != nil {
+		return 0, err
+	}
+	seq, err := s.cfg.Log.Append(ctx, eventlog.BreakerSubject(key), ev)
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	appends.WithLabelValues(eventlog.TypeBreakerReset, result).Inc()
+	return seq, err
+}
