@@ -29,6 +29,15 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Ack()
 		return
 	}
+	// The breaker is a fold over the data stream, and this node's projection may lag
+	// the node that appended the request. Wait until everything appended before the
+	// request (the receipt that tripped the breaker, an owner reset) is folded here,
+	// so the gate refuses every request appended after the trip.
+	if md, err := m.Metadata(); err == nil && md.Sequence.Stream > 1 {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
+		cancel()
+	}
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
 	s.run(ctx, &req, d)
