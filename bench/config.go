@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+)
+
+// Scenario names, in the order Run runs them.
+const (
+	ScenarioFloor     = "floor"
+	ScenarioNATS      = "nats"
+	ScenarioHTTP      = "http"
+	ScenarioHTTPRow   = "httprow"
+	ScenarioReplay    = "replay"
+	ScenarioDirectory = "directory"
+)
+
+// Scenarios lists every scenario name in run order.
+var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioReplay, ScenarioDirectory}
+
+// Config configures Run.
+type Config struct {
+	// Quick uses smaller counts so that a whole run takes under a minute.
+	Quick bool
+	// Sync is the log's fsync policy ("always" or an interval); eventlog.DefaultSync when empty.
+	Sync string
+	// Only restricts the run to these scenarios (see Scenarios); all when empty.
+	Only []string
+	// Dir is where the temporary data directories are made; os.TempDir when empty.
+	Dir string
+	// Progress receives one line as each scenario starts; discarded when nil.
+	Progress io.Writer
+	// Logger receives the node's own logs; discarded when nil.
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Sync == "" {
+		c.Sync = eventlog.DefaultSync
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, s := range c.Only {
+		if !slices.Contains(Scenarios, s) {
+			errs = append(errs, fmt.Errorf("bench: unknown scenario %q (one of %s)", s, strings.Join(Scenarios, ", ")))
+		}
+	}
+	if c.Sync != "" {
+		cfg := eventlog.Config{DataDir: "x", Replicas: 1, Sync: c.Sync}
+		if err := cfg.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) wants(name string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, name) }
+
+// counts are the sizes of one run.
+type counts struct {
+	floorAsync, floorSync int
+	invokeSeq, invokePar  int
+	httpRow               int
+	replayEvents          int
+	directoryRows         int
+	lookups               int
+	budget                time.Duration // a cap on one measured loop
+}
+
+func (c *Config) counts() counts {
+	if c.Quick {
+		return counts{floorAsync: 50_000, floorSync: 3_000, invokeSeq: 1_000, invokePar: 8_000, httpRow: 500,
+			replayEvents: 60_000, directoryRows: 20_000, lookups: 300, budget: 4 * time.Second}
+	}
+	return counts{floorAsync: 200_000, floorSync: 20_000, invokeSeq: 5_000, invokePar: 50_000, httpRow: 3_000,
+		replayEvents: 200_000, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
+}

@@ -1,0 +1,20 @@
+// Package bench measures capdir end to end on one machine: the raw JetStream
+// publish floor, fn invocations through the NATS request subject and through
+// POST /api/dispatch, an http row against a local upstream, replaying the log into a
+// fresh bbolt file, and a 100k-row directory. capdir bench prints its results as a
+// table; the go test benchmarks in this package and in projector run the same
+// scenario code.
+//
+// Every scenario warms up before it measures, runs in this process against an
+// embedded NATS server whose store lives in a temporary directory, and returns
+// structured [Result]s. Throughput rows carry their ratio to the raw async publish
+// rate measured on the same store in the same run, which is the ceiling any
+// log-backed operation can reach on this machine.
+//
+// # Caveats
+//
+// Load generators, the server and capdir share the machine's cores: on a small
+// machine the client's own cost is part of every figure. Latency percentiles are
+// closed-loop (each caller waits for its answer before sending the next), so they
+// do not include queueing delay an open-loop load would show.
+package bench

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Parallel is the in-flight count of the concurrent invocation rows.
+const Parallel = 64
+
+// Run runs the scenarios cfg selects, in the order of Scenarios, and returns their
+// results. Throughput rows carry their ratio to the async publish floor when the
+// floor was measured in the same run.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(cfg.Dir, "capdir-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	c := cfg.counts()
+	r := &runner{cfg: cfg, c: c, dir: dir}
+	if err := r.shared(ctx); err != nil {
+		return r.results, err
+	}
+	if cfg.wants(ScenarioReplay) {
+		r.progress(ScenarioReplay, "generating %d events, then rebuilding", c.replayEvents)
+		res, err := Replay(ctx, dir, cfg.Sync, c.replayEvents)
+		if err != nil {
+			return r.results, err
+		}
+		r.add(res...)
+	}
+	if cfg.wants(ScenarioDirectory) {
+		r.progress(ScenarioDirectory, "importing %d rows", c.directoryRows)
+		e, err := StartEnv(ctx, EnvConfig{Dir: dir + "/directory", Sync: cfg.Sync, Logger: cfg.Logger})
+		if err != nil {
+			return r.results, err
+		}
+		res, err := Directory(ctx, e, c.directoryRows, c.lookups, c.budget)
+		e.Close()
+		if err != nil {
+			return r.results, err
+		}
+		r.add(res...)
+	}
+	return r.results, nil
+}
+
+type runner struct {
+	cfg     Config
+	c       counts
+	dir     string
+	floor   float64
+	results []Result
+}
+
+func (r *runner) progress(name, format string, args ...any) {
+	fmt.Fprintf(r.cfg.Progress, "bench: %-9s "+format+"\n", append([]any{name}, args...)...)
+}
+
+// add records results, setting the floor ratio of invocation rows.
+func (r *runner) add(res ...Result) {
+	for i := range res {
+		if res[i].Unit == "invocations" && res[i].Rate > 0 && r.floor > 0 && res[i].Floor == 0 && res[i].Scenario != ScenarioHTTPRow {
+			res[i].Floor = res[i].Rate / r.floor
+		}
+	}
+	r.results = append(r.results, res...)
+}
+
+// shared runs the scenarios that share one node: floor, nats, http, httprow.
+func (r *runner) shared(ctx context.Context) error {
+	need := false
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow} {
+		need = need || r.cfg.wants(s)
+	}
+	if !need {
+		return nil
+	}
+	e, err := StartEnv(ctx, EnvConfig{Dir: r.dir + "/shared", Sync: r.cfg.Sync, NATSListen: r.cfg.wants(ScenarioNATS), Logger: r.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	c := r.c
+	// The floor is measured whenever invocations are, so their ratio can be shown.
+	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) {
+		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
+		f, err := MeasureFloor(ctx, e.Node.Log.JetStream(), c.floorAsync, c.floorSync, c.budget)
+		if err != nil {
+			return err
+		}
+		r.floor = f.Async.Rate
+		r.add(f.Async, f.Sync)
+	}
+	if r.cfg.wants(ScenarioNATS) {
+		r.progress(ScenarioNATS, "fn over the request subject, 1 and %d in flight", Parallel)
+		nc, err := nats.Connect(e.Node.Log.ClientURL(), nats.Name("capdir-bench"))
+		if err != nil {
+			return fmt.Errorf("bench: connect bus client: %w", err)
+		}
+		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		nc.Close()
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	if r.cfg.wants(ScenarioHTTP) {
+		r.progress(ScenarioHTTP, "fn over POST /api/dispatch, 1 and %d in flight", Parallel)
+		res, err := Invocations(ctx, ScenarioHTTP, "POST /api/dispatch", e.HTTPInvoke(), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	if r.cfg.wants(ScenarioHTTPRow) {
+		r.progress(ScenarioHTTPRow, "http row vs the upstream directly, %d rounds", c.httpRow)
+		res, err := HTTPRow(ctx, e, c.httpRow, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/bench"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(benchCmd) }
+
+func benchCmd() *cobra.Command {
+	var cfg bench.Config
+	var asJSON bool
+	var cpuProfile string
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure publish floor, invocations (NATS and HTTP), http-row overhead, replay and a 100k-row directory",
+		Long: "Measure capdir on this machine against an embedded server in a temporary directory:\n" +
+			"  floor      JetStream async and sync publish of a real request event's size\n" +
+			"  nats       fn invocations through the NATS request subject, 1 and 64 in flight\n" +
+			"  http       the same through POST /api/dispatch over loopback HTTP\n" +
+			"  httprow    an http row against a local upstream, against calling it directly\n" +
+			"  replay     rebuilding a fresh bbolt file from a generated log\n" +
+			"  directory  importing generated rows; lookups, did_you_mean and resident memory\n" +
+			"Throughput rows show their share of the async publish floor of the same run.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			if !asJSON {
+				cfg.Progress = cmd.ErrOrStderr()
+			}
+			if cpuProfile != "" {
+				pf, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			start := time.Now()
+			results, err := bench.Run(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{
+					"cpus": runtime.NumCPU(), "go": runtime.Version(), "sync": syncOrDefault(cfg.Sync), "quick": cfg.Quick,
+					"seconds": time.Since(start).Seconds(), "results": results,
+				})
+			}
+			fmt.Fprintf(out, "capdir bench: %d CPUs, %s, log sync %s%s, %s\n\n", runtime.NumCPU(), runtime.Version(),
+				syncOrDefault(cfg.Sync), map[bool]string{true: ", quick"}[cfg.Quick], time.Since(start).Round(100*time.Millisecond))
+			return bench.WriteTable(out, results)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&cfg.Quick, "quick", false, "smaller counts: the whole run takes under a minute")
+	f.BoolVar(&asJSON, "json", false, "print machine-readable JSON instead of a table")
+	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `the log's fsync policy: "always" or an interval such as 1s`)
+	f.StringSliceVar(&cfg.Only, "only", nil, "run only these scenarios: "+strings.Join(bench.Scenarios, ", "))
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
+	f.StringVar(&cfg.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")
+	return cmd
+}
+
+func syncOrDefault(s string) string {
+	if s == "" {
+		return eventlog.DefaultSync
+	}
+	return s
+}
