@@ -1,0 +1,35 @@
+package projector_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/capdir/capdir/bench"
+	"github.com/capdir/capdir/eventlog/logtest"
+)
+
+// BenchmarkReplay rebuilds a fresh bbolt projection from a log of at least 100k
+// events of the mix bench.GenerateLog writes (directory mutations, requests,
+// receipts) and reports events/s. The log is generated once, outside the timer.
+func BenchmarkReplay(b *testing.B) {
+	l := logtest.Open(b, "")
+	n, err := bench.GenerateLog(context.Background(), l, 100_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "projection.db")
+	b.ResetTimer()
+	var events int
+	for i := 0; i < b.N; i++ {
+		os.Remove(path)
+		el, got, err := bench.MeasureRebuild(context.Background(), l, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += got
+		b.ReportMetric(float64(got)/el.Seconds(), "events/s")
+	}
+	b.ReportMetric(float64(n), "log-events")
+}
