@@ -115,7 +115,7 @@ func Directory(ctx context.Context, e *Env, n, lookups int, budget time.Duration
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mem := Result{Scenario: ScenarioDirectory, Name: fmt.Sprintf("resident memory with %d rows (after GC)", n+500), Unit: "bytes",
-		Note: fmt.Sprintf("VmRSS %.0f MB (%.0f MB before the import); Go heap in use %.0f MB", mb(after), mb(before), mb(float64(ms.HeapInuse))),
+		Note:   fmt.Sprintf("VmRSS %.0f MB (%.0f MB before the import); Go heap in use %.0f MB", mb(after), mb(before), mb(float64(ms.HeapInuse))),
 		Values: map[string]float64{"rss_mb": mb(after), "rss_before_mb": mb(before), "heap_inuse_mb": mb(float64(ms.HeapInuse))}}
 	out = append(out, mem)
 	return out, nil
