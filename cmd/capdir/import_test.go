@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/node"
+	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/testdata"
+)
+
+// runCLI runs the capdir command line in-process.
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := rootCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+// testServer starts a node and returns it with the client flags that reach it.
+func testServer(t *testing.T) (*node.Node, []string) {
+	t.Helper()
+	t.Setenv("CAPDIR_TERMINAL_KEY", "")
+	n := nodetest.Start(t, nil)
+	keyFile := filepath.Join(t.TempDir(), "terminal.key")
+	if err := os.WriteFile(keyFile, []byte(nodetest.Key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return n, []string{"--server", n.URL(), "--key-file", keyFile}
+}
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// listRows reads the whole directory (it is small in these tests).
+func listRows(t *testing.T, n *node.Node) []contract.Row {
+	t.Helper()
+	status, body := nodetest.Do(t, n, "GET", "/api/directory?limit=1000", "")
+	if status != http.StatusOK {
+		t.Fatalf("list: HTTP %d %s", status, body)
+	}
+	var p struct {
+		Rows []contract.Row `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(body), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Rows
+}
+
+func TestImportCommandArticleFixture(t *testing.T) {
+	n, flags := testServer(t)
+	file := writeFile(t, "article_rows.json", testdata.ArticleRows())
+	stdout, stderr, err := runCLI(t, "", append([]string{"import", file}, flags...)...)
+	if err != nil || stderr != "" {
+		t.Fatalf("import: %v\n%s", err, stderr)
+	}
+	if want := "imported 6 of 6 rows from " + file + "; 0 failed\n"; stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+	if rows := listRows(t, n); len(rows) != 6 {
+		t.Fatalf("%d rows after import", len(rows))
+	}
+
+	// Again: every row exists, so every row fails and the command fails.
+	stdout, stderr, err = runCLI(t, "", append([]string{"import", file}, flags...)...)
+	if err == nil || err.Error() != "6 of 6 rows failed" {
+		t.Fatalf("second import: err %v", err)
+	}
+	if !strings.Contains(stderr, "row 0 NOW: exists: NOW is already in the directory (import with ?mode=upsert to replace it)\n") ||
+		stdout != "imported 0 of 6 rows from "+file+"; 6 failed\n" {
+		t.Fatalf("second import printed\n%s\n%s", stdout, stderr)
+	}
+}
+
+// A file with one bad row: the good rows are written, the bad one is reported with its
+// index, key and what to fix, and the command exits non-zero.
+func TestImportCommandReportsTheBadRow(t *testing.T) {
+	n, flags := testServer(t)
+	var rows []map[string]any
+	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	rows = append(rows[:3], append([]map[string]any{{"key": "BAD_ROW", "type": "lambda"}}, rows[3:]...)...)
+	data, _ := json.MarshalIndent(rows, "", "  ")
+	file := writeFile(t, "with_bad_row.json", data)
+
+	stdout, stderr, err := runCLI(t, "", append([]string{"import", file}, flags...)...)
+	if err == nil || err.Error() != "1 of 7 rows failed" {
+		t.Fatalf("err = %v", err)
+	}
+	if want := "row 3 BAD_ROW: type: must be one of fn, http, agent, flow; got \"lambda\"\n"; stderr != want {
+		t.Fatalf("stderr %q, want %q", stderr, want)
+	}
+	if want := "imported 6 of 7 rows from " + file + "; 1 failed\n"; stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+	if got := len(listRows(t, n)); got != 6 {
+		t.Fatalf("%d rows, want the 6 good ones", got)
+	}
+}
+
+// NDJSON from stdin, the key from $CAPDIR_TERMINAL_KEY, --upsert, and a hygiene
+// refusal printed with its repair text.
+func TestImportCommandNDJSONFromStdin(t *testing.T) {
+	n, flags := testServer(t)
+	t.Setenv("CAPDIR_TERMINAL_KEY", nodetest.Key)
+	in := "\n\n" + `{"key":"A","type":"fn","target":"now"}` + "\n" +
+		`{"key":"B","type":"fn","sensitive":1,"content":"# WHAT: risky"}` + "\n" +
+		`{"key":"A","type":"fn","target":"now","content":"# WHAT: A, replaced"}` + "\n"
+	stdout, stderr, err := runCLI(t, in, "import", "-", "--upsert", "--server", flags[1])
+	if err == nil || err.Error() != "1 of 3 rows failed" {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.HasPrefix(stderr, "row 1 (line 4) B: registry_hygiene_refused: high_risk_missing_schema\n    how to fix: input_schema is required") {
+		t.Fatalf("stderr %q", stderr)
+	}
+	if stdout != "imported 2 of 3 rows from stdin; 1 failed\n" {
+		t.Fatalf("stdout %q", stdout)
+	}
+	rows := listRows(t, n)
+	if len(rows) != 1 || rows[0].Content != "# WHAT: A, replaced" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestImportCommandErrors(t *testing.T) {
+	n, flags := testServer(t)
+	empty := writeFile(t, "empty.json", []byte(" \n\t\n"))
+	if _, _, err := runCLI(t, "", append([]string{"import", empty}, flags...)...); err == nil ||
+		!strings.Contains(err.Error(), "no rows: the input is empty") {
+		t.Errorf("empty file: %v", err)
+	}
+	file := writeFile(t, "rows.json", testdata.ArticleRows())
+	wrongKey := writeFile(t, "wrong.key", []byte("not-the-owner-key-at-all\n"))
+	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--key-file", wrongKey); err == nil ||
+		!strings.HasSuffix(err.Error(), "HTTP 401: unauthorized") {
+		t.Errorf("wrong key: %v", err)
+	}
+	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--data", t.TempDir()); err == nil ||
+		!strings.Contains(err.Error(), "no owner key") {
+		t.Errorf("no key: %v", err)
+	}
+	broken := writeFile(t, "broken.json", []byte(`[{"key":"A","type":"fn"},`))
+	if _, _, err := runCLI(t, "", append([]string{"import", broken}, flags...)...); err == nil ||
+		!strings.Contains(err.Error(), "HTTP 400: malformed JSON") {
+		t.Errorf("broken array: %v", err)
+	}
+	if rows := listRows(t, n); len(rows) != 0 {
+		t.Errorf("failed imports wrote %d rows", len(rows))
+	}
+}
