@@ -12,10 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// directoryActor is the actor of every DIRECTORY_MUTATE the facade appends: the
-// owner, attested by the x-terminal-key check.
-const directoryActor = "owner:terminal-key"
-
 // dirBuild decides what a write does to one key, given the row as projected now
 // (nil when the key is absent). It returns the mutation to append and the body
 // fields it ignored, or an error; it must not have side effects.
@@ -62,7 +58,7 @@ func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 	if err != nil {
 		return dirPending{}, err
 	}
-	ev, err := w.log.NewEvent(eventlog.TypeDirectoryMutate, directoryActor, m)
+	ev, err := w.log.NewEvent(eventlog.TypeDirectoryMutate, OwnerActor, m)
 	if err != nil {
 		return dirPending{}, fmt.Errorf("%w: %v", errDirUnavailable, err)
 	}

@@ -5,4 +5,56 @@
 //
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.
+//
+// # Directory
+//
+// Owner routes (x-terminal-key; without it {"error":"unauthorized"}, 401):
+//
+//	GET    /api/directory                 rows in canonical order; ?category= ?type= ?enabled=0|1,
+//	                                      ?limit= (default 100, at most 1000) ?offset=;
+//	                                      {"rows":[…],"total":N,"limit":L,"offset":O}
+//	GET    /api/directory/{key}           the row with row_num; 404 {"error":"not_found","key":…}
+//	POST   /api/directory                 contract.Create (key and type required); 201
+//	                                      {"ok":true,"key":…,"updated_at":…}; a present key is 409
+//	PUT    /api/directory/{key}           contract.Replace, the whole row; 201 when it created
+//	                                      the row, else 200
+//	PATCH  /api/directory/{key}           contract.Patch over the thirteen allow-listed fields;
+//	                                      200 with "ignored":[…] naming the others; a body naming
+//	                                      none is {"error":"no recognized fields"}, 400
+//	DELETE /api/directory/{key}           {"ok":true,"key":…,"deleted":1}; 404 when absent
+//	POST   /api/directory/import          a JSON array or NDJSON of rows, each like a POST, or with
+//	                                      ?mode=upsert like a PUT when the key is present; 200
+//	                                      {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}
+//
+// Every accepted write is one DIRECTORY_MUTATE event (action create, replace, patch or
+// delete; the key; the row after), appended by actor owner:terminal-key with the
+// key subject's expected last sequence set to the one the write read, then awaited
+// in the projection. One unexported writer does this for every route and the import.
+//
+// Error statuses; a refused request appends nothing:
+//
+//	400  hygiene refusals, written verbatim as RefusalError.Body:
+//	     {"error":"registry_hygiene_refused: <code>","how_to_fix":…,"state_changed":false};
+//	     {"error":"no recognized fields"}; and {"error":"<what to fix>"} for malformed
+//	     JSON, wrong types, unknown fields, an unknown type, bad key characters, invalid
+//	     values, a PUT renaming a row, bad query parameters
+//	404  {"error":"not_found","key":…}
+//	409  {"error":"exists: …","key":…} (POST of a present key);
+//	     {"error":"conflict: … retry"} (another writer changed the key between this
+//	     request's read and its append; nothing was written)
+//	413  body over Config.MaxBody (an import body may be 64 times that, each row MaxBody)
+//	503  the log or the projection failed
+//	504  appended, but not projected within Config.WriteTimeout; it will show up
+//
+// Hygiene refusals are 400 rather than 422 so that every "fix your request" answer
+// has one status; the body's "error" prefix tells them apart.
+//
+// # Caveats
+//
+//   - A write reads the projection, so a write racing one the projector has not yet
+//     applied gets a 409 conflict even though no other request is in flight: retry.
+//   - An import is not atomic: the rows that pass are written even when others fail.
+//     Only an import body that is not well-formed JSON (an array) is refused whole.
+//   - A key repeated within one import fails with "exists" unless ?mode=upsert, where
+//     the later row replaces the earlier one.
 package api
