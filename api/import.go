@@ -26,8 +26,8 @@ const (
 	importRowsPerTimeout = 10000
 )
 
-// importFailure reports one row an import did not write.
-type importFailure struct {
+// ImportFailure reports one row an import did not write.
+type ImportFailure struct {
 	Index    int    `json:"index"`          // 0-based position among the body's rows
 	Line     int    `json:"line,omitempty"` // 1-based line, for NDJSON
 	Key      string `json:"key"`
@@ -35,10 +35,10 @@ type importFailure struct {
 	HowToFix string `json:"how_to_fix,omitempty"` // for hygiene refusals
 }
 
-// importResult is the answer to POST /api/directory/import.
-type importResult struct {
+// ImportResult is the answer to POST /api/directory/import.
+type ImportResult struct {
 	OK     int             `json:"ok"`
-	Failed []importFailure `json:"failed"`
+	Failed []ImportFailure `json:"failed"`
 	Error  string          `json:"error,omitempty"` // set only when the rows were written but are not yet visible
 }
 
@@ -84,14 +84,14 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		im.add(r.Context(), row)
 	}
-	res := importResult{Failed: []importFailure{}}
+	res := ImportResult{Failed: []ImportFailure{}}
 	status := http.StatusOK
 	if err := im.drain(r.Context()); err != nil {
 		status, res.Error = dirStatus(err), dirMessage("", err)
 	}
 	res.OK = im.ok
 	res.Failed = append(res.Failed, im.failed...)
-	slices.SortFunc(res.Failed, func(a, b importFailure) int { return a.Index - b.Index })
+	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
 	writeJSON(w, status, res)
 }
 
@@ -156,7 +156,7 @@ type importer struct {
 	inflight []importInflight
 	maxSeq   uint64
 	ok       int
-	failed   []importFailure
+	failed   []ImportFailure
 }
 
 type importInflight struct {
@@ -250,7 +250,7 @@ func (im *importer) fail(row importRow, key string, err error) {
 }
 
 func (im *importer) failMsg(row importRow, key, msg, how string) {
-	im.failed = append(im.failed, importFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how})
+	im.failed = append(im.failed, ImportFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how})
 }
 
 // rawKey is the row's "key" when it can be read at all, for failure reports.

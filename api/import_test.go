@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/capdir/capdir/api"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,17 +16,6 @@ import (
 	"github.com/capdir/capdir/node/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
-
-type importResult struct {
-	OK     int `json:"ok"`
-	Failed []struct {
-		Index    int    `json:"index"`
-		Line     int    `json:"line"`
-		Key      string `json:"key"`
-		Error    string `json:"error"`
-		HowToFix string `json:"how_to_fix"`
-	} `json:"failed"`
-}
 
 type page struct {
 	Rows   []contract.Row `json:"rows"`
@@ -90,7 +80,7 @@ func TestImportArticleFixture(t *testing.T) {
 
 	// Again, without upsert: every row fails with "exists", nothing is appended.
 	before = controlSeq(t, n)
-	var res importResult
+	var res api.ImportResult
 	status, body = send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.ArticleRows()))
 	decode(t, body, &res)
 	if status != http.StatusOK || res.OK != 0 || len(res.Failed) != 6 {
@@ -150,7 +140,7 @@ func TestImportNDJSONReportsEachBadRow(t *testing.T) {
 			}
 			before := controlSeq(t, n)
 			status, body := send(t, n, "POST", "/api/directory/import", ct, strings.Join(lines, "\n")+"\n")
-			var res importResult
+			var res api.ImportResult
 			decode(t, body, &res)
 			if status != http.StatusOK || res.OK != 2 || len(res.Failed) != 6 {
 				t.Fatalf("HTTP %d %s", status, body)
@@ -198,7 +188,7 @@ func TestImportUpsertRepeatedKeyAndHygiene(t *testing.T) {
 		42
 	]`
 	status, got := send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", body)
-	var res importResult
+	var res api.ImportResult
 	decode(t, got, &res)
 	if status != http.StatusOK || res.OK != 3 || len(res.Failed) != 2 {
 		t.Fatalf("HTTP %d %s", status, got)

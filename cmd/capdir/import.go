@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capdir/capdir/api"
 	"io"
 	"net/http"
 	"os"
@@ -14,19 +15,6 @@ import (
 )
 
 func init() { register(importCmd) }
-
-// importResult is the answer of POST /api/directory/import.
-type importResult struct {
-	OK     int `json:"ok"`
-	Failed []struct {
-		Index    int    `json:"index"`
-		Line     int    `json:"line"`
-		Key      string `json:"key"`
-		Error    string `json:"error"`
-		HowToFix string `json:"how_to_fix"`
-	} `json:"failed"`
-	Error string `json:"error"`
-}
 
 // importCmd is `capdir import FILE`: an HTTP client of a running server.
 func importCmd() *cobra.Command {
@@ -67,7 +55,7 @@ func importCmd() *cobra.Command {
 			if upsert {
 				path += "?mode=upsert"
 			}
-			var res importResult
+			var res api.ImportResult
 			err = c.send(cmd.Context(), http.MethodPost, path, contentType, br, &res)
 			var apiErr *apiError
 			if errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout {
