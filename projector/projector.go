@@ -26,6 +26,10 @@ type Projector struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every commit
 
+	// hooksMu guards the hook lists; apply holds it shared while it updates the
+	// order index and calls them, so a hook registered at any time sees every
+	// change exactly once.
+	hooksMu     sync.RWMutex
 	dirWatchers []func(key string, deleted bool)
 	appliedSubs []func(stream string, batch []eventlog.Stored)
 
@@ -167,9 +171,11 @@ func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) erro
 	}
 }
 
-// WatchDirectory registers fn to be called after every committed directory change
-// (and once per live key now, from the current state). Register before Run.
+// WatchDirectory calls fn once for every live key now, then after every committed
+// directory change. It may be called at any time, also while Run is folding.
 func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
+	p.hooksMu.Lock()
+	defer p.hooksMu.Unlock()
 	p.dirWatchers = append(p.dirWatchers, fn)
 	for _, k := range p.index.keys() {
 		fn(k, false)
@@ -177,10 +183,12 @@ func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
 }
 
 // OnApplied registers fn to be called after every committed batch, on the goroutine
-// that follows that stream, in stream order. fn must not block for long. Register
-// before Run.
+// that follows that stream, in stream order. fn must not block for long. It may be
+// called at any time, also while Run is folding.
 func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
+	p.hooksMu.Lock()
 	p.appliedSubs = append(p.appliedSubs, fn)
+	p.hooksMu.Unlock()
 }
 
 // Run folds both streams from their checkpoints until ctx is done or a batch fails.
@@ -282,6 +290,8 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	if err != nil {
 		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
 	}
+	p.hooksMu.RLock()
+	defer p.hooksMu.RUnlock()
 	for _, c := range fx.dir {
 		if c.deleted {
 			p.index.remove(c.key)
