@@ -78,7 +78,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max
 	if err != nil {
 		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
 	}
-	msgs := make(chan jetstream.Msg, max)
+	// Messages are decoded on the reading goroutine, so that decoding the next
+	// events overlaps with the handler applying the last batch.
+	msgs := make(chan Stored, max)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(msgs)
@@ -86,12 +88,17 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max
 			m, err := it.Next()
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					errc <- err
+					errc <- fmt.Errorf("eventlog: follow %s: %w", stream, err)
 				}
 				return
 			}
+			s, err := toStored(stream, m)
+			if err != nil {
+				errc <- err
+				return
+			}
 			select {
-			case msgs <- m:
+			case msgs <- s:
 			case <-ctx.Done():
 				return
 			}
@@ -109,27 +116,24 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max
 		case <-ctx.Done():
 			return nil
 		case err := <-errc:
-			return fmt.Errorf("eventlog: follow %s: %w", stream, err)
-		case m, ok := <-msgs:
+			return err
+		case s, ok := <-msgs:
 			if !ok {
-				return nil
-			}
-			s, err := toStored(stream, m)
-			if err != nil {
-				return err
+				select {
+				case err := <-errc:
+					return err
+				default:
+					return nil
+				}
 			}
 			batch = append(batch, s)
 		}
 	fill:
 		for len(batch) < max {
 			select {
-			case m, ok := <-msgs:
+			case s, ok := <-msgs:
 				if !ok {
 					break fill
-				}
-				s, err := toStored(stream, m)
-				if err != nil {
-					return err
 				}
 				batch = append(batch, s)
 			default:
