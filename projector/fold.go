@@ -3,6 +3,7 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -83,8 +84,19 @@ func (f *folder) request(s *eventlog.Stored) error {
 	return f.tx.Bucket(bucketInvocations).Put([]byte(r.InvocationID), []byte(r.Key))
 }
 
+// receiptHead is the part of a receipt the fold reads: the receipt itself is stored
+// as it was appended, so decoding the rest (body, result, fingerprints) is waste.
+type receiptHead struct {
+	InvocationID      string    `json:"invocation_id"`
+	Key               string    `json:"key"`
+	FinishedAt        time.Time `json:"finished_at"`
+	CredTag           string    `json:"cred_tag"`
+	BreakerGeneration uint64    `json:"breaker_generation"`
+	BreakerKind       string    `json:"breaker_kind"`
+}
+
 func (f *folder) receipt(s *eventlog.Stored) error {
-	var r eventlog.Receipt
+	var r receiptHead
 	if err := s.DataAs(&r); err != nil {
 		return err
 	}
@@ -105,7 +117,7 @@ func (f *folder) receipt(s *eventlog.Stored) error {
 }
 
 // observe folds the receipt into its row's breaker.
-func (f *folder) observe(r *eventlog.Receipt) error {
+func (f *folder) observe(r *receiptHead) error {
 	var kind breaker.Kind
 	if err := kind.UnmarshalText([]byte(r.BreakerKind)); err != nil || kind == breaker.NotCounted {
 		return nil
