@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -151,4 +152,15 @@ func ReadRSS() float64 {
 		}
 	}
 	return 0
+}
+
+// CPUTime is the user plus system CPU time this process has used so far (0 where
+// getrusage is not available). On a shared machine, CPU per operation is steadier
+// than wall time.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
