@@ -27,9 +27,8 @@ func (s *Server) registerBreaker() {
 type BreakerView struct {
 	Key     string `json:"key"`
 	Strikes int    `json:"strikes"`
-	// Open is true when the breaker refuses calls now: tripped, and its cooldown has
-	// not passed. A breaker whose credential was replaced is shown open until the
-	// next call notices the new credential and closes it.
+	// Open is true when the breaker refuses calls now: tripped, its cooldown not
+	// passed and the credential its row names not replaced.
 	Open     bool       `json:"open"`
 	OpenedAt *time.Time `json:"opened_at,omitempty"`
 	ClosesAt *time.Time `json:"closes_at,omitempty"`
@@ -37,11 +36,16 @@ type BreakerView struct {
 	Message string `json:"message,omitempty"`
 }
 
-// breakerView is st as it stands at now. The credential is not looked at (the
-// facade does not read secrets), so only the cooldown closes it here.
+// breakerView is st as the gate sees it at now. The dispatcher decides (it alone
+// reads credentials, to notice a replaced one); without one only the cooldown counts.
 func (s *Server) breakerView(st breaker.State, now time.Time) BreakerView {
 	v := BreakerView{Key: st.Key, Strikes: st.Strikes}
-	d := s.cfg.Breaker.Check(st, now, "")
+	var d breaker.Decision
+	if s.cfg.Dispatcher != nil {
+		d = s.cfg.Dispatcher.BreakerDecision(st)
+	} else {
+		d = s.cfg.Breaker.Check(st, now, "")
+	}
 	if !d.Open {
 		if st.Open {
 			v.Strikes = 0 // expired: the next call starts a fresh run

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -16,6 +17,9 @@ type Dispatcher interface {
 	// Invoke appends the request and waits for its receipt. When ctx ends first it
 	// returns the request (with its invocation id) and ctx's error.
 	Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error)
+	// BreakerDecision is the gate's decision for a breaker state now, including
+	// whether the credential its row names has been replaced.
+	BreakerDecision(st breaker.State) breaker.Decision
 }
 
 // Server is the HTTP facade.

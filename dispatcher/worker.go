@@ -118,11 +118,28 @@ func (s *Service) breakerCheck(row *contract.Row) (breaker.Decision, error) {
 	if err != nil {
 		return breaker.Decision{}, err
 	}
+	return s.decide(st, row.Auth), nil
+}
+
+// decide checks st at the current time with the credential auth resolves to now;
+// the tag is computed only for an open breaker, the one case it can change.
+func (s *Service) decide(st breaker.State, auth string) breaker.Decision {
 	tag := ""
 	if st.Open {
-		tag = CredentialTag(row.Auth, s.cfg.Env, s.cfg.TagSalt)
+		tag = CredentialTag(auth, s.cfg.Env, s.cfg.TagSalt)
 	}
-	return s.cfg.Breaker.Check(st, s.cfg.Clock(), tag), nil
+	return s.cfg.Breaker.Check(st, s.cfg.Clock(), tag)
+}
+
+// BreakerDecision is the decision the gate would make now for st: the cooldown and
+// a replaced credential both close it. A breaker whose row is gone is checked
+// without a credential.
+func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
+	auth := ""
+	if row, _, err := s.cfg.Projector.Row(st.Key); err == nil {
+		auth = row.Auth
+	}
+	return s.decide(st, auth)
 }
 
 // CredentialTag is the tag of the credential an auth spec resolves to now ("" when

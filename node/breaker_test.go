@@ -549,6 +549,8 @@ func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 	w.trip(t, key, n)
 
 	w.env.set("token-two")
+	// The listing sees the replacement at once, before any call notices it.
+	mustList(t, n)
 	a := invoke(t, n, key)
 	mustReach(t, a)
 	w.hits(t, 9)
