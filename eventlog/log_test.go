@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,26 @@ func TestConfigValidate(t *testing.T) {
 		if _, err := eventlog.Open(context.Background(), c); err == nil {
 			t.Errorf("case %d: Open accepted a bad config", i)
 		}
+	}
+}
+
+func TestListenOnAnyFreePort(t *testing.T) {
+	l, err := eventlog.Open(context.Background(), eventlog.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	url := l.ClientURL()
+	if url == "" || strings.HasSuffix(url, ":4222") || strings.HasSuffix(url, ":0") {
+		t.Fatalf("client URL = %q, want a free port", url)
+	}
+	// A second log on the same machine gets another port.
+	l2, err := eventlog.Open(context.Background(), eventlog.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if l2.ClientURL() == url {
+		t.Fatalf("two logs share %s", url)
 	}
 }

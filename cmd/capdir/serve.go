@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/node"
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ func serveCmd() *cobra.Command {
 			}
 			slog.SetDefault(logger)
 			cfg.Logger = logger
+			if err := cfg.Breaker.Validate(); err != nil {
+				return err
+			}
 			key, path, created, err := node.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
 			if err != nil {
 				return fmt.Errorf("terminal key: %w", err)
@@ -74,6 +78,10 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
 	f.BoolVar(&cfg.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 4 per CPU)")
+	f.IntVar(&cfg.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
+	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
+	f.DurationVar(&cfg.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
+	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }
