@@ -8,27 +8,45 @@ import (
 )
 
 // orderIndex keeps every live key in the canonical order (contract.Compare) so that
-// row_num is a binary search. Only Key and Seq of each row are kept.
+// row_num is a binary search. Only the key and seq of each row are kept.
 type orderIndex struct {
 	mu   sync.RWMutex
-	rows []contract.Row // sorted; Key and Seq only
+	rows []indexEntry // sorted
 	seq  map[string]*int64
 }
 
+// indexEntry is the part of a row its place in the order depends on.
+type indexEntry struct {
+	key string
+	seq *int64
+}
+
+func compareEntries(a, b indexEntry) int {
+	return contract.Compare(&contract.Row{Key: a.key, Seq: a.seq}, &contract.Row{Key: b.key, Seq: b.seq})
+}
+
+// mergeThreshold is the batch size from which apply rebuilds the order in one
+// merge instead of inserting key by key (each insertion moves half the slice).
+const mergeThreshold = 16
+
 func newOrderIndex() *orderIndex { return &orderIndex{seq: map[string]*int64{}} }
 
-func (x *orderIndex) find(r *contract.Row) (int, bool) {
-	return slices.BinarySearchFunc(x.rows, r, func(a contract.Row, b *contract.Row) int { return contract.Compare(&a, b) })
+func (x *orderIndex) find(e indexEntry) (int, bool) {
+	return slices.BinarySearchFunc(x.rows, e, compareEntries)
 }
 
 // put inserts or moves key to its place for seq.
 func (x *orderIndex) put(key string, seq *int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.putLocked(key, seq)
+}
+
+func (x *orderIndex) putLocked(key string, seq *int64) {
 	x.removeLocked(key)
-	r := contract.Row{Key: key, Seq: seq}
-	i, _ := x.find(&r)
-	x.rows = slices.Insert(x.rows, i, r)
+	e := indexEntry{key: key, seq: seq}
+	i, _ := x.find(e)
+	x.rows = slices.Insert(x.rows, i, e)
 	x.seq[key] = seq
 }
 
@@ -43,10 +61,55 @@ func (x *orderIndex) removeLocked(key string) {
 	if !ok {
 		return
 	}
-	if i, found := x.find(&contract.Row{Key: key, Seq: old}); found {
+	if i, found := x.find(indexEntry{key: key, seq: old}); found {
 		x.rows = slices.Delete(x.rows, i, i+1)
 	}
 	delete(x.seq, key)
+}
+
+// apply applies a committed batch's directory changes in order. A large batch (an
+// import) is merged in one pass, so that importing n rows costs O(n log n) and not
+// O(n²).
+func (x *orderIndex) apply(changes []dirChange) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(changes) < mergeThreshold {
+		for _, c := range changes {
+			if c.deleted {
+				x.removeLocked(c.key)
+			} else {
+				x.putLocked(c.key, c.seq)
+			}
+		}
+		return
+	}
+	final := make(map[string]dirChange, len(changes)) // the last change of each key wins
+	for _, c := range changes {
+		final[c.key] = c
+	}
+	added := make([]indexEntry, 0, len(final))
+	for k, c := range final {
+		if c.deleted {
+			delete(x.seq, k)
+			continue
+		}
+		added = append(added, indexEntry{key: k, seq: c.seq})
+		x.seq[k] = c.seq
+	}
+	slices.SortFunc(added, compareEntries)
+	merged := make([]indexEntry, 0, len(x.rows)+len(added))
+	i := 0
+	for _, e := range x.rows {
+		if _, changed := final[e.key]; changed {
+			continue
+		}
+		for i < len(added) && compareEntries(added[i], e) < 0 {
+			merged = append(merged, added[i])
+			i++
+		}
+		merged = append(merged, e)
+	}
+	x.rows = append(merged, added[i:]...)
 }
 
 // rank is the 1-based position of key, 0 when absent.
@@ -57,7 +120,7 @@ func (x *orderIndex) rank(key string) int {
 	if !ok {
 		return 0
 	}
-	i, found := x.find(&contract.Row{Key: key, Seq: seq})
+	i, found := x.find(indexEntry{key: key, seq: seq})
 	if !found {
 		return 0
 	}
@@ -70,7 +133,7 @@ func (x *orderIndex) keys() []string {
 	defer x.mu.RUnlock()
 	out := make([]string, len(x.rows))
 	for i := range x.rows {
-		out[i] = x.rows[i].Key
+		out[i] = x.rows[i].key
 	}
 	return out
 }
@@ -81,14 +144,16 @@ func (x *orderIndex) len() int {
 	return len(x.rows)
 }
 
-// load replaces the index with sorted rows (used on open).
+// load replaces the index with rows (Key and Seq are used; used on open).
 func (x *orderIndex) load(rows []contract.Row) {
-	slices.SortFunc(rows, func(a, b contract.Row) int { return contract.Compare(&a, &b) })
+	entries := make([]indexEntry, len(rows))
 	seq := make(map[string]*int64, len(rows))
-	for _, r := range rows {
+	for i, r := range rows {
+		entries[i] = indexEntry{key: r.Key, seq: r.Seq}
 		seq[r.Key] = r.Seq
 	}
+	slices.SortFunc(entries, compareEntries)
 	x.mu.Lock()
-	x.rows, x.seq = rows, seq
+	x.rows, x.seq = entries, seq
 	x.mu.Unlock()
 }

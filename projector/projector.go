@@ -292,12 +292,8 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	}
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
+	p.index.apply(fx.dir)
 	for _, c := range fx.dir {
-		if c.deleted {
-			p.index.remove(c.key)
-		} else {
-			p.index.put(c.key, c.seq)
-		}
 		for _, w := range p.dirWatchers {
 			w(c.key, c.deleted)
 		}
