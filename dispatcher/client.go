@@ -33,7 +33,10 @@ func InvokeOverNATS(ctx context.Context, nc *nats.Conn, key, body, actor string)
 	if err != nil {
 		return rc, err
 	}
-	sub, err := nc.SubscribeSync(eventlog.ReceiptSubject(key, req.InvocationID))
+	// One receipt is expected: a channel of one, not SubscribeSync's default
+	// 64k-slot buffer (half a megabyte allocated per call).
+	receipts := make(chan *nats.Msg, 1)
+	sub, err := nc.ChanSubscribe(eventlog.ReceiptSubject(key, req.InvocationID), receipts)
 	if err != nil {
 		return rc, err
 	}
@@ -49,9 +52,11 @@ func InvokeOverNATS(ctx context.Context, nc *nats.Conn, key, body, actor string)
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
 		return rc, fmt.Errorf("publish request: %w", err)
 	}
-	m, err := sub.NextMsgWithContext(ctx)
-	if err != nil {
-		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, err)
+	var m *nats.Msg
+	select {
+	case m = <-receipts:
+	case <-ctx.Done():
+		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, ctx.Err())
 	}
 	var got eventlog.Event
 	if err := json.Unmarshal(m.Data, &got); err != nil {
