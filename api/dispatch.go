@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
@@ -184,41 +183,12 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
 }
 
-// PublicReceipt is the keyless view of a receipt: what ran, when, and the
-// fingerprints, without arguments, result or anything credential-related.
-type PublicReceipt struct {
-	InvocationID string                `json:"invocation_id"`
-	Trace        string                `json:"trace"`
-	Actor        string                `json:"actor"`
-	Key          string                `json:"key"`
-	Type         string                `json:"type,omitempty"`
-	Runner       string                `json:"runner,omitempty"`
-	OK           bool                  `json:"ok"`
-	Ran          bool                  `json:"ran"`
-	Material     bool                  `json:"material"`
-	Status       string                `json:"status"`
-	StartedAt    time.Time             `json:"started_at"`
-	FinishedAt   time.Time             `json:"finished_at"`
-	DurationMS   float64               `json:"duration_ms"`
-	CostUSD      float64               `json:"cost_usd"`
-	Fingerprints eventlog.Fingerprints `json:"fingerprints"`
-}
-
-func publicView(rc *eventlog.Receipt) PublicReceipt {
-	return PublicReceipt{
-		InvocationID: rc.InvocationID, Trace: rc.Trace, Actor: rc.Actor, Key: rc.Key, Type: rc.Type,
-		Runner: rc.Runner, OK: rc.OK, Ran: rc.Ran, Material: rc.Material, Status: rc.Status,
-		StartedAt: rc.StartedAt, FinishedAt: rc.FinishedAt, DurationMS: rc.DurationMS, CostUSD: rc.CostUSD,
-		Fingerprints: rc.Fingerprints,
-	}
-}
-
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	rc, pending, err := s.cfg.Projector.Receipt(id)
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, publicView(&rc))
+		writeJSON(w, http.StatusOK, rc.ReceiptSummary)
 	case pending:
 		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
 	default:

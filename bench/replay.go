@@ -126,10 +126,12 @@ func (g *generator) invoke() error {
 		return err
 	}
 	started := g.at
-	rc := eventlog.Receipt{InvocationID: inv, Trace: trace, Actor: req.Credential, Key: key, Type: contract.TypeFn, Runner: "fn",
-		OK: true, Ran: true, Material: true, Status: dispatcher.StatusProvenMaterialResult, StartedAt: started, FinishedAt: started.Add(400 * time.Microsecond),
-		DurationMS: 0.4, Body: body, Result: body, BreakerKind: "not_counted", Worker: "bench",
-		Fingerprints: eventlog.Fingerprints{Input: dispatcher.Fingerprint(body), Output: dispatcher.Fingerprint(body), Contract: dispatcher.Fingerprint(key)}}
+	rc := eventlog.Receipt{
+		ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Trace: trace, Actor: req.Credential, Key: key, Type: contract.TypeFn, Runner: "fn",
+			OK: true, Ran: true, Material: true, Status: dispatcher.StatusProvenMaterialResult, StartedAt: started, FinishedAt: started.Add(400 * time.Microsecond),
+			DurationMS: 0.4, Fingerprints: eventlog.Fingerprints{Input: dispatcher.Fingerprint(body), Output: dispatcher.Fingerprint(body), Contract: dispatcher.Fingerprint(key)}},
+		Body: body, Result: body, BreakerKind: "not_counted", Worker: "bench",
+	}
 	if g.rng.IntN(10) == 0 {
 		rc.Type, rc.Runner, rc.Upstream, rc.BreakerKind, rc.CredTag = contract.TypeHTTP, "http", 200, "upstream_other", "tag_0123456789abcdef"
 		rc.Result = `HTTP 200:{"temperature":18.5,"unit":"C"}`

@@ -47,14 +47,16 @@ type draft struct {
 
 func newDraft(req *eventlog.InvocationRequest, actor, worker string, started time.Time) *draft {
 	return &draft{Receipt: eventlog.Receipt{
-		InvocationID: req.InvocationID,
-		Trace:        req.Trace,
-		Actor:        actor,
-		Key:          req.Key,
-		Body:         req.Body,
-		StartedAt:    started.UTC(),
-		Worker:       worker,
-		BreakerKind:  breaker.NotCounted.String(),
+		ReceiptSummary: eventlog.ReceiptSummary{
+			InvocationID: req.InvocationID,
+			Trace:        req.Trace,
+			Actor:        actor,
+			Key:          req.Key,
+			StartedAt:    started.UTC(),
+		},
+		Body:        req.Body,
+		Worker:      worker,
+		BreakerKind: breaker.NotCounted.String(),
 	}}
 }
 

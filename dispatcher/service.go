@@ -253,7 +253,7 @@ func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (e
 		req.Trace = NewTrace()
 	}
 	req.DirSeq = s.cfg.Projector.Applied(eventlog.ControlStream)
-	pending := eventlog.Receipt{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}
+	pending := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 	ev, err := eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, req.Credential, req)
 	if err != nil {
 		return pending, err

@@ -45,8 +45,10 @@ type Fingerprints struct {
 	Contract string `json:"contract"`
 }
 
-// Receipt is the data of a RECEIPT event, written by the dispatcher only.
-type Receipt struct {
+// ReceiptSummary is the part of a receipt anyone may see: what ran, when, how it
+// ended, and the fingerprints. It holds no arguments, no result and nothing about
+// credentials; it is the public, keyless view of a receipt.
+type ReceiptSummary struct {
 	InvocationID string       `json:"invocation_id"`
 	Trace        string       `json:"trace"`
 	Actor        string       `json:"actor"`
@@ -63,7 +65,13 @@ type Receipt struct {
 	DurationMS   float64      `json:"duration_ms"`
 	CostUSD      float64      `json:"cost_usd"`
 	Fingerprints Fingerprints `json:"fingerprints"`
-	// Body and Result are visible to the owner only; the public view drops them.
+}
+
+// Receipt is the data of a RECEIPT event, written by the dispatcher only: the
+// summary plus what only the owner may see.
+type Receipt struct {
+	ReceiptSummary
+	// Body and Result are the owner's view only.
 	Body   string `json:"body"`
 	Result string `json:"result"`
 	// Extra carries structured output that is not a string: shape mode's request

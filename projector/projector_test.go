@@ -39,7 +39,7 @@ func appendMix(t testing.TB, l *eventlog.Log, n int) {
 		}
 		inv := fmt.Sprintf("inv_%05d", i)
 		appendEv(t, l, eventlog.RequestSubject(key), at, eventlog.TypeInvocationRequested, eventlog.InvocationRequest{InvocationID: inv, Key: key, Body: "x"})
-		appendEv(t, l, eventlog.ReceiptSubject(key, inv), at, eventlog.TypeReceipt, eventlog.Receipt{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at, BreakerKind: "not_counted"})
+		appendEv(t, l, eventlog.ReceiptSubject(key, inv), at, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at}, BreakerKind: "not_counted"})
 	}
 	_ = ctx
 }
