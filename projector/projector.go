@@ -266,6 +266,7 @@ var errDone = errors.New("caught up")
 func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	var fx effects
 	err := p.db.Update(func(tx *bolt.Tx) error {
+		setFill(tx)
 		ckpt := readU64(tx.Bucket(bucketMeta).Get(checkpointKey(stream)))
 		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx}
 		for i := range batch {

@@ -33,6 +33,9 @@ func BenchmarkReplay(b *testing.B) {
 		b.ReportMetric(float64(got)/el.Seconds(), "events/s")
 		// CPU per event is steadier than wall time on a shared machine.
 		b.ReportMetric(float64((bench.CPUTime()-cpu0).Microseconds())/float64(got), "cpu-µs/event")
+		if fi, err := os.Stat(path); err == nil {
+			b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
+		}
 	}
 	b.ReportMetric(float64(n), "log-events")
 }

@@ -1,6 +1,10 @@
 package projector
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // Buckets of the projection file.
 var (
@@ -14,6 +18,20 @@ var (
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers}
+
+// appendBuckets are keyed by time-ordered ids (ULID invocation ids), so new keys
+// land at the end: pages filled close to full instead of split in half keep the
+// file small and the writes few. bbolt does not store FillPercent; it is set on
+// the bucket handle in every write transaction.
+var appendBuckets = [][]byte{bucketInvocations, bucketReceipts}
+
+const appendFillPercent = 0.95
+
+func setFill(tx *bolt.Tx) {
+	for _, b := range appendBuckets {
+		tx.Bucket(b).FillPercent = appendFillPercent
+	}
+}
 
 func checkpointKey(stream string) []byte { return []byte("ckpt/" + stream) }
 
