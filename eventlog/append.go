@@ -24,7 +24,7 @@ func NewEventAt(t time.Time, typ, actor string, data any) (Event, error) {
 		return Event{}, fmt.Errorf("eventlog: encode %s data: %w", typ, err)
 	}
 	t = t.UTC()
-	return Event{ID: ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), Type: typ, At: t, Actor: actor, Data: raw}, nil
+	return Event{ID: ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), Type: typ, At: t, Actor: actor, Data: raw, compact: true}, nil
 }
 
 // AppendOption adjusts one append. Options return an error so a bad value fails
@@ -107,7 +107,7 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 	if ev.ID == "" || ev.Type == "" {
 		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", ErrBadEvent)
 	}
-	body, err := json.Marshal(ev)
+	body, err := encodeEnvelope(&ev)
 	if err != nil {
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}

@@ -22,6 +22,8 @@ type Event struct {
 	At    time.Time       `json:"at"`    // RFC 3339, UTC
 	Actor string          `json:"actor"` // who caused it, e.g. owner:terminal-key
 	Data  json.RawMessage `json:"data"`
+
+	compact bool // Data came from json.Marshal (see encodeEnvelope)
 }
 
 // Stored is an event read back from the log with its position.
@@ -37,6 +39,12 @@ type Stored struct {
 // Decode parses a stored message body into an Event.
 func Decode(b []byte) (Event, error) {
 	var ev Event
+	if decodeEnvelope(b, &ev) {
+		if ev.ID == "" || ev.Type == "" {
+			return Event{}, fmt.Errorf("%w: missing id or type", ErrBadEvent)
+		}
+		return ev, nil
+	}
 	if err := json.Unmarshal(b, &ev); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
