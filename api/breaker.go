@@ -132,11 +132,5 @@ func (s *Server) appendBreakerReset(ctx context.Context, key string) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	seq, err := s.cfg.Log.Append(ctx, eventlog.BreakerSubject(key), ev)
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	appends.WithLabelValues(eventlog.TypeBreakerReset, result).Inc()
-	return seq, err
+	return s.cfg.Log.Append(ctx, eventlog.BreakerSubject(key), ev)
 }

@@ -69,14 +69,14 @@ func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 // errDirUnavailable.
 func (w *dirWriter) append(ctx context.Context, p dirPending) (uint64, error) {
 	seq, err := w.log.Append(ctx, eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
-	return seq, countAppend(err)
+	return seq, classifyAppend(err)
 }
 
 // appendAsync starts appending p; resolve the future with awaitAsync.
 func (w *dirWriter) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 	f, err := w.log.AppendAsync(eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	if err != nil {
-		return nil, countAppend(err)
+		return nil, classifyAppend(err)
 	}
 	return f, nil
 }
@@ -84,7 +84,7 @@ func (w *dirWriter) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 // awaitAsync waits for an appendAsync's acknowledgement.
 func (w *dirWriter) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
 	seq, err := eventlog.AwaitAck(ctx, f)
-	return seq, countAppend(err)
+	return seq, classifyAppend(err)
 }
 
 // visible waits until the projection has applied the control stream up to seq, so
@@ -113,19 +113,13 @@ func (w *dirWriter) write(ctx context.Context, key string, build dirBuild) (dirP
 	return p, w.visible(ctx, seq, 1)
 }
 
-// countAppend records an append's outcome in the metrics and classifies its error.
-func countAppend(err error) error {
-	switch {
-	case err == nil:
-		appends.WithLabelValues(eventlog.TypeDirectoryMutate, "ok").Inc()
-		return nil
-	case errors.Is(err, eventlog.ErrConflict):
-		appends.WithLabelValues(eventlog.TypeDirectoryMutate, "conflict").Inc()
+// classifyAppend classifies an append's error: a conflict stays a conflict, anything
+// else means the log is unavailable. (The log counts every append itself.)
+func classifyAppend(err error) error {
+	if err == nil || errors.Is(err, eventlog.ErrConflict) {
 		return err
-	default:
-		appends.WithLabelValues(eventlog.TypeDirectoryMutate, "error").Inc()
-		return fmt.Errorf("%w: %v", errDirUnavailable, err)
 	}
+	return fmt.Errorf("%w: %v", errDirUnavailable, err)
 }
 
 // The builders: what each kind of write does with the current row.

@@ -12,9 +12,3 @@ var (
 	}, []string{"stream"})
 )
 
-// appends counts the facade's own appends by outcome; the log counts every append
-// as capdir_log_appends_total.
-var appends = promauto.NewCounterVec(prometheus.CounterOpts{
-	Name: "capdir_facade_appends_total",
-	Help: "Events appended by the HTTP facade, by type and result.",
-}, []string{"type", "result"})
