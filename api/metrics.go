@@ -11,4 +11,3 @@ var (
 		Help: "Events in the log not yet applied to the projection, as of the last health check.",
 	}, []string{"stream"})
 )
-
