@@ -20,26 +20,44 @@ import (
 // Keys are indexed by length and by word, so a query looks only at keys of nearby
 // length (cut further by a character-set bound) and at keys sharing a word.
 type Suggester struct {
-	mu     sync.RWMutex
-	keys   map[string]*suggestKey // upper-cased key -> entry
-	byLen  map[int][]*suggestKey
-	byWord map[string]map[*suggestKey]struct{}
+	mu    sync.RWMutex
+	keys  map[string]*suggestKey // upper-cased key -> entry
+	byLen map[int][]*suggestKey
+	// lenMask holds the masks of byLen's keys, in the same order: the length
+	// scan reads them contiguously and dereferences only the keys that pass.
+	lenMask map[int][]uint64
+	byWord  map[string][]wordEntry
+	// ids number the keys densely, so a query counts shared words in a slice
+	// instead of a map; freed ids are reused.
+	nextID  int
+	freeIDs []int
+	counts  sync.Pool // *[]int32, indexed by id, all zero when returned
+}
+
+// wordEntry is one key in a word's list, with what counting needs inline.
+type wordEntry struct {
+	k      *suggestKey
+	id     int32
+	nwords int32
 }
 
 type suggestKey struct {
-	key    string // as added
-	upper  string
-	words  []string // distinct, non-empty
-	mask   uint64   // character-set fingerprint, see charMask
-	lenIdx int      // position in byLen[len(upper)]
+	key     string // as added
+	upper   string
+	words   []string // distinct, non-empty
+	wordIdx []int    // position in byWord[words[i]]
+	mask    uint64   // character-set fingerprint, see charMask
+	lenIdx  int      // position in byLen[len(upper)]
+	id      int
 }
 
 // NewSuggester returns an empty Suggester.
 func NewSuggester() *Suggester {
 	return &Suggester{
-		keys:   make(map[string]*suggestKey),
-		byLen:  make(map[int][]*suggestKey),
-		byWord: make(map[string]map[*suggestKey]struct{}),
+		keys:    make(map[string]*suggestKey),
+		byLen:   make(map[int][]*suggestKey),
+		lenMask: make(map[int][]uint64),
+		byWord:  make(map[string][]wordEntry),
 	}
 }
 
@@ -62,13 +80,17 @@ func (s *Suggester) Add(key string) {
 	b := s.byLen[len(upper)]
 	k.lenIdx = len(b)
 	s.byLen[len(upper)] = append(b, k)
-	for _, w := range k.words {
-		set := s.byWord[w]
-		if set == nil {
-			set = make(map[*suggestKey]struct{})
-			s.byWord[w] = set
-		}
-		set[k] = struct{}{}
+	s.lenMask[len(upper)] = append(s.lenMask[len(upper)], k.mask)
+	if n := len(s.freeIDs); n > 0 {
+		k.id, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]
+	} else {
+		k.id = s.nextID
+		s.nextID++
+	}
+	k.wordIdx = make([]int, len(k.words))
+	for i, w := range k.words {
+		k.wordIdx[i] = len(s.byWord[w])
+		s.byWord[w] = append(s.byWord[w], wordEntry{k: k, id: int32(k.id), nwords: int32(len(k.words))})
 	}
 }
 
@@ -82,22 +104,38 @@ func (s *Suggester) Remove(key string) {
 		return
 	}
 	delete(s.keys, upper)
-	b := s.byLen[len(upper)]
+	b, masks := s.byLen[len(upper)], s.lenMask[len(upper)]
 	last := b[len(b)-1]
 	b[k.lenIdx] = last
+	masks[k.lenIdx] = last.mask
 	last.lenIdx = k.lenIdx
 	b[len(b)-1] = nil
 	if b = b[:len(b)-1]; len(b) == 0 {
 		delete(s.byLen, len(upper))
+		delete(s.lenMask, len(upper))
 	} else {
 		s.byLen[len(upper)] = b
+		s.lenMask[len(upper)] = masks[:len(b)]
 	}
-	for _, w := range k.words {
-		delete(s.byWord[w], k)
-		if len(s.byWord[w]) == 0 {
+	for i, w := range k.words {
+		list := s.byWord[w]
+		last := list[len(list)-1]
+		pos := k.wordIdx[i]
+		list[pos] = last
+		for j, lw := range last.k.words {
+			if lw == w {
+				last.k.wordIdx[j] = pos
+				break
+			}
+		}
+		list[len(list)-1] = wordEntry{}
+		if list = list[:len(list)-1]; len(list) == 0 {
 			delete(s.byWord, w)
+		} else {
+			s.byWord[w] = list
 		}
 	}
+	s.freeIDs = append(s.freeIDs, k.id)
 }
 
 // Len reports how many keys are indexed.
@@ -135,10 +173,12 @@ func (s *Suggester) Suggest(attempted string, n int) []string {
 	// Tier 1: within the edit bound, from the length index.
 	near := make(map[*suggestKey]struct{})
 	for l := max(len(q)-bound, 1); l <= len(q)+bound; l++ {
-		for _, k := range s.byLen[l] {
-			if bits.OnesCount64(qmask^k.mask) > 2*bound {
+		keys := s.byLen[l]
+		for i, m := range s.lenMask[l] {
+			if bits.OnesCount64(qmask^m) > 2*bound {
 				continue // each edit changes at most two characters of the set
 			}
+			k := keys[i]
 			d := boundedLevenshtein(q, k.upper, bound)
 			if d > bound {
 				continue
@@ -151,26 +191,47 @@ func (s *Suggester) Suggest(attempted string, n int) []string {
 
 	// Tier 2: sharing a word, from the word index.
 	if len(qwords) == 1 {
-		for k := range s.byWord[qwords[0]] {
-			if _, ok := near[k]; !ok {
-				top.offer(suggestion{k: k, dist: noDistance, shared: 1, jaccard: 1 / float64(len(k.words))})
+		for _, e := range s.byWord[qwords[0]] {
+			if _, ok := near[e.k]; !ok {
+				top.offer(suggestion{k: e.k, dist: noDistance, shared: 1, jaccard: 1 / float64(e.nwords)})
 			}
 		}
 	} else if len(qwords) > 1 {
-		counts := make(map[*suggestKey]int)
+		cp := s.countSlice()
+		counts := *cp
+		var touched []wordEntry
 		for _, w := range qwords {
-			for k := range s.byWord[w] {
-				counts[k]++
+			for _, e := range s.byWord[w] {
+				if counts[e.id] == 0 {
+					touched = append(touched, e)
+				}
+				counts[e.id]++
 			}
 		}
-		for k, c := range counts {
-			if _, ok := near[k]; !ok {
-				top.offer(suggestion{k: k, dist: noDistance, shared: c,
-					jaccard: float64(c) / float64(len(qwords)+len(k.words)-c)})
+		for _, e := range touched {
+			c := int(counts[e.id])
+			counts[e.id] = 0
+			if _, ok := near[e.k]; !ok {
+				top.offer(suggestion{k: e.k, dist: noDistance, shared: c,
+					jaccard: float64(c) / float64(len(qwords)+int(e.nwords)-c)})
 			}
 		}
+		s.counts.Put(cp)
 	}
 	return top.keys()
+}
+
+// countSlice returns a zeroed counter per key id; the caller holds s.mu (read)
+// and puts it back zeroed.
+func (s *Suggester) countSlice() *[]int32 {
+	cp, _ := s.counts.Get().(*[]int32)
+	if cp == nil {
+		cp = new([]int32)
+	}
+	if len(*cp) < s.nextID {
+		*cp = make([]int32, s.nextID+s.nextID/4)
+	}
+	return cp
 }
 
 // topN keeps the best n suggestions in order, by the ranking documented on

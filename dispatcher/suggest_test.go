@@ -148,7 +148,7 @@ func checkSuggester(t *testing.T, s *Suggester, live map[string]bool) {
 	n := 0
 	for l, b := range s.byLen {
 		for i, k := range b {
-			if k.lenIdx != i || len(k.upper) != l || s.keys[k.upper] != k {
+			if k.lenIdx != i || len(k.upper) != l || s.keys[k.upper] != k || len(s.lenMask[l]) != len(b) || s.lenMask[l][i] != k.mask {
 				t.Fatalf("length index broken at %d/%d: %+v", l, i, k)
 			}
 			n++
@@ -157,12 +157,32 @@ func checkSuggester(t *testing.T, s *Suggester, live map[string]bool) {
 	if n != len(live) {
 		t.Fatalf("length index holds %d keys, want %d", n, len(live))
 	}
+	ids := map[int]bool{}
 	for w, set := range s.byWord {
-		for k := range set {
+		for i, e := range set {
+			k := e.k
+			if int(e.id) != k.id || int(e.nwords) != len(k.words) {
+				t.Fatalf("word index entry stale: %s -> %s", w, k.upper)
+			}
 			if s.keys[k.upper] != k || !strings.Contains("_"+k.upper+"_", "_"+w+"_") {
 				t.Fatalf("word index broken: %s -> %s", w, k.upper)
 			}
+			pos := -1
+			for j, kw := range k.words {
+				if kw == w {
+					pos = k.wordIdx[j]
+				}
+			}
+			if pos != i {
+				t.Fatalf("word index position broken: %s -> %s at %d, recorded %d", w, k.upper, i, pos)
+			}
 		}
+	}
+	for _, k := range s.keys {
+		if ids[k.id] || k.id >= s.nextID {
+			t.Fatalf("key id %d of %s reused or out of range", k.id, k.upper)
+		}
+		ids[k.id] = true
 	}
 }
 
