@@ -21,9 +21,14 @@ const (
 
 // HTTPConfig configures the http runner.
 type HTTPConfig struct {
-	// Client sends the requests; a new http.Client when nil. The runner applies its
-	// own per-call timeout through the request context.
+	// Client sends the requests; when nil, a client whose transport keeps
+	// MaxIdleConnsPerHost idle connections per upstream. The runner applies its own
+	// per-call timeout through the request context.
 	Client *http.Client
+	// MaxIdleConnsPerHost sizes the default client's idle pool per upstream host,
+	// so that as many workers as call one API at once reuse their connections
+	// (net/http keeps 2); DefaultWorkers() when 0. Ignored when Client is set.
+	MaxIdleConnsPerHost int
 	// Env resolves the environment variables the auth column names; required
 	// (os.LookupEnv in production).
 	Env Env
@@ -38,8 +43,14 @@ type HTTPConfig struct {
 }
 
 func (c *HTTPConfig) setDefaults() {
+	if c.MaxIdleConnsPerHost == 0 {
+		c.MaxIdleConnsPerHost = DefaultWorkers()
+	}
 	if c.Client == nil {
-		c.Client = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
+		t.MaxIdleConns = max(t.MaxIdleConns, c.MaxIdleConnsPerHost)
+		c.Client = &http.Client{Transport: t}
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultHTTPTimeout
@@ -57,6 +68,9 @@ func (c HTTPConfig) Validate() error {
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("dispatcher: HTTPConfig.Timeout must not be negative"))
+	}
+	if c.MaxIdleConnsPerHost < 0 {
+		errs = append(errs, errors.New("dispatcher: HTTPConfig.MaxIdleConnsPerHost must not be negative"))
 	}
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("dispatcher: HTTPConfig.MaxResponseBytes must not be negative"))

@@ -65,7 +65,7 @@ func (c *ServiceConfig) setDefaults() {
 		c.Env = os.LookupEnv
 	}
 	if c.Workers == 0 {
-		c.Workers = 4 * runtime.NumCPU()
+		c.Workers = DefaultWorkers()
 	}
 	if c.AckWait == 0 {
 		c.AckWait = 30 * time.Second
@@ -119,6 +119,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultWorkers is the default number of workers per process: 4 per CPU.
+func DefaultWorkers() int { return 4 * runtime.NumCPU() }
 
 // TagSaltFor derives the credential-tag salt from the deployment's owner key, so
 // every node and every restart computes the same tags.

@@ -256,7 +256,7 @@ func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config) (*dispatch
 		return nil, err
 	}
 	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
-	httpRunner, err := dispatcher.NewHTTPRunner(dispatcher.HTTPConfig{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt})
+	httpRunner, err := dispatcher.NewHTTPRunner(dispatcher.HTTPConfig{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
