@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
-	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,10 +24,6 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Term()
 		return
 	}
-	if s.cfg.Projector.HasReceipt(req.InvocationID) {
-		m.Ack()
-		return
-	}
 	// The breaker is a fold over the data stream, and this node's projection may lag
 	// the node that appended the request. Wait until everything appended before the
 	// request (the receipt that tripped the breaker, an owner reset) is folded here,
@@ -38,9 +33,22 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
 		cancel()
 	}
+	// The row is read only after this node has projected the directory as far as
+	// the requesting node had: a row is callable as soon as its write returns.
+	if req.DirSeq > 0 {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
+		cancel()
+	}
+	// One read serves the redelivery check, the row and its breaker.
+	g := s.cfg.Projector.Gate(req.Key, req.InvocationID)
+	if g.HasReceipt {
+		m.Ack()
+		return
+	}
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
-	s.run(ctx, &req, d)
+	s.run(ctx, &req, d, &g)
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
@@ -65,19 +73,13 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 }
 
 // run passes the request through the gate and, if admitted, the runner, filling d.
-func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft) {
+// g is the projection read for the request, after the waits in handle.
+func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft, g *projector.GateView) {
 	if len(req.Body) > s.cfg.MaxPayload {
 		d.refuse(StatusRefusedPayloadTooLarge, fmt.Sprintf("ERR:payload_too_large:%d>%d", len(req.Body), s.cfg.MaxPayload), nil)
 		return
 	}
-	// The row is read only after this node has projected the directory as far as
-	// the requesting node had: a row is callable as soon as its write returns.
-	if req.DirSeq > 0 {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
-		cancel()
-	}
-	row, _, err := s.cfg.Projector.Row(req.Key)
+	row, err := g.Row, g.RowErr
 	if errors.Is(err, projector.ErrNotFound) {
 		refusal := UnknownKey(req.Key, s.suggest.Suggest(req.Key, s.cfg.Suggestions))
 		b, _ := json.Marshal(refusal)
@@ -93,11 +95,11 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 		d.refuse(StatusRefusedDisabled, "ERR:disabled:"+row.Key, nil)
 		return
 	}
-	decision, err := s.breakerCheck(&row)
-	if err != nil {
-		d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+err.Error(), nil)
+	if g.BreakerErr != nil {
+		d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+g.BreakerErr.Error(), nil)
 		return
 	}
+	decision := s.decide(g.Breaker, row.Auth)
 	d.BreakerGeneration = decision.Generation
 	if decision.Open {
 		d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
@@ -109,16 +111,6 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 	defer cancel()
 	o := s.cfg.Runners.Run(rctx, Call{Row: &row, Body: req.Body, Shape: req.Shape})
 	d.outcome(o, req.Shape)
-}
-
-// breakerCheck asks the row's projected breaker whether to refuse, giving it the tag
-// of the credential the row names now (so a replaced credential closes it).
-func (s *Service) breakerCheck(row *contract.Row) (breaker.Decision, error) {
-	st, err := s.cfg.Projector.Breaker(row.Key)
-	if err != nil {
-		return breaker.Decision{}, err
-	}
-	return s.decide(st, row.Auth), nil
 }
 
 // decide checks st at the current time with the credential auth resolves to now;

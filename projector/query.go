@@ -17,24 +17,58 @@ import (
 func (p *Projector) Row(key string) (contract.Row, uint64, error) {
 	var row contract.Row
 	var seq uint64
-	found := false
-	err := p.db.View(func(tx *bolt.Tx) error {
-		seq = readU64(tx.Bucket(bucketDirSeq).Get([]byte(key)))
-		v := tx.Bucket(bucketRows).Get([]byte(key))
-		if v == nil {
-			return nil
-		}
-		found = true
-		return json.Unmarshal(v, &row)
-	})
-	if err != nil {
-		return contract.Row{}, 0, fmt.Errorf("projector: row %s: %w", key, err)
+	var err error
+	if verr := p.db.View(func(tx *bolt.Tx) error {
+		row, seq, err = p.row(tx, key)
+		return nil
+	}); verr != nil {
+		return contract.Row{}, 0, fmt.Errorf("projector: row %s: %w", key, verr)
 	}
-	if !found {
+	return row, seq, err
+}
+
+// row reads key in tx, as Row answers.
+func (p *Projector) row(tx *bolt.Tx, key string) (contract.Row, uint64, error) {
+	var row contract.Row
+	seq := readU64(tx.Bucket(bucketDirSeq).Get([]byte(key)))
+	v := tx.Bucket(bucketRows).Get([]byte(key))
+	if v == nil {
 		return contract.Row{}, seq, ErrNotFound
+	}
+	if err := json.Unmarshal(v, &row); err != nil {
+		return contract.Row{}, 0, fmt.Errorf("projector: row %s: %w", key, err)
 	}
 	row.RowNum = p.index.rank(key)
 	return row, seq, nil
+}
+
+// GateView is what the dispatcher's gate reads for one request, from one
+// consistent snapshot: whether the invocation already has its receipt, the row
+// (as Row answers, RowErr matching ErrNotFound when there is none) and the row's
+// breaker state (as Breaker answers).
+type GateView struct {
+	HasReceipt bool
+	Row        contract.Row
+	RowErr     error
+	Breaker    breaker.State
+	BreakerErr error
+}
+
+// Gate reads HasReceipt(invocationID), Row(key) and Breaker(key) in one read
+// transaction. When the receipt exists, the row and breaker are not read.
+func (p *Projector) Gate(key, invocationID string) GateView {
+	var g GateView
+	if err := p.db.View(func(tx *bolt.Tx) error {
+		if g.HasReceipt = tx.Bucket(bucketReceipts).Get([]byte(invocationID)) != nil; g.HasReceipt {
+			return nil
+		}
+		g.Row, _, g.RowErr = p.row(tx, key)
+		g.Breaker, _, g.BreakerErr = loadBreaker(tx.Bucket(bucketBreakers), key)
+		return nil
+	}); err != nil {
+		return GateView{RowErr: fmt.Errorf("projector: row %s: %w", key, err), BreakerErr: err}
+	}
+	return g
 }
 
 // Filter selects rows for List. Empty fields match everything.
