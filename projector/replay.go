@@ -11,6 +11,10 @@ import (
 // stream's last sequence when the replay started.
 type Progress func(stream string, seq, last uint64)
 
+// RebuildBatchSize is Rebuild's default Config.BatchSize: nobody waits on a
+// rebuild's individual commits, so it commits in large transactions.
+const RebuildBatchSize = 8192
+
 // Rebuild folds the whole log from sequence 1 into a fresh file beside cfg.Path and,
 // once it has caught up, renames it over cfg.Path: the old projection stays in place
 // until the new one is complete. No projector may have cfg.Path open meanwhile.
@@ -22,6 +26,9 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	}
 	os.Remove(dirtyMarker(tmp))
 	cfg.Path = tmp
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = RebuildBatchSize
+	}
 	p, err := Open(cfg)
 	if err != nil {
 		return err
