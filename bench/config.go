@@ -31,6 +31,8 @@ type Config struct {
 	Quick bool
 	// Sync is the log's fsync policy ("always" or an interval); eventlog.DefaultSync when empty.
 	Sync string
+	// Workers is the node's dispatcher workers; the node's default when 0.
+	Workers int
 	// Only restricts the run to these scenarios (see Scenarios); all when empty.
 	Only []string
 	// Dir is where the temporary data directories are made; os.TempDir when empty.

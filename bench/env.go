@@ -40,6 +40,8 @@ type EnvConfig struct {
 	Dir string
 	// Sync is the log's fsync policy.
 	Sync string
+	// Workers is the node's dispatcher workers; the node's default when 0.
+	Workers int
 	// NATSListen makes the embedded server accept TCP clients on a free loopback
 	// port, for scenarios that play a separate bus client.
 	NATSListen bool
@@ -61,7 +63,7 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 	}
 	ncfg := node.Config{
 		DataDir: filepath.Join(e.dir, "node"), HTTPAddr: "127.0.0.1:0", TerminalKey: TerminalKey,
-		Sync: cfg.Sync, Logger: cfg.Logger, Name: "bench",
+		Sync: cfg.Sync, Workers: cfg.Workers, Logger: cfg.Logger, Name: "bench",
 	}
 	if cfg.NATSListen {
 		port, err := freePort()

@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	if cfg.wants(ScenarioDirectory) {
 		r.progress(ScenarioDirectory, "importing %d rows", c.directoryRows)
-		e, err := StartEnv(ctx, EnvConfig{Dir: dir + "/directory", Sync: cfg.Sync, Logger: cfg.Logger})
+		e, err := StartEnv(ctx, EnvConfig{Dir: dir + "/directory", Sync: cfg.Sync, Workers: cfg.Workers, Logger: cfg.Logger})
 		if err != nil {
 			return r.results, err
 		}
@@ -84,7 +84,7 @@ func (r *runner) shared(ctx context.Context) error {
 	if !need {
 		return nil
 	}
-	e, err := StartEnv(ctx, EnvConfig{Dir: r.dir + "/shared", Sync: r.cfg.Sync, NATSListen: r.cfg.wants(ScenarioNATS), Logger: r.cfg.Logger})
+	e, err := StartEnv(ctx, EnvConfig{Dir: r.dir + "/shared", Sync: r.cfg.Sync, Workers: r.cfg.Workers, NATSListen: r.cfg.wants(ScenarioNATS), Logger: r.cfg.Logger})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ type ServiceConfig struct {
 	// TagSalt keys credential tags; derive it with TagSaltFor(terminal key).
 	TagSalt string
 	Breaker breaker.Config
-	// Workers is how many invocations this process runs at once (default 4 per CPU).
+	// Workers is how many invocations this process runs at once (default 16 per CPU).
 	Workers int
 	// AckWait is how long a worker may hold a request before it is redelivered.
 	AckWait time.Duration
@@ -120,8 +120,11 @@ func (c *ServiceConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// DefaultWorkers is the default number of workers per process: 4 per CPU.
-func DefaultWorkers() int { return 4 * runtime.NumCPU() }
+// DefaultWorkers is the default number of workers per process: 16 per CPU. A worker
+// spends most of a call waiting on the log, so several per CPU keep the CPUs busy;
+// capdir bench measured 32 workers ~10% faster than 8 at 64 calls in flight on two
+// CPUs, and 64 no faster than 32.
+func DefaultWorkers() int { return 16 * runtime.NumCPU() }
 
 // TagSaltFor derives the credential-tag salt from the deployment's owner key, so
 // every node and every restart computes the same tags.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,15 +25,6 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Term()
 		return
 	}
-	// The breaker is a fold over the data stream, and this node's projection may lag
-	// the node that appended the request. Wait until everything appended before the
-	// request (the receipt that tripped the breaker, an owner reset) is folded here,
-	// so the gate refuses every request appended after the trip.
-	if md, err := m.Metadata(); err == nil && md.Sequence.Stream > 1 {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
-		cancel()
-	}
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
 	if req.DirSeq > 0 {
@@ -42,6 +34,20 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	// One read serves the redelivery check, the row and its breaker.
 	g := s.cfg.Projector.Gate(req.Key, req.InvocationID)
+	// A breaker is a fold over the data stream, and this node's projection may lag
+	// the node that appended the request. For a row that can strike, wait until
+	// everything appended before the request (the receipt that tripped the breaker,
+	// an owner reset) is folded here and read again, so the gate refuses every
+	// request appended after the trip. Other rows have no breaker to wait for.
+	if g.RowErr == nil && canStrike(&g.Row) {
+		if md, err := m.Metadata(); err == nil && md.Sequence.Stream > 1 &&
+			s.cfg.Projector.Applied(eventlog.DataStream) < md.Sequence.Stream-1 {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
+			cancel()
+			g = s.cfg.Projector.Gate(req.Key, req.InvocationID)
+		}
+	}
 	if g.HasReceipt {
 		m.Ack()
 		return
@@ -95,23 +101,30 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 		d.refuse(StatusRefusedDisabled, "ERR:disabled:"+row.Key, nil)
 		return
 	}
-	if g.BreakerErr != nil {
-		d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+g.BreakerErr.Error(), nil)
-		return
-	}
-	decision := s.decide(g.Breaker, row.Auth)
-	d.BreakerGeneration = decision.Generation
-	if decision.Open {
-		d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
-			"opened_at": decision.OpenedAt, "closes_at": decision.ClosesAt,
-		})
-		return
+	if canStrike(&row) {
+		if g.BreakerErr != nil {
+			d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+g.BreakerErr.Error(), nil)
+			return
+		}
+		decision := s.decide(g.Breaker, row.Auth)
+		d.BreakerGeneration = decision.Generation
+		if decision.Open {
+			d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
+				"opened_at": decision.OpenedAt, "closes_at": decision.ClosesAt,
+			})
+			return
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
 	o := s.cfg.Runners.Run(rctx, Call{Row: &row, Body: req.Body, Shape: req.Shape})
 	d.outcome(o, req.Shape)
 }
+
+// canStrike reports whether a row's calls can count against its breaker: only the
+// http runner reaches an upstream that answers 401/403 (breaker.Classify counts HTTP
+// statuses). Other rows are never refused by a breaker and need not wait for one.
+func canStrike(row *contract.Row) bool { return row.EffectiveRunner() == RunnerHTTP }
 
 // decide checks st at the current time with the credential auth resolves to now;
 // the tag is computed only for an open breaker, the one case it can change.

@@ -73,6 +73,7 @@ func benchCmd() *cobra.Command {
 	f.BoolVar(&cfg.Quick, "quick", false, "smaller counts: the whole run takes under a minute")
 	f.BoolVar(&asJSON, "json", false, "print machine-readable JSON instead of a table")
 	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `the log's fsync policy: "always" or an interval such as 1s`)
+	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers of the benchmarked node (0: the serve default)")
 	f.StringSliceVar(&cfg.Only, "only", nil, "run only these scenarios: "+strings.Join(bench.Scenarios, ", "))
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
 	f.StringVar(&cfg.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")

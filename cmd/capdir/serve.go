@@ -77,7 +77,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
 	f.DurationVar(&cfg.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
 	f.BoolVar(&cfg.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
-	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 4 per CPU)")
+	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
 	f.IntVar(&cfg.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.DurationVar(&cfg.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
