@@ -275,3 +275,45 @@ func TestWorkerKilledMidInvocation(t *testing.T) {
 		})
 	}
 }
+
+// A row written through another node is callable at once even when this node's
+// projection (and so the request's DirSeq) is behind: the worker that misses the
+// row asks the log for the key's last mutation and waits for it.
+func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
+	st := newStack(t)
+	var lag atomic.Bool
+	st.proj.OnApplied(func(stream string, _ []eventlog.Stored) {
+		if stream == eventlog.ControlStream && lag.Load() {
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("FIRST", "echo", "# WHAT: first"))
+
+	// Hold the projector up behind another write, then write the row as a node
+	// whose projection is ahead of this one would, and invoke it at once.
+	lag.Store(true)
+	st.putRowNoWait(t, fnRow("OTHER", "echo", "# WHAT: other"))
+	time.Sleep(20 * time.Millisecond) // the projector is now sleeping after OTHER
+	st.putRowNoWait(t, fnRow("FRESH", "echo", "# WHAT: fresh"))
+	if _, _, err := st.proj.Row("FRESH"); err == nil {
+		t.Fatal("the projection already has FRESH: the test would prove nothing")
+	}
+	rc := invoke(t, s, "FRESH", "hello")
+	if rc.Status != dispatcher.StatusProvenMaterialResult || rc.Result != "hello" {
+		t.Fatalf("receipt = %+v", rc)
+	}
+}
+
+func (st *stack) putRowNoWait(t *testing.T, row contract.Row) {
+	t.Helper()
+	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	if _, err := st.log.Append(context.Background(), eventlog.DirectorySubject(row.Key), ev); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -34,6 +34,9 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	// One read serves the redelivery check, the row and its breaker.
 	g := s.cfg.Projector.Gate(req.Key, req.InvocationID)
+	if errors.Is(g.RowErr, projector.ErrNotFound) {
+		g = s.catchUpRow(ctx, &req, g)
+	}
 	// A breaker is a fold over the data stream, and this node's projection may lag
 	// the node that appended the request. For a row that can strike, wait until
 	// everything appended before the request (the receipt that tripped the breaker,
@@ -119,6 +122,23 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 	defer cancel()
 	o := s.cfg.Runners.Run(rctx, Call{Row: &row, Body: req.Body, Shape: req.Shape})
 	d.outcome(o, req.Shape)
+}
+
+// catchUpRow handles a key this node's projection does not have. The requesting
+// node may have been behind the node that wrote the row, so ask the log for the
+// key's last mutation: if this projection has not applied it yet, wait and read
+// again. Only a miss pays for the lookup.
+func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationRequest, g projector.GateView) projector.GateView {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	seq, err := s.cfg.Log.LastSubjectSeq(lctx, eventlog.ControlStream, eventlog.DirectorySubject(req.Key))
+	if err != nil || seq == 0 || seq <= s.cfg.Projector.Applied(eventlog.ControlStream) {
+		return g
+	}
+	if err := s.cfg.Projector.WaitFor(lctx, eventlog.ControlStream, seq); err != nil {
+		return g
+	}
+	return s.cfg.Projector.Gate(req.Key, req.InvocationID)
 }
 
 // canStrike reports whether a row's calls can count against its breaker: only the

@@ -165,3 +165,21 @@ func toStored(stream string, m jetstream.Msg) (Stored, error) {
 	st.Event = ev
 	return st, nil
 }
+
+// LastSubjectSeq is the sequence of the last message on subject in stream, 0 when
+// the subject has none. It asks the log itself, not a projection: use it to learn
+// whether a projection is behind for one key.
+func (l *Log) LastSubjectSeq(ctx context.Context, stream, subject string) (uint64, error) {
+	s, ok := l.streams[stream]
+	if !ok {
+		return 0, fmt.Errorf("eventlog: unknown stream %q", stream)
+	}
+	m, err := s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: last message of %s: %w", subject, err)
+	}
+	return m.Sequence, nil
+}
