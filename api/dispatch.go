@@ -84,6 +84,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 			"receipt": "/api/receipts/" + rc.InvocationID,
 		})
 		return
+	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, err.Error()+"; send less, or pass large data by reference")
+		return
 	case err != nil:
 		writeError(w, http.StatusBadGateway, "dispatch failed: "+err.Error())
 		return

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
+	"unicode/utf8"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -99,14 +100,46 @@ func (d *draft) outcome(o Outcome, shape bool) {
 	}
 }
 
-// finish stamps times, caps the stored result and computes the fingerprints.
-func (d *draft) finish(finished time.Time, resultCap int) eventlog.Receipt {
+// finish stamps times and computes the fingerprints over the whole input and
+// output, then bounds what the receipt stores: the result to resultCap, and body and
+// result together to budget bytes, so the receipt fits in one event. What was cut is
+// marked, and Extra["truncated"] is set.
+func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Receipt {
 	d.FinishedAt = finished.UTC()
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
 	d.Fingerprints.Input = Fingerprint(d.Body)
 	d.Fingerprints.Output = Fingerprint(d.Result)
+	cut := false
 	if resultCap > 0 && len(d.Result) > resultCap {
-		d.Result = d.Result[:resultCap] + "…[truncated]"
+		d.Result, cut = truncate(d.Result, resultCap), true
+	}
+	if budget > 0 && len(d.Body)+len(d.Result) > budget {
+		// Keep the smaller of the two whole when it fits in half the budget.
+		bodyMax := max(budget/2, budget-len(d.Result))
+		d.Body = truncate(d.Body, min(len(d.Body), bodyMax))
+		d.Result = truncate(d.Result, budget-len(d.Body))
+		cut = true
+	}
+	if cut {
+		if d.Extra == nil {
+			d.Extra = map[string]any{}
+		}
+		d.Extra["truncated"] = true
 	}
 	return d.Receipt
+}
+
+// truncMark ends a stored text that was cut.
+const truncMark = "…[truncated]"
+
+// truncate cuts s to at most n bytes (the mark included) on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n = max(n-len(truncMark), 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + truncMark
 }

@@ -40,9 +40,11 @@ type ServiceConfig struct {
 	MaxDeliver int
 	// RunTimeout bounds one runner call (default 60s).
 	RunTimeout time.Duration
-	// MaxPayload is the payload ceiling on a request body (default 1 MiB).
+	// MaxPayload is the payload ceiling on a request body (default 1 MiB, and never
+	// more than the log accepts in one event).
 	MaxPayload int
-	// ResultCap bounds the result stored on a receipt (default 1 MiB).
+	// ResultCap bounds the result stored on a receipt (default 1 MiB). A receipt
+	// must also fit in one event: see receiptBudget.
 	ResultCap int
 	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
 	Suggestions int
@@ -156,6 +158,8 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// A request is one event: its body must fit in what the log accepts.
+	cfg.MaxPayload = min(cfg.MaxPayload, cfg.Log.MaxPayload()-envelopeReserve)
 	s := &Service{cfg: cfg, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
 	cfg.Projector.OnApplied(s.waiters.applied)
 	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
@@ -240,6 +244,14 @@ func (s *Service) Closed() <-chan struct{} { return s.closed }
 // Suggest returns up to n keys close to attempted.
 func (s *Service) Suggest(attempted string, n int) []string { return s.suggest.Suggest(attempted, n) }
 
+// ErrPayloadTooLarge is returned by Invoke for a body over the payload ceiling;
+// nothing is appended.
+var ErrPayloadTooLarge = errors.New("payload_too_large")
+
+// envelopeReserve is what an event needs beside its body or result: the envelope,
+// ids, fingerprints, timings and a shape preview.
+const envelopeReserve = 64 << 10
+
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
 // returned receipt carries the invocation id and trace to look up later.
 var ErrPending = errors.New("dispatcher: receipt pending")
@@ -250,6 +262,9 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
 	if err := contract.ValidateKey(req.Key); err != nil {
 		return eventlog.Receipt{}, err
+	}
+	if len(req.Body) > s.cfg.MaxPayload {
+		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
 	}
 	now := s.cfg.Clock()
 	if req.InvocationID == "" {

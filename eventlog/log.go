@@ -88,6 +88,7 @@ func startEmbedded(cfg *Config) (*server.Server, error) {
 		SyncInterval: interval,
 		NoSigs:       true,
 		NoLog:        true,
+		MaxPayload:   EmbeddedMaxPayload,
 		DontListen:   cfg.Listen == "",
 	}
 	if cfg.Listen != "" {
@@ -151,6 +152,14 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 	}
 	return nil
 }
+
+// EmbeddedMaxPayload is the largest message the embedded server accepts. (An
+// external cluster sets its own, 1 MB by default; see [Log.MaxPayload].)
+const EmbeddedMaxPayload = 8 << 20
+
+// MaxPayload is the largest message the connected server accepts: an event's whole
+// envelope must fit in it.
+func (l *Log) MaxPayload() int { return int(l.nc.MaxPayload()) }
 
 // Conn is the underlying NATS connection (shared; do not close it).
 func (l *Log) Conn() *nats.Conn { return l.nc }
