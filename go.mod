@@ -3,6 +3,7 @@ module github.com/capdir/capdir
 go 1.26.8
 
 require (
+	github.com/goccy/go-json v0.12.0
 	github.com/nats-io/nats-server/v2 v2.15.3
 	github.com/nats-io/nats.go v1.55.0
 	github.com/oklog/ulid/v2 v2.1.2

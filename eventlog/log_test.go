@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -193,5 +194,36 @@ func TestListenOnAnyFreePort(t *testing.T) {
 	defer l2.Close()
 	if l2.ClientURL() == url {
 		t.Fatalf("two logs share %s", url)
+	}
+}
+
+// Event data is decoded as encoding/json would: the same values, the same
+// refusals.
+func TestDataAsMatchesEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`{"invocation_id":"inv_1","trace":"t_1","key":"K","body":"a|b \"q\" é \u2028","credential":"owner:terminal-key","dir_seq":7}`,
+		`{"INVOCATION_ID":"inv_2","Key":"K2"}`,
+		`{"key":"K","extra":{"nested":[1,2,{"x":null}]},"body":""}`,
+		`{"key":"K","dir_seq":-1}`,
+		`{"key":"K","dir_seq":"7"}`,
+		`{"key":"K",}`,
+		`{"key":"K"} trailing`,
+		`not json`,
+		`null`,
+		`{"key":"\ud800"}`,
+	} {
+		var want, got eventlog.InvocationRequest
+		werr := json.Unmarshal([]byte(in), &want)
+		ev := eventlog.Event{Type: eventlog.TypeInvocationRequested, Data: json.RawMessage(in)}
+		gerr := ev.DataAs(&got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%s: encoding/json err %v, DataAs err %v", in, werr, gerr)
+		}
+		if werr == nil && got != want {
+			t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+		}
+		if gerr != nil && !errors.Is(gerr, eventlog.ErrBadEvent) {
+			t.Fatalf("%s: err %v is not ErrBadEvent", in, gerr)
+		}
 	}
 }
