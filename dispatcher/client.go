@@ -16,12 +16,25 @@ import (
 // eventlog.RequestSubject(key), with fresh invocation and trace ids. actor names the
 // client (for example "nats:billing-service").
 func NewRequest(key, body, actor string, now time.Time) (subject string, ev eventlog.Event, req eventlog.InvocationRequest, err error) {
-	if err := contract.ValidateKey(key); err != nil {
-		return "", ev, req, err
-	}
-	req = eventlog.InvocationRequest{InvocationID: NewInvocationID(now), Trace: NewTrace(), Key: key, Body: body, Credential: actor}
-	ev, err = eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, actor, req)
+	req = eventlog.InvocationRequest{Key: key, Body: body, Credential: actor}
+	ev, err = prepareRequest(now, &req)
 	return eventlog.RequestSubject(key), ev, req, err
+}
+
+// prepareRequest checks req's key, mints the invocation and trace ids it lacks, and
+// builds its INVOCATION_REQUESTED event with the credential as actor. Every request
+// capdir or a bus client appends is built here.
+func prepareRequest(now time.Time, req *eventlog.InvocationRequest) (eventlog.Event, error) {
+	if err := contract.ValidateKey(req.Key); err != nil {
+		return eventlog.Event{}, err
+	}
+	if req.InvocationID == "" {
+		req.InvocationID = NewInvocationID(now)
+	}
+	if req.Trace == "" {
+		req.Trace = NewTrace()
+	}
+	return eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, req.Credential, *req)
 }
 
 // InvokeOverNATS is a bus client's whole invocation: subscribe to the receipt

@@ -225,7 +225,10 @@ func unwrapURLError(err error) string {
 	return err.Error()
 }
 
-// splitTarget reads "METHOD url"; a target without a method is a GET.
+// splitTarget reads "METHOD url" after substitution; a target without a method is a
+// GET. It is more lenient than contract.ParseHTTPTarget, which the directory applies
+// to http rows on write: a row of another type given the http runner (the runner
+// column) reaches here unvalidated.
 func splitTarget(t string) (method, rawURL string, err error) {
 	t = strings.TrimSpace(t)
 	if t == "" {

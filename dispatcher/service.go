@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
-	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -138,9 +137,10 @@ func TagSaltFor(terminalKey string) string {
 // Service runs dispatcher workers and lets callers invoke rows and wait for the
 // receipt. Start it once; Stop is idempotent.
 type Service struct {
-	cfg     ServiceConfig
-	waiters *waiters
-	suggest *Suggester
+	cfg           ServiceConfig
+	receiptBudget int // bytes a receipt may spend on body and result
+	waiters       *waiters
+	suggest       *Suggester
 
 	mu       sync.Mutex
 	cc       jetstream.ConsumeContext
@@ -158,9 +158,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	// A request is one event: its body must fit in what the log accepts.
-	cfg.MaxPayload = min(cfg.MaxPayload, cfg.Log.MaxPayload()-envelopeReserve)
-	s := &Service{cfg: cfg, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
+	// A request and a receipt are one event each: a body, and a receipt's body and
+	// result together, must fit in what the log accepts.
+	fit := cfg.Log.MaxPayload() - envelopeReserve
+	cfg.MaxPayload = min(cfg.MaxPayload, fit)
+	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
 	cfg.Projector.OnApplied(s.waiters.applied)
 	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
 		if deleted {
@@ -241,9 +243,6 @@ func (s *Service) Stop() {
 // Closed is closed once Stop has finished.
 func (s *Service) Closed() <-chan struct{} { return s.closed }
 
-// Suggest returns up to n keys close to attempted.
-func (s *Service) Suggest(attempted string, n int) []string { return s.suggest.Suggest(attempted, n) }
-
 // ErrPayloadTooLarge is returned by Invoke for a body over the payload ceiling;
 // nothing is appended.
 var ErrPayloadTooLarge = errors.New("payload_too_large")
@@ -260,25 +259,15 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // req.Body are required; InvocationID and Trace are minted when empty. When ctx ends
 // first, it returns the ids in a partial receipt and an error matching ErrPending.
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
-	if err := contract.ValidateKey(req.Key); err != nil {
-		return eventlog.Receipt{}, err
-	}
 	if len(req.Body) > s.cfg.MaxPayload {
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
 	}
-	now := s.cfg.Clock()
-	if req.InvocationID == "" {
-		req.InvocationID = NewInvocationID(now)
-	}
-	if req.Trace == "" {
-		req.Trace = NewTrace()
-	}
 	req.DirSeq = s.cfg.Projector.Applied(eventlog.ControlStream)
-	pending := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
-	ev, err := eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, req.Credential, req)
+	ev, err := prepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
-		return pending, err
+		return eventlog.Receipt{}, err
 	}
+	pending := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 	ch := s.waiters.add(req.InvocationID)
 	if _, err := s.cfg.Log.Append(ctx, eventlog.RequestSubject(req.Key), ev); err != nil {
 		s.waiters.remove(req.InvocationID)

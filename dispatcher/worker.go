@@ -63,7 +63,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
 		}
 	}
-	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.cfg.Log.MaxPayload()-envelopeReserve)
+	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
 	if err := s.appendReceipt(ctx, &rc); err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
