@@ -54,8 +54,8 @@ type GateView struct {
 	BreakerErr error
 }
 
-// Gate reads HasReceipt(invocationID), Row(key) and Breaker(key) in one read
-// transaction. When the receipt exists, the row and breaker are not read.
+// Gate reads whether invocationID has its receipt, Row(key) and Breaker(key) in one
+// read transaction. When the receipt exists, the row and breaker are not read.
 func (p *Projector) Gate(key, invocationID string) GateView {
 	var g GateView
 	if err := p.db.View(func(tx *bolt.Tx) error {
@@ -122,9 +122,6 @@ func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, erro
 // Count is the number of rows in the directory.
 func (p *Projector) Count() int { return p.index.len() }
 
-// Keys returns every key in canonical order.
-func (p *Projector) Keys() []string { return p.index.keys() }
-
 // Receipt returns the receipt of an invocation. When the invocation was requested
 // but has no receipt yet, it returns ErrNotFound with pending true.
 func (p *Projector) Receipt(invocationID string) (rc eventlog.Receipt, pending bool, err error) {
@@ -145,16 +142,6 @@ func (p *Projector) Receipt(invocationID string) (rc eventlog.Receipt, pending b
 		return rc, pending, ErrNotFound
 	}
 	return rc, false, nil
-}
-
-// HasReceipt reports whether an invocation already has its receipt.
-func (p *Projector) HasReceipt(invocationID string) bool {
-	has := false
-	p.db.View(func(tx *bolt.Tx) error {
-		has = tx.Bucket(bucketReceipts).Get([]byte(invocationID)) != nil
-		return nil
-	})
-	return has
 }
 
 // ReceiptsByKey returns up to limit receipts of key, newest first.
