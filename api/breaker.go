@@ -36,15 +36,15 @@ type BreakerView struct {
 	Message string `json:"message,omitempty"`
 }
 
-// breakerView is st as the gate sees it at now. The dispatcher decides (it alone
-// reads credentials, to notice a replaced one); without one only the cooldown counts.
-func (s *Server) breakerView(st breaker.State, now time.Time) BreakerView {
+// breakerView is st as the gate sees it now. The dispatcher decides (it alone reads
+// credentials, to notice a replaced one); without one only the cooldown counts.
+func (s *Server) breakerView(st breaker.State) BreakerView {
 	v := BreakerView{Key: st.Key, Strikes: st.Strikes}
 	var d breaker.Decision
 	if s.cfg.Dispatcher != nil {
 		d = s.cfg.Dispatcher.BreakerDecision(st)
 	} else {
-		d = s.cfg.Breaker.Check(st, now, "")
+		d = s.cfg.Breaker.Check(st, s.cfg.Clock(), "")
 	}
 	if !d.Open {
 		if st.Open {
@@ -65,10 +65,9 @@ func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "breakers unavailable: "+err.Error())
 		return
 	}
-	now := s.cfg.Clock()
 	out := []BreakerView{}
 	for _, st := range states {
-		if v := s.breakerView(st, now); v.Open {
+		if v := s.breakerView(st); v.Open {
 			out = append(out, v)
 		}
 	}
@@ -89,7 +88,7 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "breaker unavailable: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, s.breakerView(st, s.cfg.Clock()))
+	writeJSON(w, http.StatusOK, s.breakerView(st))
 }
 
 // breakerReset appends a BREAKER_RESET for the key and answers once this node's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/capdir/capdir/contract"
@@ -184,7 +185,7 @@ func parseListQuery(r *http.Request) (f projector.Filter, limit, offset int, err
 	q := r.URL.Query()
 	f.Category = q.Get("category")
 	f.Type = q.Get("type")
-	if f.Type != "" && !validType(f.Type) {
+	if f.Type != "" && !slices.Contains(contract.Types, f.Type) {
 		return f, 0, 0, fmt.Errorf("%w: type must be one of fn, http, agent, flow; got %q", errDirBadQuery, f.Type)
 	}
 	if v := q.Get("enabled"); v != "" {
@@ -219,13 +220,4 @@ func queryInt(v, name string, def, least int) (int, error) {
 		return 0, fmt.Errorf("%w: %s must be an integer of at least %d; got %q", errDirBadQuery, name, least, v)
 	}
 	return n, nil
-}
-
-func validType(t string) bool {
-	for _, v := range contract.Types {
-		if t == v {
-			return true
-		}
-	}
-	return false
 }

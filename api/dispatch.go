@@ -70,10 +70,6 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadRequest, `"key" is required`)
 		return
 	}
-	if err := contract.ValidateKey(in.Key); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
 	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
@@ -83,6 +79,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
 			"receipt": "/api/receipts/" + rc.InvocationID,
 		})
+		return
+	case errors.As(err, new(*contract.ValidationError)):
+		writeError(w, http.StatusBadRequest, err.Error()) // the key: Invoke checks it
 		return
 	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, err.Error()+"; send less, or pass large data by reference")
@@ -128,34 +127,39 @@ func (s *Server) proof(rc *eventlog.Receipt) Proof {
 	}
 }
 
-// confirm is the public, keyless check that an invocation has a receipt.
-func (s *Server) confirm(w http.ResponseWriter, inv string) {
-	rc, pending, err := s.cfg.Projector.Receipt(inv)
+// receipt looks an invocation's receipt up. When there is none yet it answers for
+// the caller: 202 while the invocation is pending, 404 when it is unknown (in the
+// confirm form, {"confirmed":false,…}), 500 when the projection fails.
+func (s *Server) receipt(w http.ResponseWriter, id string, confirmForm bool) (eventlog.Receipt, bool) {
+	rc, pending, err := s.cfg.Projector.Receipt(id)
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
+		return rc, true
+	case pending && confirmForm:
+		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": id, "status": "PENDING"})
 	case pending:
-		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": inv, "status": "PENDING"})
+		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
+	case errors.Is(err, projector.ErrNotFound) && confirmForm:
+		writeJSON(w, http.StatusNotFound, map[string]any{"confirmed": false, "invocation_id": id, "error": "no such invocation"})
 	case errors.Is(err, projector.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]any{"confirmed": false, "invocation_id": inv, "error": "no such invocation"})
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
 	default:
 		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+	return rc, false
+}
+
+// confirm is the public, keyless check that an invocation has a receipt.
+func (s *Server) confirm(w http.ResponseWriter, inv string) {
+	if rc, ok := s.receipt(w, inv, true); ok {
+		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
 	}
 }
 
 // receiptOwner is the whole receipt, arguments and result included.
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rc, pending, err := s.cfg.Projector.Receipt(id)
-	switch {
-	case err == nil:
+	if rc, ok := s.receipt(w, r.PathValue("id"), false); ok {
 		writeJSON(w, http.StatusOK, rc)
-	case pending:
-		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
-	case errors.Is(err, projector.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
-	default:
-		writeError(w, http.StatusInternalServerError, err.Error())
 	}
 }
 
@@ -186,15 +190,10 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
 }
 
+// receiptPublic is the keyless view: the receipt's summary, without arguments,
+// result or anything credential-related.
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rc, pending, err := s.cfg.Projector.Receipt(id)
-	switch {
-	case err == nil:
+	if rc, ok := s.receipt(w, r.PathValue("id"), false); ok {
 		writeJSON(w, http.StatusOK, rc.ReceiptSummary)
-	case pending:
-		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
-	default:
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
 	}
 }
