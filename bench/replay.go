@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capdir/capdir/api"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -99,19 +100,19 @@ func (g *generator) mutate() error {
 		key := fmt.Sprintf("%s_%s_%05d", []string{"WEATHER", "INVOICE", "SEARCH", "DEPLOY", "LOOKUP"}[g.next%5], []string{"GET", "LIST", "SYNC", "CHECK"}[g.next%4], g.next)
 		g.next++
 		g.keys = append(g.keys, key)
-		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, "owner:terminal-key",
+		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
 			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: g.row(key)})
 	}
 	i := g.rng.IntN(len(g.keys))
 	key := g.keys[i]
 	if g.rng.IntN(10) == 0 {
 		g.keys = append(g.keys[:i], g.keys[i+1:]...)
-		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, "owner:terminal-key",
+		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
 			eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
 	}
 	r := g.row(key)
 	r.Category = "patched"
-	return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, "owner:terminal-key",
+	return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
 		eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: r})
 }
 
@@ -121,7 +122,7 @@ func (g *generator) invoke() error {
 	inv := dispatcher.NewInvocationID(g.at)
 	trace := dispatcher.NewTrace()
 	body := fmt.Sprintf("%d.%02d|-122.%02d", 30+g.rng.IntN(20), g.rng.IntN(100), g.rng.IntN(100))
-	req := eventlog.InvocationRequest{InvocationID: inv, Trace: trace, Key: key, Body: body, Credential: "owner:terminal-key", DirSeq: uint64(g.count)}
+	req := eventlog.InvocationRequest{InvocationID: inv, Trace: trace, Key: key, Body: body, Credential: api.OwnerActor, DirSeq: uint64(g.count)}
 	if err := g.append(ctx, eventlog.RequestSubject(key), eventlog.TypeInvocationRequested, req.Credential, req); err != nil {
 		return err
 	}

@@ -216,6 +216,9 @@ func (n *Node) Stop(ctx context.Context) error {
 // Stopped is closed once Stop has finished.
 func (n *Node) Stopped() <-chan struct{} { return n.stopped }
 
+// KeyPath is where a data dir keeps the generated owner key.
+func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.key") }
+
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
 // when it was generated now.
@@ -223,7 +226,7 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 	if envValue != "" {
 		return envValue, "", false, nil
 	}
-	path = filepath.Join(dataDir, "terminal.key")
+	path = KeyPath(dataDir)
 	if b, err := os.ReadFile(path); err == nil {
 		return strings.TrimSpace(string(b)), path, false, nil
 	} else if !os.IsNotExist(err) {

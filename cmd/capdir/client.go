@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capdir/capdir/node"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -55,7 +55,7 @@ func (sf *serverFlags) client() (*apiClient, error) {
 		if k := strings.TrimSpace(os.Getenv("CAPDIR_TERMINAL_KEY")); k != "" {
 			return newAPIClient(sf.server, k, sf.timeout), nil
 		}
-		path = filepath.Join(sf.dataDir, "terminal.key")
+		path = node.KeyPath(sf.dataDir)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
