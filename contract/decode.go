@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capdir/capdir/internal/editdist"
 	"io"
 	"strconv"
 	"strings"
@@ -190,32 +191,12 @@ func unknownField(name string) error {
 // closest returns the field name within edit distance 2 of name, or "".
 func closest(name string) string {
 	best, bestD := "", 3
-	for _, c := range columns {
-		if d := editDistance(strings.ToLower(name), c.name); d < bestD {
-			best, bestD = c.name, d
+	for _, col := range columns {
+		if d := editdist.Bounded(strings.ToLower(name), col.name, 2); d < bestD {
+			best, bestD = col.name, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // describeRaw names the JSON type of raw and shows (a prefix of) its text.
