@@ -31,17 +31,24 @@ func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) e
 	if err != nil {
 		return err
 	}
+	return l.ReadRange(ctx, stream, from, last, 1, func(b []Stored) error { return h(b[0]) })
+}
+
+// ReadRange delivers the stream's events in order, in batches of up to max, from
+// sequence from (1 = the beginning) until it has delivered sequence to, then returns.
+// The last batch may run past to.
+func (l *Log) ReadRange(ctx context.Context, stream string, from, to uint64, max int, h BatchHandler) error {
 	if from == 0 {
 		from = 1
 	}
-	if last < from {
+	if to < from {
 		return nil
 	}
-	return l.Follow(ctx, stream, from, func(s Stored) error {
-		if err := h(s); err != nil {
+	return l.FollowBatches(ctx, stream, from, max, func(b []Stored) error {
+		if err := h(b); err != nil {
 			return err
 		}
-		if s.Seq >= last {
+		if b[len(b)-1].Seq >= to {
 			return errStopFollow
 		}
 		return nil

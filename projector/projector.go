@@ -237,30 +237,21 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 		if err != nil {
 			return err
 		}
-		start := from(s)
-		if start > last {
-			continue
-		}
-		err = p.cfg.Log.FollowBatches(ctx, s, start, p.cfg.BatchSize, func(b []eventlog.Stored) error {
+		err = p.cfg.Log.ReadRange(ctx, s, from(s), last, p.cfg.BatchSize, func(b []eventlog.Stored) error {
 			if err := p.apply(s, b); err != nil {
 				return err
 			}
 			if progress != nil {
 				progress(s, b[len(b)-1].Seq, last)
 			}
-			if b[len(b)-1].Seq >= last {
-				return errDone
-			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errDone) {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-var errDone = errors.New("caught up")
 
 // apply commits one batch with its checkpoint, then publishes the change.
 func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
