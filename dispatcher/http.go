@@ -142,7 +142,7 @@ func (r *HTTPRunner) Run(ctx context.Context, c Call) Outcome {
 	rd := newRedactor(cred.Secrets())
 	tag := cred.Tag(r.cfg.TagSalt)
 	if c.Shape {
-		o := shaped(RedactDeep(req.shape(), cred.Secrets()).(map[string]any))
+		o := shaped(rd.value(req.shape()).(map[string]any))
 		o.CredTag = tag
 		return o
 	}
