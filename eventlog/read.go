@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -44,7 +45,7 @@ func (l *Log) ReadRange(ctx context.Context, stream string, from, to uint64, max
 	if to < from {
 		return nil
 	}
-	return l.FollowBatches(ctx, stream, from, max, func(b []Stored) error {
+	return l.FollowBatches(ctx, stream, from, FollowOptions{Max: max}, func(b []Stored) error {
 		if err := h(b); err != nil {
 			return err
 		}
@@ -62,7 +63,7 @@ var errStopFollow = errors.New("stop")
 // nil when stopped by ctx, else h's error. Delivery is one message at a time in
 // order; batching is the handler's business (see [Log.FollowBatches]).
 func (l *Log) Follow(ctx context.Context, stream string, from uint64, h Handler) error {
-	return l.FollowBatches(ctx, stream, from, 1, func(batch []Stored) error {
+	return l.FollowBatches(ctx, stream, from, FollowOptions{Max: 1}, func(batch []Stored) error {
 		return h(batch[0])
 	})
 }
@@ -70,11 +71,29 @@ func (l *Log) Follow(ctx context.Context, stream string, from uint64, h Handler)
 // BatchHandler receives events in stream order, in batches of at least one.
 type BatchHandler func([]Stored) error
 
-// FollowBatches is Follow delivering up to max events at once: whatever has arrived
-// when the handler is ready, without waiting to fill a batch.
-func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max int, h BatchHandler) error {
+// FollowOptions shape the batches FollowBatches hands over.
+type FollowOptions struct {
+	// Max bounds a batch (default 1).
+	Max int
+	// Linger is how long a batch that is not full may wait for more events before
+	// it is handed over; 0 hands over whatever has arrived at once. A handler whose
+	// cost is mostly per batch (a transaction commit) does less work per event under
+	// load when it lingers.
+	Linger time.Duration
+	// Hurry, when set, cuts a linger short: a value received on it hands the batch
+	// over at once (a reader waiting for the handler's result sends one).
+	Hurry <-chan struct{}
+}
+
+// FollowBatches is Follow delivering events in batches as opts describe: whatever
+// has arrived when the handler is ready, plus what arrives during the linger.
+func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opts FollowOptions, h BatchHandler) error {
 	if from == 0 {
 		from = 1
+	}
+	max := opts.Max
+	if max < 1 {
+		max = 1
 	}
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
 	cons, err := l.js.OrderedConsumer(ctx, stream, cfg)
@@ -147,6 +166,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max
 				break fill
 			}
 		}
+		if opts.Linger > 0 && len(batch) < max {
+			batch = linger(ctx, batch, max, msgs, opts)
+		}
 		if err := h(batch); err != nil {
 			if errors.Is(err, errStopFollow) {
 				return nil
@@ -154,6 +176,29 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, max
 			return err
 		}
 	}
+}
+
+// linger adds what arrives on msgs to batch until it is full, opts.Linger has
+// passed, opts.Hurry fires, msgs closes or ctx ends.
+func linger(ctx context.Context, batch []Stored, max int, msgs <-chan Stored, opts FollowOptions) []Stored {
+	t := time.NewTimer(opts.Linger)
+	defer t.Stop()
+	for len(batch) < max {
+		select {
+		case s, ok := <-msgs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, s)
+		case <-opts.Hurry:
+			return batch
+		case <-t.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 func toStored(stream string, m jetstream.Msg) (Stored, error) {

@@ -23,6 +23,7 @@ type Projector struct {
 	index *orderIndex
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
+	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every commit
 
@@ -73,11 +74,13 @@ func Open(cfg Config) (*Projector, error) {
 		db:      db,
 		index:   newOrderIndex(),
 		applied: map[string]*atomic.Uint64{},
+		hurry:   map[string]chan struct{}{},
 		changed: make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
 	for _, s := range eventlog.Streams {
 		p.applied[s] = new(atomic.Uint64)
+		p.hurry[s] = make(chan struct{}, 1)
 	}
 	if err := p.load(); err != nil {
 		db.Close()
@@ -161,6 +164,11 @@ func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) erro
 		if p.Applied(stream) >= seq {
 			return nil
 		}
+		// Somebody is waiting: a lingering batch commits now.
+		select {
+		case p.hurry[stream] <- struct{}{}:
+		default:
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -169,6 +177,21 @@ func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) erro
 			return ErrClosed
 		}
 	}
+}
+
+// Settle waits until stream is applied as far as the log held it when called: a
+// read after Settle sees every event appended before it (read-your-writes for a
+// reader that did not append the event itself, such as a receipt a worker wrote).
+// It asks the log for the stream's end, so it costs a round trip.
+func (p *Projector) Settle(ctx context.Context, stream string) error {
+	if p.cfg.Log == nil {
+		return errors.New("projector: Settle needs Config.Log")
+	}
+	last, err := p.cfg.Log.LastSeq(ctx, stream)
+	if err != nil {
+		return err
+	}
+	return p.WaitFor(ctx, stream, last)
 }
 
 // WatchDirectory calls fn once for every live key now, then after every committed
@@ -201,7 +224,11 @@ func (p *Projector) Run(ctx context.Context) error {
 	errc := make(chan error, len(eventlog.Streams))
 	for _, s := range eventlog.Streams {
 		go func(stream string) {
-			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, p.cfg.BatchSize, func(b []eventlog.Stored) error {
+			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream]}
+			if stream == eventlog.DataStream {
+				opts.Linger = p.cfg.Linger
+			}
+			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
 				return p.apply(stream, b)
 			})
 			if err != nil {

@@ -291,3 +291,58 @@ func TestWaitForHonoursContext(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A reader waiting for the data stream does not wait out the linger: WaitFor cuts
+// the lingering batch short.
+func TestWaitForCutsTheLingerShort(t *testing.T) {
+	l := logtest.Open(t, "")
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Linger: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	ev, err := l.NewEvent(eventlog.TypeReceipt, "test", eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_hurry", Key: "K"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_hurry"), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half the linger: only a hurried commit makes it.
+	wctx, wcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer wcancel()
+	if err := p.WaitFor(wctx, eventlog.DataStream, seq); err != nil {
+		t.Fatalf("WaitFor waited out the linger: %v", err)
+	}
+	if _, _, err := p.Receipt("inv_hurry"); err != nil {
+		t.Fatal(err)
+	}
+	// Settle asks the log for its end and waits for it the same way.
+	seq2, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_hurry2"), mustReceipt(t, l, "inv_hurry2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer scancel()
+	if err := p.Settle(sctx, eventlog.DataStream); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if got := p.Applied(eventlog.DataStream); got < seq2 {
+		t.Fatalf("applied %d after Settle, want %d", got, seq2)
+	}
+}
+
+func mustReceipt(t *testing.T, l *eventlog.Log, inv string) eventlog.Event {
+	t.Helper()
+	ev, err := l.NewEvent(eventlog.TypeReceipt, "test", eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: "K"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}

@@ -1,0 +1,86 @@
+package eventlog_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/logtest"
+)
+
+// follow runs FollowBatches in the background and returns the batch sizes it
+// hands over, one per receive.
+func follow(t *testing.T, l *eventlog.Log, opts eventlog.FollowOptions) <-chan int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sizes := make(chan int, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.FollowBatches(ctx, eventlog.DataStream, 1, opts, func(b []eventlog.Stored) error {
+			sizes <- len(b)
+			return nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return sizes
+}
+
+func appendReceipts(t *testing.T, l *eventlog.Log, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		ev := mustEvent(t, l, eventlog.TypeReceipt, map[string]any{"invocation_id": "inv_x", "i": i})
+		if _, err := l.Append(context.Background(), eventlog.ReceiptSubject("K", "inv_x"), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFollowBatchesLingersForMore(t *testing.T) {
+	l := logtest.Open(t, "")
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 3, Linger: time.Minute})
+	appendReceipts(t, l, 1)
+	// Without a linger the first event would be handed over alone by now.
+	time.Sleep(100 * time.Millisecond)
+	appendReceipts(t, l, 2)
+	select {
+	case n := <-sizes:
+		if n != 3 {
+			t.Fatalf("first batch has %d events; a lingering batch waits until it holds 3", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full batch was not handed over before the linger ended")
+	}
+}
+
+func TestFollowBatchesHurryEndsTheLinger(t *testing.T) {
+	l := logtest.Open(t, "")
+	hurry := make(chan struct{}, 1)
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 100, Linger: time.Minute, Hurry: hurry})
+	appendReceipts(t, l, 1)
+	time.Sleep(100 * time.Millisecond)
+	hurry <- struct{}{}
+	select {
+	case n := <-sizes:
+		if n != 1 {
+			t.Fatalf("batch has %d events, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch waited out its linger although hurried")
+	}
+}
+
+func TestFollowBatchesWithoutLingerHandsOverAtOnce(t *testing.T) {
+	l := logtest.Open(t, "")
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 100})
+	appendReceipts(t, l, 1)
+	select {
+	case n := <-sizes:
+		if n != 1 {
+			t.Fatalf("batch has %d events, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no batch handed over")
+	}
+}
