@@ -60,6 +60,7 @@ func (s *Server) breakerView(st breaker.State) BreakerView {
 
 // breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
 func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) {
+	s.settle(r)
 	states, err := s.cfg.Projector.Breakers()
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "breakers unavailable: "+err.Error())
@@ -83,6 +84,7 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.settle(r)
 	st, err := s.cfg.Projector.Breaker(key)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "breaker unavailable: "+err.Error())

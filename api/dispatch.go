@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
@@ -48,7 +49,7 @@ func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
-		s.confirm(w, inv)
+		s.confirm(w, r, inv)
 		return
 	}
 	if q.Get("key") == "" {
@@ -130,8 +131,14 @@ func (s *Server) proof(rc *eventlog.Receipt) Proof {
 // receipt looks an invocation's receipt up. When there is none yet it answers for
 // the caller: 202 while the invocation is pending, 404 when it is unknown (in the
 // confirm form, {"confirmed":false,…}), 500 when the projection fails.
-func (s *Server) receipt(w http.ResponseWriter, id string, confirmForm bool) (eventlog.Receipt, bool) {
+func (s *Server) receipt(w http.ResponseWriter, r *http.Request, id string, confirmForm bool) (eventlog.Receipt, bool) {
 	rc, pending, err := s.cfg.Projector.Receipt(id)
+	if errors.Is(err, projector.ErrNotFound) {
+		// The receipt may be in the log and not yet folded here (a dispatch answers
+		// as soon as its receipt is appended): look again once this node has caught up.
+		s.settle(r)
+		rc, pending, err = s.cfg.Projector.Receipt(id)
+	}
 	switch {
 	case err == nil:
 		return rc, true
@@ -150,15 +157,15 @@ func (s *Server) receipt(w http.ResponseWriter, id string, confirmForm bool) (ev
 }
 
 // confirm is the public, keyless check that an invocation has a receipt.
-func (s *Server) confirm(w http.ResponseWriter, inv string) {
-	if rc, ok := s.receipt(w, inv, true); ok {
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) {
+	if rc, ok := s.receipt(w, r, inv, true); ok {
 		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
 	}
 }
 
 // receiptOwner is the whole receipt, arguments and result included.
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
-	if rc, ok := s.receipt(w, r.PathValue("id"), false); ok {
+	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
 		writeJSON(w, http.StatusOK, rc)
 	}
 }
@@ -179,6 +186,7 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	s.settle(r)
 	rcs, err := s.cfg.Projector.ReceiptsByKey(key, limit)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -193,7 +201,22 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
 // receiptPublic is the keyless view: the receipt's summary, without arguments,
 // result or anything credential-related.
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) {
-	if rc, ok := s.receipt(w, r.PathValue("id"), false); ok {
+	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
 		writeJSON(w, http.StatusOK, rc.ReceiptSummary)
+	}
+}
+
+// settleWait bounds how long a read waits for this node's projection to catch up.
+const settleWait = 5 * time.Second
+
+// settle waits until this node has folded everything the data stream held when the
+// request arrived, so a read after a dispatch sees its receipt and its effect on the
+// breaker. When the log cannot be asked in time the read answers from the
+// projection as it is.
+func (s *Server) settle(r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
+	defer cancel()
+	if err := s.cfg.Projector.Settle(ctx, eventlog.DataStream); err != nil && r.Context().Err() == nil {
+		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
 	}
 }

@@ -286,3 +286,41 @@ func TestDispatchAnswers202WhenTheReceiptIsSlow(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A dispatch answers once its receipt is in the log, before this node's projection
+// folds it (here it lingers a whole second): every read route still sees the
+// receipt, and its effect on the breaker, right after the dispatch.
+func TestReadsAfterDispatchSeeItsReceipt(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(up.Close)
+	n := nodetest.Start(t, func(c *node.Config) { c.ProjLinger = time.Second })
+	postRow(t, n, `{"key":"ECHO_NOW","type":"fn","target":"echo","content":"# WHAT: echo"}`)
+	postRow(t, n, `{"key":"DENIED","type":"http","target":"GET `+up.URL+`","content":"# WHAT: always 401"}`)
+
+	start := time.Now()
+	code, got := dispatch(t, n, `{"key":"ECHO_NOW","body":"hi"}`)
+	if code != 200 || got["result"] != "hi" {
+		t.Fatalf("dispatch: %d %v", code, got)
+	}
+	if el := time.Since(start); el >= time.Second {
+		t.Fatalf("dispatch took %v: it waited for the projection's linger", el)
+	}
+	inv := got["proof"].(map[string]any)["invocation_id"].(string)
+	for _, path := range []string{"/api/receipts/" + inv, "/receipt/" + inv, "/api/dispatch?confirm=" + inv} {
+		if code, body := nodetest.Do(t, n, "GET", path, ""); code != 200 {
+			t.Fatalf("GET %s right after the dispatch: %d %s", path, code, body)
+		}
+	}
+	if code, body := nodetest.Do(t, n, "GET", "/api/receipts?key=ECHO_NOW", ""); code != 200 || !strings.Contains(body, inv) {
+		t.Fatalf("receipts by key right after the dispatch: %d %s", code, body)
+	}
+
+	if code, got := dispatch(t, n, `{"key":"DENIED","body":""}`); code != 200 || got["ok"] != false {
+		t.Fatalf("401 dispatch: %d %v", code, got)
+	}
+	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/DENIED", ""); code != 200 || obj(t, body)["strikes"] != float64(1) {
+		t.Fatalf("breaker right after a 401: %d %s", code, body)
+	}
+}

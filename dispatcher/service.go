@@ -255,9 +255,11 @@ const envelopeReserve = 64 << 10
 // returned receipt carries the invocation id and trace to look up later.
 var ErrPending = errors.New("dispatcher: receipt pending")
 
-// Invoke appends an invocation request and waits for its receipt. req.Key and
-// req.Body are required; InvocationID and Trace are minted when empty. When ctx ends
-// first, it returns the ids in a partial receipt and an error matching ErrPending.
+// Invoke appends an invocation request and waits for its receipt to be in the log.
+// req.Key and req.Body are required; InvocationID and Trace are minted when empty.
+// When ctx ends first, it returns the ids in a partial receipt and an error
+// matching ErrPending. The projection may fold the receipt a moment after Invoke
+// returns: Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
 	if len(req.Body) > s.cfg.MaxPayload {
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)

@@ -124,7 +124,13 @@ func TestInvokeFnEndToEnd(t *testing.T) {
 	if rc.Fingerprints.Contract != contract.Fingerprint(&row) {
 		t.Fatalf("contract fingerprint = %s, want %s", rc.Fingerprints.Contract, contract.Fingerprint(&row))
 	}
-	// The receipt is projected by the time Invoke returns.
+	// The receipt is in the log when Invoke returns: the projection has it once
+	// it has caught up with the log.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.proj.Settle(sctx, eventlog.DataStream); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := st.proj.Receipt(rc.InvocationID); err != nil {
 		t.Fatalf("receipt not projected: %v", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"github.com/capdir/capdir/eventlog"
 )
 
-// waiters wakes callers blocked on an invocation once its receipt is projected.
+// waiters wakes callers blocked on an invocation once its receipt is in the log:
+// a worker of this process hands over the receipt it appended (deliver); a receipt
+// appended by another node's worker wakes its waiter when this node projects it.
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]chan eventlog.Receipt
@@ -29,6 +31,25 @@ func (w *waiters) remove(inv string) {
 	w.mu.Unlock()
 }
 
+// take removes and returns inv's waiter, if any.
+func (w *waiters) take(inv string) (chan eventlog.Receipt, bool) {
+	w.mu.Lock()
+	ch, ok := w.m[inv]
+	if ok {
+		delete(w.m, inv)
+	}
+	w.mu.Unlock()
+	return ch, ok
+}
+
+// deliver wakes rc's waiter with the receipt a worker of this process has just
+// appended, without waiting for the projection to fold it.
+func (w *waiters) deliver(rc *eventlog.Receipt) {
+	if ch, ok := w.take(rc.InvocationID); ok {
+		ch <- *rc
+	}
+}
+
 // applied is the projector's OnApplied hook: it wakes the waiters of every receipt
 // in the batch. The invocation id is read from the subject, so receipts nobody waits
 // for are not decoded.
@@ -41,13 +62,7 @@ func (w *waiters) applied(stream string, batch []eventlog.Stored) {
 		if s.Type != eventlog.TypeReceipt {
 			continue
 		}
-		inv := s.Subject[strings.LastIndexByte(s.Subject, '.')+1:]
-		w.mu.Lock()
-		ch, ok := w.m[inv]
-		if ok {
-			delete(w.m, inv)
-		}
-		w.mu.Unlock()
+		ch, ok := w.take(s.Subject[strings.LastIndexByte(s.Subject, '.')+1:])
 		if !ok {
 			continue
 		}

@@ -71,6 +71,9 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 		return
 	}
+	// The receipt is in the log: a caller of this process waiting for it need not
+	// wait for the projection too.
+	s.waiters.deliver(&rc)
 	if s.cfg.beforeAck != nil {
 		if err := s.cfg.beforeAck(&req); err != nil {
 			return

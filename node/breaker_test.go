@@ -266,7 +266,7 @@ func TestBreakerTripsAtEightAndOwnerResetCloses(t *testing.T) {
 		b.Message != breaker.Message(key, 8) {
 		t.Fatalf("listed breaker = %+v", b)
 	}
-	if st, err := n.Projector.Breaker(key); err != nil || !st.Open || st.Strikes != 8 {
+	if st, err := settledBreaker(t, n, key); err != nil || !st.Open || st.Strikes != 8 {
 		t.Fatalf("projected breaker = %+v, %v", st, err)
 	}
 
@@ -274,7 +274,7 @@ func TestBreakerTripsAtEightAndOwnerResetCloses(t *testing.T) {
 	mustList(t, n)
 	mustReach(t, invoke(t, n, key))
 	w.hits(t, 9)
-	if st, _ := n.Projector.Breaker(key); st.Open || st.Strikes != 1 {
+	if st, _ := settledBreaker(t, n, key); st.Open || st.Strikes != 1 {
 		t.Fatalf("after reset and one 401: %+v", st)
 	}
 }
@@ -323,7 +323,7 @@ func TestBreakerRunEndsOnOtherAnswer(t *testing.T) {
 				mustReach(t, invoke(t, n, key))
 			}
 			w.hits(t, 15)
-			if st, _ := n.Projector.Breaker(key); st.Open || st.Strikes != 7 {
+			if st, _ := settledBreaker(t, n, key); st.Open || st.Strikes != 7 {
 				t.Fatalf("breaker = %+v, want closed with 7 strikes", st)
 			}
 			mustList(t, n)
@@ -561,7 +561,7 @@ func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 		t.Fatalf("upstream got %q after rotation", last)
 	}
 	// The new credential's 401 starts a new run of strikes.
-	if st, _ := n.Projector.Breaker(key); st.Open || st.Strikes != 1 {
+	if st, _ := settledBreaker(t, n, key); st.Open || st.Strikes != 1 {
 		t.Fatalf("after rotation: %+v", st)
 	}
 	mustList(t, n)
@@ -609,9 +609,21 @@ func TestBreakerClosesAfterCooldown(t *testing.T) {
 			mustList(t, n)
 			mustReach(t, invoke(t, n, key))
 			w.hits(t, 9)
-			if st, _ := n.Projector.Breaker(key); st.Open || st.Strikes != 1 {
+			if st, _ := settledBreaker(t, n, key); st.Open || st.Strikes != 1 {
 				t.Fatalf("after the cooldown and one 401: %+v", st)
 			}
 		})
 	}
+}
+
+// settledBreaker reads key's breaker once n has folded everything in the log: a
+// dispatch returns when its receipt is appended, before n's projection folds it.
+func settledBreaker(t *testing.T, n *node.Node, key string) (breaker.State, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Projector.Settle(ctx, eventlog.DataStream); err != nil {
+		t.Fatal(err)
+	}
+	return n.Projector.Breaker(key)
 }

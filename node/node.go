@@ -27,13 +27,16 @@ import (
 
 // Config configures a Node.
 type Config struct {
-	DataDir     string
-	NATSURL     string
-	NATSListen  string
-	Replicas    int
-	Sync        string
-	DataMaxAge  time.Duration
-	ProjSync    bool // fsync every projection batch
+	DataDir    string
+	NATSURL    string
+	NATSListen string
+	Replicas   int
+	Sync       string
+	DataMaxAge time.Duration
+	ProjSync   bool // fsync every projection batch
+	// ProjLinger is how long a data-stream projection batch may wait for more
+	// events before it commits: DefaultProjLinger when 0, none when negative.
+	ProjLinger  time.Duration
 	HTTPAddr    string
 	PublicURL   string
 	TerminalKey string
@@ -76,6 +79,22 @@ type Node struct {
 	runErr   chan error
 }
 
+// DefaultProjLinger is the default Config.ProjLinger. A dispatch does not wait for
+// it (its worker hands the receipt over directly); under load it turns a bbolt
+// commit per event or two into one per few dozen: capdir bench measured fn
+// invocations at 64 in flight about 15% faster with it than without.
+const DefaultProjLinger = 2 * time.Millisecond
+
+func projLinger(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultProjLinger
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 // ProjectionPath is where a data dir keeps its bbolt projection.
 func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "projection.db") }
 
@@ -105,7 +124,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.Projector, err = projector.Open(projector.Config{
-		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Breaker: cfg.Breaker, Logger: cfg.Logger,
+		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Linger: projLinger(cfg.ProjLinger),
+		Breaker: cfg.Breaker, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.Log.Close()
