@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/capdir/capdir/node"
@@ -32,6 +33,9 @@ type Env struct {
 	Client *http.Client
 	dir    string
 	owned  bool
+
+	rawMu sync.Mutex
+	raw   *rawClient // RawHTTPInvoke's connections, made on first use
 }
 
 // EnvConfig configures StartEnv.
@@ -167,6 +171,11 @@ func (e *Env) Close() error {
 		cancel()
 	}
 	e.Client.CloseIdleConnections()
+	e.rawMu.Lock()
+	if e.raw != nil {
+		e.raw.close()
+	}
+	e.rawMu.Unlock()
 	if e.owned {
 		os.RemoveAll(e.dir)
 	}
