@@ -2,7 +2,9 @@ package bench_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir/bench"
 	"github.com/nats-io/nats.go"
@@ -20,7 +22,9 @@ func startEnv(b *testing.B, natsListen bool) *bench.Env {
 }
 
 // driveOp runs b.N operations of op at conc in flight after a warm-up and reports
-// invocations/s and the p50 and p99 latencies.
+// invocations/s, the p50 and p99 latencies, and the process's CPU time (user and
+// system, every goroutine: the load generator's and the node's) per operation and
+// as a share of one core over the wall time.
 func driveOp(b *testing.B, conc int, op bench.Op) {
 	b.Helper()
 	ctx := context.Background()
@@ -29,7 +33,9 @@ func driveOp(b *testing.B, conc int, op bench.Op) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime(b)
 	lat, el, err := bench.Drive(ctx, b.N, conc, 0, op)
+	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -38,14 +44,27 @@ func driveOp(b *testing.B, conc int, op bench.Op) {
 	b.ReportMetric(float64(len(lat))/el.Seconds(), "inv/s")
 	b.ReportMetric(float64(l.P50.Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(cpu.Seconds()/el.Seconds()*100, "cpu%")
+}
+
+// cpuTime is the user plus system CPU time this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFnHTTP is an fn row end to end: POST /api/dispatch in, the receipt out,
-// one caller at a time and 64 at once.
+// one caller at a time and 64 at once, with net/http's client and (par64-lean) with
+// the lean keep-alive client, whose own CPU cost is far smaller.
 func BenchmarkFnHTTP(b *testing.B) {
 	e := startEnv(b, false)
 	b.Run("seq", func(b *testing.B) { driveOp(b, 1, e.HTTPInvoke()) })
 	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, e.HTTPInvoke()) })
+	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, e.RawHTTPInvoke()) })
 }
 
 // BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request

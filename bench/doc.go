@@ -14,7 +14,11 @@
 // # Caveats
 //
 // Load generators, the server and capdir share the machine's cores: on a small
-// machine the client's own cost is part of every figure. Latency percentiles are
+// machine the client's own cost is part of every figure. The http scenario therefore
+// measures 64 callers twice: with net/http's client, whose connection goroutines
+// and per-request allocations take a noticeable share of the CPU, and with a lean
+// keep-alive client (one prebuilt request, one read per answer, as wrk-style load
+// tools do), which leaves more of the machine to the server. Latency percentiles are
 // closed-loop (each caller waits for its answer before sending the next), so they
 // do not include queueing delay an open-loop load would show.
 package bench

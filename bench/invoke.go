@@ -51,14 +51,24 @@ func (e *Env) HTTPInvoke() Op {
 func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration) ([]Result, error) {
 	var out []Result
 	for _, c := range []struct{ conc, n int }{{1, nSeq}, {par, nPar}} {
-		if err := warmup(ctx, max(200, c.n/20), c.conc, op); err != nil {
-			return nil, fmt.Errorf("bench: %s warm-up: %w", scenario, err)
-		}
-		lat, el, err := Drive(ctx, c.n, c.conc, budget, op)
+		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget)
 		if err != nil {
-			return nil, fmt.Errorf("bench: %s: %w", scenario, err)
+			return nil, err
 		}
-		out = append(out, rateResult(scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", "invocations", len(lat), el, lat))
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// Invocation measures op at conc callers in flight after a warm-up, as the row
+// named measure.
+func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration) (Result, error) {
+	if err := warmup(ctx, max(200, n/20), conc, op); err != nil {
+		return Result{}, fmt.Errorf("bench: %s warm-up: %w", scenario, err)
+	}
+	lat, el, err := Drive(ctx, n, conc, budget, op)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %s: %w", scenario, err)
+	}
+	return rateResult(scenario, measure, "invocations", len(lat), el, lat), nil
 }
