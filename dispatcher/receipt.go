@@ -61,10 +61,11 @@ func newDraft(req *eventlog.InvocationRequest, actor, worker string, started tim
 	}}
 }
 
-func (d *draft) row(r *contract.Row) {
+// row records the row the request runs against and its contract fingerprint.
+func (d *draft) row(r *contract.Row, fingerprint string) {
 	d.Type = r.Type
 	d.Runner = r.EffectiveRunner()
-	d.Fingerprints.Contract = contract.Fingerprint(r)
+	d.Fingerprints.Contract = fingerprint
 }
 
 // refuse completes d as a refusal: nothing ran.

@@ -32,24 +32,39 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
 		cancel()
 	}
-	// One read serves the redelivery check, the row and its breaker.
-	g := s.cfg.Projector.Gate(req.Key, req.InvocationID)
-	if errors.Is(g.RowErr, projector.ErrNotFound) {
-		g = s.catchUpRow(ctx, &req, g)
+	// A redelivered request may already have its receipt (the worker before this
+	// one appended it and stopped before the ack): then it is not run again. The
+	// projection is settled first, so a receipt appended anywhere before this
+	// delivery is seen. A first delivery has none; were another request event to
+	// carry the same invocation id, the receipt's event id, derived from it, keeps
+	// the log to one.
+	md, mdErr := m.Metadata()
+	checkReceipt := ""
+	if mdErr != nil || md.NumDelivered > 1 {
+		checkReceipt = req.InvocationID
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := s.cfg.Projector.Settle(sctx, eventlog.DataStream); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+		}
+		cancel()
 	}
-	// A breaker is a fold over the data stream, and this node's projection may lag
-	// the node that appended the request. For a row that can strike, wait until
-	// everything appended before the request (the receipt that tripped the breaker,
-	// an owner reset) is folded here and read again, so the gate refuses every
-	// request appended after the trip. Other rows have no breaker to wait for.
-	if g.RowErr == nil && canStrike(&g.Row) {
-		if md, err := m.Metadata(); err == nil && md.Sequence.Stream > 1 &&
-			s.cfg.Projector.Applied(eventlog.DataStream) < md.Sequence.Stream-1 {
+	g := s.cfg.Projector.Gate(req.Key, checkReceipt)
+	if errors.Is(g.RowErr, projector.ErrNotFound) {
+		g = s.catchUpRow(ctx, &req, checkReceipt, g)
+	}
+	var brk breakerView
+	if g.RowErr == nil && !g.HasReceipt && canStrike(&g.Row) {
+		// A breaker is a fold over the data stream, and this node's projection may
+		// lag the node that appended the request. For a row that can strike, wait
+		// until everything appended before the request (the receipt that tripped
+		// the breaker, an owner reset) is folded here, so the gate refuses every
+		// request appended after the trip. Other rows have no breaker to wait for.
+		if mdErr == nil && md.Sequence.Stream > 1 && s.cfg.Projector.Applied(eventlog.DataStream) < md.Sequence.Stream-1 {
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
 			cancel()
-			g = s.cfg.Projector.Gate(req.Key, req.InvocationID)
 		}
+		brk.state, brk.err = s.cfg.Projector.Breaker(req.Key)
 	}
 	if g.HasReceipt {
 		m.Ack()
@@ -57,7 +72,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
-	s.run(ctx, &req, d, &g)
+	s.run(ctx, &req, d, &g, &brk)
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
@@ -84,9 +99,15 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	runSeconds.Observe(rc.DurationMS / 1000)
 }
 
+// breakerView is a row's breaker as the gate read it (http rows only).
+type breakerView struct {
+	state breaker.State
+	err   error
+}
+
 // run passes the request through the gate and, if admitted, the runner, filling d.
-// g is the projection read for the request, after the waits in handle.
-func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft, g *projector.GateView) {
+// g and brk are the projection reads for the request, after the waits in handle.
+func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft, g *projector.GateView, brk *breakerView) {
 	if len(req.Body) > s.cfg.MaxPayload {
 		d.refuse(StatusRefusedPayloadTooLarge, fmt.Sprintf("ERR:payload_too_large:%d>%d", len(req.Body), s.cfg.MaxPayload), nil)
 		return
@@ -102,17 +123,17 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 		d.refuse(StatusFailedBeforeRun, "ERR:directory:"+err.Error(), nil)
 		return
 	}
-	d.row(&row)
+	d.row(&row, g.Fingerprint)
 	if row.Enabled == 0 {
 		d.refuse(StatusRefusedDisabled, "ERR:disabled:"+row.Key, nil)
 		return
 	}
 	if canStrike(&row) {
-		if g.BreakerErr != nil {
-			d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+g.BreakerErr.Error(), nil)
+		if brk.err != nil {
+			d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+brk.err.Error(), nil)
 			return
 		}
-		decision := s.decide(g.Breaker, row.Auth)
+		decision := s.decide(brk.state, row.Auth)
 		d.BreakerGeneration = decision.Generation
 		if decision.Open {
 			d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
@@ -131,7 +152,7 @@ func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *d
 // node may have been behind the node that wrote the row, so ask the log for the
 // key's last mutation: if this projection has not applied it yet, wait and read
 // again. Only a miss pays for the lookup.
-func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationRequest, g projector.GateView) projector.GateView {
+func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	seq, err := s.cfg.Log.LastSubjectSeq(lctx, eventlog.ControlStream, eventlog.DirectorySubject(req.Key))
@@ -141,7 +162,7 @@ func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationReques
 	if err := s.cfg.Projector.WaitFor(lctx, eventlog.ControlStream, seq); err != nil {
 		return g
 	}
-	return s.cfg.Projector.Gate(req.Key, req.InvocationID)
+	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 
 // canStrike reports whether a row's calls can count against its breaker: only the

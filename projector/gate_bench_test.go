@@ -7,8 +7,8 @@ import (
 	"github.com/capdir/capdir/eventlog/logtest"
 )
 
-// BenchmarkGateRead is the worker's per-request projection read: Gate's one read
-// transaction (against Row and Breaker read separately).
+// BenchmarkGateRead is the worker's per-request projection read: Gate from the
+// cache of decoded rows (against Row and Breaker read from bbolt).
 func BenchmarkGateRead(b *testing.B) {
 	l := logtest.Open(b, "")
 	appendMix(b, l, 200)

@@ -21,6 +21,7 @@ type Projector struct {
 	cfg   Config
 	db    *bolt.DB
 	index *orderIndex
+	rows  *rowCache
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -73,6 +74,7 @@ func Open(cfg Config) (*Projector, error) {
 		cfg:     cfg,
 		db:      db,
 		index:   newOrderIndex(),
+		rows:    newRowCache(),
 		applied: map[string]*atomic.Uint64{},
 		hurry:   map[string]chan struct{}{},
 		changed: make(chan struct{}),
@@ -309,6 +311,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	if err != nil {
 		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
 	}
+	p.rows.invalidate(fx.dir)
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
 	p.index.apply(fx.dir)

@@ -42,33 +42,59 @@ func (p *Projector) row(tx *bolt.Tx, key string) (contract.Row, uint64, error) {
 	return row, seq, nil
 }
 
-// GateView is what the dispatcher's gate reads for one request, from one
-// consistent snapshot: whether the invocation already has its receipt, the row
-// (as Row answers, RowErr matching ErrNotFound when there is none) and the row's
-// breaker state (as Breaker answers).
+// GateView is what the dispatcher's gate reads for one request: whether the
+// invocation already has its receipt, and the row (as Row answers, RowErr matching
+// ErrNotFound when there is none) with its contract fingerprint.
 type GateView struct {
 	HasReceipt bool
 	Row        contract.Row
-	RowErr     error
-	Breaker    breaker.State
-	BreakerErr error
+	// Fingerprint is contract.Fingerprint(&Row).
+	Fingerprint string
+	RowErr      error
 }
 
-// Gate reads whether invocationID has its receipt, Row(key) and Breaker(key) in one
-// read transaction. When the receipt exists, the row and breaker are not read.
+// Gate reads the row for a request to key. When invocationID is not empty it first
+// checks whether that invocation already has its receipt (a redelivered request),
+// and then reads nothing else. Rows come from a cache of decoded rows kept in step
+// with every directory commit: repeated calls to a key do not touch bbolt.
 func (p *Projector) Gate(key, invocationID string) GateView {
 	var g GateView
-	if err := p.db.View(func(tx *bolt.Tx) error {
-		if g.HasReceipt = tx.Bucket(bucketReceipts).Get([]byte(invocationID)) != nil; g.HasReceipt {
+	if invocationID != "" {
+		if err := p.db.View(func(tx *bolt.Tx) error {
+			g.HasReceipt = tx.Bucket(bucketReceipts).Get([]byte(invocationID)) != nil
 			return nil
+		}); err != nil {
+			return GateView{RowErr: fmt.Errorf("projector: receipt %s: %w", invocationID, err)}
 		}
-		g.Row, _, g.RowErr = p.row(tx, key)
-		g.Breaker, _, g.BreakerErr = loadBreaker(tx.Bucket(bucketBreakers), key)
-		return nil
-	}); err != nil {
-		return GateView{RowErr: fmt.Errorf("projector: row %s: %w", key, err), BreakerErr: err}
+		if g.HasReceipt {
+			return g
+		}
 	}
+	gr, err := p.gateRow(key)
+	if err != nil {
+		g.RowErr = err
+		return g
+	}
+	g.Row, g.Fingerprint = gr.Row, gr.Fingerprint
+	g.Row.RowNum = p.index.rank(key)
 	return g
+}
+
+// gateRow is key's row from the cache, read and decoded on a miss. Missing keys are
+// not cached: a row written elsewhere must be found as soon as it is folded.
+func (p *Projector) gateRow(key string) (*GateRow, error) {
+	gr, gen := p.rows.get(key)
+	if gr != nil {
+		return gr, nil
+	}
+	row, _, err := p.Row(key)
+	if err != nil {
+		return nil, err
+	}
+	row.RowNum = 0
+	gr = &GateRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
+	p.rows.put(key, gr, gen)
+	return gr, nil
 }
 
 // Filter selects rows for List. Empty fields match everything.
