@@ -163,7 +163,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
 	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
-	cfg.Projector.OnApplied(s.waiters.applied)
+	cfg.Projector.OnSeen(s.waiters.seen)
 	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
 		if deleted {
 			s.suggest.Remove(key)

@@ -323,3 +323,50 @@ func (st *stack) putRowNoWait(t *testing.T, row contract.Row) {
 		t.Fatal(err)
 	}
 }
+
+// A receipt appended by another node's worker wakes the caller as soon as the
+// caller's node reads it, not when its projection commits the batch: here that
+// projection lingers a whole second.
+func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
+	st := newStack(t) // the worker's node
+	worker := st.newService(t, nil)
+	st.run(t)
+	st.putRow(t, fnRow("SAY", "echo", ""))
+	if err := worker.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(worker.Stop)
+
+	// The caller's node: its own projection of the same log, no workers started.
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "caller.db"), Log: st.log, Logger: quiet, Linger: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := dispatcher.NewService(dispatcher.ServiceConfig{
+		Log: st.log, Projector: p, Logger: quiet, Workers: 1, Name: "caller",
+		Runners: dispatcher.Runners{dispatcher.RunnerFn: dispatcher.NewFnRunner(st.fns)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; p.Close() })
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := p.Settle(wctx, eventlog.ControlStream); err != nil {
+		t.Fatal(err)
+	}
+
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		rc := invoke(t, caller, "SAY", "hi")
+		if el := time.Since(start); el >= time.Second {
+			t.Fatalf("call %d took %v: the caller waited for its projection's commit", i, el)
+		}
+		if rc.Result != "hi" || rc.Worker != "w" {
+			t.Fatalf("call %d: result %q from worker %q", i, rc.Result, rc.Worker)
+		}
+	}
+}

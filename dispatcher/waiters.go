@@ -9,7 +9,7 @@ import (
 
 // waiters wakes callers blocked on an invocation once its receipt is in the log:
 // a worker of this process hands over the receipt it appended (deliver); a receipt
-// appended by another node's worker wakes its waiter when this node projects it.
+// appended by another node's worker wakes its waiter when this node reads it.
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]chan eventlog.Receipt
@@ -50,25 +50,20 @@ func (w *waiters) deliver(rc *eventlog.Receipt) {
 	}
 }
 
-// applied is the projector's OnApplied hook: it wakes the waiters of every receipt
-// in the batch. The invocation id is read from the subject, so receipts nobody waits
-// for are not decoded.
-func (w *waiters) applied(stream string, batch []eventlog.Stored) {
-	if stream != eventlog.DataStream {
+// seen is the projector's OnSeen hook: it wakes the waiter of a receipt appended by
+// another node's worker as soon as this node reads it, without waiting for the
+// batch to commit. The invocation id is read from the subject, so receipts nobody
+// waits for are not decoded.
+func (w *waiters) seen(stream string, s *eventlog.Stored) {
+	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt {
 		return
 	}
-	for i := range batch {
-		s := &batch[i]
-		if s.Type != eventlog.TypeReceipt {
-			continue
-		}
-		ch, ok := w.take(s.Subject[strings.LastIndexByte(s.Subject, '.')+1:])
-		if !ok {
-			continue
-		}
-		var rc eventlog.Receipt
-		if err := s.DataAs(&rc); err == nil {
-			ch <- rc
-		}
+	ch, ok := w.take(s.Subject[strings.LastIndexByte(s.Subject, '.')+1:])
+	if !ok {
+		return
+	}
+	var rc eventlog.Receipt
+	if err := s.DataAs(&rc); err == nil {
+		ch <- rc
 	}
 }

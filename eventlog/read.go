@@ -83,6 +83,9 @@ type FollowOptions struct {
 	// Hurry, when set, cuts a linger short: a value received on it hands the batch
 	// over at once (a reader waiting for the handler's result sends one).
 	Hurry <-chan struct{}
+	// Seen, when set, is called with every event as it arrives, in stream order,
+	// before the batch holding it is handed over. It must not block for long.
+	Seen func(*Stored)
 }
 
 // FollowBatches is Follow delivering events in batches as opts describe: whatever
@@ -122,6 +125,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			if err != nil {
 				errc <- err
 				return
+			}
+			if opts.Seen != nil {
+				opts.Seen(&s)
 			}
 			select {
 			case msgs <- s:

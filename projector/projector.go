@@ -34,6 +34,7 @@ type Projector struct {
 	hooksMu     sync.RWMutex
 	dirWatchers []func(key string, deleted bool)
 	appliedSubs []func(stream string, batch []eventlog.Stored)
+	seenSubs    []func(stream string, s *eventlog.Stored)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -216,6 +217,25 @@ func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
 	p.hooksMu.Unlock()
 }
 
+// OnSeen registers fn to be called with every event this projector reads while it
+// follows the log, in stream order, as soon as it arrives: before the batch holding
+// it commits (see Config.Linger), so a reader of the projection may not see it yet.
+// fn runs on the goroutine reading that stream and must not block for long. It may
+// be called at any time, also while Run is folding.
+func (p *Projector) OnSeen(fn func(stream string, s *eventlog.Stored)) {
+	p.hooksMu.Lock()
+	p.seenSubs = append(p.seenSubs, fn)
+	p.hooksMu.Unlock()
+}
+
+func (p *Projector) seen(stream string, s *eventlog.Stored) {
+	p.hooksMu.RLock()
+	defer p.hooksMu.RUnlock()
+	for _, fn := range p.seenSubs {
+		fn(stream, s)
+	}
+}
+
 // Run folds both streams from their checkpoints until ctx is done or a batch fails.
 func (p *Projector) Run(ctx context.Context) error {
 	if p.cfg.Log == nil {
@@ -226,7 +246,8 @@ func (p *Projector) Run(ctx context.Context) error {
 	errc := make(chan error, len(eventlog.Streams))
 	for _, s := range eventlog.Streams {
 		go func(stream string) {
-			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream]}
+			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream],
+				Seen: func(s *eventlog.Stored) { p.seen(stream, s) }}
 			if stream == eventlog.DataStream {
 				opts.Linger = p.cfg.Linger
 			}
