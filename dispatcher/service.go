@@ -195,8 +195,12 @@ func (s *Service) Start(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			// Each worker's calls derive from its own context: contexts derived
+			// from one shared parent contend on its list of children.
+			wctx, wcancel := context.WithCancel(runCtx)
+			defer wcancel()
 			for m := range s.work {
-				s.handle(runCtx, m)
+				s.handle(wctx, m)
 			}
 		}()
 	}
@@ -271,13 +275,19 @@ func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (e
 	}
 	pending := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 	ch := s.waiters.add(req.InvocationID)
-	if _, err := s.cfg.Log.Append(ctx, eventlog.RequestSubject(req.Key), ev); err != nil {
+	// The receipt implies the request was stored, so the append's acknowledgement
+	// is not awaited on its own: only its failure ends the wait early.
+	f, err := s.cfg.Log.AppendAsync(eventlog.RequestSubject(req.Key), ev)
+	if err != nil {
 		s.waiters.remove(req.InvocationID)
 		return pending, err
 	}
 	select {
 	case rc := <-ch:
 		return rc, nil
+	case err := <-f.Err():
+		s.waiters.remove(req.InvocationID)
+		return pending, eventlog.AppendError(err)
 	case <-ctx.Done():
 		s.waiters.remove(req.InvocationID)
 		// The receipt may have landed between the wakeup and the cancel.

@@ -27,7 +27,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
-	if req.DirSeq > 0 {
+	if req.DirSeq > 0 && s.cfg.Projector.Applied(eventlog.ControlStream) < req.DirSeq {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
 		cancel()
@@ -217,11 +217,22 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	if err != nil {
 		return err
 	}
-	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	_, err = eventlog.AwaitAck(actx, f)
-	return err
+	t := time.NewTimer(receiptAckWait)
+	defer t.Stop()
+	select {
+	case <-f.Ok():
+		return nil
+	case err := <-f.Err():
+		return eventlog.AppendError(err)
+	case <-t.C:
+		return fmt.Errorf("dispatcher: receipt not acknowledged within %v", receiptAckWait)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
+
+// receiptAckWait bounds the wait for the log to acknowledge a receipt.
+const receiptAckWait = 10 * time.Second
 
 // decodeRequest reads a request message. Bus clients may leave the invocation id,
 // trace and key empty: they are derived from the event id and the subject.

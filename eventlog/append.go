@@ -119,6 +119,10 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 	return msg, popts, nil
 }
 
+// AppendError is the error an append returns for err, an error from an async
+// append's future: a rejected ExpectLastSubjectSeq matches ErrConflict.
+func AppendError(err error) error { return classify(err) }
+
 func classify(err error) error {
 	if isConflict(err) {
 		return fmt.Errorf("%w (%v)", ErrConflict, err)
