@@ -190,7 +190,9 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.work = make(chan jetstream.Msg)
+	// A delivered request waits here for a free worker; the buffer spares the
+	// consumer's callback a hand-off per request.
+	s.work = make(chan jetstream.Msg, s.cfg.Workers)
 	for i := 0; i < s.cfg.Workers; i++ {
 		s.wg.Add(1)
 		go func() {
@@ -200,6 +202,9 @@ func (s *Service) Start(ctx context.Context) error {
 			wctx, wcancel := context.WithCancel(runCtx)
 			defer wcancel()
 			for m := range s.work {
+				if wctx.Err() != nil {
+					continue // stopping: left unacknowledged, so it is redelivered
+				}
 				s.handle(wctx, m)
 			}
 		}()
