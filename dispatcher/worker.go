@@ -256,7 +256,7 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) 
 		return req, "", fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
 	}
 	if req.InvocationID == "" {
-		req.InvocationID = InvocationPrefix + strings.ToLower(ev.ID)
+		req.InvocationID = eventlog.RequestInvocationID(ev.ID)
 	}
 	if req.Trace == "" {
 		req.Trace = NewTrace()

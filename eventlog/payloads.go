@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -21,6 +22,10 @@ type DirectoryMutation struct {
 	Key    string        `json:"key"`
 	Row    *contract.Row `json:"row,omitempty"`
 }
+
+// RequestInvocationID is the invocation id of a request that carries none (a bus
+// client may leave it empty): "inv_" and its event id in lower case.
+func RequestInvocationID(eventID string) string { return "inv_" + strings.ToLower(eventID) }
 
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {

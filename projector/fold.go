@@ -3,6 +3,7 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
@@ -73,13 +74,23 @@ func (f *folder) directory(s *eventlog.Stored) error {
 	return rows.Put(key, b)
 }
 
+// requestHead is the part of a request the fold reads.
+type requestHead struct {
+	InvocationID string `json:"invocation_id"`
+	Key          string `json:"key"`
+}
+
 func (f *folder) request(s *eventlog.Stored) error {
-	var r eventlog.InvocationRequest
+	var r requestHead
 	if err := s.DataAs(&r); err != nil {
 		return err
 	}
+	// A bus client may leave both empty: the dispatcher derives them the same way.
 	if r.InvocationID == "" {
-		return fmt.Errorf("request without invocation id")
+		r.InvocationID = eventlog.RequestInvocationID(s.ID)
+	}
+	if r.Key == "" {
+		r.Key = s.Subject[strings.LastIndexByte(s.Subject, '.')+1:]
 	}
 	return f.tx.Bucket(bucketInvocations).Put([]byte(r.InvocationID), []byte(r.Key))
 }

@@ -346,3 +346,26 @@ func mustReceipt(t *testing.T, l *eventlog.Log, inv string) eventlog.Event {
 	}
 	return ev
 }
+
+// A bus client may publish a request without invocation id or key: the projection
+// records it as pending under the id the dispatcher derives from its event id.
+func TestRequestWithoutIDsIsPendingUnderItsDerivedID(t *testing.T) {
+	l := logtest.Open(t, "")
+	p := running(t, l)
+	ev, err := eventlog.NewEventAt(t0, eventlog.TypeInvocationRequested, "nats:client", eventlog.InvocationRequest{Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := l.Append(context.Background(), eventlog.RequestSubject("K"), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, pending, err := p.Receipt(eventlog.RequestInvocationID(ev.ID)); !pending || !errors.Is(err, projector.ErrNotFound) {
+		t.Fatalf("pending = %v, err = %v; want a pending invocation", pending, err)
+	}
+}
