@@ -370,3 +370,47 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 		}
 	}
 }
+
+// A call that takes longer than AckWait is not redelivered while it runs: the
+// worker keeps telling JetStream it is in progress, so it runs once, with one
+// receipt, even with a second node's workers waiting for work.
+func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
+	st := newStack(t)
+	var runs atomic.Int32
+	st.fns.Register("slow", func(ctx context.Context, args []any) (string, error) {
+		runs.Add(1)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return "done", nil
+	})
+	cfg := func(name string) func(*dispatcher.ServiceConfig) {
+		return func(c *dispatcher.ServiceConfig) { c.AckWait = 150 * time.Millisecond; c.Name = name }
+	}
+	a, b := st.newService(t, cfg("a")), st.newService(t, cfg("b"))
+	st.run(t)
+	st.putRow(t, fnRow("SLOW", "slow", "# WHAT: takes a second"))
+	for _, s := range []*dispatcher.Service{a, b} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+	}
+	rc := invoke(t, a, "SLOW", "")
+	if rc.Result != "done" {
+		t.Fatalf("result %q", rc.Result)
+	}
+	time.Sleep(500 * time.Millisecond) // room for a redelivery to run
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the slow call ran %d times, want once", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+		t.Fatal(err)
+	}
+	if rcs, err := st.proj.ReceiptsByKey("SLOW", 10); err != nil || len(rcs) != 1 {
+		t.Fatalf("%d receipts (%v), want 1", len(rcs), err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
@@ -32,16 +33,21 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
 		cancel()
 	}
+	// While this worker holds the request, JetStream is told it is in progress, so
+	// a slow call is not redelivered to another worker and run twice.
+	defer s.keepInProgress(m)()
 	// A redelivered request may already have its receipt (the worker before this
-	// one appended it and stopped before the ack): then it is not run again. The
-	// projection is settled first, so a receipt appended anywhere before this
-	// delivery is seen. A first delivery has none; were another request event to
-	// carry the same invocation id, the receipt's event id, derived from it, keeps
-	// the log to one.
+	// one appended it and stopped before the ack): then it is not run again. So may
+	// a first delivery that waited so long that it may have been redelivered
+	// meanwhile. The projection is settled first, so a receipt appended anywhere
+	// before this delivery is seen. A fresh first delivery has none; were another
+	// request event to carry the same invocation id, the receipt's event id,
+	// derived from it, keeps the log to one.
 	md, mdErr := m.Metadata()
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 {
+	if mdErr != nil || md.NumDelivered > 1 || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
 		checkReceipt = req.InvocationID
+		m.InProgress()
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := s.cfg.Projector.Settle(sctx, eventlog.DataStream); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
@@ -97,6 +103,31 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	m.Ack()
 	invocations.WithLabelValues(rc.Status).Inc()
 	runSeconds.Observe(rc.DurationMS / 1000)
+}
+
+// keepInProgress tells JetStream every third of AckWait that m is still being
+// worked on, until the returned stop is called.
+func (s *Service) keepInProgress(m jetstream.Msg) (stop func()) {
+	every := s.cfg.AckWait / 3
+	var mu sync.Mutex
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			m.InProgress()
+			t.Reset(every)
+		}
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+	}
 }
 
 // breakerView is a row's breaker as the gate read it (http rows only).

@@ -1,0 +1,97 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// heldMsg is a request message as a worker holds it: its delivery count and the
+// time the log stored it are what the test says.
+type heldMsg struct {
+	subject   string
+	data      []byte
+	delivered uint64
+	stored    time.Time
+	acks      atomic.Int32
+}
+
+func (m *heldMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	return &jetstream.MsgMetadata{NumDelivered: m.delivered, Timestamp: m.stored}, nil
+}
+func (m *heldMsg) Data() []byte                     { return m.data }
+func (m *heldMsg) Headers() nats.Header             { return nil }
+func (m *heldMsg) Subject() string                  { return m.subject }
+func (m *heldMsg) Reply() string                    { return "" }
+func (m *heldMsg) Ack() error                       { m.acks.Add(1); return nil }
+func (m *heldMsg) DoubleAck(context.Context) error  { m.acks.Add(1); return nil }
+func (m *heldMsg) Nak() error                       { return nil }
+func (m *heldMsg) NakWithDelay(time.Duration) error { return nil }
+func (m *heldMsg) InProgress() error                { return nil }
+func (m *heldMsg) Term() error                      { return nil }
+func (m *heldMsg) TermWithReason(string) error      { return nil }
+
+// A first delivery that waited longer than a redelivery takes (in a worker's
+// buffer, behind slow calls) may meet an invocation another worker has already
+// run from the redelivered copy: it is checked like a redelivery and not run again.
+func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l := logtest.Open(t, "")
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; p.Close() })
+
+	var runs atomic.Int32
+	fns := NewFnRegistry()
+	fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
+	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Workers: 1, AckWait: time.Second,
+		Runners: Runners{RunnerFn: NewFnRunner(fns)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := contract.Row{Key: "COUNT", Type: "fn", Target: "count", Enabled: 1}
+	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "COUNT", Row: &row})
+	if _, err := l.Append(ctx, eventlog.DirectorySubject("COUNT"), ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Settle(ctx, eventlog.ControlStream); err != nil {
+		t.Fatal(err)
+	}
+
+	req := eventlog.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"}
+	rev, err := prepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &heldMsg{subject: eventlog.RequestSubject("COUNT"), data: data, delivered: 1, stored: time.Now()}
+	s.handle(ctx, fresh) // the copy that ran: one run, one receipt
+	stale := &heldMsg{subject: fresh.subject, data: data, delivered: 1, stored: time.Now().Add(-time.Minute)}
+	s.handle(ctx, stale)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("ran %d times, want once", n)
+	}
+	if stale.acks.Load() != 1 {
+		t.Fatal("the stale copy was not acknowledged")
+	}
+}
