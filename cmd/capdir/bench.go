@@ -28,7 +28,8 @@ func benchCmd() *cobra.Command {
 		Long: "Measure capdir on this machine against an embedded server in a temporary directory:\n" +
 			"  floor      JetStream async and sync publish of a real request event's size\n" +
 			"  nats       fn invocations through the NATS request subject, 1 and 64 in flight\n" +
-			"  http       the same through POST /api/dispatch over loopback HTTP\n" +
+			"  http       the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
+			"             at 64 in flight also a lean keep-alive client, as a load tool would be)\n" +
 			"  httprow    an http row against a local upstream, against calling it directly\n" +
 			"  replay     rebuilding a fresh bbolt file from a generated log\n" +
 			"  directory  importing generated rows; lookups, did_you_mean and resident memory\n" +
