@@ -282,7 +282,7 @@ func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (e
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early.
-	f, err := s.cfg.Log.AppendAsync(eventlog.RequestSubject(req.Key), ev)
+	f, err := s.cfg.Log.AppendAsync(eventlog.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
 	if err != nil {
 		s.waiters.remove(req.InvocationID)
 		return pending, err

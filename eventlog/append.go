@@ -33,6 +33,18 @@ type AppendOption func(*appendOpts) error
 
 type appendOpts struct {
 	expectSubjectSeq *uint64
+	noMsgID          bool
+}
+
+// WithoutDedupe appends without the event id as Nats-Msg-Id, so the log does not
+// remember it for duplicate detection. For events appended exactly once, whose
+// duplicates nothing could produce: it spares the header's encoding, the log's
+// bookkeeping and every reader's header parsing.
+func WithoutDedupe() AppendOption {
+	return func(o *appendOpts) error {
+		o.noMsgID = true
+		return nil
+	}
 }
 
 // ExpectLastSubjectSeq makes the append succeed only if the last message on its
@@ -111,8 +123,12 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 	if err != nil {
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}
-	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	popts := []jetstream.PublishOpt{jetstream.WithMsgID(ev.ID)}
+	msg := &nats.Msg{Subject: subject, Data: body}
+	var popts []jetstream.PublishOpt
+	if !o.noMsgID {
+		msg.Header = nats.Header{}
+		popts = append(popts, jetstream.WithMsgID(ev.ID))
+	}
 	if o.expectSubjectSeq != nil {
 		popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
 	}

@@ -115,6 +115,48 @@ func TestAppendDedupe(t *testing.T) {
 	}
 }
 
+// WithoutDedupe leaves the event id out of the log's duplicate detection: the
+// message carries no Nats-Msg-Id, and the same event appended twice is stored twice.
+func TestAppendWithoutDedupe(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	ev := mustEvent(t, l, eventlog.TypeInvocationRequested, map[string]string{"key": "K"})
+	s1, err := l.Append(ctx, eventlog.RequestSubject("K"), ev, eventlog.WithoutDedupe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := l.AppendAsync(eventlog.RequestSubject("K"), ev, eventlog.WithoutDedupe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := eventlog.AwaitAck(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 == s2 {
+		t.Fatalf("both appends answered sequence %d: deduplicated", s1)
+	}
+	s, err := l.JetStream().Stream(ctx, eventlog.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMsg(ctx, s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := m.Header.Get("Nats-Msg-Id"); id != "" {
+		t.Fatalf("Nats-Msg-Id %q on an append without dedupe", id)
+	}
+	var got []string
+	err = l.Read(ctx, eventlog.DataStream, 1, func(st eventlog.Stored) error {
+		got = append(got, st.ID)
+		return nil
+	})
+	if err != nil || len(got) != 2 || got[0] != ev.ID || got[1] != ev.ID {
+		t.Fatalf("read back %v (%v), want the event twice", got, err)
+	}
+}
+
 func TestReopenKeepsLog(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
