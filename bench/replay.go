@@ -141,7 +141,7 @@ func (g *generator) invoke() error {
 			rc.Status, rc.Result = dispatcher.StatusRanWithError, `ERR:http:401:{"error":"unauthorized"}`
 		}
 	}
-	return g.append(ctx, eventlog.ReceiptSubject(key, inv), eventlog.TypeReceipt, "engine:bench", rc)
+	return g.append(ctx, eventlog.ReceiptSubject(key), eventlog.TypeReceipt, "engine:bench", rc)
 }
 
 // Replay generates a log of at least n events in dir and measures rebuilding a

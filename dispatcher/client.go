@@ -37,7 +37,7 @@ func prepareRequest(now time.Time, req *eventlog.InvocationRequest) (eventlog.Ev
 	return eventlog.NewEventAt(now, eventlog.TypeInvocationRequested, req.Credential, *req)
 }
 
-// InvokeOverNATS is a bus client's whole invocation: subscribe to the receipt
+// InvokeOverNATS is a bus client's whole invocation: subscribe to the receipt notice
 // subject, publish the request into the log (waiting for JetStream's ack), and wait
 // for the receipt. It needs only a NATS connection to the cluster capdir uses.
 func InvokeOverNATS(ctx context.Context, nc *nats.Conn, key, body, actor string) (eventlog.Receipt, error) {
@@ -49,7 +49,7 @@ func InvokeOverNATS(ctx context.Context, nc *nats.Conn, key, body, actor string)
 	// One receipt is expected: a channel of one, not SubscribeSync's default
 	// 64k-slot buffer (half a megabyte allocated per call).
 	receipts := make(chan *nats.Msg, 1)
-	sub, err := nc.ChanSubscribe(eventlog.ReceiptSubject(key, req.InvocationID), receipts)
+	sub, err := nc.ChanSubscribe(eventlog.ReceiptNoticeSubject(key, req.InvocationID), receipts)
 	if err != nil {
 		return rc, err
 	}

@@ -36,5 +36,17 @@ func NewTrace() string {
 // invocation id, so a second receipt for the same invocation (a redelivered request)
 // carries the same Nats-Msg-Id and is dropped by the log's duplicate window.
 func receiptEventID(invocationID string) string {
-	return "rcpt_" + strings.TrimPrefix(invocationID, InvocationPrefix)
+	return receiptIDPrefix + strings.TrimPrefix(invocationID, InvocationPrefix)
+}
+
+const receiptIDPrefix = "rcpt_"
+
+// receiptInvocationID is the invocation id a receipt's event id was derived from
+// (receiptEventID's inverse for the inv_ ids this engine mints), "" for an event id
+// not derived that way.
+func receiptInvocationID(eventID string) string {
+	if rest, ok := strings.CutPrefix(eventID, receiptIDPrefix); ok {
+		return InvocationPrefix + rest
+	}
+	return ""
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -191,7 +193,8 @@ func receiptsFor(t *testing.T, l *eventlog.Log, inv string) int {
 	t.Helper()
 	n := 0
 	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
-		if s.Type == eventlog.TypeReceipt && strings.HasSuffix(s.Subject, "."+inv) {
+		var rc eventlog.Receipt
+		if s.Type == eventlog.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			n++
 		}
 		return nil
@@ -412,5 +415,58 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 	}
 	if rcs, err := st.proj.ReceiptsByKey("SLOW", 10); err != nil || len(rcs) != 1 {
 		t.Fatalf("%d receipts (%v), want 1", len(rcs), err)
+	}
+}
+
+// Receipts are stored under their row's subject, so the NATS server's per-subject
+// state does not grow with every call; a bus client learns of its own receipt on the
+// invocation's notice subject.
+func TestReceiptsShareTheirRowsSubject(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	st.putRow(t, fnRow("SAY", "echo", ""))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+
+	notices := make(chan *nats.Msg, 64)
+	sub, err := st.log.Conn().ChanSubscribe("capdir.receipt.SAY.*", notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	var invs []string
+	for i := 0; i < 20; i++ {
+		invs = append(invs, invoke(t, s, "SAY", "hi").InvocationID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(eventlog.ReceiptSubjects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.State.Subjects) != 1 || info.State.Subjects[eventlog.ReceiptSubject("SAY")] != 20 {
+		t.Fatalf("receipt subjects in the log: %v; want 20 receipts on %s", info.State.Subjects, eventlog.ReceiptSubject("SAY"))
+	}
+	for _, inv := range invs {
+		select {
+		case m := <-notices:
+			if m.Subject != eventlog.ReceiptNoticeSubject("SAY", inv) {
+				t.Fatalf("notice on %s, want %s", m.Subject, eventlog.ReceiptNoticeSubject("SAY", inv))
+			}
+			ev, err := eventlog.Decode(m.Data)
+			var rc eventlog.Receipt
+			if err != nil || ev.DataAs(&rc) != nil || rc.InvocationID != inv || rc.Result != "hi" {
+				t.Fatalf("notice %s: %v %+v", m.Data, err, rc)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no notice for %s", inv)
+		}
 	}
 }

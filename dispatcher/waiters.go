@@ -1,7 +1,6 @@
 package dispatcher
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/capdir/capdir/eventlog"
@@ -52,13 +51,14 @@ func (w *waiters) deliver(rc *eventlog.Receipt) {
 
 // seen is the projector's OnSeen hook: it wakes the waiter of a receipt appended by
 // another node's worker as soon as this node reads it, without waiting for the
-// batch to commit. The invocation id is read from the subject, so receipts nobody
+// batch to commit. The invocation id comes from the receipt's event id (see
+// receiptEventID; Invoke mints the inv_ ids it is derived from), so receipts nobody
 // waits for are not decoded.
 func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt {
 		return
 	}
-	ch, ok := w.take(s.Subject[strings.LastIndexByte(s.Subject, '.')+1:])
+	ch, ok := w.take(receiptInvocationID(s.ID))
 	if !ok {
 		return
 	}

@@ -237,14 +237,15 @@ func CredentialTag(spec string, env Env, salt string) string {
 }
 
 // appendReceipt appends the receipt under an event id derived from the invocation
-// id, so a duplicate receipt inside the log's duplicate window is not stored.
+// id, so a duplicate receipt inside the log's duplicate window is not stored, and
+// once it is stored announces it on the invocation's notice subject.
 func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error {
 	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
 		return err
 	}
 	ev.ID = receiptEventID(rc.InvocationID)
-	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key, rc.InvocationID), ev)
+	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
 	}
@@ -252,6 +253,11 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	defer t.Stop()
 	select {
 	case <-f.Ok():
+		// In the log: now tell a bus client waiting for it. A notice that does not
+		// go out loses nothing; the receipt is in the log.
+		if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), ev); err != nil {
+			s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
+		}
 		return nil
 	case err := <-f.Err():
 		return eventlog.AppendError(err)

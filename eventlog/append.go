@@ -92,6 +92,16 @@ func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetst
 	return f, nil
 }
 
+// Notify publishes ev on subject as a plain NATS message: not stored, delivered to
+// whoever subscribes at that moment. It encodes ev as an append does.
+func (l *Log) Notify(subject string, ev Event) error {
+	msg, _, err := l.prepare(subject, ev, []AppendOption{WithoutDedupe()})
+	if err != nil {
+		return err
+	}
+	return l.nc.PublishMsg(msg)
+}
+
 // AwaitAck waits for an async append's acknowledgement.
 func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
 	select {

@@ -6,8 +6,8 @@ const (
 	DataStream    = "CAPDIR_DATA"
 )
 
-// Subject prefixes. Every subject ends with the row key (and, for receipts, the
-// invocation id), so per-key ordering comes from JetStream.
+// Subject prefixes. Every subject of the log ends with the row key, so per-key
+// ordering comes from JetStream.
 const (
 	controlPrefix   = "capdir.ctl."
 	dataPrefix      = "capdir.data."
@@ -15,6 +15,7 @@ const (
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
 	receiptPrefix   = dataPrefix + "rcpt."
+	noticePrefix    = "capdir.receipt."
 )
 
 // Streams lists both streams in the order projectors fold them.
@@ -36,16 +37,20 @@ func RequestSubject(key string) string { return requestPrefix + key }
 // RequestSubjects matches every invocation request.
 const RequestSubjects = requestPrefix + ">"
 
-// ReceiptSubject is where the receipt of one invocation is appended.
-func ReceiptSubject(key, invocationID string) string {
-	return receiptPrefix + key + "." + invocationID
-}
+// ReceiptSubject is where the receipts of one row are appended. The invocation id is
+// in the receipt, not in the subject: the NATS server keeps state for every subject a
+// stream holds, and a subject per invocation made that state grow with every call.
+func ReceiptSubject(key string) string { return receiptPrefix + key }
 
-// ReceiptSubjects matches every receipt; ReceiptSubjectFor matches one invocation's.
+// ReceiptSubjects matches every receipt.
 const ReceiptSubjects = receiptPrefix + ">"
 
-// ReceiptSubjectFor matches the receipt of one invocation whatever its key.
-func ReceiptSubjectFor(invocationID string) string { return receiptPrefix + "*." + invocationID }
+// ReceiptNoticeSubject is where a node announces one invocation's receipt once it is
+// in the log, for a bus client waiting for it: a plain NATS message, outside the
+// streams, carrying the same RECEIPT envelope. Subscribe before publishing the request.
+func ReceiptNoticeSubject(key, invocationID string) string {
+	return noticePrefix + key + "." + invocationID
+}
 
 func streamSubjects(stream string) []string {
 	if stream == ControlStream {

@@ -39,7 +39,7 @@ func appendMix(t testing.TB, l *eventlog.Log, n int) {
 		}
 		inv := fmt.Sprintf("inv_%05d", i)
 		appendEv(t, l, eventlog.RequestSubject(key), at, eventlog.TypeInvocationRequested, eventlog.InvocationRequest{InvocationID: inv, Key: key, Body: "x"})
-		appendEv(t, l, eventlog.ReceiptSubject(key, inv), at, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at}, BreakerKind: "not_counted"})
+		appendEv(t, l, eventlog.ReceiptSubject(key), at, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at}, BreakerKind: "not_counted"})
 	}
 	_ = ctx
 }
@@ -310,7 +310,7 @@ func TestWaitForCutsTheLingerShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_hurry"), ev)
+	seq, err := l.Append(ctx, eventlog.ReceiptSubject("K"), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestWaitForCutsTheLingerShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Settle asks the log for its end and waits for it the same way.
-	seq2, err := l.Append(ctx, eventlog.ReceiptSubject("K", "inv_hurry2"), mustReceipt(t, l, "inv_hurry2"))
+	seq2, err := l.Append(ctx, eventlog.ReceiptSubject("K"), mustReceipt(t, l, "inv_hurry2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestGateReceiptCheck(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
 	writeRow(t, l, p, eventlog.ActionCreate, "K", "echo")
-	seq := appendEv(t, l, eventlog.ReceiptSubject("K", "inv_done"), t0, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_done", Key: "K"}})
+	seq := appendEv(t, l, eventlog.ReceiptSubject("K"), t0, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_done", Key: "K"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := p.WaitFor(ctx, eventlog.DataStream, seq); err != nil {

@@ -1,6 +1,6 @@
 // Command natsclient invokes a capdir row over NATS, with no HTTP involved: it
 // publishes an INVOCATION_REQUESTED event to capdir.data.req.<KEY> and reads the
-// RECEIPT event from capdir.data.rcpt.<KEY>.<invocation id>.
+// RECEIPT event from its notice subject, capdir.receipt.<KEY>.<invocation id>.
 //
 //	go run ./cmd/capdir serve --nats-listen 127.0.0.1:4222 &
 //	go run ./examples/natsclient -nats nats://127.0.0.1:4222 NOW
