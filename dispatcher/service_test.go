@@ -389,7 +389,7 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 		return "done", nil
 	})
 	cfg := func(name string) func(*dispatcher.ServiceConfig) {
-		return func(c *dispatcher.ServiceConfig) { c.AckWait = 150 * time.Millisecond; c.Name = name }
+		return func(c *dispatcher.ServiceConfig) { c.AckWait = 300 * time.Millisecond; c.Name = name }
 	}
 	a, b := st.newService(t, cfg("a")), st.newService(t, cfg("b"))
 	st.run(t)
