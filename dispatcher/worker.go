@@ -255,7 +255,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	case <-f.Ok():
 		// In the log: now tell a bus client waiting for it. A notice that does not
 		// go out loses nothing; the receipt is in the log.
-		if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), ev); err != nil {
+		if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), f); err != nil {
 			s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
 		}
 		return nil

@@ -92,14 +92,11 @@ func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetst
 	return f, nil
 }
 
-// Notify publishes ev on subject as a plain NATS message: not stored, delivered to
-// whoever subscribes at that moment. It encodes ev as an append does.
-func (l *Log) Notify(subject string, ev Event) error {
-	msg, _, err := l.prepare(subject, ev, []AppendOption{WithoutDedupe()})
-	if err != nil {
-		return err
-	}
-	return l.nc.PublishMsg(msg)
+// Notify publishes the event an async append carried on subject as a plain NATS
+// message: not stored, delivered to whoever subscribes at that moment. Call it once
+// the append is acknowledged, to announce what is now in the log.
+func (l *Log) Notify(subject string, appended jetstream.PubAckFuture) error {
+	return l.nc.PublishMsg(&nats.Msg{Subject: subject, Data: appended.Msg().Data})
 }
 
 // AwaitAck waits for an async append's acknowledgement.
