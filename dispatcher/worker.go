@@ -275,7 +275,7 @@ const receiptAckWait = 10 * time.Second
 // trace and key empty: they are derived from the event id and the subject.
 func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) {
 	var req eventlog.InvocationRequest
-	ev, err := eventlog.Decode(m.Data())
+	ev, err := eventlog.DecodeShared(m.Data())
 	if err != nil {
 		return req, "", err
 	}

@@ -54,8 +54,9 @@ func plainByte(c byte) bool {
 
 // decodeEnvelope fills ev from b when b is an envelope in the form encodeEnvelope
 // writes, and reports whether it did; the caller falls back to encoding/json
-// otherwise. The data is checked to be valid JSON, as encoding/json would.
-func decodeEnvelope(b []byte, ev *Event) bool {
+// otherwise. The data is checked to be valid JSON, as encoding/json would; it is a
+// copy unless shared, when it is a slice of b.
+func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"id":"`))
 	if !ok {
 		return false
@@ -92,7 +93,11 @@ func decodeEnvelope(b []byte, ev *Event) bool {
 		return false
 	}
 	e.ID, e.Type, e.Actor = id, typ, actor
-	e.Data = append(json.RawMessage(nil), data...)
+	if shared {
+		e.Data = json.RawMessage(data[:len(data):len(data)])
+	} else {
+		e.Data = append(json.RawMessage(nil), data...)
+	}
 	*ev = e
 	return true
 }

@@ -61,7 +61,7 @@ func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
 		checkDecode(t, []byte(in))
 	}
 	var ev Event
-	if !decodeEnvelope([]byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":[1]}}`), &ev) {
+	if !decodeEnvelope([]byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":[1]}}`), &ev, false) {
 		t.Fatal("the canonical form must take the direct path")
 	}
 }
@@ -71,7 +71,7 @@ func checkDecode(t *testing.T, in []byte) {
 	var want Event
 	werr := json.Unmarshal(in, &want)
 	var got Event
-	if !decodeEnvelope(in, &got) {
+	if !decodeEnvelope(in, &got, false) {
 		return // falls back to encoding/json
 	}
 	if werr != nil {
@@ -79,5 +79,22 @@ func checkDecode(t *testing.T, in []byte) {
 	}
 	if !reflect.DeepEqual(got, want) || !got.At.Equal(want.At) || got.At.Location().String() != want.At.Location().String() {
 		t.Fatalf("decode %s:\n got %#v\nwant %#v", in, got, want)
+	}
+}
+
+func TestDecodeSharedAliasesTheBody(t *testing.T) {
+	body := []byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":1}}`)
+	shared, err := DecodeShared(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(body, []byte(`"x":1`))
+	body[i+4] = '2'
+	if string(shared.Data) != `{"x":2}` || string(copied.Data) != `{"x":1}` {
+		t.Fatalf("shared %s, copied %s", shared.Data, copied.Data)
 	}
 }

@@ -38,9 +38,15 @@ type Stored struct {
 }
 
 // Decode parses a stored message body into an Event.
-func Decode(b []byte) (Event, error) {
+func Decode(b []byte) (Event, error) { return decode(b, false) }
+
+// DecodeShared is Decode for a body nothing will change afterwards, such as a
+// message delivered by the NATS client: the event's data is a slice of b, not a copy.
+func DecodeShared(b []byte) (Event, error) { return decode(b, true) }
+
+func decode(b []byte, shared bool) (Event, error) {
 	var ev Event
-	if decodeEnvelope(b, &ev) {
+	if decodeEnvelope(b, &ev, shared) {
 		if ev.ID == "" || ev.Type == "" {
 			return Event{}, fmt.Errorf("%w: missing id or type", ErrBadEvent)
 		}

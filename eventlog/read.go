@@ -213,7 +213,7 @@ func toStored(stream string, m jetstream.Msg) (Stored, error) {
 		return Stored{}, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
 	st := Stored{Stream: stream, Subject: m.Subject(), Seq: meta.Sequence.Stream}
-	ev, err := Decode(m.Data())
+	ev, err := DecodeShared(m.Data()) // the client's copy of the message, not reused
 	if err != nil {
 		// A client on the bus can publish anything to a request subject: keep the
 		// position and let the consumer skip it, so one bad message cannot stall the log.
