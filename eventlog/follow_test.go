@@ -39,7 +39,7 @@ func appendReceipts(t *testing.T, l *eventlog.Log, n int) {
 
 func TestFollowBatchesLingersForMore(t *testing.T) {
 	l := logtest.Open(t, "")
-	sizes := follow(t, l, eventlog.FollowOptions{Max: 3, Linger: time.Minute})
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 3, Linger: time.Minute, LingerFrom: 1})
 	appendReceipts(t, l, 1)
 	// Without a linger the first event would be handed over alone by now.
 	time.Sleep(100 * time.Millisecond)
@@ -57,7 +57,7 @@ func TestFollowBatchesLingersForMore(t *testing.T) {
 func TestFollowBatchesHurryEndsTheLinger(t *testing.T) {
 	l := logtest.Open(t, "")
 	hurry := make(chan struct{}, 1)
-	sizes := follow(t, l, eventlog.FollowOptions{Max: 100, Linger: time.Minute, Hurry: hurry})
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 100, Linger: time.Minute, LingerFrom: 1, Hurry: hurry})
 	appendReceipts(t, l, 1)
 	time.Sleep(100 * time.Millisecond)
 	hurry <- struct{}{}
@@ -82,5 +82,21 @@ func TestFollowBatchesWithoutLingerHandsOverAtOnce(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no batch handed over")
+	}
+}
+
+// With LingerFrom 2 a lone event is handed over at once, however long the linger:
+// under light load nothing waits for it.
+func TestFollowBatchesLoneEventDoesNotLinger(t *testing.T) {
+	l := logtest.Open(t, "")
+	sizes := follow(t, l, eventlog.FollowOptions{Max: 100, Linger: time.Minute, LingerFrom: 2})
+	appendReceipts(t, l, 1)
+	select {
+	case n := <-sizes:
+		if n != 1 {
+			t.Fatalf("batch has %d events, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone event waited for the linger")
 	}
 }

@@ -80,6 +80,11 @@ type FollowOptions struct {
 	// cost is mostly per batch (a transaction commit) does less work per event under
 	// load when it lingers.
 	Linger time.Duration
+	// LingerFrom is how many events a batch, or the batch before it, must hold for
+	// it to linger (0 and 1: any batch). With 2, lone events, the common case under
+	// light load, are handed over at once; once events come faster than the handler
+	// takes them, batches linger.
+	LingerFrom int
 	// Hurry, when set, cuts a linger short: a value received on it hands the batch
 	// over at once (a reader waiting for the handler's result sends one).
 	Hurry <-chan struct{}
@@ -142,6 +147,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		}
 	}()
 	batch := make([]Stored, 0, max)
+	prev := 0 // the size of the last batch handed over
 	for {
 		batch = batch[:0]
 		select {
@@ -172,9 +178,10 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				break fill
 			}
 		}
-		if opts.Linger > 0 && len(batch) < max {
+		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max {
 			batch = linger(ctx, batch, max, msgs, opts)
 		}
+		prev = len(batch)
 		if err := h(batch); err != nil {
 			if errors.Is(err, errStopFollow) {
 				return nil

@@ -21,7 +21,9 @@ type Config struct {
 	// before it commits (0: commit what has arrived at once). Under load a commit
 	// per few milliseconds costs far less than a commit per event; a WaitFor on the
 	// data stream cuts the wait short, so nobody waiting on the projection pays it.
-	// The directory stream never lingers: every directory write waits for its fold.
+	// Only a batch that found two or more events waiting lingers: under light load
+	// each event commits as it comes. The directory stream never lingers: every
+	// directory write waits for its fold.
 	Linger time.Duration
 	// Sync fsyncs every batch commit (default off: see the package Caveats).
 	Sync bool
@@ -34,6 +36,8 @@ type Config struct {
 	// are applied and before the checkpoint commits. Returning an error abandons
 	// the transaction (tests use it to simulate a crash).
 	beforeCommit func(stream string, batch []eventlog.Stored) error
+	// lingerFrom overrides how many waiting events make a batch linger (tests).
+	lingerFrom int
 }
 
 func (c *Config) setDefaults() {

@@ -6,3 +6,6 @@ import "github.com/capdir/capdir/eventlog"
 func SetBeforeCommit(c *Config, fn func(stream string, batch []eventlog.Stored) error) {
 	c.beforeCommit = fn
 }
+
+// SetLingerFrom makes batches linger from n waiting events instead of two.
+func SetLingerFrom(c *Config, n int) { c.lingerFrom = n }

@@ -249,7 +249,10 @@ func (p *Projector) Run(ctx context.Context) error {
 			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream],
 				Seen: func(s *eventlog.Stored) { p.seen(stream, s) }}
 			if stream == eventlog.DataStream {
-				opts.Linger = p.cfg.Linger
+				opts.Linger, opts.LingerFrom = p.cfg.Linger, 2
+				if p.cfg.lingerFrom > 0 {
+					opts.LingerFrom = p.cfg.lingerFrom
+				}
 			}
 			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
 				return p.apply(stream, b)

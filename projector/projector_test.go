@@ -296,7 +296,9 @@ func TestWaitForHonoursContext(t *testing.T) {
 // the lingering batch short.
 func TestWaitForCutsTheLingerShort(t *testing.T) {
 	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Linger: time.Second})
+	cfg := projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Linger: time.Second}
+	projector.SetLingerFrom(&cfg, 1) // a lone event lingers too
+	p, err := projector.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
