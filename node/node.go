@@ -82,8 +82,8 @@ type Node struct {
 // DefaultProjLinger is the default Config.ProjLinger. Nobody waits for it: a
 // dispatch is answered when its receipt is appended (or read from the log, when
 // another node's worker wrote it), and a read that must see the latest events
-// settles, which cuts the linger short. Under load it turns a bbolt commit per
-// event or two into one per hundred or so.
+// settles, which cuts the linger short. Only batches under load linger; there it
+// turns a bbolt commit per event or two into one per hundred or so.
 const DefaultProjLinger = 10 * time.Millisecond
 
 func projLinger(d time.Duration) time.Duration {
