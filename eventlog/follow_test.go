@@ -44,14 +44,7 @@ func TestFollowBatchesLingersForMore(t *testing.T) {
 	// Without a linger the first event would be handed over alone by now.
 	time.Sleep(100 * time.Millisecond)
 	appendReceipts(t, l, 2)
-	select {
-	case n := <-sizes:
-		if n != 3 {
-			t.Fatalf("first batch has %d events; a lingering batch waits until it holds 3", n)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a full batch was not handed over before the linger ended")
-	}
+	wantBatch(t, sizes, 3, "a full batch was not handed over before the linger ended")
 }
 
 func TestFollowBatchesHurryEndsTheLinger(t *testing.T) {
@@ -61,28 +54,14 @@ func TestFollowBatchesHurryEndsTheLinger(t *testing.T) {
 	appendReceipts(t, l, 1)
 	time.Sleep(100 * time.Millisecond)
 	hurry <- struct{}{}
-	select {
-	case n := <-sizes:
-		if n != 1 {
-			t.Fatalf("batch has %d events, want 1", n)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the batch waited out its linger although hurried")
-	}
+	wantBatch(t, sizes, 1, "the batch waited out its linger although hurried")
 }
 
 func TestFollowBatchesWithoutLingerHandsOverAtOnce(t *testing.T) {
 	l := logtest.Open(t, "")
 	sizes := follow(t, l, eventlog.FollowOptions{Max: 100})
 	appendReceipts(t, l, 1)
-	select {
-	case n := <-sizes:
-		if n != 1 {
-			t.Fatalf("batch has %d events, want 1", n)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no batch handed over")
-	}
+	wantBatch(t, sizes, 1, "no batch handed over")
 }
 
 // With LingerFrom 2 a lone event is handed over at once, however long the linger:
@@ -91,12 +70,19 @@ func TestFollowBatchesLoneEventDoesNotLinger(t *testing.T) {
 	l := logtest.Open(t, "")
 	sizes := follow(t, l, eventlog.FollowOptions{Max: 100, Linger: time.Minute, LingerFrom: 2})
 	appendReceipts(t, l, 1)
+	wantBatch(t, sizes, 1, "a lone event waited for the linger")
+}
+
+// wantBatch fails unless the next batch handed over holds want events; why says
+// what it means when none comes.
+func wantBatch(t *testing.T, sizes <-chan int, want int, why string) {
+	t.Helper()
 	select {
 	case n := <-sizes:
-		if n != 1 {
-			t.Fatalf("batch has %d events, want 1", n)
+		if n != want {
+			t.Fatalf("batch has %d events, want %d", n, want)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("a lone event waited for the linger")
+		t.Fatal(why)
 	}
 }
