@@ -5,13 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capdir/capdir/eventlog"
 	"github.com/oklog/ulid/v2"
 )
 
 // Invocation ids are "inv_" and a lower-case ULID; traces are "t_" and ten random
 // base32 characters.
 const (
-	InvocationPrefix = "inv_"
+	InvocationPrefix = eventlog.InvocationPrefix
 	TracePrefix      = "t_"
 )
 

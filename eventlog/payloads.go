@@ -23,9 +23,12 @@ type DirectoryMutation struct {
 	Row    *contract.Row `json:"row,omitempty"`
 }
 
+// InvocationPrefix starts every invocation id: "inv_" and a lower-case ULID.
+const InvocationPrefix = "inv_"
+
 // RequestInvocationID is the invocation id of a request that carries none (a bus
-// client may leave it empty): "inv_" and its event id in lower case.
-func RequestInvocationID(eventID string) string { return "inv_" + strings.ToLower(eventID) }
+// client may leave it empty): InvocationPrefix and its event id in lower case.
+func RequestInvocationID(eventID string) string { return InvocationPrefix + strings.ToLower(eventID) }
 
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {
