@@ -193,9 +193,10 @@ func (s *Service) Start(ctx context.Context) error {
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan jetstream.Msg, s.cfg.Workers)
-	for i := 0; i < s.cfg.Workers; i++ {
+	held := make([]heldSlot, s.cfg.Workers)
+	for i := range held {
 		s.wg.Add(1)
-		go func() {
+		go func(slot *heldSlot) {
 			defer s.wg.Done()
 			// Each worker's calls derive from its own context: contexts derived
 			// from one shared parent contend on its list of children.
@@ -205,10 +206,17 @@ func (s *Service) Start(ctx context.Context) error {
 				if wctx.Err() != nil {
 					continue // stopping: left unacknowledged, so it is redelivered
 				}
+				slot.hold(m)
 				s.handle(wctx, m)
+				slot.hold(nil)
 			}
-		}()
+		}(&held[i])
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		keepInProgress(runCtx, held, s.cfg.AckWait/3)
+	}()
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case s.work <- m:

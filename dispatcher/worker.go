@@ -33,9 +33,6 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
 		cancel()
 	}
-	// While this worker holds the request, JetStream is told it is in progress, so
-	// a slow call is not redelivered to another worker and run twice.
-	defer s.keepInProgress(m)()
 	// A redelivered request may already have its receipt (the worker before this
 	// one appended it and stopped before the ack): then it is not run again. So may
 	// a first delivery that waited so long that it may have been redelivered
@@ -105,28 +102,41 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	runSeconds.Observe(rc.DurationMS / 1000)
 }
 
-// keepInProgress tells JetStream every third of AckWait that m is still being
-// worked on, until the returned stop is called.
-func (s *Service) keepInProgress(m jetstream.Msg) (stop func()) {
-	every := s.cfg.AckWait / 3
-	var mu sync.Mutex
-	stopped := false
-	mu.Lock()
-	defer mu.Unlock()
-	var t *time.Timer
-	t = time.AfterFunc(every, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			m.InProgress()
-			t.Reset(every)
+// heldSlot is the request one worker holds, and since when.
+type heldSlot struct {
+	mu    sync.Mutex
+	m     jetstream.Msg
+	since time.Time
+}
+
+func (h *heldSlot) hold(m jetstream.Msg) {
+	h.mu.Lock()
+	h.m, h.since = m, time.Now()
+	h.mu.Unlock()
+}
+
+// keepInProgress tells JetStream, every interval until ctx ends, that each request
+// a worker has held for at least an interval is still in progress, so a slow call
+// is not redelivered to another worker and run twice. With interval a third of
+// AckWait, a held request hears from it within two thirds of AckWait. One goroutine
+// serves every worker: a fast call costs two uncontended locks, not a timer.
+func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for i := range held {
+				h := &held[i]
+				h.mu.Lock()
+				if h.m != nil && now.Sub(h.since) >= interval {
+					h.m.InProgress()
+				}
+				h.mu.Unlock()
+			}
 		}
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
 	}
 }
 
