@@ -82,7 +82,7 @@ func (p *Projector) Gate(key, invocationID string) GateView {
 
 // gateRow is key's row from the cache, read and decoded on a miss. Missing keys are
 // not cached: a row written elsewhere must be found as soon as it is folded.
-func (p *Projector) gateRow(key string) (*GateRow, error) {
+func (p *Projector) gateRow(key string) (*cachedRow, error) {
 	gr, gen := p.rows.get(key)
 	if gr != nil {
 		return gr, nil
@@ -92,7 +92,7 @@ func (p *Projector) gateRow(key string) (*GateRow, error) {
 		return nil, err
 	}
 	row.RowNum = 0
-	gr = &GateRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
+	gr = &cachedRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
 	p.rows.put(key, gr, gen)
 	return gr, nil
 }

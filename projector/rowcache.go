@@ -20,26 +20,26 @@ const rowCacheMax = 4096
 type rowCache struct {
 	mu  sync.Mutex
 	gen uint64
-	m   map[string]*GateRow
+	m   map[string]*cachedRow
 }
 
-// GateRow is a row as the gate reads it.
-type GateRow struct {
+// cachedRow is a decoded row as the gate reads it.
+type cachedRow struct {
 	Row contract.Row
 	// Fingerprint is contract.Fingerprint(&Row).
 	Fingerprint string
 }
 
-func newRowCache() *rowCache { return &rowCache{m: make(map[string]*GateRow)} }
+func newRowCache() *rowCache { return &rowCache{m: make(map[string]*cachedRow)} }
 
-func (c *rowCache) get(key string) (*GateRow, uint64) {
+func (c *rowCache) get(key string) (*cachedRow, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[key], c.gen
 }
 
 // put stores r unless a directory change committed since gen was read.
-func (c *rowCache) put(key string, r *GateRow, gen uint64) {
+func (c *rowCache) put(key string, r *cachedRow, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {

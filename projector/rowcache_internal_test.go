@@ -8,12 +8,12 @@ func TestRowCacheRefusesAFillThatRacedACommit(t *testing.T) {
 	c := newRowCache()
 	_, gen := c.get("K")
 	c.invalidate([]dirChange{{key: "OTHER"}})
-	c.put("K", &GateRow{Fingerprint: "old"}, gen)
+	c.put("K", &cachedRow{Fingerprint: "old"}, gen)
 	if r, _ := c.get("K"); r != nil {
 		t.Fatal("a fill read before a commit was cached after it")
 	}
 	_, gen = c.get("K")
-	c.put("K", &GateRow{Fingerprint: "new"}, gen)
+	c.put("K", &cachedRow{Fingerprint: "new"}, gen)
 	if r, _ := c.get("K"); r == nil || r.Fingerprint != "new" {
 		t.Fatalf("fill after the commit: %+v", r)
 	}
@@ -27,7 +27,7 @@ func TestRowCacheIsBounded(t *testing.T) {
 	c := newRowCache()
 	for i := 0; i < rowCacheMax+100; i++ {
 		_, gen := c.get("")
-		c.put(string(rune('a'+i%26))+string(rune(i)), &GateRow{}, gen)
+		c.put(string(rune('a'+i%26))+string(rune(i)), &cachedRow{}, gen)
 	}
 	if len(c.m) > rowCacheMax {
 		t.Fatalf("cache holds %d rows, bound %d", len(c.m), rowCacheMax)
