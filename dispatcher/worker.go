@@ -259,23 +259,15 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	if err != nil {
 		return err
 	}
-	t := time.NewTimer(receiptAckWait)
-	defer t.Stop()
-	select {
-	case <-f.Ok():
-		// In the log: now tell a bus client waiting for it. A notice that does not
-		// go out loses nothing; the receipt is in the log.
-		if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), f); err != nil {
-			s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
-		}
-		return nil
-	case err := <-f.Err():
-		return eventlog.AppendError(err)
-	case <-t.C:
-		return fmt.Errorf("dispatcher: receipt not acknowledged within %v", receiptAckWait)
-	case <-ctx.Done():
-		return ctx.Err()
+	if _, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait); err != nil {
+		return err
 	}
+	// In the log: now tell a bus client waiting for it. A notice that does not go
+	// out loses nothing; the receipt is in the log.
+	if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), f); err != nil {
+		s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
+	}
+	return nil
 }
 
 // receiptAckWait bounds the wait for the log to acknowledge a receipt.

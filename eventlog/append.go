@@ -101,11 +101,28 @@ func (l *Log) Notify(subject string, appended jetstream.PubAckFuture) error {
 
 // AwaitAck waits for an async append's acknowledgement.
 func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
+	return awaitAck(ctx, f, nil)
+}
+
+// ErrAckTimeout is returned by AwaitAckWithin when the acknowledgement is late.
+var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
+
+// AwaitAckWithin is AwaitAck bounded by d as well as ctx, without deriving a
+// context (for a caller that appends on every request).
+func AwaitAckWithin(ctx context.Context, f jetstream.PubAckFuture, d time.Duration) (uint64, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	return awaitAck(ctx, f, t.C)
+}
+
+func awaitAck(ctx context.Context, f jetstream.PubAckFuture, late <-chan time.Time) (uint64, error) {
 	select {
 	case ack := <-f.Ok():
 		return ack.Sequence, nil
 	case err := <-f.Err():
 		return 0, classify(err)
+	case <-late:
+		return 0, ErrAckTimeout
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
