@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // compliantRow is a POST body that passes every hygiene gate.
@@ -19,7 +19,7 @@ const compliantRow = `{"key":"%s","type":"fn","target":"now","category":"time",
 "content":"# WHAT: Return the current time.\n# ARGS: none\n# EX: [NOW][/NOW]"}`
 
 // controlSeq is the control stream's last sequence.
-func controlSeq(t testing.TB, n *node.Node) uint64 {
+func controlSeq(t testing.TB, n *capdir.Node) uint64 {
 	t.Helper()
 	seq, err := n.Log.LastSeq(context.Background(), eventlog.ControlStream)
 	if err != nil {
@@ -29,7 +29,7 @@ func controlSeq(t testing.TB, n *node.Node) uint64 {
 }
 
 // mutations reads every DIRECTORY_MUTATE of key from the log, in order.
-func mutations(t testing.TB, n *node.Node, key string) []mutation {
+func mutations(t testing.TB, n *capdir.Node, key string) []mutation {
 	t.Helper()
 	var out []mutation
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -58,7 +58,7 @@ type mutation struct {
 }
 
 // send is nodetest.Do with an explicit content type.
-func send(t testing.TB, n *node.Node, method, path, contentType, body string) (int, string) {
+func send(t testing.TB, n *capdir.Node, method, path, contentType, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, n.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -89,7 +89,7 @@ func decode(t testing.TB, body string, v any) {
 }
 
 // mustDo sends a request and fails unless the status is want.
-func mustDo(t testing.TB, n *node.Node, want int, method, path, body string) string {
+func mustDo(t testing.TB, n *capdir.Node, want int, method, path, body string) string {
 	t.Helper()
 	status, got := nodetest.Do(t, n, method, path, body)
 	if status != want {

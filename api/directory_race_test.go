@@ -9,7 +9,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // Fifty PATCHes of one key race. Each is applied (200) or refused as a conflict

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // articlePost is the body of the article's step 2, with "¤t=" restored to "&current=".
@@ -32,7 +32,7 @@ const articlePost = `{
 // {"ok":true,"key":"ZZ_TEST_TEMPERATURE","deleted":1}, and a GET after it is 404.
 func TestArticleStep2PostAndStep5Delete(t *testing.T) {
 	at := time.Date(2026, 7, 26, 4, 36, 19, 832_000_000, time.UTC)
-	n := nodetest.Start(t, func(c *node.Config) { c.Clock = func() time.Time { return at } })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = func() time.Time { return at } })
 
 	// Without the header: the article's 401, and nothing appended.
 	before := controlSeq(t, n)

@@ -12,6 +12,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -91,12 +92,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadGateway, "dispatch failed: "+err.Error())
 		return
 	}
-	if rc.Status == dispatcher.StatusRefusedUnknownKey {
+	if rc.Status == wire.StatusRefusedUnknownKey {
 		writeJSON(w, http.StatusNotFound, json.RawMessage(rc.Result))
 		return
 	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
-	if rc.Status == dispatcher.StatusShapeOnly {
+	if rc.Status == wire.StatusShapeOnly {
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
 	}

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 func obj(t *testing.T, body string) map[string]any {
@@ -51,7 +53,7 @@ func newMeteo(t *testing.T) *meteo {
 // The article's five steps, against a local upstream.
 func TestArticleWalkthrough(t *testing.T) {
 	up := newMeteo(t)
-	n := nodetest.Start(t, func(c *node.Config) { c.PublicURL = "https://capdir.example" })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.PublicURL = "https://capdir.example" })
 
 	// Step 2: the POST, as the article prints it (the upstream host swapped for a local one).
 	row := `{
@@ -143,14 +145,14 @@ func TestArticleWalkthrough(t *testing.T) {
 	}
 }
 
-func postRow(t *testing.T, n *node.Node, row string) {
+func postRow(t *testing.T, n *capdir.Node, row string) {
 	t.Helper()
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {
 		t.Fatalf("POST %s: %d %s", row, code, body)
 	}
 }
 
-func dispatch(t *testing.T, n *node.Node, req string) (int, map[string]any) {
+func dispatch(t *testing.T, n *capdir.Node, req string) (int, map[string]any) {
 	t.Helper()
 	code, body := nodetest.Do(t, n, "POST", "/api/dispatch", req)
 	return code, obj(t, body)
@@ -168,8 +170,8 @@ func TestFailureTable(t *testing.T) {
 	deadURL := closed.URL
 	closed.Close()
 
-	n := nodetest.Start(t, func(c *node.Config) {
-		c.Env = dispatcher.MapEnv(map[string]string{"GOOD_API_KEY": "present"})
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.Env = runner.MapEnv(map[string]string{"GOOD_API_KEY": "present"})
 	})
 	doc := `# WHAT: test row\n# ARGS: see content`
 	postRow(t, n, `{"key":"ZZ_TEST_TEMPERATURE","type":"http","target":"GET `+up.URL+`/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m","content":"`+doc+`"}`)
@@ -252,7 +254,7 @@ func TestFailureTable(t *testing.T) {
 
 func TestDispatchAnswers202WhenTheReceiptIsSlow(t *testing.T) {
 	release := make(chan struct{})
-	fns := dispatcher.NewFnRegistry()
+	fns := fnrunner.NewRegistry()
 	fns.Register("slow", func(ctx context.Context, args []any) (string, error) {
 		select {
 		case <-release:
@@ -260,7 +262,7 @@ func TestDispatchAnswers202WhenTheReceiptIsSlow(t *testing.T) {
 		}
 		return "finally", nil
 	})
-	n := nodetest.Start(t, func(c *node.Config) { c.Fns = fns; c.DispatchWait = 100 * time.Millisecond })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Fns = fns; c.DispatchWait = 100 * time.Millisecond })
 	postRow(t, n, `{"key":"SLOW","type":"fn","target":"slow","content":"# WHAT: slow"}`)
 	code, got := dispatch(t, n, `{"key":"SLOW","body":""}`)
 	inv, _ := got["invocation_id"].(string)
@@ -295,7 +297,7 @@ func TestReadsAfterDispatchSeeItsReceipt(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	t.Cleanup(up.Close)
-	n := nodetest.Start(t, func(c *node.Config) { c.ProjLinger = time.Second })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.ProjLinger = time.Second })
 	postRow(t, n, `{"key":"ECHO_NOW","type":"fn","target":"echo","content":"# WHAT: echo"}`)
 	postRow(t, n, `{"key":"DENIED","type":"http","target":"GET `+up.URL+`","content":"# WHAT: always 401"}`)
 

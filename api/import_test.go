@@ -3,7 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/capdir/capdir/api"
 	"net/http"
 	"os"
 	"strconv"
@@ -11,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/api"
+
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // A large upstream answer still gets its receipt, whole; a body over the payload

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -76,8 +76,8 @@ func TestSecretsAppearNowhere(t *testing.T) {
 	defer deny.Close()
 
 	logs := &syncBuffer{}
-	env := dispatcher.MapEnv(map[string]string{"MARKER_API_KEY": marker, "MARKER_TOKEN": marker})
-	n := nodetest.Start(t, func(c *node.Config) {
+	env := runner.MapEnv(map[string]string{"MARKER_API_KEY": marker, "MARKER_TOKEN": marker})
+	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.Env = env
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/capdir/capdir/internal/editdist"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/capdir/capdir/internal/editdist"
 )
 
 // Fields is a decoded request body: the values of the row fields it named, and which

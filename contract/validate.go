@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // MaxKeyLen is the longest legal key.
-const MaxKeyLen = 128
+const MaxKeyLen = wire.MaxKeyLen
 
 // Types lists the legal values of the type column, in the article's order.
 var Types = []string{TypeFn, TypeHTTP, TypeAgent, TypeFlow}
@@ -52,7 +53,7 @@ func ValidateKey(key string) error {
 	if key == "" {
 		return fieldErr(ErrRequired, "key", "is required: 1 to %d characters from A-Z, a-z, 0-9, '_' and '-'", MaxKeyLen)
 	}
-	if !validKey(key) {
+	if !wire.ValidKey(key) {
 		shown := key
 		if len(shown) > 40 {
 			shown = shown[:37] + "..."
@@ -61,23 +62,6 @@ func ValidateKey(key string) error {
 			MaxKeyLen, shown, len(key))
 	}
 	return nil
-}
-
-// validKey reports whether key matches ^[A-Za-z0-9_-]{1,128}$. Keys become NATS
-// subject tokens, so they are restricted to characters that are safe there: no '.',
-// no whitespace, no '*' or '>'. Every invocation checks its key, so this is a loop,
-// not a regexp.
-func validKey(key string) bool {
-	if len(key) < 1 || len(key) > MaxKeyLen {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func validateType(t string) error {

@@ -8,31 +8,9 @@ import (
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
-)
-
-// Receipt statuses.
-const (
-	// StatusProvenMaterialResult: the target ran and returned a non-error result.
-	StatusProvenMaterialResult = "PROVEN_MATERIAL_RESULT"
-	// StatusRanWithError: the target was reached and the result is an ERR: string
-	// (for example an upstream 401).
-	StatusRanWithError = "RAN_WITH_ERROR"
-	// StatusFailedBeforeRun: the runner failed before reaching its target (bad
-	// template, unknown function, unreachable host, bad auth spec, timeout).
-	StatusFailedBeforeRun = "FAILED_BEFORE_RUN"
-	// StatusShapeOnly: shape mode; the request was built and not sent.
-	StatusShapeOnly = "SHAPE_ONLY"
-	// StatusRefusedUnknownKey: no row has the key.
-	StatusRefusedUnknownKey = "REFUSED_UNKNOWN_KEY"
-	// StatusRefusedBreakerOpen: the row's auth breaker is open.
-	StatusRefusedBreakerOpen = "REFUSED_BREAKER_OPEN"
-	// StatusRefusedDisabled: the row has enabled = 0.
-	StatusRefusedDisabled = "REFUSED_DISABLED"
-	// StatusRefusedPayloadTooLarge: the body is over the payload ceiling.
-	StatusRefusedPayloadTooLarge = "REFUSED_PAYLOAD_TOO_LARGE"
-	// StatusRefusedBadRequest: the request event itself was unusable.
-	StatusRefusedBadRequest = "REFUSED_BAD_REQUEST"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // Fingerprint is the hex SHA-256 of s.
@@ -76,7 +54,7 @@ func (d *draft) refuse(status, result string, extra map[string]any) {
 }
 
 // outcome completes d from a runner's Outcome.
-func (d *draft) outcome(o Outcome, shape bool) {
+func (d *draft) outcome(o runner.Outcome, shape bool) {
 	d.Result = o.Result
 	d.Ran = o.Ran
 	d.OK = o.OK()
@@ -85,16 +63,16 @@ func (d *draft) outcome(o Outcome, shape bool) {
 	d.CredTag = o.CredTag
 	switch {
 	case shape:
-		d.Status = StatusShapeOnly
+		d.Status = wire.StatusShapeOnly
 		d.Ran = false
 		d.Extra = map[string]any{"shape": o.Shape}
 	case d.OK && d.Ran:
-		d.Status = StatusProvenMaterialResult
+		d.Status = wire.StatusProvenMaterialResult
 		d.Material = true
 	case d.Ran:
-		d.Status = StatusRanWithError
+		d.Status = wire.StatusRanWithError
 	default:
-		d.Status = StatusFailedBeforeRun
+		d.Status = wire.StatusFailedBeforeRun
 	}
 	if !shape {
 		d.BreakerKind = breaker.Classify(o.Upstream, o.Ran).String()

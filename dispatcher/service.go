@@ -13,7 +13,12 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -25,9 +30,9 @@ const ConsumerName = "capdir-dispatch"
 type ServiceConfig struct {
 	Log       *eventlog.Log
 	Projector *projector.Projector
-	Runners   Runners
+	Runners   runner.Runners
 	// Env resolves credentials for the breaker's rotation check; os.LookupEnv when nil.
-	Env Env
+	Env runner.Env
 	// TagSalt keys credential tags; derive it with TagSaltFor(terminal key).
 	TagSalt string
 	Breaker breaker.Config
@@ -140,7 +145,8 @@ type Service struct {
 	cfg           ServiceConfig
 	receiptBudget int // bytes a receipt may spend on body and result
 	waiters       *waiters
-	suggest       *Suggester
+	suggest       *suggest.Suggester
+	gate          *gate.Gate
 
 	mu       sync.Mutex
 	cc       jetstream.ConsumeContext
@@ -162,7 +168,15 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	// result together, must fit in what the log accepts.
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
-	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: NewSuggester(), closed: make(chan struct{})}
+	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(), closed: make(chan struct{})}
+	g, err := gate.New(gate.Config{
+		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
+		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.gate = g
 	cfg.Projector.OnSeen(s.waiters.seen)
 	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
 		if deleted {
@@ -281,8 +295,11 @@ func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (e
 	if len(req.Body) > s.cfg.MaxPayload {
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
 	}
+	if err := contract.ValidateKey(req.Key); err != nil {
+		return eventlog.Receipt{}, err
+	}
 	req.DirSeq = s.cfg.Projector.Applied(eventlog.ControlStream)
-	ev, err := prepareRequest(s.cfg.Clock(), &req)
+	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
 		return eventlog.Receipt{}, err
 	}

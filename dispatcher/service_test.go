@@ -13,8 +13,11 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,7 +28,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 type stack struct {
 	log  *eventlog.Log
 	proj *projector.Projector
-	fns  *dispatcher.FnRegistry
+	fns  *fnrunner.Registry
 	stop context.CancelFunc
 	done chan error
 }
@@ -38,8 +41,8 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stack{log: l, proj: p, fns: dispatcher.NewFnRegistry(), done: make(chan error, 1)}
-	dispatcher.RegisterBuiltins(st.fns, dispatcher.BuiltinConfig{Clock: time.Now})
+	st := &stack{log: l, proj: p, fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
+	fnrunner.RegisterBuiltins(st.fns, fnrunner.BuiltinConfig{Clock: time.Now})
 	return st
 }
 
@@ -58,7 +61,7 @@ func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)
 	t.Helper()
 	cfg := dispatcher.ServiceConfig{
 		Log: st.log, Projector: st.proj, Logger: quiet, Workers: 4, Name: "w",
-		Runners: dispatcher.Runners{dispatcher.RunnerFn: dispatcher.NewFnRunner(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -110,7 +113,7 @@ func TestInvokeFnEndToEnd(t *testing.T) {
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo the second argument\n[\"$2\"]"))
 
 	rc := invoke(t, s, "SAY", "a|hello \"world\"")
-	if !rc.OK || !rc.Ran || !rc.Material || rc.Result != `hello "world"` || rc.Status != dispatcher.StatusProvenMaterialResult {
+	if !rc.OK || !rc.Ran || !rc.Material || rc.Result != `hello "world"` || rc.Status != wire.StatusProvenMaterialResult {
 		t.Fatalf("receipt = %+v", rc)
 	}
 	if !strings.HasPrefix(rc.InvocationID, "inv_") || !strings.HasPrefix(rc.Trace, "t_") {
@@ -146,7 +149,7 @@ func TestUnknownKeyGetsReceiptAndSuggestions(t *testing.T) {
 	defer s.Stop()
 	st.putRow(t, fnRow("ZZ_TEST_TEMPERATURE", "echo", "# WHAT: x"))
 	rc := invoke(t, s, "ZZ_TEST_TEMPERATUR", "")
-	if rc.Status != dispatcher.StatusRefusedUnknownKey || rc.Ran || rc.OK {
+	if rc.Status != wire.StatusRefusedUnknownKey || rc.Ran || rc.OK {
 		t.Fatalf("receipt = %+v", rc)
 	}
 	want := `{"attempted":"ZZ_TEST_TEMPERATUR","did_you_mean":["ZZ_TEST_TEMPERATURE"],"error":"unknown_key","ran":false}`
@@ -165,7 +168,7 @@ func TestDisabledRowRefused(t *testing.T) {
 	r.Enabled = 0
 	st.putRow(t, r)
 	rc := invoke(t, s, "OFF", "x")
-	if rc.Status != dispatcher.StatusRefusedDisabled || rc.Result != "ERR:disabled:OFF" {
+	if rc.Status != wire.StatusRefusedDisabled || rc.Result != "ERR:disabled:OFF" {
 		t.Fatalf("receipt = %+v", rc)
 	}
 }
@@ -179,7 +182,7 @@ func TestInvokeOverNATS(t *testing.T) {
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := dispatcher.InvokeOverNATS(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	rc, err := wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +317,7 @@ func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
 		t.Fatal("the projection already has FRESH: the test would prove nothing")
 	}
 	rc := invoke(t, s, "FRESH", "hello")
-	if rc.Status != dispatcher.StatusProvenMaterialResult || rc.Result != "hello" {
+	if rc.Status != wire.StatusProvenMaterialResult || rc.Result != "hello" {
 		t.Fatalf("receipt = %+v", rc)
 	}
 }
@@ -347,7 +350,7 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	}
 	caller, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: st.log, Projector: p, Logger: quiet, Workers: 1, Name: "caller",
-		Runners: dispatcher.Runners{dispatcher.RunnerFn: dispatcher.NewFnRunner(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
 	})
 	if err != nil {
 		t.Fatal(err)

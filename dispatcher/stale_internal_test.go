@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -59,10 +62,10 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done; p.Close() })
 
 	var runs atomic.Int32
-	fns := NewFnRegistry()
+	fns := fnrunner.NewRegistry()
 	fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
 	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Workers: 1, AckWait: time.Second,
-		Runners: Runners{RunnerFn: NewFnRunner(fns)}})
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 	}
 
 	req := eventlog.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"}
-	rev, err := prepareRequest(time.Now(), &req)
+	rev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
 		t.Fatal(err)
 	}

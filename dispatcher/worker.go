@@ -2,7 +2,6 @@ package dispatcher
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,8 +9,10 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
-	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -55,19 +56,22 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	var brk breakerView
-	if g.RowErr == nil && !g.HasReceipt && canStrike(&g.Row) {
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	if g.RowErr == nil {
+		in.Row = &g.Row
+	}
+	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(&g.Row) {
 		// A breaker is a fold over the data stream, and this node's projection may
 		// lag the node that appended the request. For a row that can strike, wait
 		// until everything appended before the request (the receipt that tripped
 		// the breaker, an owner reset) is folded here, so the gate refuses every
 		// request appended after the trip. Other rows have no breaker to wait for.
-		if mdErr == nil && md.Sequence.Stream > 1 && s.cfg.Projector.Applied(eventlog.DataStream) < md.Sequence.Stream-1 {
+		if mdErr == nil && md.Sequence.Stream > 1 && s.cfg.Projector.Applied(wire.DataStream) < md.Sequence.Stream-1 {
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			s.cfg.Projector.WaitFor(wctx, eventlog.DataStream, md.Sequence.Stream-1)
+			s.cfg.Projector.WaitFor(wctx, wire.DataStream, md.Sequence.Stream-1)
 			cancel()
 		}
-		brk.state, brk.err = s.cfg.Projector.Breaker(req.Key)
+		in.Breaker, in.BreakerErr = s.cfg.Projector.Breaker(req.Key)
 	}
 	if g.HasReceipt {
 		m.Ack()
@@ -75,7 +79,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
-	s.run(ctx, &req, d, &g, &brk)
+	s.run(ctx, &req, d, &in)
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
@@ -140,52 +144,21 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 	}
 }
 
-// breakerView is a row's breaker as the gate read it (http rows only).
-type breakerView struct {
-	state breaker.State
-	err   error
-}
-
 // run passes the request through the gate and, if admitted, the runner, filling d.
-// g and brk are the projection reads for the request, after the waits in handle.
-func (s *Service) run(ctx context.Context, req *eventlog.InvocationRequest, d *draft, g *projector.GateView, brk *breakerView) {
-	if len(req.Body) > s.cfg.MaxPayload {
-		d.refuse(StatusRefusedPayloadTooLarge, fmt.Sprintf("ERR:payload_too_large:%d>%d", len(req.Body), s.cfg.MaxPayload), nil)
+// in holds the projection reads for the request, after the waits in handle.
+func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input) {
+	a, refusal := s.gate.Check(in)
+	if a.Row != nil {
+		d.row(a.Row, a.Fingerprint)
+	}
+	if refusal != nil {
+		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
 		return
 	}
-	row, err := g.Row, g.RowErr
-	if errors.Is(err, projector.ErrNotFound) {
-		refusal := UnknownKey(req.Key, s.suggest.Suggest(req.Key, s.cfg.Suggestions))
-		b, _ := json.Marshal(refusal)
-		d.refuse(StatusRefusedUnknownKey, string(b), refusal)
-		return
-	}
-	if err != nil {
-		d.refuse(StatusFailedBeforeRun, "ERR:directory:"+err.Error(), nil)
-		return
-	}
-	d.row(&row, g.Fingerprint)
-	if row.Enabled == 0 {
-		d.refuse(StatusRefusedDisabled, "ERR:disabled:"+row.Key, nil)
-		return
-	}
-	if canStrike(&row) {
-		if brk.err != nil {
-			d.refuse(StatusFailedBeforeRun, "ERR:breaker:"+brk.err.Error(), nil)
-			return
-		}
-		decision := s.decide(brk.state, row.Auth)
-		d.BreakerGeneration = decision.Generation
-		if decision.Open {
-			d.refuse(StatusRefusedBreakerOpen, breaker.Message(row.Key, s.cfg.Breaker.Threshold), map[string]any{
-				"opened_at": decision.OpenedAt, "closes_at": decision.ClosesAt,
-			})
-			return
-		}
-	}
+	d.BreakerGeneration = a.BreakerGeneration
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, Call{Row: &row, Body: req.Body, Shape: req.Shape})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape})
 	d.outcome(o, req.Shape)
 }
 
@@ -206,21 +179,6 @@ func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationReques
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 
-// canStrike reports whether a row's calls can count against its breaker: only the
-// http runner reaches an upstream that answers 401/403 (breaker.Classify counts HTTP
-// statuses). Other rows are never refused by a breaker and need not wait for one.
-func canStrike(row *contract.Row) bool { return row.EffectiveRunner() == RunnerHTTP }
-
-// decide checks st at the current time with the credential auth resolves to now;
-// the tag is computed only for an open breaker, the one case it can change.
-func (s *Service) decide(st breaker.State, auth string) breaker.Decision {
-	tag := ""
-	if st.Open {
-		tag = CredentialTag(auth, s.cfg.Env, s.cfg.TagSalt)
-	}
-	return s.cfg.Breaker.Check(st, s.cfg.Clock(), tag)
-}
-
 // BreakerDecision is the decision the gate would make now for st: the cooldown and
 // a replaced credential both close it. A breaker whose row is gone is checked
 // without a credential.
@@ -229,21 +187,7 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 	if row, _, err := s.cfg.Projector.Row(st.Key); err == nil {
 		auth = row.Auth
 	}
-	return s.decide(st, auth)
-}
-
-// CredentialTag is the tag of the credential an auth spec resolves to now ("" when
-// none applies or the spec is malformed).
-func CredentialTag(spec string, env Env, salt string) string {
-	if strings.TrimSpace(spec) == "" {
-		return ""
-	}
-	var req OutboundRequest
-	cred, err := ApplyAuth(spec, env, &req)
-	if err != nil {
-		return ""
-	}
-	return cred.Tag(salt)
+	return s.gate.Decide(st, auth)
 }
 
 // appendReceipt appends the receipt under an event id derived from the invocation
@@ -298,7 +242,7 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) 
 		req.InvocationID = eventlog.RequestInvocationID(ev.ID)
 	}
 	if req.Trace == "" {
-		req.Trace = NewTrace()
+		req.Trace = wire.NewTrace()
 	}
 	actor := req.Credential
 	if actor == "" {
@@ -308,12 +252,4 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) 
 		actor = "nats:anonymous"
 	}
 	return req, actor, nil
-}
-
-// UnknownKey is the refusal body for a key no row has, as the article prints it.
-func UnknownKey(attempted string, didYouMean []string) map[string]any {
-	if didYouMean == nil {
-		didYouMean = []string{}
-	}
-	return map[string]any{"error": "unknown_key", "attempted": attempted, "ran": false, "did_you_mean": didYouMean}
 }

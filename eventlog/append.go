@@ -2,29 +2,18 @@ package eventlog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/oklog/ulid/v2"
 )
 
 // NewEvent builds an envelope with a fresh ULID, stamped by the log's clock.
 func (l *Log) NewEvent(typ, actor string, data any) (Event, error) {
-	return NewEventAt(l.cfg.Clock(), typ, actor, data)
-}
-
-// NewEventAt builds an envelope with a fresh ULID stamped at t.
-func NewEventAt(t time.Time, typ, actor string, data any) (Event, error) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return Event{}, fmt.Errorf("eventlog: encode %s data: %w", typ, err)
-	}
-	t = t.UTC()
-	return Event{ID: ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), Type: typ, At: t, Actor: actor, Data: raw, compact: true}, nil
+	return wire.NewEvent(l.cfg.Clock(), typ, actor, data)
 }
 
 // AppendOption adjusts one append. Options return an error so a bad value fails
@@ -143,7 +132,7 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 	if ev.ID == "" || ev.Type == "" {
 		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", ErrBadEvent)
 	}
-	body, err := encodeEnvelope(&ev)
+	body, err := wire.Encode(&ev)
 	if err != nil {
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}

@@ -10,6 +10,4 @@ var (
 	ErrNotReady = errors.New("eventlog: jetstream not ready")
 	// ErrClosed is returned by operations on a closed Log.
 	ErrClosed = errors.New("eventlog: closed")
-	// ErrBadEvent is returned when a stored message is not a valid envelope.
-	ErrBadEvent = errors.New("eventlog: bad event")
 )

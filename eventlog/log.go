@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -134,7 +135,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 	for _, name := range Streams {
 		sc := jetstream.StreamConfig{
 			Name:        name,
-			Subjects:    streamSubjects(name),
+			Subjects:    wire.StreamSubjects(name),
 			Storage:     jetstream.FileStorage,
 			Retention:   jetstream.LimitsPolicy,
 			Replicas:    l.cfg.Replicas,

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/capdir/capdir/bench"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/internal/bench"
 )
 
 // BenchmarkReplay rebuilds a fresh bbolt projection from a log of at least 100k

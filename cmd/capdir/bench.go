@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capdir/capdir/bench"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/internal/bench"
 	"github.com/spf13/cobra"
 )
 

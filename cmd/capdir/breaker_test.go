@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 func TestBreakerListAndReset(t *testing.T) {
@@ -21,8 +21,8 @@ func TestBreakerListAndReset(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer up.Close()
-	n := nodetest.Start(t, func(c *node.Config) {
-		c.Env = dispatcher.MapEnv(map[string]string{"CLI_TOKEN": "dead"})
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.Env = runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})
 	})
 	row := `{"key":"CLI_DEAD","type":"http","target":"GET ` + up.URL + `/x","auth":"bearer:CLI_TOKEN",` +
 		`"content":"# WHAT: Call a local upstream that refuses every token.\n# ARGS: none\n# EX: [CLI_DEAD][/CLI_DEAD]"}`

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/capdir/capdir/node"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/capdir/capdir"
 
 	"github.com/spf13/cobra"
 )
@@ -55,7 +56,7 @@ func (sf *serverFlags) client() (*apiClient, error) {
 		if k := strings.TrimSpace(os.Getenv("CAPDIR_TERMINAL_KEY")); k != "" {
 			return newAPIClient(sf.server, k, sf.timeout), nil
 		}
-		path = node.KeyPath(sf.dataDir)
+		path = capdir.KeyPath(sf.dataDir)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
 

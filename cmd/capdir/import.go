@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/capdir/capdir/api"
 	"io"
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/capdir/capdir/api"
 
 	"github.com/spf13/cobra"
 )

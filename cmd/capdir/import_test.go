@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -30,7 +30,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 }
 
 // testServer starts a node and returns it with the client flags that reach it.
-func testServer(t *testing.T) (*node.Node, []string) {
+func testServer(t *testing.T) (*capdir.Node, []string) {
 	t.Helper()
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
 	n := nodetest.Start(t, nil)
@@ -51,7 +51,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 // listRows reads the whole directory (it is small in these tests).
-func listRows(t *testing.T, n *node.Node) []contract.Row {
+func listRows(t *testing.T, n *capdir.Node) []contract.Row {
 	t.Helper()
 	status, body := nodetest.Do(t, n, "GET", "/api/directory?limit=1000", "")
 	if status != http.StatusOK {

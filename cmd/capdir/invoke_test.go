@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 func TestInvokeCommand(t *testing.T) {

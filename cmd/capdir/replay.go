@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node"
 	"github.com/capdir/capdir/projector"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -62,7 +62,7 @@ func replayCmd() *cobra.Command {
 					fmt.Fprintf(out, "replay: %s %d/%d events, %.0f events/s\n", stream, done, total, rate)
 				}
 			}
-			path := node.ProjectionPath(dataDir)
+			path := capdir.ProjectionPath(dataDir)
 			if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: l}, progress); err != nil {
 				return err
 			}
@@ -85,7 +85,7 @@ func digestCmd() *cobra.Command {
 		Use:   "digest",
 		Short: "Print a stable SHA-256 of the projected state, to compare two states",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := projector.FileDigest(node.ProjectionPath(dataDir))
+			d, err := projector.FileDigest(capdir.ProjectionPath(dataDir))
 			if err != nil {
 				return err
 			}

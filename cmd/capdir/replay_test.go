@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/node"
-	"github.com/capdir/capdir/node/nodetest"
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // run executes a capdir command in-process and returns its output.
@@ -54,7 +54,7 @@ func TestReplayGivesTheSameDigest(t *testing.T) {
 		t.Fatalf("digest = %q", before)
 	}
 	// Delete the projection outright: replay rebuilds it from the log alone.
-	if err := os.Remove(node.ProjectionPath(dir)); err != nil {
+	if err := os.Remove(capdir.ProjectionPath(dir)); err != nil {
 		t.Fatal(err)
 	}
 	out := run(t, "replay", "--data", dir)

@@ -9,16 +9,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/node"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(serveCmd) }
 
 func serveCmd() *cobra.Command {
-	var cfg node.Config
+	var cfg capdir.Config
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -39,7 +39,7 @@ func serveCmd() *cobra.Command {
 			case cfg.ProjLinger == 0:
 				cfg.ProjLinger = -1 // 0 on the command line means no linger
 			}
-			key, path, created, err := node.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
+			key, path, created, err := capdir.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
 			if err != nil {
 				return fmt.Errorf("terminal key: %w", err)
 			}
@@ -57,7 +57,7 @@ func serveCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			n, err := node.Start(ctx, cfg)
+			n, err := capdir.Start(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
 	f.DurationVar(&cfg.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
 	f.BoolVar(&cfg.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
-	f.DurationVar(&cfg.ProjLinger, "projection-linger", node.DefaultProjLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
+	f.DurationVar(&cfg.ProjLinger, "projection-linger", capdir.DefaultProjLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
 	f.IntVar(&cfg.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")

@@ -14,7 +14,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -34,7 +34,7 @@ func main() {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rc, err := dispatcher.InvokeOverNATS(ctx, nc, flag.Arg(0), *body, "nats:natsclient")
+	rc, err := wire.Invoke(ctx, nc, flag.Arg(0), *body, "nats:natsclient")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,0 +1,59 @@
+package gate
+
+// check is one step of the gate: it refuses the request, or returns nil to pass
+// it on, recording what later checks and the receipt need in a.
+type check func(g *Gate, in *Input, a *Admission) *Refusal
+
+// checks is the gate, in order. Each refusal's literal reason is in errors.go.
+var checks = []check{
+	payloadCeiling, // ERR:payload_too_large:<size>><ceiling>
+	rowExists,      // {"error":"unknown_key",…,"did_you_mean":[…]}
+	rowEnabled,     // ERR:disabled:<KEY>
+	breakerClosed,  // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
+}
+
+// payloadCeiling refuses a body over the ceiling. The entry points refuse one
+// before appending it; this holds for a bus client's request too.
+func payloadCeiling(g *Gate, in *Input, _ *Admission) *Refusal {
+	if n := len(in.Req.Body); n > g.cfg.MaxPayload {
+		return refusePayload(n, g.cfg.MaxPayload)
+	}
+	return nil
+}
+
+// rowExists refuses a key no row has, with suggestions, and records the row.
+func rowExists(g *Gate, in *Input, a *Admission) *Refusal {
+	if in.NotFound {
+		return refuseUnknownKey(in.Req.Key, g.cfg.Suggest(in.Req.Key))
+	}
+	if in.RowErr != nil {
+		return refuseDirectory(in.RowErr)
+	}
+	a.Row, a.Fingerprint = in.Row, in.Fingerprint
+	return nil
+}
+
+// rowEnabled refuses a row with enabled = 0.
+func rowEnabled(_ *Gate, in *Input, a *Admission) *Refusal {
+	if a.Row.Enabled == 0 {
+		return refuseDisabled(a.Row.Key)
+	}
+	return nil
+}
+
+// breakerClosed refuses a row whose auth breaker is open, and records the
+// generation the call runs under.
+func breakerClosed(g *Gate, in *Input, a *Admission) *Refusal {
+	if !CanStrike(a.Row) {
+		return nil
+	}
+	if in.BreakerErr != nil {
+		return refuseBreakerUnreadable(in.BreakerErr)
+	}
+	d := g.Decide(in.Breaker, a.Row.Auth)
+	a.BreakerGeneration = d.Generation
+	if d.Open {
+		return refuseBreakerOpen(a.Row.Key, g.cfg.Breaker.Threshold, d)
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package gate
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Config configures a Gate.
+type Config struct {
+	// MaxPayload is the payload ceiling on a request body, in bytes; required.
+	MaxPayload int
+	// Breaker is the auth breaker's threshold and cooldown.
+	Breaker breaker.Config
+	// Env resolves credentials for the breaker's rotation check; os.LookupEnv when nil.
+	Env runner.Env
+	// TagSalt keys credential tags (see runner.Credential.Tag).
+	TagSalt string
+	// Suggest returns the did_you_mean keys for a key no row has; none when nil.
+	Suggest func(key string) []string
+	// Clock is the breaker's clock; time.Now when nil.
+	Clock func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Env == nil {
+		c.Env = os.LookupEnv
+	}
+	if c.Suggest == nil {
+		c.Suggest = func(string) []string { return nil }
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MaxPayload < 1 {
+		errs = append(errs, errors.New("gate: MaxPayload must be at least 1"))
+	}
+	if err := c.Breaker.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Gate runs the checks. It is safe for concurrent use.
+type Gate struct {
+	cfg Config
+}
+
+// New validates cfg and returns the gate.
+func New(cfg Config) (*Gate, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Gate{cfg: cfg}, nil
+}
+
+// Input is one request and what the worker's projection holds for its key, read
+// after the worker's waits (the row written before the request, the breaker folded
+// up to the request).
+type Input struct {
+	Req *wire.InvocationRequest
+	// Row is the key's row; RowErr is projector.ErrNotFound (matched with IsNotFound)
+	// or a read failure when there is none.
+	Row    *contract.Row
+	RowErr error
+	// Fingerprint is the row's contract fingerprint.
+	Fingerprint string
+	// Breaker is the key's breaker state, read only for rows that can strike
+	// (CanStrike); BreakerErr is a failure to read it.
+	Breaker    breaker.State
+	BreakerErr error
+	// NotFound reports whether RowErr means the key has no row.
+	NotFound bool
+}
+
+// Admission is what the gate learned about a request, refused or not: the row it
+// runs against (nil when there is none) and the breaker generation it runs under.
+type Admission struct {
+	Row               *contract.Row
+	Fingerprint       string
+	BreakerGeneration uint64
+}
+
+// Check runs every check in order and returns the first refusal, or nil when the
+// request may run.
+func (g *Gate) Check(in *Input) (Admission, *Refusal) {
+	var a Admission
+	for _, c := range checks {
+		if r := c(g, in, &a); r != nil {
+			return a, r
+		}
+	}
+	return a, nil
+}
+
+// CanStrike reports whether a row's calls can count against its breaker: only the
+// http runner reaches an upstream that answers 401/403 (breaker.Classify counts HTTP
+// statuses). Other rows are never refused by a breaker and need not read one.
+func CanStrike(row *contract.Row) bool { return row.EffectiveRunner() == runner.RunnerHTTP }
+
+// Decide is the breaker decision now for st, with the credential auth resolves to
+// now; the tag is computed only for an open breaker, the one case it can change.
+func (g *Gate) Decide(st breaker.State, auth string) breaker.Decision {
+	tag := ""
+	if st.Open {
+		tag = runner.CredentialTag(auth, g.cfg.Env, g.cfg.TagSalt)
+	}
+	return g.cfg.Breaker.Check(st, g.cfg.Clock(), tag)
+}
+
+// MaxPayload is the payload ceiling the gate enforces.
+func (g *Gate) MaxPayload() int { return g.cfg.MaxPayload }

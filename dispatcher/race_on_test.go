@@ -1,5 +1,0 @@
-//go:build race
-
-package dispatcher
-
-const raceEnabled = true

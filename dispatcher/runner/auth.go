@@ -1,0 +1,259 @@
+package runner
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Env looks up an environment variable; os.LookupEnv in production. The dispatcher
+// never reads the process environment itself.
+type Env func(name string) (string, bool)
+
+// MapEnv is an Env backed by a map, for tests and embedding.
+func MapEnv(m map[string]string) Env {
+	return func(name string) (string, bool) {
+		v, ok := m[name]
+		return v, ok
+	}
+}
+
+// Credential reports what ApplyAuth did. It holds the applied secret values only so
+// that callers can scrub them (Secrets) and detect rotation (Tag); it never
+// serialises them.
+type Credential struct {
+	// Form is the auth prefix that was read ("bearer", "headers", ...), "" for none.
+	Form string
+	// Names lists the environment variables the spec names, in spec order.
+	Names []string
+	// Missing lists the named variables that were absent or empty.
+	Missing []string
+
+	values []string // raw values applied, in order
+	forms  []string // every string a value can appear as on the wire
+}
+
+// Applied reports whether any secret value was put on the request.
+func (c Credential) Applied() bool { return len(c.values) > 0 }
+
+// Secrets returns every string a caller must scrub from output: the applied values
+// and their wire encodings (base64 for basic, URL-encoded for query), longest first.
+func (c Credential) Secrets() []string {
+	out := make([]string, 0, len(c.forms))
+	seen := make(map[string]bool, len(c.forms))
+	for _, s := range c.forms {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// String never shows a value.
+func (c Credential) String() string {
+	return "Credential{" + c.Form + " " + strings.Join(c.Names, ",") + "}"
+}
+
+// Tag is a 16-bit HMAC-SHA256 tag (4 hex characters) of the applied values, keyed
+// with salt; "" when nothing was applied. Two calls with the same credential give
+// the same tag, a rotated credential almost surely a different one, and 16 bits are
+// far too few to recover or confirm a value.
+func (c Credential) Tag(salt string) string {
+	if !c.Applied() {
+		return ""
+	}
+	m := hmac.New(sha256.New, []byte(salt))
+	for _, v := range c.values {
+		m.Write([]byte(v))
+		m.Write([]byte{0})
+	}
+	return hex.EncodeToString(m.Sum(nil)[:2])
+}
+
+func (c *Credential) use(name string, env Env) (string, bool) {
+	c.Names = append(c.Names, name)
+	v, ok := env(name)
+	if !ok || v == "" {
+		c.Missing = append(c.Missing, name)
+		return "", false
+	}
+	c.values = append(c.values, v)
+	c.forms = append(c.forms, v)
+	return v, true
+}
+
+// ApplyAuth reads the row's auth column and adds the credential to req:
+//
+//	""                        nothing
+//	headers:{"k":"$ENV"}      each header with $NAME replaced from env; a header whose
+//	                          variable is missing is omitted
+//	bearer:ENV                Authorization: Bearer <value>
+//	basic:ENV                 Authorization: Basic base64(<value>:)
+//	query:param=ENV           appends param=<url-encoded value> to the URL query
+//	oauth:ENV                 ENV holds an OAuth 2.0 access token; sent as Bearer
+//
+// A variable that is absent or empty applies no credential and is not an error: the
+// upstream's 401 is the first signal. Any other prefix fails with
+// ERR:auth:unknown_prefix:<prefix>; a malformed known form with
+// ERR:auth:bad_spec:<prefix>:<reason>. Prefixes match case-insensitively.
+func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return Credential{}, nil
+	}
+	if env == nil {
+		env = MapEnv(nil)
+	}
+	prefix, rest, _ := strings.Cut(spec, ":")
+	rest = strings.TrimSpace(rest)
+	form := strings.ToLower(strings.TrimSpace(prefix))
+	cred := Credential{Form: form}
+	switch form {
+	case "bearer", "oauth":
+		name, err := envName(prefix, rest)
+		if err != nil {
+			return Credential{}, err
+		}
+		if v, ok := cred.use(name, env); ok {
+			req.SetHeader("Authorization", "Bearer "+v)
+		}
+	case "basic":
+		name, err := envName(prefix, rest)
+		if err != nil {
+			return Credential{}, err
+		}
+		if v, ok := cred.use(name, env); ok {
+			enc := base64.StdEncoding.EncodeToString([]byte(v + ":"))
+			cred.forms = append(cred.forms, enc)
+			req.SetHeader("Authorization", "Basic "+enc)
+		}
+	case "query":
+		param, nameSpec, ok := strings.Cut(rest, "=")
+		param = strings.TrimSpace(param)
+		if !ok || param == "" {
+			return Credential{}, errAuthBadSpec(prefix, "want param=ENV")
+		}
+		name, err := envName(prefix, nameSpec)
+		if err != nil {
+			return Credential{}, err
+		}
+		if v, ok := cred.use(name, env); ok {
+			enc := url.QueryEscape(v)
+			cred.forms = append(cred.forms, enc, url.PathEscape(v))
+			req.URL = appendQuery(req.URL, url.QueryEscape(param)+"="+enc)
+		}
+	case "headers":
+		if err := applyHeaders(prefix, rest, env, req, &cred); err != nil {
+			return Credential{}, err
+		}
+	default:
+		return Credential{}, errAuthUnknownPrefix(prefix)
+	}
+	return cred, nil
+}
+
+// envName validates the variable part of a spec; a leading "$" is tolerated.
+func envName(prefix, s string) (string, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "$")
+	if s == "" {
+		return "", errAuthBadSpec(prefix, "missing variable name")
+	}
+	return s, nil
+}
+
+func applyHeaders(prefix, rest string, env Env, req *OutboundRequest, cred *Credential) error {
+	var hs map[string]any
+	if err := json.Unmarshal([]byte(rest), &hs); err != nil {
+		return errAuthBadSpec(prefix, err.Error())
+	}
+	names := make([]string, 0, len(hs))
+	for k := range hs {
+		names = append(names, k)
+	}
+	sort.Strings(names) // deterministic Names order
+	for _, h := range names {
+		tmpl, ok := hs[h].(string)
+		if !ok {
+			return errAuthBadSpec(prefix, "header "+h+" is not a string")
+		}
+		v, ok := expandEnv(tmpl, env, cred)
+		if ok {
+			req.SetHeader(h, v)
+		}
+	}
+	return nil
+}
+
+// expandEnv replaces every $NAME in tmpl from env. ok is false when any named
+// variable is missing, in which case the header is omitted and none of its values
+// count as applied.
+func expandEnv(tmpl string, env Env, cred *Credential) (string, bool) {
+	var b strings.Builder
+	var used []string
+	ok := true
+	for i := 0; i < len(tmpl); {
+		if tmpl[i] != '$' || i+1 >= len(tmpl) || !isNameStart(tmpl[i+1]) {
+			b.WriteByte(tmpl[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(tmpl) && isNameByte(tmpl[j]) {
+			j++
+		}
+		name := tmpl[i+1 : j]
+		cred.Names = append(cred.Names, name)
+		v, found := env(name)
+		if !found || v == "" {
+			cred.Missing = append(cred.Missing, name)
+			ok = false
+		}
+		used = append(used, v)
+		b.WriteString(v)
+		i = j
+	}
+	if !ok {
+		return "", false
+	}
+	cred.values = append(cred.values, used...)
+	cred.forms = append(cred.forms, used...)
+	return b.String(), true
+}
+
+// appendQuery adds kv to the query of rawURL, before any fragment.
+func appendQuery(rawURL, kv string) string {
+	base, frag, hasFrag := strings.Cut(rawURL, "#")
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+		if strings.HasSuffix(base, "?") || strings.HasSuffix(base, "&") {
+			sep = ""
+		}
+	}
+	out := base + sep + kv
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// CredentialTag is the tag of the credential an auth spec resolves to now ("" when
+// none applies or the spec is malformed).
+func CredentialTag(spec string, env Env, salt string) string {
+	if strings.TrimSpace(spec) == "" {
+		return ""
+	}
+	var req OutboundRequest
+	cred, err := ApplyAuth(spec, env, &req)
+	if err != nil {
+		return ""
+	}
+	return cred.Tag(salt)
+}

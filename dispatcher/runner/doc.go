@@ -1,0 +1,43 @@
+// Package runner is the runner contract and what every runner shares: the [Call]
+// a runner gets and the [Outcome] it reports, the name-to-runner map, argument
+// splitting and escape-aware substitution, credential application and redaction,
+// and the ERR: literals common to all runners. One sub-package per runner
+// implements it (fnrunner, httprunner, natsrunner), and every one of them runs the
+// conformance suite in runnertest from its own tests.
+//
+// # Arguments
+//
+// The invocation body is one string split on "|" (SplitArgs). Substitute expands
+// $1..$N, $N+ (the rest, pipes restored), $$ forms (no escaping) and $NAME (from
+// vars: $PREV and flow bindings; unresolved names stay literal), escaping each value
+// for the position it lands in: path or query of a URL, inside or outside a JSON
+// string literal, or not at all.
+//
+// # Credentials
+//
+// The auth column names an environment variable and how to apply it (ApplyAuth):
+// headers:{"k":"$ENV"}, bearer:ENV, basic:ENV, query:param=ENV, and oauth:ENV, where
+// ENV holds an OAuth 2.0 access token (obtained and refreshed outside capdir) that is
+// sent as "Authorization: Bearer <token>". A missing or empty variable applies no
+// credential; it is not an error. Credential.Tag gives a 4-hex-digit HMAC tag of the
+// applied values for noticing rotation without storing anything recoverable.
+//
+// # The contract
+//
+// A Runner never returns a Go error; every failure is an Outcome whose Result is the
+// literal "ERR:..." text (each family built in one errors.go) and whose Err matches
+// a sentinel with errors.Is. Run returns promptly once its context ends, with
+// ERR:<runner>:canceled:<reason>, and never puts a secret value in the Outcome.
+// Runners maps a runner name to its Runner; the row's runner column overrides its
+// type. Shape mode (Call.Shape) builds everything and sends nothing.
+//
+// # Caveats
+//
+//   - Only the last argument of a row may contain "|", and only when the template
+//     reads it with $N+.
+//   - In JSON mode a placeholder outside a string literal is inserted raw, by design
+//     ($2+ passes a JSON document through); a row that wants a quoted value must put
+//     the placeholder inside quotes: {"q":"$1"}, not {"q":$1}.
+//   - Secret scrubbing is by value: a one-character secret would redact every
+//     occurrence of that character in results. Use real secrets.
+package runner

@@ -1,0 +1,135 @@
+package fnrunner
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// Func is a function an fn row can name. args are the elements of the row's
+// substituted JSON array template, decoded as encoding/json decodes into any
+// (string, float64, bool, nil, []any, map[string]any). The returned text is the
+// call's result; a returned error becomes ERR:fn:<name>:<error text>.
+//
+// A Func runs on the caller's goroutine and must return promptly once ctx is done.
+type Func func(ctx context.Context, args []any) (string, error)
+
+// Registry is the runner map of fn rows: function names to Funcs. Names match
+// case-insensitively (the NOW row's target "now" and "NOW" name the same function);
+// the name as registered is used in error text. It is safe for concurrent use and
+// can be extended at any time from Go.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]fnEntry
+}
+
+type fnEntry struct {
+	name string
+	f    Func
+}
+
+// NewRegistry returns an empty registry; see RegisterBuiltins.
+func NewRegistry() *Registry {
+	return &Registry{m: make(map[string]fnEntry)}
+}
+
+// Register adds f under name, replacing any function registered under the same name
+// in any case. It panics on an empty name or a nil f, which are programming errors.
+func (r *Registry) Register(name string, f Func) {
+	name = strings.TrimSpace(name)
+	if name == "" || f == nil {
+		panic("fnrunner: Registry.Register: empty name or nil func")
+	}
+	r.mu.Lock()
+	r.m[strings.ToLower(name)] = fnEntry{name: name, f: f}
+	r.mu.Unlock()
+}
+
+// Lookup returns the function registered under name (any case) and its name as
+// registered.
+func (r *Registry) Lookup(name string) (f Func, registered string, ok bool) {
+	r.mu.RLock()
+	e, ok := r.m[strings.ToLower(strings.TrimSpace(name))]
+	r.mu.RUnlock()
+	return e.f, e.name, ok
+}
+
+// Names lists the registered names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	out := make([]string, 0, len(r.m))
+	for _, e := range r.m {
+		out = append(out, e.name)
+	}
+	r.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// defaultFnTemplate is used when an fn row's content has no executable line.
+const defaultFnTemplate = `["$1"]`
+
+// Runner runs fn rows: target names a Func in the registry, and content (after
+// stripping # lines) is a JSON array template of its positional arguments,
+// substituted in JSON mode; ["$1"] when content has no executable line.
+type Runner struct {
+	reg *Registry
+}
+
+// New returns the fn runner over reg.
+func New(reg *Registry) *Runner { return &Runner{reg: reg} }
+
+// Run implements Runner. Failures, in order of checking:
+// ERR:fn:unknown_target:<name>, ERR:fn:bad_content_json:<parser message>,
+// ERR:fn:content_not_array, ERR:fn:canceled:<reason>, ERR:fn:<name>:<error>.
+func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
+	target := strings.TrimSpace(c.Row.Target)
+	f, name, ok := r.reg.Lookup(target)
+	if !ok {
+		return runner.Failed(errUnknownTarget(target))
+	}
+	fnArgs, err := r.render(c)
+	if err != nil {
+		return runner.Failed(err)
+	}
+	if c.Shape {
+		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "fn": name, "args": fnArgs}, nil).(map[string]any))
+	}
+	if err := ctx.Err(); err != nil {
+		return runner.Failed(runner.Canceled(runner.RunnerFn, err))
+	}
+	out, ferr := f(ctx, fnArgs)
+	if ferr != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			o := runner.Failed(runner.Canceled(runner.RunnerFn, cerr))
+			o.Ran = true
+			return o
+		}
+		o := runner.Failed(errFailed(name, ferr))
+		o.Ran = true
+		return o
+	}
+	return runner.Outcome{Result: out, Ran: true}
+}
+
+// render substitutes the row's template and decodes it into the argument list.
+func (r *Runner) render(c runner.Call) ([]any, *runner.Error) {
+	tmpl := runner.Template(c.Row.Content)
+	if tmpl == "" {
+		tmpl = defaultFnTemplate
+	}
+	rendered := runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON)
+	var v any
+	if err := json.Unmarshal([]byte(rendered), &v); err != nil {
+		return nil, errBadContentJSON(err.Error())
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, errContentNotArray()
+	}
+	return arr, nil
+}

@@ -1,0 +1,55 @@
+package httprunner
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// Sentinel errors of the http runner; every "ERR:http:..." literal is built below.
+var (
+	// ErrBadTarget: the http target does not render to "METHOD url".
+	ErrBadTarget = errors.New("http: bad target")
+	// ErrAuth: applying the row's credential failed.
+	ErrAuth = errors.New("http: auth")
+	// ErrStatus: the upstream answered 4xx or 5xx.
+	ErrStatus = errors.New("http: upstream status")
+	// ErrFetch: DNS, TLS or connection failure.
+	ErrFetch = errors.New("http: fetch failed")
+	// ErrTimeout: the upstream did not answer within the configured timeout.
+	ErrTimeout = errors.New("http: timeout")
+	// ErrResponseTooLarge: the upstream body exceeded the response cap.
+	ErrResponseTooLarge = errors.New("http: response too large")
+)
+
+func errBadTarget(msg string) *runner.Error {
+	return runner.NewError(ErrBadTarget, "ERR:http:bad_target:"+msg)
+}
+
+// errAuth wraps an auth failure as ERR:http:<KEY>:ERR:auth:unknown_prefix:<prefix>.
+func errAuth(key string, err error) *runner.Error {
+	return &runner.Error{Kind: errors.Join(ErrAuth, err), Text: "ERR:http:" + key + ":" + err.Error()}
+}
+
+func errStatus(status int, body string) *runner.Error {
+	return runner.NewError(ErrStatus, "ERR:http:"+strconv.Itoa(status)+":"+body)
+}
+
+func errFetch(msg string) *runner.Error {
+	return runner.NewError(ErrFetch, "ERR:http:fetch:"+msg)
+}
+
+func errTimeout(d time.Duration) *runner.Error {
+	return runner.NewError(ErrTimeout, "ERR:http:timeout:"+d.String())
+}
+
+func errResponseTooLarge(limit int64) *runner.Error {
+	return runner.NewError(ErrResponseTooLarge, "ERR:http:response_too_large:"+strconv.FormatInt(limit, 10))
+}
+
+// errOther is ERR:http:<message> for a build failure of no known kind.
+func errOther(err error) *runner.Error {
+	return &runner.Error{Kind: err, Text: "ERR:http:" + err.Error()}
+}

@@ -1,0 +1,254 @@
+package httprunner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// HTTP runner defaults.
+const (
+	DefaultHTTPTimeout      = 30 * time.Second
+	DefaultMaxResponseBytes = 1 << 20 // 1 MiB
+)
+
+// Config configures the http runner.
+type Config struct {
+	// Client sends the requests; when nil, a client whose transport keeps
+	// MaxIdleConnsPerHost idle connections per upstream. The runner applies its own
+	// per-call timeout through the request context.
+	Client *http.Client
+	// MaxIdleConnsPerHost sizes the default client's idle pool per upstream host,
+	// so that as many workers as call one API at once reuse their connections
+	// (net/http keeps 2); 64 when 0. Ignored when Client is set.
+	MaxIdleConnsPerHost int
+	// Env resolves the environment variables the auth column names; required
+	// (os.LookupEnv in production).
+	Env runner.Env
+	// Timeout bounds one call, response body included; DefaultHTTPTimeout when 0.
+	Timeout time.Duration
+	// MaxResponseBytes caps the upstream body; DefaultMaxResponseBytes when 0. A
+	// larger body fails the call with ERR:http:response_too_large:<cap>.
+	MaxResponseBytes int64
+	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag). Use a per-deployment
+	// secret so tags cannot be compared across deployments.
+	TagSalt string
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxIdleConnsPerHost == 0 {
+		c.MaxIdleConnsPerHost = 64
+	}
+	if c.Client == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
+		t.MaxIdleConns = max(t.MaxIdleConns, c.MaxIdleConnsPerHost)
+		c.Client = &http.Client{Transport: t}
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultHTTPTimeout
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Env == nil {
+		errs = append(errs, errors.New("httprunner: Config.Env is required"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, errors.New("httprunner: Config.Timeout must not be negative"))
+	}
+	if c.MaxIdleConnsPerHost < 0 {
+		errs = append(errs, errors.New("httprunner: Config.MaxIdleConnsPerHost must not be negative"))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, errors.New("httprunner: Config.MaxResponseBytes must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner runs http rows. target is "METHOD url" (a bare url means GET),
+// substituted in URL mode; the body is the content's executable lines substituted in
+// JSON mode, and no body when content has none. A body that parses as JSON is sent
+// as application/json, any other as text/plain. The auth column is applied last.
+//
+// Results: "HTTP <status>:<body>" for 1xx-3xx; ERR:http:<status>:<body> for 4xx/5xx;
+// ERR:http:fetch:<message> for DNS, TLS or connection failures;
+// ERR:http:timeout:<duration>; ERR:http:response_too_large:<cap>;
+// ERR:http:canceled:<reason> when the caller's context ends;
+// ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column.
+// Every applied secret value (and its wire encodings) is replaced by REDACTED in
+// every result, including upstream bodies that echo it.
+type Runner struct {
+	cfg Config
+}
+
+// New validates cfg and returns the runner.
+func New(cfg Config) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Build renders the outbound request of c and applies its credential, without
+// sending anything. The request holds secret values; never show it unredacted.
+func (r *Runner) Build(c runner.Call) (*runner.OutboundRequest, runner.Credential, error) {
+	args := c.Arguments()
+	method, rawURL, err := splitTarget(runner.Substitute(c.Row.Target, args, c.Vars, runner.ModeURL))
+	if err != nil {
+		return nil, runner.Credential{}, err
+	}
+	req := &runner.OutboundRequest{Method: method, URL: rawURL, Headers: map[string]string{}}
+	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
+		req.Body = runner.Substitute(tmpl, args, c.Vars, runner.ModeJSON)
+	}
+	if req.Body != "" {
+		ct := "text/plain; charset=utf-8"
+		if json.Valid([]byte(req.Body)) {
+			ct = "application/json"
+		}
+		req.SetHeader("content-type", ct)
+	}
+	cred, err := runner.ApplyAuth(c.Row.Auth, r.cfg.Env, req)
+	if err != nil {
+		return nil, runner.Credential{}, errAuth(c.Row.Key, err)
+	}
+	return req, cred, nil
+}
+
+// Run implements Runner.
+func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
+	req, cred, err := r.Build(c)
+	if err != nil {
+		var e *runner.Error
+		if errors.As(err, &e) {
+			return runner.Outcome{Result: e.Text, Err: err}
+		}
+		return runner.Failed(errOther(err))
+	}
+	rd := runner.NewRedactor(cred.Secrets())
+	tag := cred.Tag(r.cfg.TagSalt)
+	if c.Shape {
+		o := runner.Shaped(rd.Value(req.Shape()).(map[string]any))
+		o.CredTag = tag
+		return o
+	}
+	o := r.send(ctx, req, rd)
+	o.CredTag = tag
+	return o
+}
+
+// send performs the request; every text it returns is scrubbed by rd.
+func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runner.Redactor) runner.Outcome {
+	if err := ctx.Err(); err != nil {
+		return runner.Failed(runner.Canceled(runner.RunnerHTTP, err))
+	}
+	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	var body io.Reader
+	if req.Body != "" {
+		body = strings.NewReader(req.Body)
+	}
+	hreq, err := http.NewRequestWithContext(tctx, req.Method, req.URL, body)
+	if err != nil {
+		return runner.Failed(errBadTarget(rd.Scrub(unwrapURLError(err))))
+	}
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "host") {
+			hreq.Host = v
+			continue
+		}
+		hreq.Header.Set(k, v)
+	}
+	resp, err := r.cfg.Client.Do(hreq)
+	if err != nil {
+		return r.transportFailure(ctx, err, rd)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResponseBytes+1))
+	if err != nil {
+		o := r.transportFailure(ctx, err, rd)
+		o.Ran, o.Upstream = true, resp.StatusCode
+		return o
+	}
+	if int64(len(data)) > r.cfg.MaxResponseBytes {
+		o := runner.Failed(errResponseTooLarge(r.cfg.MaxResponseBytes))
+		o.Ran, o.Upstream = true, resp.StatusCode
+		return o
+	}
+	text := rd.Scrub(string(data))
+	if resp.StatusCode >= 400 {
+		o := runner.Failed(errStatus(resp.StatusCode, text))
+		o.Ran, o.Upstream = true, resp.StatusCode
+		return o
+	}
+	return runner.Outcome{Result: "HTTP " + strconv.Itoa(resp.StatusCode) + ":" + text, Ran: true, Upstream: resp.StatusCode}
+}
+
+// transportFailure classifies a failed exchange: the caller's cancellation, the
+// runner's timeout, or a fetch failure.
+func (r *Runner) transportFailure(ctx context.Context, err error, rd runner.Redactor) runner.Outcome {
+	if cerr := ctx.Err(); cerr != nil {
+		return runner.Failed(runner.Canceled(runner.RunnerHTTP, cerr))
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		d := r.cfg.Timeout
+		if ct := r.cfg.Client.Timeout; ct > 0 && ct < d {
+			d = ct
+		}
+		return runner.Failed(errTimeout(d))
+	}
+	return runner.Failed(errFetch(rd.Scrub(unwrapURLError(err))))
+}
+
+// unwrapURLError drops the "Get \"url\": " wrapper so the URL (which may carry a
+// query credential) is not repeated in the message.
+func unwrapURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// splitTarget reads "METHOD url" after substitution; a target without a method is a
+// GET. It is more lenient than contract.ParseHTTPTarget, which the directory applies
+// to http rows on write: a row of another type given the http runner (the runner
+// column) reaches here unvalidated.
+func splitTarget(t string) (method, rawURL string, err error) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return "", "", errBadTarget("empty")
+	}
+	method, rawURL, ok := strings.Cut(t, " ")
+	if !ok {
+		method, rawURL = http.MethodGet, t
+	}
+	method, rawURL = strings.ToUpper(strings.TrimSpace(method)), strings.TrimSpace(rawURL)
+	u, perr := url.Parse(rawURL)
+	switch {
+	case perr != nil:
+		return "", "", errBadTarget(unwrapURLError(perr))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "", errBadTarget("scheme must be http or https: " + rawURL)
+	case u.Host == "":
+		return "", "", errBadTarget("missing host: " + rawURL)
+	}
+	return method, rawURL, nil
+}

@@ -1,0 +1,95 @@
+package natsrunner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/nats-io/nats.go"
+)
+
+// DefaultTimeout bounds one request-reply of the nats runner.
+const DefaultTimeout = 30 * time.Second
+
+// Config configures the nats runner.
+type Config struct {
+	// Conn carries the requests; required. The runner does not own it.
+	Conn *nats.Conn
+	// Timeout bounds one request-reply; DefaultTimeout when 0.
+	Timeout time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Conn == nil {
+		errs = append(errs, errors.New("natsrunner: Config.Conn is required"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, errors.New("natsrunner: Config.Timeout must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner runs rows whose runner is "nats": a capability served by any program
+// that answers NATS requests. target is the subject, used literally (it is not
+// substituted, so arguments cannot redirect a call to another subject). The request
+// data is the content's executable lines substituted in JSON mode, or the raw
+// invocation body when content has none. The reply data is the result, as is.
+//
+// Failures: ERR:nats:no_responders:<subject>, ERR:nats:timeout:<subject>,
+// ERR:nats:canceled:<reason>, ERR:nats:bad_target:empty_subject,
+// ERR:nats:request:<subject>:<message>.
+type Runner struct {
+	cfg Config
+}
+
+// New validates cfg and returns the runner.
+func New(cfg Config) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Run implements Runner.
+func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
+	subject := strings.TrimSpace(c.Row.Target)
+	if subject == "" {
+		return runner.Failed(errBadTarget())
+	}
+	data := c.Body
+	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
+		data = runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON)
+	}
+	if c.Shape {
+		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "subject": subject, "data": data}, nil).(map[string]any))
+	}
+	if err := ctx.Err(); err != nil {
+		return runner.Failed(runner.Canceled(runner.RunnerNATS, err))
+	}
+	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	msg, err := r.cfg.Conn.RequestWithContext(tctx, subject, []byte(data))
+	switch {
+	case err == nil:
+		return runner.Outcome{Result: string(msg.Data), Ran: true}
+	case ctx.Err() != nil:
+		return runner.Failed(runner.Canceled(runner.RunnerNATS, ctx.Err()))
+	case errors.Is(err, nats.ErrNoResponders):
+		return runner.Failed(errNoResponders(subject))
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return runner.Failed(errTimeout(subject))
+	default:
+		return runner.Failed(errRequest(subject, err.Error()))
+	}
+}

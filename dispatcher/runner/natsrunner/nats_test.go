@@ -1,0 +1,142 @@
+package natsrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// startNATS runs an embedded server (no JetStream) and returns a connection to it.
+func startNATS(t *testing.T) *nats.Conn {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func TestNATSRunner(t *testing.T) {
+	nc := startNATS(t)
+	if _, err := nc.Subscribe("svc.upper", func(m *nats.Msg) { m.Respond([]byte(strings.ToUpper(string(m.Data)))) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe("svc.silent", func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Conn: nc, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		row     contract.Row
+		body    string
+		want    string
+		wantRan bool
+		wantErr error
+	}{
+		{"raw body", contract.Row{Target: "svc.upper", Content: "# ARGS: text"}, "a|b", "A|B", true, nil},
+		{"template", contract.Row{Target: " svc.upper ", Content: "# ARGS: a | b\n{\"a\":\"$1\",\"rest\":\"$2+\"}"},
+			`x"|y|z`, `{"A":"X\"","REST":"Y|Z"}`, true, nil},
+		{"no responders", contract.Row{Target: "svc.nobody"}, "", "ERR:nats:no_responders:svc.nobody", false, ErrNoResponders},
+		{"timeout", contract.Row{Target: "svc.silent"}, "", "ERR:nats:timeout:svc.silent", false, ErrTimeout},
+		{"empty subject", contract.Row{}, "", "ERR:nats:bad_target:empty_subject", false, ErrBadTarget},
+		{"bad subject", contract.Row{Target: "svc bad"}, "", "ERR:nats:request:svc bad:nats: invalid subject", false, ErrRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.row.Runner = runner.RunnerNATS
+			o := r.Run(context.Background(), runner.Call{Row: &tt.row, Body: tt.body})
+			if o.Result != tt.want || o.Ran != tt.wantRan {
+				t.Errorf("got %q ran=%v, want %q ran=%v", o.Result, o.Ran, tt.want, tt.wantRan)
+			}
+			if tt.wantErr != nil && !errors.Is(o.Err, tt.wantErr) {
+				t.Errorf("Err = %v, want %v", o.Err, tt.wantErr)
+			}
+		})
+	}
+
+	t.Run("shape", func(t *testing.T) {
+		o := r.Run(context.Background(), runner.Call{Row: &contract.Row{Target: "svc.upper", Content: `["$1"]`}, Body: "q", Shape: true})
+		if o.Result != `{"data":"[\"q\"]","shape":true,"subject":"svc.upper"}` || o.Ran {
+			t.Errorf("shape = %+v", o)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		slow, _ := New(Config{Conn: nc, Timeout: time.Minute})
+		o := slow.Run(ctx, runner.Call{Row: &contract.Row{Target: "svc.silent"}})
+		if o.Result != "ERR:nats:canceled:context canceled" || !errors.Is(o.Err, runner.ErrCanceled) {
+			t.Errorf("got %+v", o)
+		}
+	})
+}
+
+func TestNATSConfigValidate(t *testing.T) {
+	_, err := New(Config{Timeout: -1})
+	if err == nil || !strings.Contains(err.Error(), "Conn is required") || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func ExampleRunner() {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	go s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(5 * time.Second) {
+		panic("nats-server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		panic(err)
+	}
+	defer nc.Close()
+
+	// Any program that answers requests on a subject serves a capability.
+	nc.Subscribe("geo.distance", func(m *nats.Msg) { m.Respond([]byte(`{"km":8.9,"req":` + string(m.Data) + `}`)) })
+	nc.Flush()
+
+	r, err := New(Config{Conn: nc, Timeout: time.Second})
+	if err != nil {
+		panic(err)
+	}
+	row := &contract.Row{Key: "GEO_DISTANCE", Type: "fn", Runner: "nats", Target: "geo.distance",
+		Content: "# ARGS: from | to\n{\"from\":\"$1\",\"to\":\"$2\"}"}
+	fmt.Println(r.Run(context.Background(), runner.Call{Row: row, Body: "SFO|OAK"}).Result)
+
+	row = &contract.Row{Key: "GONE", Runner: "nats", Target: "nobody.home"}
+	fmt.Println(r.Run(context.Background(), runner.Call{Row: row}).Result)
+	// Output:
+	// {"km":8.9,"req":{"from":"SFO","to":"OAK"}}
+	// ERR:nats:no_responders:nobody.home
+}

@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/capdir/capdir/contract"
+)
+
+// Runner names, as the row's runner column (or its type) spells them.
+const (
+	RunnerFn   = "fn"
+	RunnerHTTP = "http"
+	RunnerNATS = "nats"
+)
+
+// Call is one invocation handed to a runner.
+type Call struct {
+	// Row is the row to run; required.
+	Row  *contract.Row
+	Body string
+	// Args are the positional arguments; nil means SplitArgs(Body).
+	Args []string
+	// Vars resolve $NAME placeholders ($PREV and flow bindings).
+	Vars map[string]string
+	// Shape asks for the fully built request without sending it.
+	Shape bool
+}
+
+// Arguments returns the positional arguments of c.
+func (c Call) Arguments() []string {
+	if c.Args != nil {
+		return c.Args
+	}
+	return SplitArgs(c.Body)
+}
+
+// Outcome is what a runner reports. A runner never returns a Go error: every failure
+// is an Outcome whose Result starts with "ERR:" and whose Err carries the sentinel.
+type Outcome struct {
+	Result   string         // text returned to the caller: "HTTP 200:{...}", fn output, or "ERR:..."
+	Ran      bool           // the target was reached (fn executed / upstream answered)
+	Upstream int            // upstream HTTP status, 0 if none
+	Shape    map[string]any // shape mode: the fully built outbound request, redacted
+	CredTag  string         // Credential.Tag of the credential applied, "" if none
+	CostUSD  float64
+	// Err is the typed failure behind an "ERR:" Result produced by the dispatcher
+	// (match with errors.Is); nil on success and when a function or a NATS responder
+	// itself answered with text starting "ERR:".
+	Err error
+}
+
+// OK reports whether the result is not an "ERR:" string.
+func (o Outcome) OK() bool { return !strings.HasPrefix(o.Result, "ERR:") }
+
+// Failed turns a runner error into an Outcome.
+func Failed(err *Error) Outcome { return Outcome{Result: err.Text, Err: err} }
+
+// Shaped is the Outcome of shape mode: Shape is set and Result is its JSON.
+func Shaped(shape map[string]any) Outcome {
+	b, err := json.Marshal(shape)
+	if err != nil { // only plain JSON values are ever put in a shape
+		panic("runner: shape is not JSON: " + err.Error())
+	}
+	return Outcome{Result: string(b), Shape: shape}
+}
+
+// Runner executes one row. Run must be safe for concurrent use, must return promptly
+// once ctx is done (with an "ERR:<runner>:canceled:..." or timeout Outcome), and
+// must never put a secret value in the Outcome.
+type Runner interface {
+	Run(ctx context.Context, c Call) Outcome
+}
+
+// Runners maps a runner name ("fn", "http", "nats", ...) to its Runner. Build it once
+// and treat it as read-only afterwards; it is then safe for concurrent use.
+type Runners map[string]Runner
+
+// Lookup returns the runner called name, or ERR:runner:unknown:<name>.
+func (rs Runners) Lookup(name string) (Runner, error) {
+	if r, ok := rs[name]; ok && r != nil {
+		return r, nil
+	}
+	return nil, errUnknownRunner(name)
+}
+
+// Run dispatches c to the row's effective runner (the runner column, else the type).
+func (rs Runners) Run(ctx context.Context, c Call) Outcome {
+	name := c.Row.EffectiveRunner()
+	r, ok := rs[name]
+	if !ok || r == nil {
+		return Failed(errUnknownRunner(name))
+	}
+	return r.Run(ctx, c)
+}
+
+// Template returns the executable payload of content: contract.StripDocs.
+func Template(content string) string { return contract.StripDocs(content) }

@@ -1,0 +1,19 @@
+// Package wire is what a program needs to talk to capdir over NATS: the event
+// envelope, the stream and subject names, the invocation request and receipt types,
+// and [Invoke], a bus client's whole invocation. It depends on nats.go and nothing
+// of capdir's server side (no NATS server, bbolt, Prometheus or JSON Schema
+// compiler), so a bus caller stays light; a test checks that with go list -deps.
+//
+// # Envelope
+//
+// Every message on the log is a JSON [Event]: {id, type, at, actor, data}. The id is
+// a ULID and is also sent as Nats-Msg-Id, so a retried append inside the stream's
+// duplicate window is stored once. [Encode] and [Decode] have a direct path for the
+// envelope's common form that gives exactly encoding/json's bytes and values.
+//
+// # Subjects
+//
+// Requests go to [RequestSubject](key) on the data stream; the node whose worker
+// wrote a receipt announces it on [ReceiptNoticeSubject](key, invocation id), a plain
+// NATS message outside the streams. Every stored subject ends with the row key.
+package wire

@@ -1,0 +1,100 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// The direct envelope encoder and decoder must agree with encoding/json on every
+// input: the same bytes out, the same event (or a fallback) in.
+func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 7, 26, 4, 0, 0, 123456789, time.UTC)
+	datas := []any{
+		map[string]any{"k": "v", "html": "<a&b>", "uni": "é\u2028"},
+		InvocationRequest{InvocationID: "inv_1", Key: "K", Body: "x\"y\\z\n"},
+		"plain", nil, 12.5, []int{1, 2},
+	}
+	strs := []string{"", "owner:terminal-key", "a<b", "é", "tab\t", `q"`, "01J0000000000000000000000Z"}
+	for _, d := range datas {
+		for _, s := range strs {
+			for _, tm := range []time.Time{at, time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1969, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600))} {
+				ev, err := NewEvent(at, "T"+s, s, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev.At = tm
+				if s != "" {
+					ev.ID = s
+				}
+				want, werr := json.Marshal(ev)
+				got, gerr := Encode(&ev)
+				if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+					t.Fatalf("encode %+v:\n got %s (%v)\nwant %s (%v)", ev, got, gerr, want, werr)
+				}
+				if werr == nil {
+					checkDecode(t, want)
+				}
+			}
+		}
+	}
+	for _, in := range []string{
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{}}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{},"id":"z"}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{}} `,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data": {}}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{} }`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":}`,
+		`{"id":"a","type":"b","at":"2026-07-26 04:00:00Z","actor":"c","data":1}`,
+		`{"id":"a","type":"b","at":"bad","actor":"c","data":1}`,
+		`{"id":"a\u0041","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":1}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":null}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00+02:00","actor":"c","data":"s"}`,
+		`{"id":"","type":"","at":"2026-07-26T04:00:00Z","actor":"","data":[1]}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{}}}`,
+		`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":1},"x":{"y":2}`,
+		`{"id":"a","type":"b"}`, `{"id":"a`, ``, `null`,
+	} {
+		checkDecode(t, []byte(in))
+	}
+	var ev Event
+	if !decodeEnvelope([]byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":[1]}}`), &ev, false) {
+		t.Fatal("the canonical form must take the direct path")
+	}
+}
+
+func checkDecode(t *testing.T, in []byte) {
+	t.Helper()
+	var want Event
+	werr := json.Unmarshal(in, &want)
+	var got Event
+	if !decodeEnvelope(in, &got, false) {
+		return // falls back to encoding/json
+	}
+	if werr != nil {
+		t.Fatalf("decode %s: fast path accepted what encoding/json refuses (%v)", in, werr)
+	}
+	if !reflect.DeepEqual(got, want) || !got.At.Equal(want.At) || got.At.Location().String() != want.At.Location().String() {
+		t.Fatalf("decode %s:\n got %#v\nwant %#v", in, got, want)
+	}
+}
+
+func TestDecodeSharedAliasesTheBody(t *testing.T) {
+	body := []byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":1}}`)
+	shared, err := DecodeShared(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(body, []byte(`"x":1`))
+	body[i+4] = '2'
+	if string(shared.Data) != `{"x":2}` || string(copied.Data) != `{"x":1}` {
+		t.Fatalf("shared %s, copied %s", shared.Data, copied.Data)
+	}
+}

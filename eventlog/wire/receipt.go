@@ -1,0 +1,74 @@
+package wire
+
+import "time"
+
+// Receipt statuses.
+const (
+	// StatusProvenMaterialResult: the target ran and returned a non-error result.
+	StatusProvenMaterialResult = "PROVEN_MATERIAL_RESULT"
+	// StatusRanWithError: the target was reached and the result is an ERR: string
+	// (for example an upstream 401).
+	StatusRanWithError = "RAN_WITH_ERROR"
+	// StatusFailedBeforeRun: the runner failed before reaching its target (bad
+	// template, unknown function, unreachable host, bad auth spec, timeout).
+	StatusFailedBeforeRun = "FAILED_BEFORE_RUN"
+	// StatusShapeOnly: shape mode; the request was built and not sent.
+	StatusShapeOnly = "SHAPE_ONLY"
+	// StatusRefusedUnknownKey: no row has the key.
+	StatusRefusedUnknownKey = "REFUSED_UNKNOWN_KEY"
+	// StatusRefusedBreakerOpen: the row's auth breaker is open.
+	StatusRefusedBreakerOpen = "REFUSED_BREAKER_OPEN"
+	// StatusRefusedDisabled: the row has enabled = 0.
+	StatusRefusedDisabled = "REFUSED_DISABLED"
+	// StatusRefusedPayloadTooLarge: the body is over the payload ceiling.
+	StatusRefusedPayloadTooLarge = "REFUSED_PAYLOAD_TOO_LARGE"
+	// StatusRefusedBadRequest: the request event itself was unusable.
+	StatusRefusedBadRequest = "REFUSED_BAD_REQUEST"
+)
+
+// Fingerprints are SHA-256 hex digests carried by every receipt.
+type Fingerprints struct {
+	Input    string `json:"input"`
+	Output   string `json:"output"`
+	Contract string `json:"contract"`
+}
+
+// ReceiptSummary is the part of a receipt anyone may see: what ran, when, how it
+// ended, and the fingerprints. It holds no arguments, no result and nothing about
+// credentials; it is the public, keyless view of a receipt.
+type ReceiptSummary struct {
+	InvocationID string       `json:"invocation_id"`
+	Trace        string       `json:"trace"`
+	Actor        string       `json:"actor"`
+	Key          string       `json:"key"`
+	Type         string       `json:"type,omitempty"`
+	Runner       string       `json:"runner,omitempty"`
+	OK           bool         `json:"ok"`
+	Ran          bool         `json:"ran"`
+	Material     bool         `json:"material"`
+	Status       string       `json:"status"`
+	Upstream     int          `json:"upstream_status,omitempty"`
+	StartedAt    time.Time    `json:"started_at"`
+	FinishedAt   time.Time    `json:"finished_at"`
+	DurationMS   float64      `json:"duration_ms"`
+	CostUSD      float64      `json:"cost_usd"`
+	Fingerprints Fingerprints `json:"fingerprints"`
+}
+
+// Receipt is the data of a RECEIPT event, written by the dispatcher only: the
+// summary plus what only the owner may see.
+type Receipt struct {
+	ReceiptSummary
+	// Body and Result are the owner's view only.
+	Body   string `json:"body"`
+	Result string `json:"result"`
+	// Extra carries structured output that is not a string: shape mode's request
+	// preview, or the unknown_key refusal with did_you_mean.
+	Extra map[string]any `json:"extra,omitempty"`
+	// Breaker bookkeeping: the credential tag and breaker generation the call ran
+	// under, so replaying receipts rebuilds every breaker.
+	CredTag           string `json:"cred_tag,omitempty"`
+	BreakerGeneration uint64 `json:"breaker_generation"`
+	BreakerKind       string `json:"breaker_kind,omitempty"`
+	Worker            string `json:"worker,omitempty"`
+}

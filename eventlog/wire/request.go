@@ -1,0 +1,28 @@
+package wire
+
+import (
+	"strings"
+)
+
+// InvocationPrefix starts every invocation id: "inv_" and a lower-case ULID.
+const InvocationPrefix = "inv_"
+
+// RequestInvocationID is the invocation id of a request that carries none (a bus
+// client may leave it empty): InvocationPrefix and its event id in lower case.
+func RequestInvocationID(eventID string) string { return InvocationPrefix + strings.ToLower(eventID) }
+
+// InvocationRequest is the data of an INVOCATION_REQUESTED event.
+type InvocationRequest struct {
+	InvocationID string `json:"invocation_id"` // inv_<ULID>
+	Trace        string `json:"trace"`         // t_<...>
+	Key          string `json:"key"`
+	Body         string `json:"body"`
+	Shape        bool   `json:"shape,omitempty"`
+	// Credential is the caller's attestation: "owner:terminal-key" when the facade
+	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
+	Credential string `json:"credential"`
+	// DirSeq is the control-stream sequence the requesting node had projected: a
+	// worker on another node waits until it has applied as much before it reads the
+	// row, so a row is callable the moment its write returns, on every node.
+	DirSeq uint64 `json:"dir_seq,omitempty"`
+}

@@ -1,0 +1,94 @@
+package bench_test
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/internal/bench"
+	"github.com/nats-io/nats.go"
+)
+
+// startEnv starts a node for one benchmark function and stops it at cleanup.
+func startEnv(b *testing.B, natsListen bool) *bench.Env {
+	b.Helper()
+	e, err := bench.StartEnv(context.Background(), bench.EnvConfig{Dir: b.TempDir(), NATSListen: natsListen})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e
+}
+
+// driveOp runs b.N operations of op at conc in flight after a warm-up and reports
+// invocations/s, the p50 and p99 latencies, and the process's CPU time (user and
+// system, every goroutine: the load generator's and the node's) per operation and
+// as a share of one core over the wall time.
+func driveOp(b *testing.B, conc int, op bench.Op) {
+	b.Helper()
+	ctx := context.Background()
+	if _, _, err := bench.Drive(ctx, 200, conc, 0, op); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	lat, el, err := bench.Drive(ctx, b.N, conc, 0, op)
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := bench.Summarize(lat)
+	b.ReportMetric(float64(len(lat))/el.Seconds(), "inv/s")
+	b.ReportMetric(float64(l.P50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(cpu.Seconds()/el.Seconds()*100, "cpu%")
+}
+
+// cpuTime is the user plus system CPU time this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFnHTTP is an fn row end to end: POST /api/dispatch in, the receipt out,
+// one caller at a time and 64 at once, with net/http's client and (par64-lean) with
+// the lean keep-alive client, whose own CPU cost is far smaller.
+func BenchmarkFnHTTP(b *testing.B) {
+	e := startEnv(b, false)
+	b.Run("seq", func(b *testing.B) { driveOp(b, 1, e.HTTPInvoke()) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, e.HTTPInvoke()) })
+	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, e.RawHTTPInvoke()) })
+}
+
+// BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request
+// event published to the request subject, the receipt event received.
+func BenchmarkFnNATS(b *testing.B) {
+	e := startEnv(b, true)
+	nc, err := nats.Connect(e.Node.Log.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(nc)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(nc)) })
+}
+
+// BenchmarkPublishFloor is the raw JetStream async publish rate of a request-sized
+// message on a node's store: the ceiling of the rows above.
+func BenchmarkPublishFloor(b *testing.B) {
+	e := startEnv(b, false)
+	b.ResetTimer()
+	f, err := bench.MeasureFloor(context.Background(), e.Node.Log.JetStream(), max(b.N, 1000), 1000, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(f.Async.Rate, "async-pub/s")
+	b.ReportMetric(f.Sync.Rate, "sync-pub/s")
+}

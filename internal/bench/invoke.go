@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
+)
+
+// EchoBody is the argument every fn invocation sends.
+const EchoBody = "hello, capdir benchmark"
+
+// NATSInvoke returns an Op that invokes the echo row as a bus client does
+// (wire.Invoke on nc: the request event in, the receipt event out) and
+// checks the result.
+func NATSInvoke(nc *nats.Conn) Op {
+	return func(ctx context.Context, i int) error {
+		rc, err := wire.Invoke(ctx, nc, EchoKey, EchoBody, "nats:bench")
+		if err != nil {
+			return err
+		}
+		if !rc.OK || rc.Result != EchoBody {
+			return fmt.Errorf("bench: nats invocation %d: ok=%v result %q", i, rc.OK, rc.Result)
+		}
+		return nil
+	}
+}
+
+// HTTPInvoke returns an Op that invokes the echo row through POST /api/dispatch and
+// checks the answer.
+func (e *Env) HTTPInvoke() Op {
+	want := []byte(`"result":"` + EchoBody + `"`)
+	return func(ctx context.Context, i int) error {
+		out, err := e.Dispatch(ctx, EchoKey, EchoBody, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(out, want) {
+			return fmt.Errorf("bench: dispatch %d: unexpected answer %s", i, out)
+		}
+		return nil
+	}
+}
+
+// Invocations measures op at 1 and at par callers in flight.
+func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration) ([]Result, error) {
+	var out []Result
+	for _, c := range []struct{ conc, n int }{{1, nSeq}, {par, nPar}} {
+		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Invocation measures op at conc callers in flight after a warm-up, as the row
+// named measure.
+func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration) (Result, error) {
+	if err := warmup(ctx, max(200, n/20), conc, op); err != nil {
+		return Result{}, fmt.Errorf("bench: %s warm-up: %w", scenario, err)
+	}
+	lat, el, err := Drive(ctx, n, conc, budget, op)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %s: %w", scenario, err)
+	}
+	return rateResult(scenario, measure, "invocations", len(lat), el, lat), nil
+}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/eventlog/wire"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// GenerateLog appends at least n events to l, the mix of a directory in use: one
+// directory mutation (create, patch, now and then a delete) for every twelve
+// invocations, each invocation a request and its receipt with realistic fields, a
+// tenth of them on http rows and a few of those upstream 401s. Appends are
+// asynchronous with up to window in flight. It returns how many it appended.
+func GenerateLog(ctx context.Context, l *eventlog.Log, n int) (int, error) {
+	g := &generator{l: l, rng: rand.New(rand.NewPCG(1, 2)), at: time.Date(2026, 7, 26, 4, 0, 0, 0, time.UTC)}
+	for g.count < n {
+		var err error
+		if g.count%25 == 0 || len(g.keys) == 0 {
+			err = g.mutate()
+		} else {
+			err = g.invoke()
+		}
+		if err != nil {
+			return g.count, err
+		}
+	}
+	return g.count, g.drain(ctx)
+}
+
+const genWindow = 2048
+
+type generator struct {
+	l        *eventlog.Log
+	rng      *rand.Rand
+	at       time.Time
+	keys     []string
+	next     int
+	count    int
+	inflight []jetstream.PubAckFuture
+}
+
+func (g *generator) append(ctx context.Context, subject, typ, actor string, data any) error {
+	g.at = g.at.Add(time.Millisecond)
+	ev, err := eventlog.NewEventAt(g.at, typ, actor, data)
+	if err != nil {
+		return err
+	}
+	if len(g.inflight) >= genWindow {
+		if err := g.drain(ctx); err != nil {
+			return err
+		}
+	}
+	f, err := g.l.AppendAsync(subject, ev)
+	if err != nil {
+		return err
+	}
+	g.inflight = append(g.inflight, f)
+	g.count++
+	return nil
+}
+
+func (g *generator) drain(ctx context.Context) error {
+	var errs []error
+	for _, f := range g.inflight {
+		if _, err := eventlog.AwaitAck(ctx, f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g.inflight = g.inflight[:0]
+	return errors.Join(errs...)
+}
+
+func (g *generator) row(key string) *contract.Row {
+	at := contract.FormatTime(g.at)
+	r := &contract.Row{Key: key, Type: contract.TypeFn, Target: "echo", Enabled: 1, PlannerVisible: 1, PlannerRank: 100,
+		Content:   "# WHAT: " + strings.ToLower(strings.ReplaceAll(key, "_", " ")) + "\n# WHEN_TO_USE: benchmarks\n# ARGS: $1=text\n# EX: [" + key + "]hello[/" + key + "]",
+		Category:  []string{"weather", "billing", "search", "ops"}[g.rng.IntN(4)],
+		UpdatedAt: at, CreatedAt: at}
+	if g.rng.IntN(10) == 0 {
+		r.Type, r.Target, r.Auth = contract.TypeHTTP, "GET https://api.example.com/v1/"+strings.ToLower(key)+"?q=$1", "bearer:EXAMPLE_TOKEN"
+	}
+	return r
+}
+
+func (g *generator) mutate() error {
+	ctx := context.Background()
+	if len(g.keys) < 50 || g.rng.IntN(3) == 0 {
+		key := fmt.Sprintf("%s_%s_%05d", []string{"WEATHER", "INVOICE", "SEARCH", "DEPLOY", "LOOKUP"}[g.next%5], []string{"GET", "LIST", "SYNC", "CHECK"}[g.next%4], g.next)
+		g.next++
+		g.keys = append(g.keys, key)
+		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: g.row(key)})
+	}
+	i := g.rng.IntN(len(g.keys))
+	key := g.keys[i]
+	if g.rng.IntN(10) == 0 {
+		g.keys = append(g.keys[:i], g.keys[i+1:]...)
+		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+			eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
+	}
+	r := g.row(key)
+	r.Category = "patched"
+	return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+		eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: r})
+}
+
+func (g *generator) invoke() error {
+	ctx := context.Background()
+	key := g.keys[g.rng.IntN(len(g.keys))]
+	inv := wire.NewInvocationID(g.at)
+	trace := wire.NewTrace()
+	body := fmt.Sprintf("%d.%02d|-122.%02d", 30+g.rng.IntN(20), g.rng.IntN(100), g.rng.IntN(100))
+	req := eventlog.InvocationRequest{InvocationID: inv, Trace: trace, Key: key, Body: body, Credential: api.OwnerActor, DirSeq: uint64(g.count)}
+	if err := g.append(ctx, eventlog.RequestSubject(key), eventlog.TypeInvocationRequested, req.Credential, req); err != nil {
+		return err
+	}
+	started := g.at
+	rc := eventlog.Receipt{
+		ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Trace: trace, Actor: req.Credential, Key: key, Type: contract.TypeFn, Runner: "fn",
+			OK: true, Ran: true, Material: true, Status: wire.StatusProvenMaterialResult, StartedAt: started, FinishedAt: started.Add(400 * time.Microsecond),
+			DurationMS: 0.4, Fingerprints: eventlog.Fingerprints{Input: dispatcher.Fingerprint(body), Output: dispatcher.Fingerprint(body), Contract: dispatcher.Fingerprint(key)}},
+		Body: body, Result: body, BreakerKind: "not_counted", Worker: "bench",
+	}
+	if g.rng.IntN(10) == 0 {
+		rc.Type, rc.Runner, rc.Upstream, rc.BreakerKind, rc.CredTag = contract.TypeHTTP, "http", 200, "upstream_other", "tag_0123456789abcdef"
+		rc.Result = `HTTP 200:{"temperature":18.5,"unit":"C"}`
+		if g.rng.IntN(20) == 0 {
+			rc.OK, rc.Material, rc.Upstream, rc.BreakerKind = false, false, 401, "auth_failure"
+			rc.Status, rc.Result = wire.StatusRanWithError, `ERR:http:401:{"error":"unauthorized"}`
+		}
+	}
+	return g.append(ctx, eventlog.ReceiptSubject(key), eventlog.TypeReceipt, "engine:bench", rc)
+}
+
+// Replay generates a log of at least n events in dir and measures rebuilding a
+// fresh bbolt projection from it.
+func Replay(ctx context.Context, dir, sync string, n int) ([]Result, error) {
+	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: filepath.Join(dir, "replay"), Sync: sync})
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	start := time.Now()
+	got, err := GenerateLog(ctx, l, n)
+	if err != nil {
+		return nil, fmt.Errorf("bench: generate log: %w", err)
+	}
+	gen := rateResult(ScenarioReplay, "generate the log (AppendAsync, mixed events)", "events", got, time.Since(start), nil)
+	path := filepath.Join(dir, "replay", "projection.db")
+	// Warm-up: half a second of rebuilding, discarded.
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	projector.Rebuild(wctx, projector.Config{Path: path, Log: l}, nil)
+	cancel()
+	os.Remove(path)
+	el, events, err := MeasureRebuild(ctx, l, path)
+	if err != nil {
+		return nil, err
+	}
+	r := rateResult(ScenarioReplay, "rebuild a fresh bbolt from the log", "events", events, el, nil)
+	if fi, err := os.Stat(path); err == nil {
+		r.Note = fmt.Sprintf("projection file %.0f MB", float64(fi.Size())/(1<<20))
+	}
+	return []Result{gen, r}, nil
+}
+
+// MeasureRebuild rebuilds path from l and returns how long it took and how many
+// events the log held.
+func MeasureRebuild(ctx context.Context, l *eventlog.Log, path string) (time.Duration, int, error) {
+	var events uint64
+	for _, s := range eventlog.Streams {
+		last, err := l.LastSeq(ctx, s)
+		if err != nil {
+			return 0, 0, err
+		}
+		events += last
+	}
+	start := time.Now()
+	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: l}, nil); err != nil {
+		return 0, 0, fmt.Errorf("bench: rebuild: %w", err)
+	}
+	return time.Since(start), int(events), nil
+}
