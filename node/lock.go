@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/capdir/capdir/eventlog"
 )
 
 // LockPath is the lock file of a data dir: whoever holds an flock on it owns the
@@ -79,4 +81,16 @@ func holderPID(path string) int {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return 0
+}
+
+// LockExisting locks a data dir for a tool that works on what a node left there
+// (capdir replay, capdir digest). The dir must hold a log: otherwise the error
+// matches ErrNoLog, names the dir, and nothing is created. A dir a node holds is
+// refused like LockDataDir refuses it.
+func LockExisting(dataDir string) (*DataDirLock, error) {
+	if fi, err := os.Stat(eventlog.StoreDir(dataDir)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w in %s: the data dir of a capdir server holds its log in %s; point --data (or $CAPDIR_DATA) at one, or start capdir serve --data %s to create it",
+			ErrNoLog, dataDir, eventlog.StoreDir(dataDir), dataDir)
+	}
+	return LockDataDir(dataDir)
 }
