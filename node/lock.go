@@ -94,3 +94,18 @@ func LockExisting(dataDir string) (*DataDirLock, error) {
 	}
 	return LockDataDir(dataDir)
 }
+
+// CheckFree returns the *DataDirInUseError of a data dir a node holds now, else
+// nil. It creates nothing; the answer may be stale by the time the caller acts, so
+// Start still locks.
+func CheckFree(dataDir string) error {
+	f, err := os.OpenFile(LockPath(dataDir), os.O_RDWR, 0)
+	if err != nil {
+		return nil // no lock file: nobody ever held the dir (or it does not exist)
+	}
+	defer f.Close()
+	if errors.Is(flock(f), errLocked) {
+		return &DataDirInUseError{Dir: dataDir, PID: holderPID(LockPath(dataDir))}
+	}
+	return nil
+}
