@@ -65,7 +65,7 @@ func TestArticleWalkthrough(t *testing.T) {
   "planner_visible": 1,
   "examples": "[\"37.77|-122.42\"]"
 }`
-	if code, body := nodetest.DoKey(t, n, "POST", "/api/directory", row, ""); code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized"}` {
+	if code, body := nodetest.DoKey(t, n, "POST", "/api/directory", row, ""); code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
 		t.Fatalf("without the key: %d %s", code, body)
 	}
 	code, body := nodetest.Do(t, n, "POST", "/api/directory", row)

@@ -83,7 +83,7 @@ func TestBreakerListAndReset(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"breaker", "list", "--server", n.URL(), "--key-file", wrongKey}, "HTTP 401: unauthorized"},
+		{[]string{"breaker", "list", "--server", n.URL(), "--key-file", wrongKey}, "HTTP 401: unauthorized: " + n.URL() + " refused the owner key from --key-file " + wrongKey},
 		{append([]string{"breaker", "reset", "BAD.KEY"}, flags...), "HTTP 400"},
 		{[]string{"breaker", "list", "--server", n.URL(), "--data", t.TempDir()}, "no owner key"},
 		{append([]string{"breaker", "reset"}, flags...), "accepts 1 arg"},

@@ -152,7 +152,7 @@ func TestImportCommandErrors(t *testing.T) {
 	file := writeFile(t, "rows.json", testdata.ArticleRows())
 	wrongKey := writeFile(t, "wrong.key", []byte("not-the-owner-key-at-all\n"))
 	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--key-file", wrongKey); err == nil ||
-		!strings.HasSuffix(err.Error(), "HTTP 401: unauthorized") {
+		!strings.Contains(err.Error(), "HTTP 401: unauthorized: "+n.URL()+" refused the owner key from --key-file "+wrongKey) {
 		t.Errorf("wrong key: %v", err)
 	}
 	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--data", t.TempDir()); err == nil ||
