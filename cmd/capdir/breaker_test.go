@@ -94,3 +94,12 @@ func TestBreakerListAndReset(t *testing.T) {
 		}
 	}
 }
+
+func TestBreakerResetOfAnUnknownKey(t *testing.T) {
+	n, flags := testServer(t)
+	_, _, err := runCLI(t, "", append([]string{"breaker", "reset", "NO_SUCH_KEY"}, flags...)...)
+	want := "NO_SUCH_KEY is neither a row nor a breaker on " + n.URL() + ": nothing to reset"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("reset of an unknown key: %v; want %q", err, want)
+	}
+}
