@@ -300,7 +300,10 @@ func TestBreakerRoutesRefuse(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, code, body, tc.want)
 		}
 	}
-	// A reset of a key that never struck is allowed; a closed breaker reads as closed.
+	// A reset of a row that never struck is allowed; a closed breaker reads as closed.
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"NEVER_STRUCK","type":"fn","target":"echo","content":"# WHAT: never strikes"}`); code != 201 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
 	reset(t, n, "NEVER_STRUCK")
 	code, body := nodetest.Do(t, n, "GET", "/api/breaker/NEVER_STRUCK", "")
 	if code != 200 || strings.TrimSpace(body) != `{"key":"NEVER_STRUCK","strikes":0,"open":false}` {
@@ -629,4 +632,32 @@ func settledBreaker(t *testing.T, n *capdir.Node, key string) (breaker.State, er
 		t.Fatal(err)
 	}
 	return n.Projector.Breaker(key)
+}
+
+// A reset of a key with neither a row nor a breaker state is 404 and appends
+// nothing; a deleted row's breaker state can still be reset.
+func TestBreakerResetOfAnUnknownKey(t *testing.T) {
+	w := newBrkWorld(t, always(401))
+	n := nodetest.Start(t, w.config)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	before, err := n.Log.LastSeq(ctx, eventlog.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := nodetest.Do(t, n, "DELETE", "/api/breaker/NO_SUCH_KEY", "")
+	if code != 404 || strings.TrimSpace(body) != `{"error":"not_found","key":"NO_SUCH_KEY"}` {
+		t.Fatalf("DELETE /api/breaker/NO_SUCH_KEY: %d %s", code, body)
+	}
+	if after, err := n.Log.LastSeq(ctx, eventlog.DataStream); err != nil || after != before {
+		t.Fatalf("the refused reset appended: data stream %d -> %d (%v)", before, after, err)
+	}
+
+	const key = "BRK_GONE"
+	w.addRow(t, n, key)
+	w.trip(t, key, n)
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/directory/"+key, ""); code != 200 {
+		t.Fatalf("DELETE row: %d %s", code, body)
+	}
+	reset(t, n, key)
 }

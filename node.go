@@ -60,6 +60,10 @@ type Config struct {
 	AckWait time.Duration
 	// DispatchWait is how long POST /api/dispatch waits before answering 202.
 	DispatchWait time.Duration
+	// HTTPListener, when set, is where the node serves HTTP instead of listening on
+	// HTTPAddr: a caller that must know the address is free before it creates
+	// anything listens first. Start takes it over, and closes it when it fails.
+	HTTPListener net.Listener
 	// Name identifies this node on receipts (the hostname when empty).
 	Name   string
 	Clock  func() time.Time
@@ -76,6 +80,7 @@ type Node struct {
 
 	http     *http.Server
 	listener net.Listener
+	lock     *DataDirLock
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
@@ -104,10 +109,18 @@ func projLinger(d time.Duration) time.Duration {
 // ProjectionPath is where a data dir keeps its bbolt projection.
 func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "projection.db") }
 
-// Start opens the log and the projection, starts folding, and serves HTTP on
-// cfg.HTTPAddr when it is set. It returns once the projector has caught up with the
-// log as it was at start.
-func Start(ctx context.Context, cfg Config) (*Node, error) {
+// Start locks the data dir (see LockDataDir: a dir another node holds is refused
+// at once), opens the log and the projection, starts folding, and serves HTTP on
+// cfg.HTTPListener or cfg.HTTPAddr when one is set. It returns once the projector
+// has caught up with the log as it was at start. The node holds the lock until Stop.
+func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
+	if cfg.HTTPListener != nil {
+		defer func() {
+			if err != nil {
+				cfg.HTTPListener.Close()
+			}
+		}()
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -120,8 +133,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{Config: cfg, runErr: make(chan error, 4), stopped: make(chan struct{})}
-	var err error
+	lock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
+	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{})}
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
 		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
 		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger,
@@ -163,8 +184,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Stop(context.Background())
 		return nil, err
 	}
-	if cfg.HTTPAddr != "" {
-		if err := n.serveHTTP(cfg.HTTPAddr); err != nil {
+	if cfg.HTTPListener != nil || cfg.HTTPAddr != "" {
+		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr); err != nil {
 			n.Stop(context.Background())
 			return nil, err
 		}
@@ -182,10 +203,13 @@ func (n *Node) goRun(f func() error) {
 	}()
 }
 
-func (n *Node) serveHTTP(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("node: listen %s: %w", addr, err)
+// serveHTTP serves the facade on ln, or on a new listener on addr when ln is nil.
+func (n *Node) serveHTTP(ln net.Listener, addr string) error {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("node: listen %s: %w", addr, err)
+		}
 	}
 	n.listener = ln
 	n.http = &http.Server{Handler: n.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -210,8 +234,8 @@ func (n *Node) URL() string {
 func (n *Node) Failed() <-chan error { return n.runErr }
 
 // Stop shuts the node down in order: stop taking HTTP requests (letting those in
-// flight finish within ctx), stop the workers and the projector, close bbolt, then
-// drain and close the log.
+// flight finish within ctx), stop the workers and the projector, close bbolt, drain
+// and close the log, then release the data dir.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		var errs []error
@@ -231,6 +255,9 @@ func (n *Node) Stop(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		if err := n.Log.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := n.lock.Unlock(); err != nil {
 			errs = append(errs, err)
 		}
 		n.stopErr = errors.Join(errs...)

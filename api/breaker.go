@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
 )
 
 // registerBreaker adds the breaker routes:
@@ -95,8 +97,9 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
 
 // breakerReset appends a BREAKER_RESET for the key and answers once this node's
 // projection has applied it, so the next call through this node is not refused.
-// Resetting a closed breaker (or a key that never struck) is allowed and clears
-// its strikes.
+// Resetting a closed breaker (or the key of a row that never struck) is allowed and
+// clears its strikes; a key with neither a row nor a breaker state is 404
+// {"error":"not_found","key":…}, and nothing is appended.
 func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
@@ -105,6 +108,13 @@ func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
 	defer cancel()
+	if known, err := s.breakerKnown(ctx, key); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "breaker reset not written: "+err.Error())
+		return
+	} else if !known {
+		writeDirError(w, key, errDirNotFound)
+		return
+	}
 	seq, err := s.appendBreakerReset(ctx, key)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "breaker reset not written: "+err.Error())
@@ -117,6 +127,31 @@ func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
+}
+
+// breakerKnown reports whether key has a row or a breaker state. When this node's
+// projection holds neither, it looks again once the projection has caught up with
+// the log, so a row or a strike written through another node counts.
+func (s *Server) breakerKnown(ctx context.Context, key string) (bool, error) {
+	for caughtUp := false; ; caughtUp = true {
+		_, _, err := s.cfg.Projector.Row(key)
+		if err == nil {
+			return true, nil
+		} else if !errors.Is(err, projector.ErrNotFound) {
+			return false, err
+		}
+		if has, err := s.cfg.Projector.HasBreaker(key); err != nil || has {
+			return has, err
+		}
+		if caughtUp {
+			return false, nil
+		}
+		for _, stream := range eventlog.Streams {
+			if err := s.cfg.Projector.Settle(ctx, stream); err != nil {
+				return false, err
+			}
+		}
+	}
 }
 
 // breakerResetAnswer is DELETE /api/breaker/{key}'s answer, in this field order.

@@ -37,7 +37,7 @@ func TestArticleStep2PostAndStep5Delete(t *testing.T) {
 	// Without the header: the article's 401, and nothing appended.
 	before := controlSeq(t, n)
 	status, body := nodetest.DoKey(t, n, "POST", "/api/directory", articlePost, "")
-	if status != http.StatusUnauthorized || strings.TrimSpace(body) != `{"error":"unauthorized"}` {
+	if status != http.StatusUnauthorized || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
 		t.Fatalf("POST without x-terminal-key: HTTP %d %s", status, body)
 	}
 	if status, _ := nodetest.DoKey(t, n, "POST", "/api/directory", articlePost, "wrong-key-wrong-key-wrong"); status != http.StatusUnauthorized {
@@ -118,11 +118,11 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 		contains                      string // else a substring of "error"
 	}{
 		{name: "unauthorized GET", method: "GET", path: "/api/directory/ZZ_TEST_TEMPERATURE", key: "-",
-			status: 401, exact: `{"error":"unauthorized"}`},
+			status: 401, exact: `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`},
 		{name: "unauthorized PATCH", method: "PATCH", path: "/api/directory/ZZ_TEST_TEMPERATURE", body: `{"category":"x"}`, key: "-",
-			status: 401, exact: `{"error":"unauthorized"}`},
+			status: 401, exact: `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`},
 		{name: "unauthorized import", method: "POST", path: "/api/directory/import", body: `[]`, key: "-",
-			status: 401, exact: `{"error":"unauthorized"}`},
+			status: 401, exact: `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`},
 		{name: "no recognized fields", method: "PATCH", path: "/api/directory/ZZ_TEST_TEMPERATURE", body: `{"runner":"edge"}`,
 			status: 400, exact: `{"error":"no recognized fields"}`},
 		{name: "no recognized fields (sensitive)", method: "PATCH", path: "/api/directory/ZZ_TEST_TEMPERATURE", body: `{"sensitive":1,"runner":"edge"}`,

@@ -39,7 +39,7 @@ func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, `malformed dispatch body: `+err.Error()+`; send {"key":"KEY","body":"arg1|arg2"} (optional "shape":true)`)
+		writeError(w, http.StatusBadRequest, dispatchBodyError(err))
 		return
 	}
 	s.dispatch(w, r, in)
@@ -93,7 +93,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		return
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
-		writeJSON(w, http.StatusNotFound, json.RawMessage(rc.Result))
+		writeJSON(w, http.StatusNotFound, unknownKeyAnswer(&rc))
 		return
 	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}

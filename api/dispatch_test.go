@@ -67,7 +67,7 @@ func TestArticleWalkthrough(t *testing.T) {
   "planner_visible": 1,
   "examples": "[\"37.77|-122.42\"]"
 }`
-	if code, body := nodetest.DoKey(t, n, "POST", "/api/directory", row, ""); code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized"}` {
+	if code, body := nodetest.DoKey(t, n, "POST", "/api/directory", row, ""); code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
 		t.Fatalf("without the key: %d %s", code, body)
 	}
 	code, body := nodetest.Do(t, n, "POST", "/api/directory", row)
@@ -185,14 +185,20 @@ func TestFailureTable(t *testing.T) {
 
 	t.Run("unknown key", func(t *testing.T) {
 		code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"ZZ_TEST_TEMPERATUR","body":""}`)
-		want := `{"attempted":"ZZ_TEST_TEMPERATUR","did_you_mean":["ZZ_TEST_TEMPERATURE"],"error":"unknown_key","ran":false}`
-		if code != 404 || strings.TrimSpace(body) != want {
+		var got struct {
+			InvocationID string `json:"invocation_id"`
+			Trace        string `json:"trace"`
+		}
+		decode(t, body, &got)
+		want := `{"attempted":"ZZ_TEST_TEMPERATUR","did_you_mean":["ZZ_TEST_TEMPERATURE"],"error":"unknown_key",` +
+			`"invocation_id":"` + got.InvocationID + `","ran":false,"trace":"` + got.Trace + `"}`
+		if code != 404 || strings.TrimSpace(body) != want || !strings.HasPrefix(got.InvocationID, "inv_") || !strings.HasPrefix(got.Trace, "t_") {
 			t.Fatalf("%d %s", code, body)
 		}
-		// The refusal still has a receipt.
-		_, list := nodetest.Do(t, n, "GET", "/api/receipts?key=ZZ_TEST_TEMPERATUR", "")
-		if !strings.Contains(list, `"status":"REFUSED_UNKNOWN_KEY"`) {
-			t.Fatalf("no receipt for the refusal: %s", list)
+		// The refusal has a receipt, under the invocation id the 404 gave.
+		code, rc := nodetest.Do(t, n, "GET", "/api/receipts/"+got.InvocationID, "")
+		if code != 200 || !strings.Contains(rc, `"status":"REFUSED_UNKNOWN_KEY"`) || !strings.Contains(rc, `"trace":"`+got.Trace+`"`) {
+			t.Fatalf("the refusal's receipt: %d %s", code, rc)
 		}
 	})
 	results := []struct{ name, req, prefix string }{

@@ -8,7 +8,7 @@
 //
 // # Directory
 //
-// Owner routes (x-terminal-key; without it {"error":"unauthorized"}, 401):
+// Owner routes (x-terminal-key; without it 401 {"error":"unauthorized","how_to_fix":…}):
 //
 //	GET    /api/directory                 rows in canonical order; ?category= ?type= ?enabled=0|1,
 //	                                      ?limit= (default 100, at most 1000) ?offset=;

@@ -26,6 +26,11 @@ const (
 	importRowsPerTimeout = 10000
 )
 
+// UpsertQuery is the query of an import that replaces rows whose key is present.
+// The failures that suggest it name it; capdir import names its --upsert flag
+// in its place.
+const UpsertQuery = "?mode=upsert"
+
 // ImportFailure reports one row an import did not write.
 type ImportFailure struct {
 	Index    int    `json:"index"`          // 0-based position among the body's rows
@@ -179,7 +184,7 @@ func (im *importer) add(ctx context.Context, row importRow) {
 	key := f.Values.Key
 	if at, dup := im.seen[key]; dup {
 		if !im.upsert {
-			im.failMsg(row, key, fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with ?mode=upsert to let the later row replace it)", key, at), "")
+			im.failMsg(row, key, fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, at, UpsertQuery), "")
 			return
 		}
 		// The later row replaces the earlier one: it must see it, so settle first.
@@ -244,7 +249,7 @@ func (im *importer) fail(row importRow, key string, err error) {
 	}
 	msg := dirMessage(key, err)
 	if errors.Is(err, errDirExists) {
-		msg = fmt.Sprintf("exists: %s is already in the directory (import with ?mode=upsert to replace it)", key)
+		msg = fmt.Sprintf("exists: %s is already in the directory (import with %s to replace it)", key, UpsertQuery)
 	}
 	im.failMsg(row, key, msg, how)
 }

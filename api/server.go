@@ -50,13 +50,16 @@ func (s *Server) routes() {
 	s.registerBreaker()
 }
 
+// unauthorizedBody is an owner route's answer to a request without the owner key.
+var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)
+
 // owner wraps a handler with the x-terminal-key check.
 func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
 	want := []byte(s.cfg.TerminalKey)
 	return func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("x-terminal-key"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+			writeJSON(w, http.StatusUnauthorized, unauthorizedBody)
 			return
 		}
 		h(w, r)

@@ -9,13 +9,14 @@ const (
 	kindInt                  // JSON integer
 	kindSeq                  // JSON integer or null
 	kindReadOnly             // accepted and ignored (set by the server)
+	kindList                 // like kindText, or a JSON array of strings stored as its JSON text
 )
 
 // column describes one field of a row as it appears in JSON.
 type column struct {
 	name string
 	kind kind
-	text func(*Row) *string // kindText
+	text func(*Row) *string // kindText, kindList
 	num  func(*Row) *int    // kindFlag, kindInt
 }
 
@@ -35,7 +36,7 @@ var columns = []column{
 	{name: "planner_visible", kind: kindFlag, num: func(r *Row) *int { return &r.PlannerVisible }},
 	{name: "planner_rank", kind: kindInt, num: func(r *Row) *int { return &r.PlannerRank }},
 	{name: "input_schema", kind: kindText, text: func(r *Row) *string { return &r.InputSchema }},
-	{name: "examples", kind: kindText, text: func(r *Row) *string { return &r.Examples }},
+	{name: "examples", kind: kindList, text: func(r *Row) *string { return &r.Examples }},
 	{name: "sensitive", kind: kindFlag, num: func(r *Row) *int { return &r.Sensitive }},
 	{name: "runner", kind: kindText, text: func(r *Row) *string { return &r.Runner }},
 	{name: "includes", kind: kindText, text: func(r *Row) *string { return &r.Includes }},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,9 @@ func (f Fields) Names() []string {
 
 // DecodeFields parses a JSON object of row fields strictly.
 //
-// Text fields take a string or null (null means empty). enabled, planner_visible and
+// Text fields take a string or null (null means empty); examples also takes a JSON
+// array of strings, stored as its canonical JSON text (["a","b"] and "[\"a\",\"b\"]"
+// are one value). enabled, planner_visible and
 // sensitive take a JSON integer or true/false (stored as 1/0). planner_rank takes a
 // JSON integer; seq takes a JSON integer or null. updated_at, created_at and row_num
 // are accepted with any value and ignored, so a row read by GET can be PUT back.
@@ -134,6 +137,11 @@ func decodeColumn(i int, raw json.RawMessage, r *Row) error {
 	switch c.kind {
 	case kindReadOnly:
 		return nil
+	case kindList:
+		if strings.HasPrefix(s, "[") {
+			return decodeList(c, raw, r)
+		}
+		fallthrough
 	case kindText:
 		if s == "null" {
 			*c.text(r) = ""
@@ -178,6 +186,27 @@ func decodeColumn(i int, raw json.RawMessage, r *Row) error {
 		return nil
 	}
 	panic("contract: unhandled column kind")
+}
+
+// decodeList stores a JSON array of strings in column c as its canonical JSON
+// text: compact, HTML characters not escaped.
+func decodeList(c column, raw json.RawMessage, r *Row) error {
+	var items []*string
+	if err := json.Unmarshal(raw, &items); err != nil || slices.Contains(items, nil) {
+		return fieldErr(ErrWrongType, c.name, "must be a JSON array of strings (or a string holding one), got %s", describeRaw(raw))
+	}
+	list := make([]string, len(items))
+	for i, it := range items {
+		list[i] = *it
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(list); err != nil {
+		return fieldErr(ErrWrongType, c.name, "cannot be stored: %v", err)
+	}
+	*c.text(r) = strings.TrimSuffix(b.String(), "\n")
+	return nil
 }
 
 func unknownField(name string) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir/contract"
 )
@@ -33,6 +34,26 @@ func TestDecodeFieldsValues(t *testing.T) {
 	}
 	if !f.Has("auth") || f.Has("target") || f.Has("nonsense") {
 		t.Errorf("Has: auth %v target %v nonsense %v", f.Has("auth"), f.Has("target"), f.Has("nonsense"))
+	}
+}
+
+// examples takes the JSON array itself or a string holding one; both store the
+// same canonical JSON text, which validation accepts.
+func TestDecodeFieldsExamplesArray(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"examples":["Ada", "Grace|42", "<b>&"]}`, `["Ada","Grace|42","<b>&"]`},
+		{`{"examples":[ ]}`, `[]`},
+		{`{"examples":"[\"Ada\"]"}`, `["Ada"]`},
+		{`{"examples":null}`, ``},
+	} {
+		f := mustDecode(t, tc.body)
+		if !f.Has("examples") || f.Values.Examples != tc.want {
+			t.Errorf("%s: examples = %q, want %q", tc.body, f.Values.Examples, tc.want)
+		}
+	}
+	f := mustDecode(t, `{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: greet","examples":["Ada"]}`)
+	if _, err := contract.Create(f, time.Unix(0, 0)); err != nil {
+		t.Fatalf("a row with examples as an array: %v", err)
 	}
 }
 
@@ -67,6 +88,10 @@ func TestDecodeFieldsErrors(t *testing.T) {
 		{"unknown", `{"enabeld":1}`, contract.ErrUnknownField,
 			[]string{`enabeld: unknown field; did you mean "enabled"?`, "the fields of a row are key, type, target"}},
 		{"unknown far", `{"colour":"red"}`, contract.ErrUnknownField, []string{"colour: unknown field; the fields"}},
+		{"examples array of numbers", `{"examples":["Ada",42]}`, contract.ErrWrongType,
+			[]string{`examples: must be a JSON array of strings (or a string holding one), got array ["Ada",42]`}},
+		{"examples array with null", `{"examples":[null]}`, contract.ErrWrongType, []string{"examples: must be a JSON array of strings"}},
+		{"examples object", `{"examples":{"a":"b"}}`, contract.ErrWrongType, []string{"examples: must be a JSON string", "got object"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -95,4 +95,7 @@ func (c *Config) syncPolicy() (always bool, interval time.Duration, err error) {
 	return false, d, nil
 }
 
-func (c *Config) storeDir() string { return filepath.Join(c.DataDir, "nats") }
+func (c *Config) storeDir() string { return StoreDir(c.DataDir) }
+
+// StoreDir is where the embedded server keeps the log of a data dir.
+func StoreDir(dataDir string) string { return filepath.Join(dataDir, "nats") }

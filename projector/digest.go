@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Digest is a stable SHA-256 over every bucket, key and value of the projection,
@@ -44,11 +46,15 @@ func digestDB(db *bolt.DB) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// FileDigest opens a projection file read-only and returns its Digest.
+// FileDigest opens a projection file read-only and returns its Digest. A missing
+// file is an error matching fs.ErrNotExist.
 func FileDigest(path string) (string, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return "", fmt.Errorf("projector: open %s: %w (another process holds it open for writing)", path, err)
+	}
 	if err != nil {
-		return "", fmt.Errorf("projector: open %s: %w (is capdir serve running on this data dir?)", path, err)
+		return "", fmt.Errorf("projector: open %s: %w", path, err)
 	}
 	defer db.Close()
 	return digestDB(db)

@@ -211,6 +211,17 @@ func (p *Projector) Breaker(key string) (breaker.State, error) {
 	return st, err
 }
 
+// HasBreaker reports whether key has a breaker state: a call to it struck once, or
+// it was reset.
+func (p *Projector) HasBreaker(key string) (bool, error) {
+	var ok bool
+	err := p.db.View(func(tx *bolt.Tx) error {
+		ok = tx.Bucket(bucketBreakers).Get([]byte(key)) != nil
+		return nil
+	})
+	return ok, err
+}
+
 // Breakers returns every breaker state that is open.
 func (p *Projector) Breakers() ([]breaker.State, error) {
 	var out []breaker.State

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -88,7 +89,12 @@ func breakerResetCmd() *cobra.Command {
 			Key   string `json:"key"`
 			Reset bool   `json:"reset"`
 		}
-		if err := c.doJSON(cmd.Context(), http.MethodDelete, "/api/breaker/"+url.PathEscape(args[0]), nil, &out); err != nil {
+		err = c.doJSON(cmd.Context(), http.MethodDelete, "/api/breaker/"+url.PathEscape(args[0]), nil, &out)
+		var apiErr *apiError
+		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+			return fmt.Errorf("%s is neither a row nor a breaker on %s: nothing to reset (capdir breaker list shows the open breakers)", args[0], c.base)
+		}
+		if err != nil {
 			return err
 		}
 		if !out.OK || !out.Reset {

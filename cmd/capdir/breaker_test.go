@@ -83,7 +83,7 @@ func TestBreakerListAndReset(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"breaker", "list", "--server", n.URL(), "--key-file", wrongKey}, "HTTP 401: unauthorized"},
+		{[]string{"breaker", "list", "--server", n.URL(), "--key-file", wrongKey}, "HTTP 401: unauthorized: " + n.URL() + " refused the owner key from --key-file " + wrongKey},
 		{append([]string{"breaker", "reset", "BAD.KEY"}, flags...), "HTTP 400"},
 		{[]string{"breaker", "list", "--server", n.URL(), "--data", t.TempDir()}, "no owner key"},
 		{append([]string{"breaker", "reset"}, flags...), "accepts 1 arg"},
@@ -92,5 +92,14 @@ func TestBreakerListAndReset(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("capdir %s: %v, want an error containing %q", strings.Join(tc.args, " "), err, tc.want)
 		}
+	}
+}
+
+func TestBreakerResetOfAnUnknownKey(t *testing.T) {
+	n, flags := testServer(t)
+	_, _, err := runCLI(t, "", append([]string{"breaker", "reset", "NO_SUCH_KEY"}, flags...)...)
+	want := "NO_SUCH_KEY is neither a row nor a breaker on " + n.URL() + ": nothing to reset"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("reset of an unknown key: %v; want %q", err, want)
 	}
 }

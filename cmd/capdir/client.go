@@ -51,12 +51,15 @@ func defaultServer() string {
 // client resolves the owner key and returns a client of the server. The key is, in
 // order: the file named by --key-file, $CAPDIR_TERMINAL_KEY, <--data>/terminal.key.
 func (sf *serverFlags) client() (*apiClient, error) {
-	path := sf.keyFile
+	path, source := sf.keyFile, "--key-file "+sf.keyFile
 	if path == "" {
 		if k := strings.TrimSpace(os.Getenv("CAPDIR_TERMINAL_KEY")); k != "" {
-			return newAPIClient(sf.server, k, sf.timeout), nil
+			c := newAPIClient(sf.server, k, sf.timeout)
+			c.keySource = "the environment variable CAPDIR_TERMINAL_KEY"
+			return c, nil
 		}
 		path = capdir.KeyPath(sf.dataDir)
+		source = path + " (the data dir's key; --data " + sf.dataDir + ")"
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -66,7 +69,9 @@ func (sf *serverFlags) client() (*apiClient, error) {
 	if key == "" {
 		return nil, fmt.Errorf("no owner key: %s is empty", path)
 	}
-	return newAPIClient(sf.server, key, sf.timeout), nil
+	c := newAPIClient(sf.server, key, sf.timeout)
+	c.keySource = source
+	return c, nil
 }
 
 // apiClient is a small HTTP client of a capdir server's owner routes: a base URL,
@@ -76,6 +81,8 @@ type apiClient struct {
 	key     string
 	timeout time.Duration // per request; 0 means none
 	hc      *http.Client
+	// keySource says where key came from, for the message of a 401.
+	keySource string
 }
 
 func newAPIClient(base, key string, timeout time.Duration) *apiClient {
@@ -146,6 +153,9 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 		if json.Unmarshal(raw, &msg) == nil && msg.Error != "" {
 			e.Message = msg.Error
 		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			e.Message += ": " + c.refusedKey()
+		}
 		return e
 	}
 	if out == nil {
@@ -155,4 +165,14 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 		return errors.Join(fmt.Errorf("%s %s: unexpected answer %.200q", method, path, raw), err)
 	}
 	return nil
+}
+
+// refusedKey explains a 401: which key the server refused and how to give another.
+func (c *apiClient) refusedKey() string {
+	source := c.keySource
+	if source == "" {
+		source = "the caller"
+	}
+	return fmt.Sprintf("%s refused the owner key from %s; give the key that server uses (its CAPDIR_TERMINAL_KEY, "+
+		"or terminal.key in its data dir) with CAPDIR_TERMINAL_KEY, --key-file FILE or --data DIR", c.base, source)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/api"
@@ -54,10 +55,14 @@ func importCmd() *cobra.Command {
 			}
 			path := "/api/directory/import"
 			if upsert {
-				path += "?mode=upsert"
+				path += api.UpsertQuery
 			}
+			stderr := cmd.ErrOrStderr()
+			progress := newImportProgress(br, stderr, contentType == "application/json")
+			progress.waitForAnswer()
 			var res api.ImportResult
-			err = c.send(cmd.Context(), http.MethodPost, path, contentType, br, &res)
+			err = c.send(cmd.Context(), http.MethodPost, path, contentType, progress, &res)
+			progress.finish()
 			var apiErr *apiError
 			if errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout {
 				// Written but not yet visible: the body still reports every row.
@@ -67,7 +72,6 @@ func importCmd() *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
 			for _, f := range res.Failed {
 				where := fmt.Sprintf("row %d", f.Index)
 				if f.Line > 0 {
@@ -76,7 +80,8 @@ func importCmd() *cobra.Command {
 				if f.Key != "" {
 					where += " " + f.Key
 				}
-				fmt.Fprintf(stderr, "%s: %s\n", where, f.Error)
+				// The server suggests its query parameter; this command has a flag.
+				fmt.Fprintf(stderr, "%s: %s\n", where, strings.ReplaceAll(f.Error, api.UpsertQuery, "--upsert"))
 				if f.HowToFix != "" {
 					fmt.Fprintf(stderr, "    how to fix: %s\n", f.HowToFix)
 				}

@@ -70,7 +70,7 @@ func TestImportCommandArticleFixture(t *testing.T) {
 	n, flags := testServer(t)
 	file := writeFile(t, "article_rows.json", testdata.ArticleRows())
 	stdout, stderr, err := runCLI(t, "", append([]string{"import", file}, flags...)...)
-	if err != nil || stderr != "" {
+	if err != nil || !strings.HasPrefix(stderr, "import: sent all 6 rows (") || withoutProgress(stderr) != "" {
 		t.Fatalf("import: %v\n%s", err, stderr)
 	}
 	if want := "imported 6 of 6 rows from " + file + "; 0 failed\n"; stdout != want {
@@ -85,7 +85,7 @@ func TestImportCommandArticleFixture(t *testing.T) {
 	if err == nil || err.Error() != "6 of 6 rows failed" {
 		t.Fatalf("second import: err %v", err)
 	}
-	if !strings.Contains(stderr, "row 0 NOW: exists: NOW is already in the directory (import with ?mode=upsert to replace it)\n") ||
+	if !strings.Contains(stderr, "row 0 NOW: exists: NOW is already in the directory (import with --upsert to replace it)\n") ||
 		stdout != "imported 0 of 6 rows from "+file+"; 6 failed\n" {
 		t.Fatalf("second import printed\n%s\n%s", stdout, stderr)
 	}
@@ -107,7 +107,7 @@ func TestImportCommandReportsTheBadRow(t *testing.T) {
 	if err == nil || err.Error() != "1 of 7 rows failed" {
 		t.Fatalf("err = %v", err)
 	}
-	if want := "row 3 BAD_ROW: type: must be one of fn, http, agent, flow; got \"lambda\"\n"; stderr != want {
+	if want := "row 3 BAD_ROW: type: must be one of fn, http, agent, flow; got \"lambda\"\n"; withoutProgress(stderr) != want {
 		t.Fatalf("stderr %q, want %q", stderr, want)
 	}
 	if want := "imported 6 of 7 rows from " + file + "; 1 failed\n"; stdout != want {
@@ -130,7 +130,7 @@ func TestImportCommandNDJSONFromStdin(t *testing.T) {
 	if err == nil || err.Error() != "1 of 3 rows failed" {
 		t.Fatalf("err = %v", err)
 	}
-	if !strings.HasPrefix(stderr, "row 1 (line 4) B: registry_hygiene_refused: high_risk_missing_schema\n    how to fix: input_schema is required") {
+	if !strings.HasPrefix(withoutProgress(stderr), "row 1 (line 4) B: registry_hygiene_refused: high_risk_missing_schema\n    how to fix: input_schema is required") {
 		t.Fatalf("stderr %q", stderr)
 	}
 	if stdout != "imported 2 of 3 rows from stdin; 1 failed\n" {
@@ -152,7 +152,7 @@ func TestImportCommandErrors(t *testing.T) {
 	file := writeFile(t, "rows.json", testdata.ArticleRows())
 	wrongKey := writeFile(t, "wrong.key", []byte("not-the-owner-key-at-all\n"))
 	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--key-file", wrongKey); err == nil ||
-		!strings.HasSuffix(err.Error(), "HTTP 401: unauthorized") {
+		!strings.Contains(err.Error(), "HTTP 401: unauthorized: "+n.URL()+" refused the owner key from --key-file "+wrongKey) {
 		t.Errorf("wrong key: %v", err)
 	}
 	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--data", t.TempDir()); err == nil ||
@@ -167,4 +167,15 @@ func TestImportCommandErrors(t *testing.T) {
 	if rows := listRows(t, n); len(rows) != 0 {
 		t.Errorf("failed imports wrote %d rows", len(rows))
 	}
+}
+
+// withoutProgress drops capdir import's progress lines from its stderr.
+func withoutProgress(stderr string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if !strings.HasPrefix(l, "import: ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
 }

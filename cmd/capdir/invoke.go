@@ -20,8 +20,11 @@ func invokeCmd() *cobra.Command {
 		Long: "Invoke a row on a running capdir server. BODY is one string of arguments separated by |\n" +
 			"(for example 'a|b'). The result goes to stdout, then a line with the invocation id and the\n" +
 			"receipt status. The exit status is non-zero when the result is an ERR: string.",
-		Example: "  capdir invoke NOW\n  capdir invoke ZZ_TEST_TEMPERATURE '37.77|-122.42'\n  capdir invoke GROK_MODELS --shape",
-		Args:    cobra.RangeArgs(1, 2),
+		Example: "  # the rows of the README's walk-through\n" +
+			"  capdir invoke GREET Ada\n" +
+			"  capdir invoke GREET Ada --json\n" +
+			"  capdir invoke HEALTH --shape",
+		Args: cobra.RangeArgs(1, 2),
 	}
 	sf := addServerFlags(cmd, 0)
 	cmd.Flags().BoolVar(&shape, "shape", false, "build the outbound request and print it instead of sending it")

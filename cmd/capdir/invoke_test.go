@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,5 +30,40 @@ func TestInvokeCommand(t *testing.T) {
 	cmd.SetArgs([]string{"invoke", "--server", n.URL(), "SAI"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(buf.String(), `"did_you_mean":["SAY"]`) {
 		t.Fatalf("unknown key: err=%v out=%s", err, buf.String())
+	}
+}
+
+// Every example of invoke --help runs, as written, against the rows the README's
+// walk-through writes.
+func TestInvokeHelpExamplesRunOnTheREADMERows(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	t.Setenv("CAPDIR_TERMINAL_KEY", nodetest.Key)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The walk-through's row bodies: the curl bodies (-d '{…}') that name a type.
+	rows := regexp.MustCompile(`-d '(\{[^']*"type"[^']*\})'`).FindAllSubmatch(readme, -1)
+	if len(rows) == 0 {
+		t.Fatal("found no row bodies in README.md")
+	}
+	for _, r := range rows {
+		if code, body := nodetest.Do(t, n, "POST", "/api/directory", string(r[1])); code != 201 {
+			t.Fatalf("README row %s: %d %s", r[1], code, body)
+		}
+	}
+	var examples int
+	for _, line := range strings.Split(invokeCmd().Example, "\n") {
+		args := strings.Fields(line)
+		if len(args) < 3 || args[0] != "capdir" {
+			continue
+		}
+		examples++
+		if _, stderr, err := runCLI(t, "", append(args[1:], "--server", n.URL())...); err != nil {
+			t.Errorf("%s: %v %s", strings.TrimSpace(line), err, stderr)
+		}
+	}
+	if examples == 0 {
+		t.Fatal("invoke --help has no examples")
 	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,65 +21,88 @@ import (
 func init() { register(replayCmd); register(digestCmd) }
 
 func replayCmd() *cobra.Command {
-	var dataDir, natsURL string
+	var cfg replayConfig
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Rebuild the projection from sequence 1 into a fresh bbolt file and swap it in atomically",
 		Long: "Rebuild the projection from sequence 1 into a fresh bbolt file and swap it in atomically.\n" +
-			"Stop capdir serve on this data dir first: the embedded log and the projection are locked while it runs.",
+			"Stop capdir serve on this data dir first: while it runs, the data dir is locked and replay is refused.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			l, err := eventlog.Open(ctx, eventlog.Config{DataDir: dataDir, NATSURL: natsURL})
-			if err != nil {
-				return err
-			}
-			defer l.Close()
-			var total uint64
-			for _, s := range eventlog.Streams {
-				last, err := l.LastSeq(ctx, s)
-				if err != nil {
-					return err
-				}
-				total += last
-			}
-			out := cmd.OutOrStdout()
-			tty := isTerminal(out)
-			start := time.Now()
-			var base = map[string]uint64{}
-			var done uint64
-			lastPrint := time.Time{}
-			progress := func(stream string, seq, last uint64) {
-				done = base[stream] + seq
-				if stream == eventlog.ControlStream {
-					base[eventlog.DataStream] = seq
-				}
-				if time.Since(lastPrint) < 200*time.Millisecond && seq < last {
-					return
-				}
-				lastPrint = time.Now()
-				rate := float64(done) / time.Since(start).Seconds()
-				if tty {
-					fmt.Fprintf(out, "\r%s %d/%d events  %.0f events/s", bar(done, total, 30), done, total, rate)
-				} else {
-					fmt.Fprintf(out, "replay: %s %d/%d events, %.0f events/s\n", stream, done, total, rate)
-				}
-			}
-			path := capdir.ProjectionPath(dataDir)
-			if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: l}, progress); err != nil {
-				return err
-			}
-			el := time.Since(start)
-			if tty {
-				fmt.Fprintln(out)
-			}
-			fmt.Fprintf(out, "replayed %d events in %s (%.0f events/s) into %s\n", total, el.Round(time.Millisecond), float64(total)/el.Seconds(), path)
-			return nil
+			return runReplay(ctx, cfg, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "data directory")
-	cmd.Flags().StringVar(&natsURL, "nats-url", "", "read the log from an existing NATS cluster")
+	cmd.Flags().StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
+	cmd.Flags().StringVar(&cfg.NATSURL, "nats-url", "", "read the log from an existing NATS cluster")
 	return cmd
+}
+
+// replayConfig is what capdir replay works on.
+type replayConfig struct {
+	DataDir string
+	NATSURL string // the log's cluster; the data dir's embedded log when empty
+}
+
+// runReplay rebuilds cfg.DataDir's projection from the log, printing progress to
+// out. It locks the data dir first: a dir a server holds, or one without a log,
+// is refused before anything is opened or created.
+func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
+	var lock *capdir.DataDirLock
+	var err error
+	if cfg.NATSURL == "" {
+		lock, err = capdir.LockExisting(cfg.DataDir)
+	} else if err = os.MkdirAll(cfg.DataDir, 0o700); err == nil {
+		lock, err = capdir.LockDataDir(cfg.DataDir)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	var total uint64
+	for _, s := range eventlog.Streams {
+		last, err := l.LastSeq(ctx, s)
+		if err != nil {
+			return err
+		}
+		total += last
+	}
+	tty := isTerminal(out)
+	start := time.Now()
+	var base = map[string]uint64{}
+	var done uint64
+	lastPrint := time.Time{}
+	progress := func(stream string, seq, last uint64) {
+		done = base[stream] + seq
+		if stream == eventlog.ControlStream {
+			base[eventlog.DataStream] = seq
+		}
+		if time.Since(lastPrint) < 200*time.Millisecond && seq < last {
+			return
+		}
+		lastPrint = time.Now()
+		rate := float64(done) / time.Since(start).Seconds()
+		if tty {
+			fmt.Fprintf(out, "\r%s %d/%d events  %.0f events/s", bar(done, total, 30), done, total, rate)
+		} else {
+			fmt.Fprintf(out, "replay: %s %d/%d events, %.0f events/s\n", stream, done, total, rate)
+		}
+	}
+	path := capdir.ProjectionPath(cfg.DataDir)
+	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: l}, progress); err != nil {
+		return err
+	}
+	el := time.Since(start)
+	if tty {
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintf(out, "replayed %d events in %s (%.0f events/s) into %s\n", total, el.Round(time.Millisecond), float64(total)/el.Seconds(), path)
+	return nil
 }
 
 func digestCmd() *cobra.Command {
@@ -84,17 +110,34 @@ func digestCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "digest",
 		Short: "Print a stable SHA-256 of the projected state, to compare two states",
+		Long: "Print a stable SHA-256 of the projected state, to compare two states.\n" +
+			"Stop capdir serve on this data dir first: while it runs, the data dir is locked and digest is refused.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := projector.FileDigest(capdir.ProjectionPath(dataDir))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), d)
-			return nil
+			return runDigest(dataDir, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "data directory")
+	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
 	return cmd
+}
+
+// runDigest prints the digest of dataDir's projection to out. Like runReplay it
+// locks the data dir first.
+func runDigest(dataDir string, out io.Writer) error {
+	lock, err := capdir.LockExisting(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	path := capdir.ProjectionPath(dataDir)
+	d, err := projector.FileDigest(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w in %s (no %s): capdir replay --data %s rebuilds it from the log", capdir.ErrNoProjection, dataDir, path, dataDir)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(out, d)
+	return err
 }
 
 func bar(done, total uint64, width int) string {

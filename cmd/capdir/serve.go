@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +24,12 @@ func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
+		Long: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade.\n\n" +
+			"Environment:\n" +
+			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
+			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
+			"                       <data>/terminal.key, generated (mode 0600) on first start\n\n" +
+			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			logger, err := newLogger(logLevel)
 			if err != nil {
@@ -39,8 +46,22 @@ func serveCmd() *cobra.Command {
 			case cfg.ProjLinger == 0:
 				cfg.ProjLinger = -1 // 0 on the command line means no linger
 			}
+			// Refuse a dir in use and a taken port before creating anything.
+			if err := capdir.CheckFree(cfg.DataDir); err != nil {
+				return err
+			}
+			if cfg.HTTPAddr != "" { // --http "" serves no HTTP
+				ln, err := net.Listen("tcp", cfg.HTTPAddr)
+				if err != nil {
+					return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTPAddr, err)
+				}
+				cfg.HTTPListener = ln // capdir.Start closes it if it fails
+			}
 			key, path, created, err := capdir.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
 			if err != nil {
+				if cfg.HTTPListener != nil {
+					cfg.HTTPListener.Close()
+				}
 				return fmt.Errorf("terminal key: %w", err)
 			}
 			cfg.TerminalKey = key
@@ -74,7 +95,7 @@ func serveCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key)")
+	f.StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
 	f.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8080", "HTTP listen address")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The README's shell lines can be pasted as they are: no invocation id of someone
+// else's run, the key in the variable the CLI reads, background servers from a
+// built binary (kill -INT on go run's pid leaves its child running). The README
+// stands alone and links the performance history instead of carrying it.
+func TestREADMEShellLinesPasteAsWritten(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	invID := regexp.MustCompile(`inv_[0-9a-z]{26}`)
+	bareKey := regexp.MustCompile(`(^|[^A-Z_])TERMINAL_KEY`)
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme, -1) {
+		for _, line := range strings.Split(block[1], "\n") {
+			cmd, _, _ := strings.Cut(line, " #") // a trailing comment is not run
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			switch {
+			case invID.MatchString(cmd):
+				t.Errorf("a command names a fixed invocation id: %s", line)
+			case bareKey.MatchString(cmd):
+				t.Errorf("a command uses TERMINAL_KEY; the CLI reads CAPDIR_TERMINAL_KEY: %s", line)
+			case strings.HasPrefix(cmd, "go run") && strings.HasSuffix(strings.TrimSpace(cmd), "&"):
+				t.Errorf("a background start through go run: %s", line)
+			}
+		}
+	}
+	if strings.Contains(strings.ToLower(readme), "the article") {
+		t.Error(`the README mentions "the article"`)
+	}
+	if !strings.Contains(readme, "](docs/performance.md)") {
+		t.Error("the README does not link docs/performance.md")
+	}
+	if _, err := os.Stat("../../docs/performance.md"); err != nil {
+		t.Error(err)
+	}
+}
