@@ -47,8 +47,16 @@ type Config struct {
 	TerminalKey string
 	Workers     int
 	Breaker     breaker.Config
-	// Env resolves the credentials rows name (os.LookupEnv when nil).
+	// Env resolves the credentials rows name (os.LookupEnv when nil), behind
+	// SecretEnv.
 	Env runner.Env
+	// SecretEnv lists the environment variables rows may name in their auth column:
+	// names, PREFIX*, *SUFFIX or *, each element possibly comma-separated (see
+	// runner.ParseSecretEnv). runner.DefaultSecretEnv when nil; an empty, non-nil
+	// list allows none. capdir's own variables (runner.ReservedEnv) are never
+	// readable. A write naming another variable is refused, and a row that names one
+	// anyway fails at call time with ERR:auth:env_not_allowed:<NAME>.
+	SecretEnv []string
 	// Fns are the fn runner's functions; the built-ins are added to it. A new
 	// registry when nil. Register Go functions here to extend capdir.
 	Fns *fnrunner.Registry
@@ -130,6 +138,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("node: a data dir is required (--data)")
 	}
+	secrets, err := secretEnv(cfg.SecretEnv)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -163,14 +175,15 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
-	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg); err != nil {
+	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg, secrets); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
 		return nil, err
 	}
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
-		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, Clock: cfg.Clock, Logger: cfg.Logger,
+		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
+		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -297,13 +310,27 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 	return key, path, true, nil
 }
 
+// secretEnv is the allow-list of Config.SecretEnv: runner.DefaultSecretEnv when nil.
+func secretEnv(patterns []string) (runner.SecretEnv, error) {
+	if patterns == nil {
+		patterns = runner.DefaultSecretEnv
+	}
+	s, err := runner.ParseSecretEnv(patterns...)
+	if err != nil {
+		return runner.SecretEnv{}, fmt.Errorf("node: secret env (--secret-env): %w", err)
+	}
+	return s, nil
+}
+
 // newDispatch builds the runners (fn with the built-ins, http, nats) and the
-// dispatch service.
-func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config) (*dispatcher.Service, error) {
+// dispatch service. Every runner and the breaker's credential tag read the
+// environment through the same guard, so a row reads only what secrets allows.
+func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets runner.SecretEnv) (*dispatcher.Service, error) {
 	env := cfg.Env
 	if env == nil {
 		env = os.LookupEnv
 	}
+	env = secrets.Guard(env)
 	fns := cfg.Fns
 	if fns == nil {
 		fns = fnrunner.NewRegistry()

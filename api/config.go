@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
@@ -29,8 +30,12 @@ type Config struct {
 	MaxBody int64
 	// Breaker is the breaker policy, for GET /api/breaker's closing times.
 	Breaker breaker.Config
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	// SecretEnv is the operator's allow-list of the environment variables a row's
+	// auth column may name; a write naming any other is refused. The zero value
+	// allows none (the node passes runner.DefaultSecretEnv unless told otherwise).
+	SecretEnv runner.SecretEnv
+	Clock     func() time.Time
+	Logger    *slog.Logger
 }
 
 func (c *Config) setDefaults() {

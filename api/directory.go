@@ -32,7 +32,7 @@ func (s *Server) registerDirectory() {
 // directoryWriter returns the directory writer over the server's log and projection. It
 // holds no state of its own, so every request may build one.
 func (s *Server) directoryWriter() *dirWriter {
-	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout}
+	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout, secrets: s.cfg.SecretEnv}
 }
 
 // dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the article's

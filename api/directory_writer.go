@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,6 +29,7 @@ type dirWriter struct {
 	proj    *projector.Projector
 	clock   func() time.Time
 	timeout time.Duration // how long a write waits to become visible
+	secrets runner.SecretEnv
 }
 
 // dirPending is a write that has been decided but not yet appended.
@@ -39,8 +41,9 @@ type dirPending struct {
 	event    eventlog.Event
 }
 
-// prepare reads key and runs build. Errors: a *contract.ValidationError for a bad
-// key, build's error, or errDirUnavailable.
+// prepare reads key and runs build, then checks the row's credential against the
+// operator's allow-list. Errors: a *contract.ValidationError for a bad key or a
+// variable rows may not read, build's error, or errDirUnavailable.
 func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 	if err := contract.ValidateKey(key); err != nil {
 		return dirPending{}, err
@@ -57,6 +60,11 @@ func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 	m, ignored, err := build(oldp, w.clock())
 	if err != nil {
 		return dirPending{}, err
+	}
+	if m.Row != nil {
+		if err := checkSecretEnv(w.secrets, m.Row.Auth); err != nil {
+			return dirPending{}, err
+		}
 	}
 	ev, err := w.log.NewEvent(eventlog.TypeDirectoryMutate, OwnerActor, m)
 	if err != nil {

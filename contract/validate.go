@@ -36,6 +36,7 @@ func Validate(r *Row) error {
 			add(err)
 		}
 	}
+	add(validateNATSTarget(r))
 	if r.InputSchema != "" {
 		if _, err := CompileSchema(r.InputSchema); err != nil {
 			add(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/spf13/cobra"
 )
@@ -73,6 +74,12 @@ func serveCmd() *cobra.Command {
 			default:
 				logger.Info("owner key read from CAPDIR_TERMINAL_KEY")
 			}
+			cfg.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.SecretEnv, os.LookupEnv)
+			secrets, err := runner.ParseSecretEnv(cfg.SecretEnv...)
+			if err != nil {
+				return fmt.Errorf("--secret-env (or CAPDIR_SECRET_ENV): %w", err)
+			}
+			logger.Info("rows may read these environment variables (--secret-env; never CAPDIR_*)", "secret_env", secrets.String())
 			if cfg.PublicURL == "" {
 				cfg.PublicURL = "http://" + cfg.HTTPAddr
 			}
@@ -109,9 +116,25 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.DurationVar(&cfg.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
+	f.StringSliceVar(&cfg.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
+		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
+			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// secretEnvPatterns is the allow-list serve runs with: --secret-env when given
+// (empty allows none), else $CAPDIR_SECRET_ENV when set (empty allows none), else
+// the flag's default.
+func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (string, bool)) []string {
+	if flagGiven {
+		return fromFlag
+	}
+	if v, ok := lookup("CAPDIR_SECRET_ENV"); ok {
+		return []string{v}
+	}
+	return fromFlag
 }
 
 func newLogger(level string) (*slog.Logger, error) {

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// Env looks up an environment variable; os.LookupEnv in production. The dispatcher
-// never reads the process environment itself.
+// Env looks up an environment variable; in production os.LookupEnv behind the
+// operator's allow-list (SecretEnv.Guard). The dispatcher never reads the process
+// environment itself.
 type Env func(name string) (string, bool)
 
 // MapEnv is an Env backed by a map, for tests and embedding.
@@ -77,16 +78,29 @@ func (c Credential) Tag(salt string) string {
 	return hex.EncodeToString(m.Sum(nil)[:2])
 }
 
-func (c *Credential) use(name string, env Env) (string, bool) {
+func (c *Credential) use(name string, env Env) (string, bool, error) {
 	c.Names = append(c.Names, name)
-	v, ok := env(name)
-	if !ok || v == "" {
+	v, ok, err := lookup(name, env)
+	if err != nil || !ok {
 		c.Missing = append(c.Missing, name)
-		return "", false
+		return "", false, err
 	}
 	c.values = append(c.values, v)
 	c.forms = append(c.forms, v)
-	return v, true
+	return v, true, nil
+}
+
+// lookup reads name from env: ok is false for a missing or empty variable, and the
+// error ERR:auth:env_not_allowed:<name> when env is a SecretEnv guard refusing it.
+func lookup(name string, env Env) (string, bool, error) {
+	v, ok := env(name)
+	switch {
+	case !ok && v == envRefused:
+		return "", false, errEnvNotAllowed(name)
+	case !ok || v == "":
+		return "", false, nil
+	}
+	return v, true, nil
 }
 
 // ApplyAuth reads the row's auth column and adds the credential to req:
@@ -100,7 +114,9 @@ func (c *Credential) use(name string, env Env) (string, bool) {
 //	oauth:ENV                 ENV holds an OAuth 2.0 access token; sent as Bearer
 //
 // A variable that is absent or empty applies no credential and is not an error: the
-// upstream's 401 is the first signal. Any other prefix fails with
+// upstream's 401 is the first signal. A variable env refuses (a SecretEnv guard)
+// fails with ERR:auth:env_not_allowed:<NAME> before anything is applied. Any other
+// prefix fails with
 // ERR:auth:unknown_prefix:<prefix>; a malformed known form with
 // ERR:auth:bad_spec:<prefix>:<reason>. Prefixes match case-insensitively.
 func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
@@ -121,7 +137,11 @@ func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
 		if err != nil {
 			return Credential{}, err
 		}
-		if v, ok := cred.use(name, env); ok {
+		v, ok, err := cred.use(name, env)
+		if err != nil {
+			return Credential{}, err
+		}
+		if ok {
 			req.SetHeader("Authorization", "Bearer "+v)
 		}
 	case "basic":
@@ -129,7 +149,11 @@ func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
 		if err != nil {
 			return Credential{}, err
 		}
-		if v, ok := cred.use(name, env); ok {
+		v, ok, err := cred.use(name, env)
+		if err != nil {
+			return Credential{}, err
+		}
+		if ok {
 			enc := base64.StdEncoding.EncodeToString([]byte(v + ":"))
 			cred.forms = append(cred.forms, enc)
 			req.SetHeader("Authorization", "Basic "+enc)
@@ -144,7 +168,11 @@ func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
 		if err != nil {
 			return Credential{}, err
 		}
-		if v, ok := cred.use(name, env); ok {
+		v, ok, err := cred.use(name, env)
+		if err != nil {
+			return Credential{}, err
+		}
+		if ok {
 			enc := url.QueryEscape(v)
 			cred.forms = append(cred.forms, enc, url.PathEscape(v))
 			req.URL = appendQuery(req.URL, url.QueryEscape(param)+"="+enc)
@@ -183,7 +211,10 @@ func applyHeaders(prefix, rest string, env Env, req *OutboundRequest, cred *Cred
 		if !ok {
 			return errAuthBadSpec(prefix, "header "+h+" is not a string")
 		}
-		v, ok := expandEnv(tmpl, env, cred)
+		v, ok, err := expandEnv(tmpl, env, cred)
+		if err != nil {
+			return err
+		}
 		if ok {
 			req.SetHeader(h, v)
 		}
@@ -193,8 +224,8 @@ func applyHeaders(prefix, rest string, env Env, req *OutboundRequest, cred *Cred
 
 // expandEnv replaces every $NAME in tmpl from env. ok is false when any named
 // variable is missing, in which case the header is omitted and none of its values
-// count as applied.
-func expandEnv(tmpl string, env Env, cred *Credential) (string, bool) {
+// count as applied; a variable env refuses is an error.
+func expandEnv(tmpl string, env Env, cred *Credential) (string, bool, error) {
 	var b strings.Builder
 	var used []string
 	ok := true
@@ -210,8 +241,11 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool) {
 		}
 		name := tmpl[i+1 : j]
 		cred.Names = append(cred.Names, name)
-		v, found := env(name)
-		if !found || v == "" {
+		v, found, err := lookup(name, env)
+		if err != nil {
+			return "", false, err
+		}
+		if !found {
 			cred.Missing = append(cred.Missing, name)
 			ok = false
 		}
@@ -220,11 +254,11 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool) {
 		i = j
 	}
 	if !ok {
-		return "", false
+		return "", false, nil
 	}
 	cred.values = append(cred.values, used...)
 	cred.forms = append(cred.forms, used...)
-	return b.String(), true
+	return b.String(), true, nil
 }
 
 // appendQuery adds kv to the query of rawURL, before any fragment.

@@ -22,6 +22,13 @@
 // credential; it is not an error. Credential.Tag gives a 4-hex-digit HMAC tag of the
 // applied values for noticing rotation without storing anything recoverable.
 //
+// Rows read only the variables the operator allows (SecretEnv: names, PREFIX*,
+// *SUFFIX or *; DefaultSecretEnv unless set), never capdir's own (ReservedEnv:
+// CAPDIR_* and what the process reads itself). SecretEnv.Guard wraps the Env every
+// runner and the breaker's credential tag read: a name outside the list resolves to
+// nothing and ApplyAuth fails with ERR:auth:env_not_allowed:<NAME>. AuthVariables
+// lists the names a spec reads, for the write path's check.
+//
 // # The contract
 //
 // A Runner never returns a Go error; every failure is an Outcome whose Result is the

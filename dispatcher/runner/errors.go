@@ -51,3 +51,15 @@ func errAuthUnknownPrefix(prefix string) *Error {
 func errAuthBadSpec(prefix, msg string) *Error {
 	return NewError(ErrAuthBadSpec, "ERR:auth:bad_spec:"+prefix+":"+msg)
 }
+
+var (
+	// ErrEnvNotAllowed: the auth column names an environment variable outside the
+	// operator's allow-list (SecretEnv), or one of capdir's own (ReservedEnv).
+	ErrEnvNotAllowed = errors.New("runner: auth: environment variable not allowed")
+	// ErrBadSecretEnv: a pattern of the allow-list is malformed.
+	ErrBadSecretEnv = errors.New("runner: bad secret-env pattern")
+)
+
+func errEnvNotAllowed(name string) *Error {
+	return NewError(ErrEnvNotAllowed, "ERR:auth:env_not_allowed:"+name)
+}

@@ -12,7 +12,7 @@ import (
 const (
 	RunnerFn   = "fn"
 	RunnerHTTP = "http"
-	RunnerNATS = "nats"
+	RunnerNATS = contract.RunnerNATS
 )
 
 // Call is one invocation handed to a runner.

@@ -9,3 +9,13 @@ var (
 	// A-Z a-z 0-9 _ -.
 	ErrBadKey = errors.New("wire: bad key")
 )
+
+var (
+	// ErrBadSubject: a subject a row names is not one literal NATS subject (empty,
+	// whitespace, a wildcard, an empty token). The concrete error is a *SubjectError.
+	ErrBadSubject = errors.New("wire: bad subject")
+	// ErrReservedSubject: a subject a row names belongs to NATS's own API, to another
+	// caller's replies or to capdir's log (see ReservedSubject). The concrete error is
+	// a *SubjectError.
+	ErrReservedSubject = errors.New("wire: reserved subject")
+)

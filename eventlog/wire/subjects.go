@@ -8,14 +8,17 @@ const (
 
 // Subject prefixes. Every subject of the log ends with the row key, so per-key
 // ordering comes from JetStream.
+// Every one of them starts with capdirToken, which is why ReservedSubject refuses
+// that first token to a row.
 const (
-	controlPrefix   = "capdir.ctl."
-	dataPrefix      = "capdir.data."
+	capdirToken     = "capdir"
+	controlPrefix   = capdirToken + ".ctl."
+	dataPrefix      = capdirToken + ".data."
 	directoryPrefix = controlPrefix + "dir."
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
 	receiptPrefix   = dataPrefix + "rcpt."
-	noticePrefix    = "capdir.receipt."
+	noticePrefix    = capdirToken + ".receipt."
 )
 
 // Streams lists both streams in the order projectors fold them.

@@ -4,12 +4,17 @@ import (
 	"errors"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // Sentinel errors of the nats runner; every "ERR:nats:..." literal is built below.
 var (
-	// ErrBadTarget: the nats row has no subject.
+	// ErrBadTarget: the nats row's target is not one literal subject (empty,
+	// whitespace, a wildcard, an empty token).
 	ErrBadTarget = errors.New("nats: bad target")
+	// ErrReservedSubject: the nats row's target is NATS's own API ($JS., $SYS., ...),
+	// another caller's inbox or capdir's log (wire.ReservedSubject).
+	ErrReservedSubject = errors.New("nats: reserved subject")
 	// ErrNoResponders: nobody subscribes to the subject.
 	ErrNoResponders = errors.New("nats: no responders")
 	// ErrTimeout: no reply within the configured timeout.
@@ -18,8 +23,17 @@ var (
 	ErrRequest = errors.New("nats: request failed")
 )
 
-func errBadTarget() *runner.Error {
-	return runner.NewError(ErrBadTarget, "ERR:nats:bad_target:empty_subject")
+// errTarget is the literal for a target wire.CheckTargetSubject refused:
+// ERR:nats:reserved_subject:<subject>, ERR:nats:bad_target:empty_subject, or
+// ERR:nats:bad_target:<reason>:<subject>.
+func errTarget(err *wire.SubjectError) *runner.Error {
+	switch err.Reason {
+	case wire.SubjectReserved:
+		return runner.NewError(ErrReservedSubject, "ERR:nats:reserved_subject:"+err.Subject)
+	case wire.SubjectEmpty:
+		return runner.NewError(ErrBadTarget, "ERR:nats:bad_target:empty_subject")
+	}
+	return runner.NewError(ErrBadTarget, "ERR:nats:bad_target:"+err.Reason+":"+err.Subject)
 }
 
 func errNoResponders(subject string) *runner.Error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -45,8 +46,15 @@ func (c Config) Validate() error {
 // data is the content's executable lines substituted in JSON mode, or the raw
 // invocation body when content has none. The reply data is the result, as is.
 //
+// The subject must be one literal subject (wire.CheckTargetSubject): a target under
+// $JS., $SYS., $KV., _INBOX., capdir. (or any first token starting with '$') is
+// refused before any request, with ERR:nats:reserved_subject:<subject>, so a row can
+// never drive JetStream's API or capdir's own log; a wildcard, an empty token or
+// whitespace gets ERR:nats:bad_target:<reason>:<subject>.
+//
 // Failures: ERR:nats:no_responders:<subject>, ERR:nats:timeout:<subject>,
 // ERR:nats:canceled:<reason>, ERR:nats:bad_target:empty_subject,
+// ERR:nats:bad_target:<reason>:<subject>, ERR:nats:reserved_subject:<subject>,
 // ERR:nats:request:<subject>:<message>.
 type Runner struct {
 	cfg Config
@@ -64,8 +72,11 @@ func New(cfg Config) (*Runner, error) {
 // Run implements Runner.
 func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	subject := strings.TrimSpace(c.Row.Target)
-	if subject == "" {
-		return runner.Failed(errBadTarget())
+	// The write path refuses these targets too, but a row can reach a runner without
+	// it: written before the rule, or appended to the log by another writer.
+	var bad *wire.SubjectError
+	if errors.As(wire.CheckTargetSubject(subject), &bad) {
+		return runner.Failed(errTarget(bad))
 	}
 	data := c.Body
 	if tmpl := runner.Template(c.Row.Content); tmpl != "" {

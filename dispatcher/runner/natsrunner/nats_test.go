@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,7 +68,7 @@ func TestNATSRunner(t *testing.T) {
 		{"no responders", contract.Row{Target: "svc.nobody"}, "", "ERR:nats:no_responders:svc.nobody", false, ErrNoResponders},
 		{"timeout", contract.Row{Target: "svc.silent"}, "", "ERR:nats:timeout:svc.silent", false, ErrTimeout},
 		{"empty subject", contract.Row{}, "", "ERR:nats:bad_target:empty_subject", false, ErrBadTarget},
-		{"bad subject", contract.Row{Target: "svc bad"}, "", "ERR:nats:request:svc bad:nats: invalid subject", false, ErrRequest},
+		{"bad subject", contract.Row{Target: "svc bad"}, "", "ERR:nats:bad_target:whitespace:svc bad", false, ErrBadTarget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +98,59 @@ func TestNATSRunner(t *testing.T) {
 			t.Errorf("got %+v", o)
 		}
 	})
+}
+
+// A row whose target is NATS's own API, another caller's inbox or capdir's log, or
+// not one literal subject, is refused before anything is published, plain or in
+// shape mode: such a row can reach the runner without the write path's check (an
+// old row, or one appended to the log by another writer).
+func TestNATSRunnerRefusesReservedAndWildcardSubjects(t *testing.T) {
+	nc := startNATS(t)
+	var seen atomic.Int64
+	spy, err := nc.Subscribe(">", func(m *nats.Msg) {
+		seen.Add(1)
+		m.Respond([]byte("answered"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spy.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Conn: nc, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		target, want string
+		kind         error
+	}{
+		{"$JS.API.STREAM.DELETE.CAPDIR_CONTROL", "ERR:nats:reserved_subject:$JS.API.STREAM.DELETE.CAPDIR_CONTROL", ErrReservedSubject},
+		{" $SYS.REQ.SERVER.PING ", "ERR:nats:reserved_subject:$SYS.REQ.SERVER.PING", ErrReservedSubject},
+		{"$KV.cfg.k", "ERR:nats:reserved_subject:$KV.cfg.k", ErrReservedSubject},
+		{"_INBOX.someone.1", "ERR:nats:reserved_subject:_INBOX.someone.1", ErrReservedSubject},
+		{"capdir.data.req.GREET", "ERR:nats:reserved_subject:capdir.data.req.GREET", ErrReservedSubject},
+		{"capdir.ctl.dir.GREET", "ERR:nats:reserved_subject:capdir.ctl.dir.GREET", ErrReservedSubject},
+		{"svc.*", "ERR:nats:bad_target:wildcard:svc.*", ErrBadTarget},
+		{"svc.>", "ERR:nats:bad_target:wildcard:svc.>", ErrBadTarget},
+		{"svc..x", "ERR:nats:bad_target:empty_token:svc..x", ErrBadTarget},
+	}
+	for _, tt := range tests {
+		for _, shape := range []bool{false, true} {
+			row := &contract.Row{Key: "SMUGGLED", Type: "fn", Runner: runner.RunnerNATS, Target: tt.target}
+			o := r.Run(context.Background(), runner.Call{Row: row, Body: "{}", Shape: shape})
+			if o.Result != tt.want || o.Ran || o.Shape != nil || !errors.Is(o.Err, tt.kind) {
+				t.Errorf("%q shape=%v: %+v, want %q", tt.target, shape, o, tt.want)
+			}
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := seen.Load(); n != 0 {
+		t.Fatalf("%d messages were published to refused subjects", n)
+	}
 }
 
 func TestNATSConfigValidate(t *testing.T) {
