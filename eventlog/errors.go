@@ -12,4 +12,7 @@ var (
 	ErrClosed = errors.New("eventlog: closed")
 	// ErrBadEvent is returned when a stored message is not a valid envelope.
 	ErrBadEvent = errors.New("eventlog: bad event")
+	// ErrStreamNotFound is returned by State when the stream does not exist: it was
+	// deleted under the log.
+	ErrStreamNotFound = errors.New("eventlog: stream not found")
 )

@@ -11,15 +11,11 @@ import (
 
 // LastSeq is the stream's last sequence (0 when empty).
 func (l *Log) LastSeq(ctx context.Context, stream string) (uint64, error) {
-	s, ok := l.streams[stream]
-	if !ok {
-		return 0, fmt.Errorf("eventlog: unknown stream %q", stream)
-	}
-	info, err := s.Info(ctx)
+	st, err := l.State(ctx, stream)
 	if err != nil {
-		return 0, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+		return 0, err
 	}
-	return info.State.LastSeq, nil
+	return st.LastSeq, nil
 }
 
 // Handler receives events in stream order. Returning an error stops the read.
