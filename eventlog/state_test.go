@@ -86,27 +86,8 @@ func TestStateAfterRetention(t *testing.T) {
 	}
 	defer l.Close()
 	appendReceipts(t, l, 3)
-	st := awaitTrimmed(t, l)
+	st := logtest.AwaitTrimmed(t, l, eventlog.DataStream)
 	if st.LastSeq != 3 || st.FirstSeq != 4 {
 		t.Fatalf("after retention: %+v, want first 4, last 3", st)
-	}
-}
-
-// awaitTrimmed waits until retention has removed every message of the data stream.
-func awaitTrimmed(t *testing.T, l *eventlog.Log) eventlog.StreamState {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st, err := l.State(context.Background(), eventlog.DataStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.FirstSeq > st.LastSeq {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retention did not trim the data stream: %+v", st)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
