@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -62,15 +63,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-			select {
-			case <-ctx.Done():
-				logger.Info("shutting down")
-			case err := <-n.Failed():
-				logger.Error("component failed; shutting down", "err", err)
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return n.Stop(sctx)
+			return serveUntil(ctx, n, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -91,6 +84,21 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// serveUntil runs n until ctx is done (a clean stop: nil) or a component fails (its
+// error, so that capdir serve exits non-zero saying why), then stops it.
+func serveUntil(ctx context.Context, n *node.Node, logger *slog.Logger) error {
+	var failed error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case failed = <-n.Failed():
+		logger.Error("component failed; shutting down", "err", failed)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(failed, n.Stop(sctx))
 }
 
 func newLogger(level string) (*slog.Logger, error) {
