@@ -102,6 +102,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
 	cons, err := l.js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(max * 2))
