@@ -101,7 +101,11 @@ func (w *dirWriter) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (u
 func (w *dirWriter) visible(ctx context.Context, seq uint64, scale int) error {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout*time.Duration(max(scale, 1)))
 	defer cancel()
-	if err := w.proj.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+	err := w.proj.WaitFor(ctx, eventlog.ControlStream, seq)
+	if errors.Is(err, projector.ErrLogBehind) {
+		return fmt.Errorf("%w: %w", errDirUnavailable, err) // it will not become visible
+	}
+	if err != nil {
 		return fmt.Errorf("%w: sequence %d of %s (%v); it will be visible once the projector catches up",
 			errDirNotVisible, seq, eventlog.ControlStream, err)
 	}

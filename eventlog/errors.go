@@ -10,4 +10,7 @@ var (
 	ErrNotReady = errors.New("eventlog: jetstream not ready")
 	// ErrClosed is returned by operations on a closed Log.
 	ErrClosed = errors.New("eventlog: closed")
+	// ErrStreamNotFound is returned by State when the stream does not exist: it was
+	// deleted under the log.
+	ErrStreamNotFound = errors.New("eventlog: stream not found")
 )

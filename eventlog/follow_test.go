@@ -86,3 +86,13 @@ func wantBatch(t *testing.T, sizes <-chan int, want int, why string) {
 		t.Fatal(why)
 	}
 }
+
+// A follow stopped before it has started returns nil, as one stopped later does.
+func TestFollowStoppedBeforeItStartsReturnsNil(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Follow(ctx, eventlog.DataStream, 1, func(eventlog.Stored) error { return nil }); err != nil {
+		t.Fatalf("follow with a done context: %v", err)
+	}
+}

@@ -11,15 +11,11 @@ import (
 
 // LastSeq is the stream's last sequence (0 when empty).
 func (l *Log) LastSeq(ctx context.Context, stream string) (uint64, error) {
-	s, ok := l.streams[stream]
-	if !ok {
-		return 0, fmt.Errorf("eventlog: unknown stream %q", stream)
-	}
-	info, err := s.Info(ctx)
+	st, err := l.State(ctx, stream)
 	if err != nil {
-		return 0, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+		return 0, err
 	}
-	return info.State.LastSeq, nil
+	return st.LastSeq, nil
 }
 
 // Handler receives events in stream order. Returning an error stops the read.
@@ -106,6 +102,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
 	cons, err := l.js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(max * 2))

@@ -31,6 +31,10 @@ type Config struct {
 	Breaker breaker.Config
 	// Logger receives skipped events and rebuild notices; slog.Default when nil.
 	Logger *slog.Logger
+	// LogCheck is how often Run checks that the log still holds what the projection
+	// has applied (DefaultLogCheck when 0). JetStream's stream advisories trigger a
+	// check at once; this interval catches a change whose advisory was missed.
+	LogCheck time.Duration
 
 	// beforeCommit, when set, runs inside the batch transaction after the events
 	// are applied and before the checkpoint commits. Returning an error abandons
@@ -47,6 +51,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.LogCheck == 0 {
+		c.LogCheck = DefaultLogCheck
+	}
 }
 
 // Validate reports every problem at once.
@@ -60,6 +67,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Linger < 0 || c.Linger > time.Second {
 		errs = append(errs, errors.New("projector: linger must be between 0 and 1s"))
+	}
+	if c.LogCheck < 0 {
+		errs = append(errs, errors.New("projector: the log check interval must not be negative"))
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)

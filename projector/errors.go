@@ -1,6 +1,11 @@
 package projector
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 var (
 	// ErrNotFound is returned by queries for a key or invocation that is not projected.
@@ -10,4 +15,48 @@ var (
 	// ErrKilled is returned by a test hook to abandon a batch before it commits,
 	// as a crash at that point would.
 	ErrKilled = errors.New("projector: killed before commit")
+	// ErrLogBehind is returned (inside a *LogBehindError) when the log no longer holds
+	// what the projection has folded: a stream ends before the projection's
+	// checkpoint, was deleted, or is not the stream the projection was built from.
+	// Folding on would skip events without a word, so the projector stops.
+	ErrLogBehind = errors.New("projector: the log is behind the projection")
 )
+
+// LogBehindError says which stream no longer matches the projection and what to do.
+// It matches ErrLogBehind.
+type LogBehindError struct {
+	Stream string
+	// Checkpoint is the last sequence of Stream the projection has applied.
+	Checkpoint uint64
+	// LastSeq is the stream's last sequence in the log (0 when it is gone).
+	LastSeq uint64
+	// Gone: the stream does not exist any more.
+	Gone bool
+	// Folded is when the stream the projection was built from was created, Created
+	// when the stream the log holds now was (both zero when not compared).
+	Folded, Created time.Time
+}
+
+func (e *LogBehindError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrLogBehind.Error())
+	switch {
+	case e.Gone:
+		fmt.Fprintf(&b, ": stream %s no longer exists, but the projection has applied it up to sequence %d", e.Stream, e.Checkpoint)
+	case e.Checkpoint > e.LastSeq:
+		fmt.Fprintf(&b, ": stream %s ends at sequence %d, but the projection has applied it up to sequence %d", e.Stream, e.LastSeq, e.Checkpoint)
+	default:
+		fmt.Fprintf(&b, ": stream %s is not the stream the projection was built from (the projection has applied up to sequence %d, the stream ends at %d)", e.Stream, e.Checkpoint, e.LastSeq)
+	}
+	if !e.Folded.IsZero() && !e.Created.IsZero() && !e.Folded.Equal(e.Created) {
+		fmt.Fprintf(&b, "; the stream was created at %s, the projection's at %s (it was deleted and created again)",
+			e.Created.UTC().Format(time.RFC3339Nano), e.Folded.UTC().Format(time.RFC3339Nano))
+	}
+	b.WriteString(". capdir will not serve from this projection: it would skip events without a word." +
+		" If the log was lost or replaced, restore it and start again;" +
+		" if the log as it is now is the one to keep, stop capdir and run `capdir replay` to rebuild the projection from it")
+	return b.String()
+}
+
+// Unwrap makes a LogBehindError match ErrLogBehind.
+func (e *LogBehindError) Unwrap() error { return ErrLogBehind }

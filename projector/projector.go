@@ -36,6 +36,14 @@ type Projector struct {
 	appliedSubs []func(stream string, batch []eventlog.Stored)
 	seenSubs    []func(stream string, s *eventlog.Stored)
 
+	// folded is, per stream, the creation time of the stream the projection was
+	// built from (logcheck.go); failed is closed once the log no longer matches.
+	streamsMu sync.Mutex
+	folded    map[string]time.Time
+	failOnce  sync.Once
+	failed    chan struct{}
+	failErr   error
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -79,6 +87,7 @@ func Open(cfg Config) (*Projector, error) {
 		applied: map[string]*atomic.Uint64{},
 		hurry:   map[string]chan struct{}{},
 		changed: make(chan struct{}),
+		failed:  make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
 	for _, s := range eventlog.Streams {
@@ -98,7 +107,7 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 		return nil, fmt.Errorf("projector: open %s: %w", cfg.Path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
+		for _, b := range append(allBuckets, bucketStreams) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -131,6 +140,10 @@ func (p *Projector) load() error {
 		for _, s := range eventlog.Streams {
 			p.applied[s].Store(readU64(meta.Get(checkpointKey(s))))
 		}
+		var err error
+		if p.folded, err = loadFolded(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
 			var r struct {
 				Seq *int64 `json:"seq"`
@@ -158,9 +171,14 @@ func (p *Projector) Applied(stream string) uint64 {
 }
 
 // WaitFor blocks until stream has been applied up to seq, ctx is done, or the
-// projector closes.
+// projector closes. Once the log no longer matches the projection it returns the
+// *LogBehindError at once (see ErrLogBehind): a sequence the log hands out then
+// may be one the projection has already applied from another stream.
 func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) error {
 	for {
+		if err := p.failure(); err != nil {
+			return err
+		}
 		p.mu.Lock()
 		ch := p.changed
 		p.mu.Unlock()
@@ -178,6 +196,7 @@ func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) erro
 			return ctx.Err()
 		case <-p.closed:
 			return ErrClosed
+		case <-p.failed:
 		}
 	}
 }
@@ -185,16 +204,17 @@ func (p *Projector) WaitFor(ctx context.Context, stream string, seq uint64) erro
 // Settle waits until stream is applied as far as the log held it when called: a
 // read after Settle sees every event appended before it (read-your-writes for a
 // reader that did not append the event itself, such as a receipt a worker wrote).
-// It asks the log for the stream's end, so it costs a round trip.
+// It asks the log for the stream's end, so it costs a round trip; it checks on the
+// way that the log still holds what the projection has applied (ErrLogBehind).
 func (p *Projector) Settle(ctx context.Context, stream string) error {
 	if p.cfg.Log == nil {
 		return errors.New("projector: Settle needs Config.Log")
 	}
-	last, err := p.cfg.Log.LastSeq(ctx, stream)
+	st, err := p.verify(ctx, stream)
 	if err != nil {
 		return err
 	}
-	return p.WaitFor(ctx, stream, last)
+	return p.WaitFor(ctx, stream, st.LastSeq)
 }
 
 // WatchDirectory calls fn once for every live key now, then after every committed
@@ -237,13 +257,32 @@ func (p *Projector) seen(stream string, s *eventlog.Stored) {
 }
 
 // Run folds both streams from their checkpoints until ctx is done or a batch fails.
+// It first checks that the log still holds what the projection has applied, and
+// checks again whenever JetStream announces a change to a stream and every
+// Config.LogCheck; on a mismatch it stops and returns a *LogBehindError (see
+// ErrLogBehind).
 func (p *Projector) Run(ctx context.Context) error {
 	if p.cfg.Log == nil {
 		return errors.New("projector: Run needs Config.Log")
 	}
+	kick, stop := p.watchStreams()
+	defer stop()
+	if err := p.verifyAll(ctx); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrLogBehind) {
+			return nil // stopped before it started
+		}
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, len(eventlog.Streams))
+	errc := make(chan error, len(eventlog.Streams)+1)
+	go func() {
+		err := p.guard(ctx, kick)
+		if err != nil {
+			cancel()
+		}
+		errc <- err
+	}()
 	for _, s := range eventlog.Streams {
 		go func(stream string) {
 			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream],
@@ -264,10 +303,13 @@ func (p *Projector) Run(ctx context.Context) error {
 		}(s)
 	}
 	var errs []error
-	for range eventlog.Streams {
+	for range cap(errc) {
 		if err := <-errc; err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := p.failure(); err != nil {
+		return err // the followers' errors only repeat it
 	}
 	return errors.Join(errs...)
 }
@@ -285,6 +327,12 @@ func (p *Projector) CatchUpFrom(ctx context.Context, from uint64) error {
 }
 
 func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64, progress Progress) error {
+	if p.cfg.Log == nil {
+		return errors.New("projector: CatchUp needs Config.Log")
+	}
+	if err := p.verifyAll(ctx); err != nil {
+		return err
+	}
 	for _, s := range eventlog.Streams {
 		last, err := p.cfg.Log.LastSeq(ctx, s)
 		if err != nil {
@@ -306,8 +354,12 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 	return nil
 }
 
-// apply commits one batch with its checkpoint, then publishes the change.
+// apply commits one batch with its checkpoint, then publishes the change. Once the
+// log no longer matches the projection it commits nothing.
 func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
+	if err := p.failure(); err != nil {
+		return err
+	}
 	var fx effects
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		setFill(tx)

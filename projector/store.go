@@ -19,6 +19,12 @@ var (
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers}
 
+// bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
+// projection folded (logcheck.go). It says which log the projection came from, not
+// what the log holds, so it stays out of allBuckets and the digest: a projection
+// and its replay from a restored copy of the log digest alike.
+var bucketStreams = []byte("streams")
+
 // appendBuckets are keyed by time-ordered ids (ULID invocation ids), so new keys
 // land at the end: pages filled close to full instead of split in half keep the
 // file small and the writes few. bbolt does not store FillPercent; it is set on

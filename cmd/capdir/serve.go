@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -90,15 +91,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-			select {
-			case <-ctx.Done():
-				logger.Info("shutting down")
-			case err := <-n.Failed():
-				logger.Error("component failed; shutting down", "err", err)
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return n.Stop(sctx)
+			return serveUntil(ctx, n, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -135,6 +128,21 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 		return []string{v}
 	}
 	return fromFlag
+}
+
+// serveUntil runs n until ctx is done (a clean stop: nil) or a component fails (its
+// error, so that capdir serve exits non-zero saying why), then stops it.
+func serveUntil(ctx context.Context, n *capdir.Node, logger *slog.Logger) error {
+	var failed error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case failed = <-n.Failed():
+		logger.Error("component failed; shutting down", "err", failed)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(failed, n.Stop(sctx))
 }
 
 func newLogger(level string) (*slog.Logger, error) {

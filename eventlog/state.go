@@ -1,0 +1,75 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StreamState is what the log says about one of its streams: which stream it is and
+// which sequences it holds.
+type StreamState struct {
+	// Stream is the stream's name.
+	Stream string
+	// Created is when the stream was created. It survives restarts and configuration
+	// updates; a stream deleted and created again under the same name has a new one:
+	// it is another log, whose sequences start again from 1.
+	Created time.Time
+	// FirstSeq and LastSeq bound the sequences the stream holds. While the stream
+	// lives LastSeq never goes down, even when retention (DataMaxAge) removes every
+	// message; FirstSeq rises as retention removes old ones.
+	FirstSeq, LastSeq uint64
+}
+
+// State asks the log for the stream's state. It returns an error wrapping
+// ErrStreamNotFound when the stream does not exist (it was deleted under the log).
+func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
+	s, ok := l.streams[stream]
+	if !ok {
+		return StreamState{}, fmt.Errorf("eventlog: unknown stream %q", stream)
+	}
+	info, err := s.Info(ctx)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
+	}
+	if err != nil {
+		return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+	}
+	return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq}, nil
+}
+
+// streamAdvisory is the subject of JetStream's advisories about a stream (created,
+// updated, deleted, restored, a new leader…); the last token is the stream's name.
+const streamAdvisory = "$JS.EVENT.ADVISORY.STREAM.*."
+
+// WatchStreams calls fn with a stream's name whenever JetStream announces a change
+// to one of capdir's streams (created, updated, deleted, restored…), until stop is
+// called. fn runs on the connection's callback goroutine and must not block.
+// Advisories are plain NATS messages: one can be missed (during a reconnect, or
+// where the connection may not subscribe to them), so a watcher that must not miss a
+// change also checks [Log.State] on its own schedule.
+func (l *Log) WatchStreams(fn func(stream string)) (stop func(), err error) {
+	var subs []*nats.Subscription
+	stop = func() {
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
+	}
+	for _, name := range Streams {
+		s, err := l.nc.Subscribe(streamAdvisory+name, func(*nats.Msg) { fn(name) })
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("eventlog: watch %s: %w", name, err)
+		}
+		subs = append(subs, s)
+	}
+	if err := l.nc.Flush(); err != nil {
+		stop()
+		return nil, fmt.Errorf("eventlog: watch streams: %w", err)
+	}
+	return stop, nil
+}
