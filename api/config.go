@@ -8,6 +8,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures a Server.
@@ -31,6 +32,13 @@ type Config struct {
 	Breaker breaker.Config
 	Clock   func() time.Time
 	Logger  *slog.Logger
+	// Metrics holds the facade's own metrics (see NewMetrics); a private,
+	// unregistered set when nil.
+	Metrics *Metrics
+	// Gatherer is what GET /metrics serves, typically the node's registry, which
+	// also holds Metrics. When nil the route is not served (404): the facade never
+	// serves the process-wide default registry.
+	Gatherer prometheus.Gatherer
 }
 
 func (c *Config) setDefaults() {
@@ -48,6 +56,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	Breaker breaker.Config
 	// Logger receives skipped events and rebuild notices; slog.Default when nil.
 	Logger *slog.Logger
+	// Metrics measures the batches folded (see NewMetrics); a private, unregistered
+	// set when nil.
+	Metrics *Metrics
 
 	// beforeCommit, when set, runs inside the batch transaction after the events
 	// are applied and before the checkpoint commits. Returning an error abandons
@@ -46,6 +49,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 
