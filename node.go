@@ -28,6 +28,8 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/natsrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Config configures a Node.
@@ -85,6 +87,10 @@ type Node struct {
 	Projector *projector.Projector
 	Dispatch  *dispatcher.Service
 	API       *api.Server
+	// Registry holds this node's metrics (and the Go and process collectors), the
+	// registry its GET /metrics serves. Two nodes in one process count apart.
+	// Register an embedder's own collectors on it to serve them there too.
+	Registry *prometheus.Registry
 
 	http     *http.Server
 	listener net.Listener
@@ -154,17 +160,21 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			lock.Unlock()
 		}
 	}()
-	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{})}
+	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry()}
+	m, err := newMetrics(n.Registry)
+	if err != nil {
+		return nil, err
+	}
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
 		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
-		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger,
+		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	n.Projector, err = projector.Open(projector.Config{
 		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Linger: projLinger(cfg.ProjLinger),
-		Breaker: cfg.Breaker, Logger: cfg.Logger,
+		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector,
 	})
 	if err != nil {
 		n.Log.Close()
@@ -175,7 +185,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
-	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg, secrets); err != nil {
+	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
 		return nil, err
@@ -183,7 +193,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
-		Clock: cfg.Clock, Logger: cfg.Logger,
+		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -325,7 +335,7 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 // newDispatch builds the runners (fn with the built-ins, http, nats) and the
 // dispatch service. Every runner and the breaker's credential tag read the
 // environment through the same guard, so a row reads only what secrets allows.
-func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets runner.SecretEnv) (*dispatcher.Service, error) {
+func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
 	env := cfg.Env
 	if env == nil {
 		env = os.LookupEnv
@@ -355,5 +365,37 @@ func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets ru
 			runner.RunnerNATS: natsRunner,
 		},
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
+		Metrics: m,
 	})
+}
+
+// nodeMetrics are the metrics of one node's components, all on the node's registry.
+type nodeMetrics struct {
+	log       *eventlog.Metrics
+	projector *projector.Metrics
+	dispatch  *dispatcher.Metrics
+	api       *api.Metrics
+}
+
+// newMetrics registers the Go and process collectors and every component's metrics
+// on reg, a registry of this node's own.
+func newMetrics(reg *prometheus.Registry) (nodeMetrics, error) {
+	var m nodeMetrics
+	errs := []error{
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	}
+	var err error
+	m.log, err = eventlog.NewMetrics(reg)
+	errs = append(errs, err)
+	m.projector, err = projector.NewMetrics(reg)
+	errs = append(errs, err)
+	m.dispatch, err = dispatcher.NewMetrics(reg)
+	errs = append(errs, err)
+	m.api, err = api.NewMetrics(reg)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return m, fmt.Errorf("node: metrics: %w", err)
+	}
+	return m, nil
 }

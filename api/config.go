@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures a Server.
@@ -34,8 +35,15 @@ type Config struct {
 	// auth column may name; a write naming any other is refused. The zero value
 	// allows none (the node passes runner.DefaultSecretEnv unless told otherwise).
 	SecretEnv runner.SecretEnv
-	Clock     func() time.Time
-	Logger    *slog.Logger
+	Clock   func() time.Time
+	Logger  *slog.Logger
+	// Metrics holds the facade's own metrics (see NewMetrics); a private,
+	// unregistered set when nil.
+	Metrics *Metrics
+	// Gatherer is what GET /metrics serves, typically the node's registry, which
+	// also holds Metrics. When nil the route is not served (404): the facade never
+	// serves the process-wide default registry.
+	Gatherer prometheus.Gatherer
 }
 
 func (c *Config) setDefaults() {
@@ -53,6 +61,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 

@@ -33,7 +33,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			h.Lag = last - applied
 		}
 		streams[name] = h
-		projectorLag.WithLabelValues(name).Set(float64(h.Lag))
+		s.cfg.Metrics.setLag(name, h.Lag)
 	}
 	out["streams"] = streams
 	out["rows"] = s.cfg.Projector.Count()

@@ -44,7 +44,9 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.Handle("GET /metrics", promhttp.Handler())
+	if s.cfg.Gatherer != nil {
+		s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
+	}
 	s.registerDirectory()
 	s.registerDispatch()
 	s.registerBreaker()

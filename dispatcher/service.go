@@ -56,6 +56,8 @@ type ServiceConfig struct {
 	Name   string
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
+	Metrics *Metrics
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -99,6 +101,9 @@ func (c *ServiceConfig) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 

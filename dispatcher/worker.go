@@ -93,8 +93,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 		return
 	}
-	// The receipt is in the log: a caller of this process waiting for it need not
-	// wait for the projection too.
+	// The receipt is in the log: count it before a caller of this process waiting
+	// for it is woken (it need not wait for the projection too), so a scrape after
+	// the caller's answer sees it.
+	s.cfg.Metrics.receipt(&rc)
 	s.waiters.deliver(&rc)
 	if s.cfg.beforeAck != nil {
 		if err := s.cfg.beforeAck(&req); err != nil {
@@ -102,8 +104,6 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 	}
 	m.Ack()
-	invocations.WithLabelValues(rc.Status).Inc()
-	runSeconds.Observe(rc.DurationMS / 1000)
 }
 
 // heldSlot is the request one worker holds, and since when.

@@ -57,10 +57,10 @@ func (l *Log) Append(ctx context.Context, subject string, ev Event, opts ...Appe
 	ack, err := l.js.PublishMsg(ctx, msg, popts...)
 	if err != nil {
 		err = classify(err)
-		countAppend(ev.Type, err)
+		l.cfg.Metrics.countAppend(ev.Type, err)
 		return 0, err
 	}
-	countAppend(ev.Type, nil)
+	l.cfg.Metrics.countAppend(ev.Type, nil)
 	return ack.Sequence, nil
 }
 
@@ -74,10 +74,10 @@ func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetst
 	f, err := l.js.PublishMsgAsync(msg, popts...)
 	if err != nil {
 		err = classify(err)
-		countAppend(ev.Type, err)
+		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err
 	}
-	countAppend(ev.Type, nil)
+	l.cfg.Metrics.countAppend(ev.Type, nil)
 	return f, nil
 }
 

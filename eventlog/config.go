@@ -35,6 +35,8 @@ type Config struct {
 	Clock func() time.Time
 	// Logger receives the embedded server's notable events; slog.Default when nil.
 	Logger *slog.Logger
+	// Metrics counts appends (see NewMetrics); a private, unregistered set when nil.
+	Metrics *Metrics
 }
 
 func (c *Config) setDefaults() {
@@ -55,6 +57,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 

@@ -35,6 +35,9 @@ type Config struct {
 	// has applied (DefaultLogCheck when 0). JetStream's stream advisories trigger a
 	// check at once; this interval catches a change whose advisory was missed.
 	LogCheck time.Duration
+	// Metrics measures the batches folded (see NewMetrics); a private, unregistered
+	// set when nil.
+	Metrics *Metrics
 
 	// beforeCommit, when set, runs inside the batch transaction after the events
 	// are applied and before the checkpoint commits. Returning an error abandons
@@ -53,6 +56,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.LogCheck == 0 {
 		c.LogCheck = DefaultLogCheck
+	}
+	if c.Metrics == nil {
+		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
 

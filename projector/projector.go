@@ -403,7 +403,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	metricBatch(stream, len(batch))
+	p.cfg.Metrics.batch(stream, len(batch))
 	for _, fn := range p.appliedSubs {
 		fn(stream, batch)
 	}

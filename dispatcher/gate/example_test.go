@@ -1,0 +1,40 @@
+package gate_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+func ExampleGate_Check() {
+	g, err := gate.New(gate.Config{
+		MaxPayload: 16,
+		Suggest:    func(key string) []string { return []string{"GREET"} },
+	})
+	if err != nil {
+		panic(err)
+	}
+	greet := &contract.Row{Key: "GREET", Type: "fn", Target: "echo", Enabled: 1}
+	off := &contract.Row{Key: "OFF", Type: "fn", Target: "echo", Enabled: 0}
+	for _, in := range []*gate.Input{
+		{Req: &wire.InvocationRequest{Key: "GREET", Body: "Ada"}, Row: greet, Fingerprint: "sha256:…"},
+		{Req: &wire.InvocationRequest{Key: "GREET", Body: strings.Repeat("x", 17)}, Row: greet},
+		{Req: &wire.InvocationRequest{Key: "GRET", Body: "Ada"}, NotFound: true},
+		{Req: &wire.InvocationRequest{Key: "OFF", Body: "Ada"}, Row: off},
+	} {
+		a, refusal := g.Check(in)
+		if refusal != nil {
+			fmt.Println(refusal.Status, refusal.Reason)
+			continue
+		}
+		fmt.Println("admitted", a.Row.Key, a.Fingerprint)
+	}
+	// Output:
+	// admitted GREET sha256:…
+	// REFUSED_PAYLOAD_TOO_LARGE ERR:payload_too_large:17>16
+	// REFUSED_UNKNOWN_KEY {"attempted":"GRET","did_you_mean":["GREET"],"error":"unknown_key","ran":false}
+	// REFUSED_DISABLED ERR:disabled:OFF
+}
