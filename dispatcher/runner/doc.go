@@ -13,6 +13,11 @@
 // for the position it lands in: path or query of a URL, inside or outside a JSON
 // string literal, or not at all.
 //
+// Substitution is bounded while it is built: past its limit (a runner's
+// MaxSubstitutionBytes, DefaultMaxSubstitutionBytes by default) it stops with
+// ERR:substitution_too_large:<limit>, so a template repeating $1 over a large body
+// cannot turn one call into gigabytes of memory.
+//
 // # Credentials
 //
 // The auth column names an environment variable and how to apply it (ApplyAuth):

@@ -39,6 +39,10 @@ type Config struct {
 	// MaxResponseBytes caps the upstream body; DefaultMaxResponseBytes when 0. A
 	// larger body fails the call with ERR:http:response_too_large:<cap>.
 	MaxResponseBytes int64
+	// MaxSubstitutionBytes bounds the rendered target and the rendered body, each;
+	// runner.DefaultMaxSubstitutionBytes when 0. A larger one fails the call with
+	// ERR:substitution_too_large:<limit> before anything is sent.
+	MaxSubstitutionBytes int
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag). Use a per-deployment
 	// secret so tags cannot be compared across deployments.
 	TagSalt string
@@ -60,6 +64,9 @@ func (c *Config) setDefaults() {
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
+	}
 }
 
 // Validate reports every problem with c, joined.
@@ -77,6 +84,9 @@ func (c Config) Validate() error {
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("httprunner: Config.MaxResponseBytes must not be negative"))
 	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("httprunner: Config.MaxSubstitutionBytes must not be negative"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -89,7 +99,8 @@ func (c Config) Validate() error {
 // ERR:http:fetch:<message> for DNS, TLS or connection failures;
 // ERR:http:timeout:<duration>; ERR:http:response_too_large:<cap>;
 // ERR:http:canceled:<reason> when the caller's context ends;
-// ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column.
+// ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column;
+// ERR:substitution_too_large:<limit> when the target or the body renders too large.
 // Every applied secret value (and its wire encodings) is replaced by REDACTED in
 // every result, including upstream bodies that echo it.
 type Runner struct {
@@ -108,14 +119,20 @@ func New(cfg Config) (*Runner, error) {
 // Build renders the outbound request of c and applies its credential, without
 // sending anything. The request holds secret values; never show it unredacted.
 func (r *Runner) Build(c runner.Call) (*runner.OutboundRequest, runner.Credential, error) {
-	args := c.Arguments()
-	method, rawURL, err := splitTarget(runner.Substitute(c.Row.Target, args, c.Vars, runner.ModeURL))
+	args, limit := c.Arguments(), r.cfg.MaxSubstitutionBytes
+	target, err := runner.Substitute(c.Row.Target, args, c.Vars, runner.ModeURL, limit)
+	if err != nil {
+		return nil, runner.Credential{}, err
+	}
+	method, rawURL, err := splitTarget(target)
 	if err != nil {
 		return nil, runner.Credential{}, err
 	}
 	req := &runner.OutboundRequest{Method: method, URL: rawURL, Headers: map[string]string{}}
 	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
-		req.Body = runner.Substitute(tmpl, args, c.Vars, runner.ModeJSON)
+		if req.Body, err = runner.Substitute(tmpl, args, c.Vars, runner.ModeJSON, limit); err != nil {
+			return nil, runner.Credential{}, err
+		}
 	}
 	if req.Body != "" {
 		ct := "text/plain; charset=utf-8"

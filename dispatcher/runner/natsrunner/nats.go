@@ -19,11 +19,18 @@ type Config struct {
 	Conn *nats.Conn
 	// Timeout bounds one request-reply; DefaultTimeout when 0.
 	Timeout time.Duration
+	// MaxSubstitutionBytes bounds the rendered request data;
+	// runner.DefaultMaxSubstitutionBytes when 0. Larger fails the call with
+	// ERR:substitution_too_large:<limit> before anything is sent.
+	MaxSubstitutionBytes int
 }
 
 func (c *Config) setDefaults() {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
 	}
 }
 
@@ -36,6 +43,9 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("natsrunner: Config.Timeout must not be negative"))
 	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("natsrunner: Config.MaxSubstitutionBytes must not be negative"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -47,7 +57,7 @@ func (c Config) Validate() error {
 //
 // Failures: ERR:nats:no_responders:<subject>, ERR:nats:timeout:<subject>,
 // ERR:nats:canceled:<reason>, ERR:nats:bad_target:empty_subject,
-// ERR:nats:request:<subject>:<message>.
+// ERR:nats:request:<subject>:<message>, ERR:substitution_too_large:<limit>.
 type Runner struct {
 	cfg Config
 }
@@ -69,7 +79,10 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	}
 	data := c.Body
 	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
-		data = runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON)
+		var err error
+		if data, err = runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON, r.cfg.MaxSubstitutionBytes); err != nil {
+			return runner.FailedWith(err)
+		}
 	}
 	if c.Shape {
 		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "subject": subject, "data": data}, nil).(map[string]any))
