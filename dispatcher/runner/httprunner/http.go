@@ -25,7 +25,10 @@ const (
 type Config struct {
 	// Client sends the requests; when nil, a client whose transport keeps
 	// MaxIdleConnsPerHost idle connections per upstream. The runner applies its own
-	// per-call timeout through the request context.
+	// per-call timeout through the request context. The runner sends through a copy
+	// whose CheckRedirect first applies its own redirect rule (a call carrying a
+	// credential stays on the row's origin) and then Client's CheckRedirect; Client
+	// itself is not modified.
 	Client *http.Client
 	// MaxIdleConnsPerHost sizes the default client's idle pool per upstream host,
 	// so that as many workers as call one API at once reuse their connections
@@ -94,6 +97,12 @@ func (c Config) Validate() error {
 // substituted in URL mode; the body is the content's executable lines substituted in
 // JSON mode, and no body when content has none. A body that parses as JSON is sent
 // as application/json, any other as text/plain. The auth column is applied last.
+//
+// Redirects: a call that carries a credential follows a redirect only within the
+// row's origin (scheme, host, port), keeping its headers but sending no Referer; a
+// redirect to any other origin is not followed and fails the call with
+// ERR:http:redirect_off_origin:<location without query>. A call without a
+// credential follows redirects as net/http does (at most ten).
 //
 // Results: "HTTP <status>:<body>" for 1xx-3xx; ERR:http:<status>:<body> for 4xx/5xx;
 // ERR:http:fetch:<message> for DNS, TLS or connection failures;
@@ -165,13 +174,14 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		o.CredTag = tag
 		return o
 	}
-	o := r.send(ctx, req, rd)
+	o := r.send(ctx, req, rd, cred.Applied())
 	o.CredTag = tag
 	return o
 }
 
-// send performs the request; every text it returns is scrubbed by rd.
-func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runner.Redactor) runner.Outcome {
+// send performs the request; every text it returns is scrubbed by rd. credentialed
+// says the request carries a secret, which restricts the redirects it follows.
+func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runner.Redactor, credentialed bool) runner.Outcome {
 	if err := ctx.Err(); err != nil {
 		return runner.Failed(runner.Canceled(runner.RunnerHTTP, err))
 	}
@@ -192,7 +202,15 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		}
 		hreq.Header.Set(k, v)
 	}
-	resp, err := r.cfg.Client.Do(hreq)
+	client := *r.cfg.Client
+	client.CheckRedirect = redirectPolicy(credentialed, rd, r.cfg.Client.CheckRedirect)
+	resp, err := client.Do(hreq)
+	var refused *runner.Error // the redirect policy's refusal; resp is the 3xx, closed
+	if errors.As(err, &refused) && resp != nil {
+		o := runner.Failed(refused)
+		o.Ran, o.Upstream = true, resp.StatusCode
+		return o
+	}
 	if err != nil {
 		return r.transportFailure(ctx, err, rd)
 	}
