@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -41,8 +42,9 @@ type Credential struct {
 // Applied reports whether any secret value was put on the request.
 func (c Credential) Applied() bool { return len(c.values) > 0 }
 
-// Secrets returns every string a caller must scrub from output: the applied values
-// and their wire encodings (base64 for basic, URL-encoded for query), longest first.
+// Secrets returns every string a caller must scrub from output: the applied values,
+// their wire encodings (base64 for basic, URL-encoded for query) and the escaped
+// forms an upstream's JSON echo gives them, longest first.
 func (c Credential) Secrets() []string {
 	out := make([]string, 0, len(c.forms))
 	seen := make(map[string]bool, len(c.forms))
@@ -86,7 +88,25 @@ func (c *Credential) use(name string, env Env) (string, bool) {
 	}
 	c.values = append(c.values, v)
 	c.forms = append(c.forms, v)
+	c.forms = appendJSONForms(c.forms, v)
 	return v, true
+}
+
+// appendJSONForms appends the forms v takes inside a JSON string, as encoding/json
+// writes it with and without HTML escaping, where they differ from v: an upstream
+// that echoes a header in JSON writes a value holding '"' or '&' that way.
+func appendJSONForms(forms []string, v string) []string {
+	html, _ := json.Marshal(v)
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	for _, q := range []string{string(html), strings.TrimSuffix(plain.String(), "\n")} {
+		if f := q[1 : len(q)-1]; f != v {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // ApplyAuth reads the row's auth column and adds the credential to req:
@@ -224,6 +244,9 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool) {
 	}
 	cred.values = append(cred.values, used...)
 	cred.forms = append(cred.forms, used...)
+	for _, v := range used {
+		cred.forms = appendJSONForms(cred.forms, v)
+	}
 	return b.String(), true
 }
 
