@@ -48,8 +48,13 @@ func errTimeout(d time.Duration) *runner.Error {
 	return runner.NewError(ErrTimeout, "ERR:http:timeout:"+d.String())
 }
 
+// errResponseTooLarge matches runner.ErrResultTooLarge too: it is the http runner's
+// result cap, under the name its literal has always had.
 func errResponseTooLarge(limit int64) *runner.Error {
-	return runner.NewError(ErrResponseTooLarge, "ERR:http:response_too_large:"+strconv.FormatInt(limit, 10))
+	return &runner.Error{
+		Kind: errors.Join(ErrResponseTooLarge, runner.ErrResultTooLarge),
+		Text: "ERR:http:response_too_large:" + strconv.FormatInt(limit, 10),
+	}
 }
 
 // errRedirectOffOrigin is ERR:http:redirect_off_origin:<location>, the location
