@@ -39,6 +39,11 @@ func (m Mode) String() string {
 	}
 }
 
+// DefaultMaxSubstitutionBytes bounds the text Substitute builds when a runner's
+// configuration leaves the limit at 0: a template repeating $1 must not turn one
+// request into gigabytes of memory.
+const DefaultMaxSubstitutionBytes = 4 << 20 // 4 MiB
+
 // Substitute expands the placeholders of tmpl in one pass:
 //
 //	$N       the N-th argument (1-based); missing gives ""
@@ -50,74 +55,133 @@ func (m Mode) String() string {
 //
 // Any other "$" is literal. $0 is always "" and $0+ is the same as $1+. Escaping
 // follows mode, decided by the position in the template, never by the values.
-func Substitute(tmpl string, args []string, vars map[string]string, mode Mode) string {
-	first := strings.IndexByte(tmpl, '$')
-	if first < 0 {
-		return tmpl
+//
+// The output is bounded while it is built: as soon as it would exceed limit bytes
+// (DefaultMaxSubstitutionBytes when limit <= 0), Substitute stops and returns
+// ERR:substitution_too_large:<limit> (ErrSubstitutionTooLarge). What it allocates
+// stays within a small multiple of limit, whatever the template and arguments.
+func Substitute(tmpl string, args []string, vars map[string]string, mode Mode, limit int) (string, error) {
+	if limit <= 0 {
+		limit = DefaultMaxSubstitutionBytes
 	}
-	var b strings.Builder
-	b.Grow(len(tmpl) + 32)
-
-	var (
-		inQuery  bool // ModeURL: a '?' or '#' of the template has been passed
-		inString bool // ModeJSON: inside a string literal of the template
-		escaped  bool // ModeJSON: previous template byte was a backslash inside a string
-	)
-	track := func(c byte) {
-		switch mode {
-		case ModeURL:
-			if c == '?' || c == '#' {
-				inQuery = true
-			}
-		case ModeJSON:
-			switch {
-			case escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case c == '"':
-				inString = !inString
-			}
+	if strings.IndexByte(tmpl, '$') < 0 {
+		if len(tmpl) > limit {
+			return "", errSubstitutionTooLarge(limit)
 		}
+		return tmpl, nil
 	}
-	for i := 0; i < first; i++ {
-		track(tmpl[i])
-	}
-	b.WriteString(tmpl[:first])
-
-	for i := first; i < len(tmpl); {
-		c := tmpl[i]
-		if c != '$' {
-			track(c)
-			b.WriteByte(c)
-			i++
+	out := bounded{limit: limit}
+	out.b.Grow(min(len(tmpl)+32, limit))
+	pos := position{mode: mode}
+	for i := 0; i < len(tmpl); {
+		j := strings.IndexByte(tmpl[i:], '$')
+		if j != 0 {
+			if j < 0 {
+				j = len(tmpl) - i
+			}
+			pos.pass(tmpl[i : i+j])
+			if !out.write(tmpl[i : i+j]) {
+				return "", errSubstitutionTooLarge(limit)
+			}
+			i += j
 			continue
 		}
-		escaped = false
+		pos.escaped = false
 		val, n, ok := placeholder(tmpl[i:], args, vars)
-		if !ok {
+		if ok {
+			ok = out.value(val, n > 1 && tmpl[i+1] == '$', &pos)
+		} else {
 			// Literal text: copy the whole unresolved token so that "$$NAME" is not
 			// re-read as "$" followed by "$NAME".
-			b.WriteString(tmpl[i : i+n])
-			i += n
-			continue
+			ok = out.write(tmpl[i : i+n])
 		}
-		raw := n > 1 && tmpl[i+1] == '$'
-		switch {
-		case raw || mode == ModeRaw:
-			b.WriteString(val)
-		case mode == ModeURL && inQuery:
-			b.WriteString(url.QueryEscape(val))
-		case mode == ModeURL:
-			b.WriteString(url.PathEscape(val))
-		case mode == ModeJSON && inString:
-			writeJSONString(&b, val)
-		default:
-			b.WriteString(val)
+		if !ok {
+			return "", errSubstitutionTooLarge(limit)
 		}
 		i += n
 	}
-	return b.String()
+	return out.b.String(), nil
+}
+
+// position follows the template's literal text to tell where a placeholder lands.
+type position struct {
+	mode     Mode
+	inQuery  bool // ModeURL: a '?' or '#' of the template has been passed
+	inString bool // ModeJSON: inside a string literal of the template
+	escaped  bool // ModeJSON: previous template byte was a backslash inside a string
+}
+
+// pass moves the position over literal template text.
+func (p *position) pass(lit string) {
+	switch p.mode {
+	case ModeURL:
+		if !p.inQuery && strings.ContainsAny(lit, "?#") {
+			p.inQuery = true
+		}
+	case ModeJSON:
+		for i := 0; i < len(lit); i++ {
+			switch c := lit[i]; {
+			case p.escaped:
+				p.escaped = false
+			case p.inString && c == '\\':
+				p.escaped = true
+			case c == '"':
+				p.inString = !p.inString
+			}
+		}
+	}
+}
+
+// bounded is Substitute's output: a strings.Builder that grows by doubling but never
+// past limit, so that building up to the limit allocates less than twice the limit.
+type bounded struct {
+	b     strings.Builder
+	limit int
+}
+
+// room makes space for n more bytes; false when they would pass the limit.
+func (o *bounded) room(n int) bool {
+	need := o.b.Len() + n
+	if need > o.limit {
+		return false
+	}
+	if need > o.b.Cap() {
+		c, old := max(2*o.b.Cap(), need), o.b.String()
+		if c > o.limit/2 { // one more doubling would pass it anyway
+			c = o.limit
+		}
+		o.b = strings.Builder{}
+		o.b.Grow(c)
+		o.b.WriteString(old)
+	}
+	return true
+}
+
+func (o *bounded) write(s string) bool {
+	if !o.room(len(s)) {
+		return false
+	}
+	o.b.WriteString(s)
+	return true
+}
+
+// value writes a placeholder's value escaped for pos, or as is when raw.
+func (o *bounded) value(val string, raw bool, pos *position) bool {
+	if o.b.Len()+len(val) > o.limit { // escaping never shortens a value
+		return false
+	}
+	switch {
+	case raw || pos.mode == ModeRaw:
+		return o.write(val)
+	case pos.mode == ModeURL && pos.inQuery:
+		return o.write(url.QueryEscape(val))
+	case pos.mode == ModeURL:
+		return o.write(url.PathEscape(val))
+	case pos.mode == ModeJSON && pos.inString:
+		return o.jsonString(val)
+	default:
+		return o.write(val)
+	}
 }
 
 // placeholder reads the token at s[0]=='$'. It returns the value, the token length,
@@ -180,9 +244,22 @@ func isNameByte(c byte) bool  { return isNameStart(c) || isDigit(c) }
 
 const hexDigits = "0123456789abcdef"
 
-// writeJSONString writes s escaped for the inside of a JSON string literal (without
-// the surrounding quotes). Invalid UTF-8 becomes U+FFFD, as encoding/json does.
-func writeJSONString(b *strings.Builder, s string) {
+// jsonEscapeLen is the length of the escape jsonString writes for the ASCII byte c.
+func jsonEscapeLen(c byte) int {
+	switch c {
+	case '"', '\\', '\n', '\r', '\t':
+		return 2
+	}
+	return 6
+}
+
+// jsonString writes s escaped for the inside of a JSON string literal (without the
+// surrounding quotes). Invalid UTF-8 becomes U+FFFD, as encoding/json does.
+func (o *bounded) jsonString(s string) bool {
+	if !o.room(len(s)) { // exact unless s needs escapes
+		return false
+	}
+	b := &o.b
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -190,6 +267,9 @@ func writeJSONString(b *strings.Builder, s string) {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
 				continue
+			}
+			if !o.room(i - start + jsonEscapeLen(c)) {
+				return false
 			}
 			b.WriteString(s[start:i])
 			switch c {
@@ -214,6 +294,9 @@ func writeJSONString(b *strings.Builder, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			if !o.room(i - start + 6) {
+				return false
+			}
 			b.WriteString(s[start:i])
 			b.WriteString(`\ufffd`)
 			i++
@@ -221,6 +304,9 @@ func writeJSONString(b *strings.Builder, s string) {
 			continue
 		}
 		if r == '\u2028' || r == '\u2029' {
+			if !o.room(i - start + 6) {
+				return false
+			}
 			b.WriteString(s[start:i])
 			b.WriteString(`\u202`)
 			b.WriteByte(hexDigits[r&0xF])
@@ -230,5 +316,5 @@ func writeJSONString(b *strings.Builder, s string) {
 		}
 		i += size
 	}
-	b.WriteString(s[start:])
+	return o.write(s[start:])
 }

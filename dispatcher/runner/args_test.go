@@ -2,9 +2,13 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestSplitArgs(t *testing.T) {
@@ -97,8 +101,8 @@ func TestSubstitute(t *testing.T) {
 			if tt.name == "nil vars" {
 				v = nil
 			}
-			got := Substitute(tt.tmpl, SplitArgs(tt.body), v, tt.mode)
-			if got != tt.want {
+			got, err := Substitute(tt.tmpl, SplitArgs(tt.body), v, tt.mode, 0)
+			if err != nil || got != tt.want {
 				t.Errorf("Substitute(%q, %q, %v)\n got %s\nwant %s", tt.tmpl, tt.body, tt.mode, got, tt.want)
 			}
 		})
@@ -110,12 +114,107 @@ func TestSubstituteJSONStaysValid(t *testing.T) {
 	nasty := []string{`"`, `\`, `"]`, "\x00", "\n", `\"`, `","x":"`, "\u2028", "\xff", `$1`, `$PREV`}
 	for _, a := range nasty {
 		for _, tmpl := range []string{`["$1"]`, `{"k":"$1","n":"$1$1"}`, `["$1+"]`} {
-			out := Substitute(tmpl, []string{a, a}, nil, ModeJSON)
+			out, err := Substitute(tmpl, []string{a, a}, nil, ModeJSON, 0)
 			var v any
-			if err := json.Unmarshal([]byte(out), &v); err != nil {
+			if err == nil {
+				err = json.Unmarshal([]byte(out), &v)
+			}
+			if err != nil {
 				t.Errorf("Substitute(%q, %q) = %s: %v", tmpl, a, out, err)
 			}
 		}
+	}
+}
+
+// The rendered size is bounded in every mode and position: at the limit it
+// renders, one byte over it is refused.
+func TestSubstituteLimit(t *testing.T) {
+	tests := []struct {
+		name  string
+		tmpl  string
+		body  string
+		mode  Mode
+		limit int
+		ok    bool
+	}{
+		{"raw at limit", "$1$1", "abcd", ModeRaw, 8, true},
+		{"raw over", "$1$1", "abcd", ModeRaw, 7, false},
+		{"rest over", "[$1+]", "ab|cd", ModeRaw, 6, false},
+		{"name over", "$PREV$PREV", "", ModeRaw, 9, false},
+		{"raw form in url over", "GET https://h/$$1", "a/b", ModeURL, 16, false},
+		{"url path counts escapes", "/$1", "a b", ModeURL, 6, true},
+		{"url path escape over", "/$1", "a b", ModeURL, 5, false},
+		{"url query counts escapes", "?q=$1", "&&", ModeURL, 9, true},
+		{"url query escape over", "?q=$1", "&&", ModeURL, 8, false},
+		{"json escapes at limit", `["$1"]`, `""`, ModeJSON, 8, true},
+		{"json escapes over", `["$1"]`, `""`, ModeJSON, 7, false},
+		{"json control char over", `["$1"]`, "\x01", ModeJSON, 9, false},
+		{"json outside string over", `[$1]`, "12345", ModeJSON, 6, false},
+		{"literal tail over", "$1 and some literal text", "a", ModeRaw, 10, false},
+		{"unresolved name over", "$1$NOPE_NOPE", "a", ModeRaw, 5, false},
+		{"template without placeholder over", "0123456789", "", ModeRaw, 9, false},
+		{"template without placeholder at limit", "0123456789", "", ModeRaw, 10, true},
+	}
+	vars := map[string]string{"PREV": "prev!"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Substitute(tt.tmpl, SplitArgs(tt.body), vars, tt.mode, tt.limit)
+			if tt.ok {
+				if err != nil || len(got) > tt.limit {
+					t.Fatalf("got %q (%d bytes), %v; want it within %d", got, len(got), err, tt.limit)
+				}
+				return
+			}
+			want := fmt.Sprintf("ERR:substitution_too_large:%d", tt.limit)
+			if got != "" || !errors.Is(err, ErrSubstitutionTooLarge) || err.Error() != want {
+				t.Fatalf("got %q, %v; want %s", got, err, want)
+			}
+		})
+	}
+	if _, err := Substitute("$1", []string{strings.Repeat("x", DefaultMaxSubstitutionBytes+1)}, nil, ModeRaw, 0); !errors.Is(err, ErrSubstitutionTooLarge) {
+		t.Errorf("limit 0 is not the default: %v", err)
+	}
+}
+
+// A template repeating $1 a thousand times over a 1 MB body would build 1 GB; it is
+// refused at once, having allocated little more than the limit.
+func TestSubstituteAmplificationBounded(t *testing.T) {
+	tmpl := strings.Repeat("$1", 1000)
+	for _, tc := range []struct {
+		mode Mode
+		tmpl string
+		body string
+	}{
+		{ModeRaw, tmpl, strings.Repeat("x", 1_000_000)},
+		{ModeJSON, `["` + tmpl + `"]`, strings.Repeat("x", 1_000_000)},
+		{ModeJSON, `["` + tmpl + `"]`, strings.Repeat("\x01", 1_000_000)}, // escapes grow it sixfold
+		{ModeURL, "GET https://h/?q=" + tmpl, strings.Repeat("&", 1_000_000)},
+	} {
+		args := SplitArgs(tc.body)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		out, err := Substitute(tc.tmpl, args, nil, tc.mode, 0)
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		if out != "" || !errors.Is(err, ErrSubstitutionTooLarge) {
+			t.Fatalf("%v: got %d bytes, %v", tc.mode, len(out), err)
+		}
+		// Builder growth stays under twice the limit. In URL mode net/url also makes
+		// two short-lived copies of each escaped value: at most twice the limit for
+		// the values written, and those of the one value that did not fit.
+		alloc := after.TotalAlloc - before.TotalAlloc
+		bound := uint64(2 * DefaultMaxSubstitutionBytes)
+		if tc.mode == ModeURL {
+			bound += uint64(2*DefaultMaxSubstitutionBytes + 6*len(tc.body))
+		}
+		if alloc > bound {
+			t.Errorf("%v: allocated %d bytes, want at most %d", tc.mode, alloc, bound)
+		}
+		if took > 2*time.Second {
+			t.Errorf("%v: took %v", tc.mode, took)
+		}
+		t.Logf("%v: refused in %v after allocating %.1f MiB", tc.mode, took, float64(alloc)/(1<<20))
 	}
 }
 
@@ -129,21 +228,26 @@ func ExampleSplitArgs() {
 
 func ExampleSubstitute() {
 	target := "GET https://api.open-meteo.com/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m"
-	fmt.Println(Substitute(target, SplitArgs("37.77|-122.42"), nil, ModeURL))
+	fmt.Println(Substitute(target, SplitArgs("37.77|-122.42"), nil, ModeURL, 0))
 
 	// $2+ takes the rest of the body with its pipes; a JSON body passes through intact.
-	fmt.Println(Substitute("$2+", SplitArgs(`ROUTER|{"content":"a|b"}`), nil, ModeJSON))
+	fmt.Println(Substitute("$2+", SplitArgs(`ROUTER|{"content":"a|b"}`), nil, ModeJSON, 0))
 
 	// Inside a JSON string literal a quote cannot break out.
-	fmt.Println(Substitute(`["$1"]`, SplitArgs(`say "hi"`), nil, ModeJSON))
+	fmt.Println(Substitute(`["$1"]`, SplitArgs(`say "hi"`), nil, ModeJSON, 0))
 
 	// $PREV comes from vars; an unresolved name stays as written.
-	fmt.Println(Substitute("$PREV / $MISSING", nil, map[string]string{"PREV": "ok"}, ModeRaw))
+	fmt.Println(Substitute("$PREV / $MISSING", nil, map[string]string{"PREV": "ok"}, ModeRaw, 0))
+
+	// The output is bounded while it is built.
+	_, err := Substitute(strings.Repeat("$1", 1000), SplitArgs(strings.Repeat("x", 1024)), nil, ModeRaw, 64<<10)
+	fmt.Println(err, errors.Is(err, ErrSubstitutionTooLarge))
 	// Output:
-	// GET https://api.open-meteo.com/v1/forecast?latitude=37.77&longitude=-122.42&current=temperature_2m
-	// {"content":"a|b"}
-	// ["say \"hi\""]
-	// ok / $MISSING
+	// GET https://api.open-meteo.com/v1/forecast?latitude=37.77&longitude=-122.42&current=temperature_2m <nil>
+	// {"content":"a|b"} <nil>
+	// ["say \"hi\""] <nil>
+	// ok / $MISSING <nil>
+	// ERR:substitution_too_large:65536 true
 }
 
 func BenchmarkSplitArgs(b *testing.B) {
@@ -168,7 +272,7 @@ func BenchmarkSubstitute(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Substitute(c.tmpl, args, vars, c.mode)
+				_, _ = Substitute(c.tmpl, args, vars, c.mode, 0)
 			}
 		})
 	}

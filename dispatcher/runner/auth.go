@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -42,8 +43,9 @@ type Credential struct {
 // Applied reports whether any secret value was put on the request.
 func (c Credential) Applied() bool { return len(c.values) > 0 }
 
-// Secrets returns every string a caller must scrub from output: the applied values
-// and their wire encodings (base64 for basic, URL-encoded for query), longest first.
+// Secrets returns every string a caller must scrub from output: the applied values,
+// their wire encodings (base64 for basic, URL-encoded for query) and the escaped
+// forms an upstream's JSON echo gives them, longest first.
 func (c Credential) Secrets() []string {
 	out := make([]string, 0, len(c.forms))
 	seen := make(map[string]bool, len(c.forms))
@@ -87,6 +89,7 @@ func (c *Credential) use(name string, env Env) (string, bool, error) {
 	}
 	c.values = append(c.values, v)
 	c.forms = append(c.forms, v)
+	c.forms = appendJSONForms(c.forms, v)
 	return v, true, nil
 }
 
@@ -101,6 +104,23 @@ func lookup(name string, env Env) (string, bool, error) {
 		return "", false, nil
 	}
 	return v, true, nil
+}
+
+// appendJSONForms appends the forms v takes inside a JSON string, as encoding/json
+// writes it with and without HTML escaping, where they differ from v: an upstream
+// that echoes a header in JSON writes a value holding '"' or '&' that way.
+func appendJSONForms(forms []string, v string) []string {
+	html, _ := json.Marshal(v)
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	for _, q := range []string{string(html), strings.TrimSuffix(plain.String(), "\n")} {
+		if f := q[1 : len(q)-1]; f != v {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // ApplyAuth reads the row's auth column and adds the credential to req:
@@ -258,6 +278,9 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool, error) {
 	}
 	cred.values = append(cred.values, used...)
 	cred.forms = append(cred.forms, used...)
+	for _, v := range used {
+		cred.forms = appendJSONForms(cred.forms, v)
+	}
 	return b.String(), true, nil
 }
 

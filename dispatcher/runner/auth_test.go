@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -123,6 +124,31 @@ func TestCredentialSecretsCoverWireForms(t *testing.T) {
 	cred, _ = ApplyAuth("basic:U", env, req)
 	if s := cred.Secrets(); !reflect.DeepEqual(s, []string{"dXNlcjo=", "user"}) {
 		t.Errorf("Secrets = %q", s)
+	}
+}
+
+// An upstream that echoes a header in JSON escapes '"', '&', '<' and '>' in it; the
+// escaped forms are scrubbed too.
+func TestCredentialSecretsCoverJSONEchoes(t *testing.T) {
+	const v = `Zq"e&y<>`
+	env := MapEnv(map[string]string{"K": v})
+	for _, spec := range []string{"bearer:K", `headers:{"x-api-key":"$K"}`} {
+		req := &OutboundRequest{}
+		cred, err := ApplyAuth(spec, env, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		echo, _ := json.Marshal(req.Headers)
+		var plain strings.Builder
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		enc.Encode(req.Headers)
+		rd := NewRedactor(cred.Secrets())
+		for _, out := range []string{rd.Scrub(string(echo)), rd.Scrub(plain.String())} {
+			if strings.Contains(out, "Zq") {
+				t.Errorf("%s: echo scrubbed to %s", spec, out)
+			}
+		}
 	}
 }
 

@@ -13,6 +13,11 @@
 // for the position it lands in: path or query of a URL, inside or outside a JSON
 // string literal, or not at all.
 //
+// Substitution is bounded while it is built: past its limit (a runner's
+// MaxSubstitutionBytes, DefaultMaxSubstitutionBytes by default) it stops with
+// ERR:substitution_too_large:<limit>, so a template repeating $1 over a large body
+// cannot turn one call into gigabytes of memory.
+//
 // # Credentials
 //
 // The auth column names an environment variable and how to apply it (ApplyAuth):
@@ -36,7 +41,19 @@
 // a sentinel with errors.Is. Run returns promptly once its context ends, with
 // ERR:<runner>:canceled:<reason>, and never puts a secret value in the Outcome.
 // Runners maps a runner name to its Runner; the row's runner column overrides its
-// type. Shape mode (Call.Shape) builds everything and sends nothing.
+// type. Shape mode (Call.Shape) builds everything and sends nothing. A result over
+// the runner's cap (DefaultMaxResultBytes unless configured) is refused whole with
+// ERR:<runner>:result_too_large:<cap> (the http runner keeps its
+// ERR:http:response_too_large:<cap>), matching ErrResultTooLarge, never cut.
+//
+// # Conformance
+//
+// Every runner must run the conformance suite, runnertest.Run, from its own tests,
+// with a Harness giving its constructor and one row per scenario; a new runner is
+// not done until it passes under -race. The suite checks what this contract
+// promises of every runner: cancellation, the result cap, secrets never in any
+// field of an Outcome (even when the target echoes them, in shape mode too), ERR:
+// literals matching sentinels, bounded substitution, and concurrent use.
 //
 // # Caveats
 //

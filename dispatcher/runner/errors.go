@@ -1,6 +1,9 @@
 package runner
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Sentinel errors of the runner contract and the shared credential code. Every
 // failure a runner reports is an *Error whose Unwrap is a sentinel (these, or a
@@ -11,6 +14,12 @@ var (
 	ErrUnknownRunner = errors.New("runner: unknown runner")
 	// ErrCanceled: the caller's context ended before the runner finished.
 	ErrCanceled = errors.New("runner: canceled")
+	// ErrSubstitutionTooLarge: substituting the arguments into a template would
+	// build more than the runner's substitution limit.
+	ErrSubstitutionTooLarge = errors.New("runner: substitution too large")
+	// ErrResultTooLarge: the target answered with more than the runner's result cap;
+	// the result is refused, never cut.
+	ErrResultTooLarge = errors.New("runner: result too large")
 
 	// ErrAuthUnknownPrefix: the auth column uses a form other than
 	// bearer:, basic:, headers:, query:, oauth:.
@@ -42,6 +51,17 @@ func errUnknownRunner(name string) *Error {
 // Canceled is ERR:<runner>:canceled:<cause>, for a call whose context ended.
 func Canceled(runner string, cause error) *Error {
 	return NewError(ErrCanceled, "ERR:"+runner+":canceled:"+cause.Error())
+}
+
+// ResultTooLarge is ERR:<runner>:result_too_large:<cap>, for a result over the
+// runner's cap. A runner refuses such a result whole rather than cutting it: a
+// truncated document would pass as a result and break whatever parses it.
+func ResultTooLarge(runner string, limit int64) *Error {
+	return NewError(ErrResultTooLarge, "ERR:"+runner+":result_too_large:"+strconv.FormatInt(limit, 10))
+}
+
+func errSubstitutionTooLarge(limit int) *Error {
+	return NewError(ErrSubstitutionTooLarge, "ERR:substitution_too_large:"+strconv.Itoa(limit))
 }
 
 func errAuthUnknownPrefix(prefix string) *Error {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/capdir/capdir/contract"
@@ -14,6 +15,10 @@ const (
 	RunnerHTTP = "http"
 	RunnerNATS = contract.RunnerNATS
 )
+
+// DefaultMaxResultBytes caps a runner's result when its configuration leaves the
+// cap at 0: a larger result is refused with ERR:<runner>:result_too_large:<cap>.
+const DefaultMaxResultBytes = 1 << 20 // 1 MiB
 
 // Call is one invocation handed to a runner.
 type Call struct {
@@ -56,6 +61,17 @@ func (o Outcome) OK() bool { return !strings.HasPrefix(o.Result, "ERR:") }
 
 // Failed turns a runner error into an Outcome.
 func Failed(err *Error) Outcome { return Outcome{Result: err.Text, Err: err} }
+
+// FailedWith turns an error that carries an *Error (what Substitute and ApplyAuth
+// return, or one wrapping it) into an Outcome with its literal; Err is err itself.
+// Any other error, which would be a bug, becomes ERR:runner:<message>.
+func FailedWith(err error) Outcome {
+	var e *Error
+	if errors.As(err, &e) {
+		return Outcome{Result: e.Text, Err: err}
+	}
+	return Outcome{Result: "ERR:runner:" + err.Error(), Err: err}
+}
 
 // Shaped is the Outcome of shape mode: Shape is set and Result is its JSON.
 func Shaped(shape map[string]any) Outcome {

@@ -3,6 +3,7 @@ package fnrunner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -73,28 +74,79 @@ func (r *Registry) Names() []string {
 // defaultFnTemplate is used when an fn row's content has no executable line.
 const defaultFnTemplate = `["$1"]`
 
+// Config configures the fn runner.
+type Config struct {
+	// Registry holds the functions rows can name; required.
+	Registry *Registry
+	// MaxResultBytes caps a function's result; runner.DefaultMaxResultBytes when 0.
+	// A larger result fails the call with ERR:fn:result_too_large:<cap>.
+	MaxResultBytes int64
+	// MaxSubstitutionBytes bounds the rendered argument template;
+	// runner.DefaultMaxSubstitutionBytes when 0. Larger fails the call with
+	// ERR:substitution_too_large:<limit> before the function runs.
+	MaxSubstitutionBytes int
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = runner.DefaultMaxResultBytes
+	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
+	}
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Registry == nil {
+		errs = append(errs, errors.New("fnrunner: Config.Registry is required"))
+	}
+	if c.MaxResultBytes < 0 {
+		errs = append(errs, errors.New("fnrunner: Config.MaxResultBytes must not be negative"))
+	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("fnrunner: Config.MaxSubstitutionBytes must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
 // Runner runs fn rows: target names a Func in the registry, and content (after
 // stripping # lines) is a JSON array template of its positional arguments,
 // substituted in JSON mode; ["$1"] when content has no executable line.
 type Runner struct {
-	reg *Registry
+	cfg Config
 }
 
-// New returns the fn runner over reg.
-func New(reg *Registry) *Runner { return &Runner{reg: reg} }
+// New returns the fn runner over reg with the default limits; see NewWithConfig.
+func New(reg *Registry) *Runner {
+	cfg := Config{Registry: reg}
+	cfg.setDefaults()
+	return &Runner{cfg: cfg}
+}
+
+// NewWithConfig validates cfg and returns the runner.
+func NewWithConfig(cfg Config) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg}, nil
+}
 
 // Run implements Runner. Failures, in order of checking:
-// ERR:fn:unknown_target:<name>, ERR:fn:bad_content_json:<parser message>,
-// ERR:fn:content_not_array, ERR:fn:canceled:<reason>, ERR:fn:<name>:<error>.
+// ERR:fn:unknown_target:<name>, ERR:substitution_too_large:<limit>,
+// ERR:fn:bad_content_json:<parser message>, ERR:fn:content_not_array,
+// ERR:fn:canceled:<reason>, ERR:fn:<name>:<error>, ERR:fn:result_too_large:<cap>.
 func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	target := strings.TrimSpace(c.Row.Target)
-	f, name, ok := r.reg.Lookup(target)
+	f, name, ok := r.cfg.Registry.Lookup(target)
 	if !ok {
 		return runner.Failed(errUnknownTarget(target))
 	}
 	fnArgs, err := r.render(c)
 	if err != nil {
-		return runner.Failed(err)
+		return runner.FailedWith(err)
 	}
 	if c.Shape {
 		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "fn": name, "args": fnArgs}, nil).(map[string]any))
@@ -113,16 +165,24 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		o.Ran = true
 		return o
 	}
+	if int64(len(out)) > r.cfg.MaxResultBytes {
+		o := runner.Failed(runner.ResultTooLarge(runner.RunnerFn, r.cfg.MaxResultBytes))
+		o.Ran = true
+		return o
+	}
 	return runner.Outcome{Result: out, Ran: true}
 }
 
 // render substitutes the row's template and decodes it into the argument list.
-func (r *Runner) render(c runner.Call) ([]any, *runner.Error) {
+func (r *Runner) render(c runner.Call) ([]any, error) {
 	tmpl := runner.Template(c.Row.Content)
 	if tmpl == "" {
 		tmpl = defaultFnTemplate
 	}
-	rendered := runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON)
+	rendered, err := runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON, r.cfg.MaxSubstitutionBytes)
+	if err != nil {
+		return nil, err
+	}
 	var v any
 	if err := json.Unmarshal([]byte(rendered), &v); err != nil {
 		return nil, errBadContentJSON(err.Error())

@@ -166,6 +166,23 @@ func TestBuiltinConfig(t *testing.T) {
 	}
 }
 
+func TestFnConfigValidate(t *testing.T) {
+	_, err := NewWithConfig(Config{MaxResultBytes: -1, MaxSubstitutionBytes: -1})
+	for _, want := range []string{"Registry is required", "MaxResultBytes", "MaxSubstitutionBytes"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to mention %q", err, want)
+		}
+	}
+	reg := NewRegistry()
+	r, err := NewWithConfig(Config{Registry: reg})
+	if err != nil || r.cfg.MaxResultBytes != runner.DefaultMaxResultBytes || r.cfg.MaxSubstitutionBytes != runner.DefaultMaxSubstitutionBytes {
+		t.Errorf("defaults: %+v, %v", r.cfg, err)
+	}
+	if New(reg).cfg != r.cfg {
+		t.Errorf("New and NewWithConfig differ in defaults")
+	}
+}
+
 func TestFnRegistryConcurrent(t *testing.T) {
 	reg := NewRegistry()
 	var wg sync.WaitGroup

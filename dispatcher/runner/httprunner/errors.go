@@ -22,6 +22,9 @@ var (
 	ErrTimeout = errors.New("http: timeout")
 	// ErrResponseTooLarge: the upstream body exceeded the response cap.
 	ErrResponseTooLarge = errors.New("http: response too large")
+	// ErrRedirectOffOrigin: the upstream redirected a call that carries a credential
+	// to another origin; the redirect was not followed.
+	ErrRedirectOffOrigin = errors.New("http: redirect off origin")
 )
 
 func errBadTarget(msg string) *runner.Error {
@@ -45,8 +48,19 @@ func errTimeout(d time.Duration) *runner.Error {
 	return runner.NewError(ErrTimeout, "ERR:http:timeout:"+d.String())
 }
 
+// errResponseTooLarge matches runner.ErrResultTooLarge too: it is the http runner's
+// result cap, under the name its literal has always had.
 func errResponseTooLarge(limit int64) *runner.Error {
-	return runner.NewError(ErrResponseTooLarge, "ERR:http:response_too_large:"+strconv.FormatInt(limit, 10))
+	return &runner.Error{
+		Kind: errors.Join(ErrResponseTooLarge, runner.ErrResultTooLarge),
+		Text: "ERR:http:response_too_large:" + strconv.FormatInt(limit, 10),
+	}
+}
+
+// errRedirectOffOrigin is ERR:http:redirect_off_origin:<location>, the location
+// without its user info, query and fragment.
+func errRedirectOffOrigin(location string) *runner.Error {
+	return runner.NewError(ErrRedirectOffOrigin, "ERR:http:redirect_off_origin:"+location)
 }
 
 // errOther is ERR:http:<message> for a build failure of no known kind.

@@ -25,7 +25,10 @@ const (
 type Config struct {
 	// Client sends the requests; when nil, a client whose transport keeps
 	// MaxIdleConnsPerHost idle connections per upstream. The runner applies its own
-	// per-call timeout through the request context.
+	// per-call timeout through the request context. The runner sends through a copy
+	// whose CheckRedirect first applies its own redirect rule (a call carrying a
+	// credential stays on the row's origin) and then Client's CheckRedirect; Client
+	// itself is not modified.
 	Client *http.Client
 	// MaxIdleConnsPerHost sizes the default client's idle pool per upstream host,
 	// so that as many workers as call one API at once reuse their connections
@@ -39,6 +42,10 @@ type Config struct {
 	// MaxResponseBytes caps the upstream body; DefaultMaxResponseBytes when 0. A
 	// larger body fails the call with ERR:http:response_too_large:<cap>.
 	MaxResponseBytes int64
+	// MaxSubstitutionBytes bounds the rendered target and the rendered body, each;
+	// runner.DefaultMaxSubstitutionBytes when 0. A larger one fails the call with
+	// ERR:substitution_too_large:<limit> before anything is sent.
+	MaxSubstitutionBytes int
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag). Use a per-deployment
 	// secret so tags cannot be compared across deployments.
 	TagSalt string
@@ -60,6 +67,9 @@ func (c *Config) setDefaults() {
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
+	}
 }
 
 // Validate reports every problem with c, joined.
@@ -77,6 +87,9 @@ func (c Config) Validate() error {
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("httprunner: Config.MaxResponseBytes must not be negative"))
 	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("httprunner: Config.MaxSubstitutionBytes must not be negative"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -85,11 +98,18 @@ func (c Config) Validate() error {
 // JSON mode, and no body when content has none. A body that parses as JSON is sent
 // as application/json, any other as text/plain. The auth column is applied last.
 //
+// Redirects: a call that carries a credential follows a redirect only within the
+// row's origin (scheme, host, port), keeping its headers but sending no Referer; a
+// redirect to any other origin is not followed and fails the call with
+// ERR:http:redirect_off_origin:<location without query>. A call without a
+// credential follows redirects as net/http does (at most ten).
+//
 // Results: "HTTP <status>:<body>" for 1xx-3xx; ERR:http:<status>:<body> for 4xx/5xx;
 // ERR:http:fetch:<message> for DNS, TLS or connection failures;
 // ERR:http:timeout:<duration>; ERR:http:response_too_large:<cap>;
 // ERR:http:canceled:<reason> when the caller's context ends;
-// ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column.
+// ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column;
+// ERR:substitution_too_large:<limit> when the target or the body renders too large.
 // Every applied secret value (and its wire encodings) is replaced by REDACTED in
 // every result, including upstream bodies that echo it.
 type Runner struct {
@@ -108,14 +128,20 @@ func New(cfg Config) (*Runner, error) {
 // Build renders the outbound request of c and applies its credential, without
 // sending anything. The request holds secret values; never show it unredacted.
 func (r *Runner) Build(c runner.Call) (*runner.OutboundRequest, runner.Credential, error) {
-	args := c.Arguments()
-	method, rawURL, err := splitTarget(runner.Substitute(c.Row.Target, args, c.Vars, runner.ModeURL))
+	args, limit := c.Arguments(), r.cfg.MaxSubstitutionBytes
+	target, err := runner.Substitute(c.Row.Target, args, c.Vars, runner.ModeURL, limit)
+	if err != nil {
+		return nil, runner.Credential{}, err
+	}
+	method, rawURL, err := splitTarget(target)
 	if err != nil {
 		return nil, runner.Credential{}, err
 	}
 	req := &runner.OutboundRequest{Method: method, URL: rawURL, Headers: map[string]string{}}
 	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
-		req.Body = runner.Substitute(tmpl, args, c.Vars, runner.ModeJSON)
+		if req.Body, err = runner.Substitute(tmpl, args, c.Vars, runner.ModeJSON, limit); err != nil {
+			return nil, runner.Credential{}, err
+		}
 	}
 	if req.Body != "" {
 		ct := "text/plain; charset=utf-8"
@@ -148,13 +174,14 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		o.CredTag = tag
 		return o
 	}
-	o := r.send(ctx, req, rd)
+	o := r.send(ctx, req, rd, cred.Applied())
 	o.CredTag = tag
 	return o
 }
 
-// send performs the request; every text it returns is scrubbed by rd.
-func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runner.Redactor) runner.Outcome {
+// send performs the request; every text it returns is scrubbed by rd. credentialed
+// says the request carries a secret, which restricts the redirects it follows.
+func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runner.Redactor, credentialed bool) runner.Outcome {
 	if err := ctx.Err(); err != nil {
 		return runner.Failed(runner.Canceled(runner.RunnerHTTP, err))
 	}
@@ -175,7 +202,15 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		}
 		hreq.Header.Set(k, v)
 	}
-	resp, err := r.cfg.Client.Do(hreq)
+	client := *r.cfg.Client
+	client.CheckRedirect = redirectPolicy(credentialed, rd, r.cfg.Client.CheckRedirect)
+	resp, err := client.Do(hreq)
+	var refused *runner.Error // the redirect policy's refusal; resp is the 3xx, closed
+	if errors.As(err, &refused) && resp != nil {
+		o := runner.Failed(refused)
+		o.Ran, o.Upstream = true, resp.StatusCode
+		return o
+	}
 	if err != nil {
 		return r.transportFailure(ctx, err, rd)
 	}

@@ -263,8 +263,8 @@ func TestHTTPRunnerCancel(t *testing.T) {
 }
 
 func TestHTTPConfigValidate(t *testing.T) {
-	_, err := New(Config{Timeout: -1, MaxResponseBytes: -1})
-	for _, want := range []string{"Env is required", "Timeout must not be negative", "MaxResponseBytes must not be negative"} {
+	_, err := New(Config{Timeout: -1, MaxResponseBytes: -1, MaxSubstitutionBytes: -1})
+	for _, want := range []string{"Env is required", "Timeout must not be negative", "MaxResponseBytes must not be negative", "MaxSubstitutionBytes must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to mention %q", err, want)
 		}

@@ -20,11 +20,24 @@ type Config struct {
 	Conn *nats.Conn
 	// Timeout bounds one request-reply; DefaultTimeout when 0.
 	Timeout time.Duration
+	// MaxResultBytes caps the reply; runner.DefaultMaxResultBytes when 0. A larger
+	// reply fails the call with ERR:nats:result_too_large:<cap>.
+	MaxResultBytes int64
+	// MaxSubstitutionBytes bounds the rendered request data;
+	// runner.DefaultMaxSubstitutionBytes when 0. Larger fails the call with
+	// ERR:substitution_too_large:<limit> before anything is sent.
+	MaxSubstitutionBytes int
 }
 
 func (c *Config) setDefaults() {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = runner.DefaultMaxResultBytes
+	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
 	}
 }
 
@@ -36,6 +49,12 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("natsrunner: Config.Timeout must not be negative"))
+	}
+	if c.MaxResultBytes < 0 {
+		errs = append(errs, errors.New("natsrunner: Config.MaxResultBytes must not be negative"))
+	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("natsrunner: Config.MaxSubstitutionBytes must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -55,7 +74,8 @@ func (c Config) Validate() error {
 // Failures: ERR:nats:no_responders:<subject>, ERR:nats:timeout:<subject>,
 // ERR:nats:canceled:<reason>, ERR:nats:bad_target:empty_subject,
 // ERR:nats:bad_target:<reason>:<subject>, ERR:nats:reserved_subject:<subject>,
-// ERR:nats:request:<subject>:<message>.
+// ERR:nats:request:<subject>:<message>, ERR:nats:result_too_large:<cap>,
+// ERR:substitution_too_large:<limit>.
 type Runner struct {
 	cfg Config
 }
@@ -80,7 +100,10 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	}
 	data := c.Body
 	if tmpl := runner.Template(c.Row.Content); tmpl != "" {
-		data = runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON)
+		var err error
+		if data, err = runner.Substitute(tmpl, c.Arguments(), c.Vars, runner.ModeJSON, r.cfg.MaxSubstitutionBytes); err != nil {
+			return runner.FailedWith(err)
+		}
 	}
 	if c.Shape {
 		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "subject": subject, "data": data}, nil).(map[string]any))
@@ -92,6 +115,10 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	defer cancel()
 	msg, err := r.cfg.Conn.RequestWithContext(tctx, subject, []byte(data))
 	switch {
+	case err == nil && int64(len(msg.Data)) > r.cfg.MaxResultBytes:
+		o := runner.Failed(runner.ResultTooLarge(runner.RunnerNATS, r.cfg.MaxResultBytes))
+		o.Ran = true
+		return o
 	case err == nil:
 		return runner.Outcome{Result: string(msg.Data), Ran: true}
 	case ctx.Err() != nil:

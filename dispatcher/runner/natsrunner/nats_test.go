@@ -154,9 +154,11 @@ func TestNATSRunnerRefusesReservedAndWildcardSubjects(t *testing.T) {
 }
 
 func TestNATSConfigValidate(t *testing.T) {
-	_, err := New(Config{Timeout: -1})
-	if err == nil || !strings.Contains(err.Error(), "Conn is required") || !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("err = %v", err)
+	_, err := New(Config{Timeout: -1, MaxResultBytes: -1, MaxSubstitutionBytes: -1})
+	for _, want := range []string{"Conn is required", "Timeout", "MaxResultBytes", "MaxSubstitutionBytes"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to mention %q", err, want)
+		}
 	}
 }
 
