@@ -4,12 +4,25 @@ package gate
 // it on, recording what later checks and the receipt need in a.
 type check func(g *Gate, in *Input, a *Admission) *Refusal
 
-// checks is the gate, in order. Each refusal's literal reason is in errors.go.
+// checks is the gate, in order. Each refusal's literal reason is in errors.go,
+// token_errors.go, or (token:…) the token package's errors.go. The token checks
+// (token_checks.go) pass the owner's requests; a token holder meets its scope
+// before anything that depends on which rows exist, so it cannot learn of a row
+// outside its scope.
 var checks = []check{
-	payloadCeiling, // ERR:payload_too_large:<size>><ceiling>
-	rowExists,      // {"error":"unknown_key",…,"did_you_mean":[…]}
-	rowEnabled,     // ERR:disabled:<KEY>
-	breakerClosed,  // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
+	credential,      // token:required · token:malformed · token:bad_signature · token:expired · …
+	notRevoked,      // token:revoked
+	audience,        // token:audience:<got>
+	notOwnerSubject, // token:owner_subject
+	inScope,         // scope:<KEY>
+	payloadCeiling,  // ERR:payload_too_large:<size>><ceiling>
+	rowExists,       // {"error":"unknown_key",…,"did_you_mean":[…]} (for a token, only keys in its scope)
+	contractPin,     // contract_changed:<pinned>!=<current>
+	riskCeiling,     // risk_ceiling:low<row:high
+	fixedBody,       // body_fixed:<fixed>!=<sent>
+	tokenPayload,    // payload_ceiling:<size>><max>
+	rowEnabled,      // ERR:disabled:<KEY>
+	breakerClosed,   // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
 }
 
 // payloadCeiling refuses a body over the ceiling. The entry points refuse one
@@ -24,7 +37,7 @@ func payloadCeiling(g *Gate, in *Input, _ *Admission) *Refusal {
 // rowExists refuses a key no row has, with suggestions, and records the row.
 func rowExists(g *Gate, in *Input, a *Admission) *Refusal {
 	if in.NotFound {
-		return refuseUnknownKey(in.Req.Key, g.cfg.Suggest(in.Req.Key))
+		return refuseUnknownKey(in.Req.Key, suggestWithin(a.Token, g.cfg.Suggest(in.Req.Key)))
 	}
 	if in.RowErr != nil {
 		return refuseDirectory(in.RowErr)

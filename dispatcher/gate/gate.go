@@ -7,6 +7,7 @@ import (
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -23,8 +24,17 @@ type Config struct {
 	TagSalt string
 	// Suggest returns the did_you_mean keys for a key no row has; none when nil.
 	Suggest func(key string) []string
-	// Clock is the breaker's clock; time.Now when nil.
+	// Clock is the breaker's and the tokens' clock; time.Now when nil.
 	Clock func() time.Time
+	// Tokens verifies capability tokens (keep one per process: it caches the
+	// tokens it has verified). With Tokens set, a request runs only if capdir
+	// attests it is the owner's (Input.Owner) or it carries a token that passes
+	// every token check (token_checks.go). Nil turns the credential checks off:
+	// every request is treated as the owner's, as before tokens existed.
+	Tokens *token.Verifier
+	// Revoked reports whether the token with this id has been revoked (a
+	// TOKEN_REVOKED event folded); required with Tokens.
+	Revoked func(jti string) bool
 }
 
 func (c *Config) setDefaults() {
@@ -47,6 +57,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Tokens != nil && c.Revoked == nil {
+		errs = append(errs, errors.New("gate: Revoked is required with Tokens"))
 	}
 	return errors.Join(errs...)
 }
@@ -82,6 +95,11 @@ type Input struct {
 	BreakerErr error
 	// NotFound reports whether RowErr means the key has no row.
 	NotFound bool
+	// Owner reports that capdir attests the request is the owner's (the facade
+	// checked the owner key and wrote the request itself). A request's own claim
+	// to be the owner's (its credential field) is not this. An owner's request
+	// skips the token checks.
+	Owner bool
 }
 
 // Admission is what the gate learned about a request, refused or not: the row it
@@ -90,6 +108,9 @@ type Admission struct {
 	Row               *contract.Row
 	Fingerprint       string
 	BreakerGeneration uint64
+	// Token is the verified token the request came with, from the first token
+	// check on, even if a later check refused it; nil for the owner.
+	Token *token.Claims
 }
 
 // Check runs every check in order and returns the first refusal, or nil when the

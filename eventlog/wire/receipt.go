@@ -24,6 +24,18 @@ const (
 	StatusRefusedPayloadTooLarge = "REFUSED_PAYLOAD_TOO_LARGE"
 	// StatusRefusedBadRequest: the request event itself was unusable.
 	StatusRefusedBadRequest = "REFUSED_BAD_REQUEST"
+	// StatusRefusedToken: the caller has no credential that holds: neither the
+	// owner's attestation nor a token, or a token that is malformed, not ES256,
+	// signed by an unknown key, tampered with, expired, revoked, minted for
+	// another audience, or naming the owner as its subject (HTTP 401).
+	StatusRefusedToken = "REFUSED_TOKEN"
+	// StatusRefusedScope: the token holds but does not permit this call: the key,
+	// and the row's category, are outside its scope; the row is sensitive and the
+	// token's risk ceiling is low; or the body is not the token's fixed body (HTTP 403).
+	StatusRefusedScope = "REFUSED_SCOPE"
+	// StatusRefusedContractChanged: the token pins a contract fingerprint and the
+	// row's contract has changed since (HTTP 409): mint a token for the new one.
+	StatusRefusedContractChanged = "REFUSED_CONTRACT_CHANGED"
 )
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.

@@ -21,6 +21,10 @@ type InvocationRequest struct {
 	// Credential is the caller's attestation: "owner:terminal-key" when the facade
 	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
 	Credential string `json:"credential"`
+	// Token is the caller's capability token (a compact ES256 JWT, see package
+	// dispatcher/gate/token) when the caller is not the owner; empty otherwise. It
+	// is a bearer credential: the gate verifies it, and a receipt never copies it.
+	Token string `json:"token,omitempty"`
 	// DirSeq is the control-stream sequence the requesting node had projected: a
 	// worker on another node waits until it has applied as much before it reads the
 	// row, so a row is callable the moment its write returns, on every node.

@@ -1,0 +1,128 @@
+package gate
+
+import (
+	"github.com/capdir/capdir/dispatcher/gate/token"
+)
+
+// The token checks, in the order check.go lists them. A request capdir attests as
+// the owner's (Input.Owner) passes every one; so does every request while no
+// verifier is configured (Config.Tokens nil). Any other request needs a token:
+// credential verifies it and records its claims in the Admission, and each later
+// check refuses what the claims do not permit. The order follows the trust
+// boundary: who the caller is (signature, expiry, revocation, audience, subject),
+// then what it may touch (scope) before anything that depends on which rows exist,
+// then the limits that depend on the row (pin, risk) and on the call (body, size).
+
+// credential refuses a request with neither the owner's attestation nor a token,
+// and a token whose signature, algorithm, key id, claims or times do not hold.
+// The verifier's cache makes a token presented again cost a hash and a lookup.
+func credential(g *Gate, in *Input, a *Admission) *Refusal {
+	if g.cfg.Tokens == nil || in.Owner {
+		return nil
+	}
+	if in.Req.Token == "" {
+		return refuseToken(token.ErrRequired)
+	}
+	c, err := g.cfg.Tokens.Authenticate(in.Req.Token, g.cfg.Clock())
+	if err != nil {
+		return refuseToken(err)
+	}
+	a.Token = &c
+	return nil
+}
+
+// notRevoked refuses a token the owner revoked.
+func notRevoked(g *Gate, _ *Input, a *Admission) *Refusal {
+	if a.Token != nil && g.cfg.Revoked(a.Token.ID) {
+		return refuseToken(token.ErrRevoked)
+	}
+	return nil
+}
+
+// audience refuses a token minted for another deployment.
+func audience(g *Gate, _ *Input, a *Admission) *Refusal {
+	if a.Token == nil {
+		return nil
+	}
+	if err := g.cfg.Tokens.CheckAudience(a.Token); err != nil {
+		return refuseToken(err)
+	}
+	return nil
+}
+
+// notOwnerSubject refuses a token whose subject is the owner: a token is never
+// the owner, whoever minted it.
+func notOwnerSubject(_ *Gate, _ *Input, a *Admission) *Refusal {
+	if a.Token != nil && token.IsOwnerSubject(a.Token.Subject) {
+		return refuseToken(token.ErrOwnerSubject)
+	}
+	return nil
+}
+
+// inScope refuses a key the token's scope does not name, unless the key's row is
+// in a category the scope names. A key with no row is refused alike when the
+// scope does not name it, so a token holder cannot tell a row outside its scope
+// from no row. A failure to read the row says nothing about the key either: it is
+// left to rowExists to report.
+func inScope(_ *Gate, in *Input, a *Admission) *Refusal {
+	t := a.Token
+	if t == nil || t.Scope.HasKey(in.Req.Key) {
+		return nil
+	}
+	if in.RowErr != nil && !in.NotFound {
+		return nil
+	}
+	if in.NotFound || in.Row == nil || !t.Scope.HasCategory(in.Row.Category) {
+		return refuseScope(in.Req.Key)
+	}
+	return nil
+}
+
+// suggestWithin keeps the did_you_mean suggestions a caller may see: all of them
+// for the owner; for a token holder only keys its scope names (a suggestion must
+// not reveal a row outside the scope).
+func suggestWithin(t *token.Claims, suggestions []string) []string {
+	if t == nil {
+		return suggestions
+	}
+	var out []string
+	for _, k := range suggestions {
+		if t.Scope.HasKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// contractPin refuses a pinned token when the row's contract fingerprint is no
+// longer the pinned one.
+func contractPin(_ *Gate, _ *Input, a *Admission) *Refusal {
+	if a.Token != nil && a.Token.Pin != "" && a.Token.Pin != a.Fingerprint {
+		return refuseContractChanged(a.Token.Pin, a.Fingerprint)
+	}
+	return nil
+}
+
+// riskCeiling refuses a sensitive row to a token whose ceiling is not high.
+func riskCeiling(_ *Gate, _ *Input, a *Admission) *Refusal {
+	if a.Token != nil && a.Row.Sensitive == 1 && a.Token.Risk != token.RiskHigh {
+		return refuseRiskCeiling(a.Token.Risk, token.RiskHigh)
+	}
+	return nil
+}
+
+// fixedBody refuses a body other than the token's fixed body.
+func fixedBody(_ *Gate, in *Input, a *Admission) *Refusal {
+	if a.Token != nil && a.Token.Body != nil && *a.Token.Body != in.Req.Body {
+		return refuseBodyFixed(*a.Token.Body, in.Req.Body)
+	}
+	return nil
+}
+
+// tokenPayload refuses a body over the token's own payload ceiling.
+func tokenPayload(_ *Gate, in *Input, a *Admission) *Refusal {
+	if a.Token != nil && a.Token.MaxPayload > 0 && len(in.Req.Body) > a.Token.MaxPayload {
+		return refuseTokenPayload(len(in.Req.Body), a.Token.MaxPayload)
+	}
+	return nil
+}

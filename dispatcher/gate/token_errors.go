@@ -1,0 +1,45 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// The literal refusals of the token checks. Each text is produced here and nowhere
+// else (token:… texts by token.Reason).
+
+func refuseToken(err error) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedToken, Reason: token.Reason(err)}
+}
+
+func refuseScope(key string) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: "scope:" + key}
+}
+
+func refuseContractChanged(pinned, current string) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedContractChanged, Reason: "contract_changed:" + pinned + "!=" + current}
+}
+
+// refuseRiskCeiling: risk_ceiling:low<row:high.
+func refuseRiskCeiling(ceiling, row string) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: "risk_ceiling:" + ceiling + "<row:" + row}
+}
+
+// refuseBodyFixed: body_fixed:<fixed>!=<sent>, each the first 16 hex digits of the
+// body's SHA-256, so the refusal neither repeats a body nor grows with one.
+func refuseBodyFixed(fixed, sent string) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: "body_fixed:" + shortSum(fixed) + "!=" + shortSum(sent)}
+}
+
+func refuseTokenPayload(size, ceiling int) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: fmt.Sprintf("payload_ceiling:%d>%d", size, ceiling)}
+}
+
+func shortSum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
