@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -20,9 +19,9 @@ import (
 //	GET    /api/breaker/{key}  one key's breaker, open or not (owner)
 //	DELETE /api/breaker/{key}  an owner reset: append BREAKER_RESET (owner)
 func (s *Server) registerBreaker() {
-	s.mux.HandleFunc("GET /api/breaker", s.owner(s.breakerList))
-	s.mux.HandleFunc("GET /api/breaker/{key}", s.owner(s.breakerGet))
-	s.mux.HandleFunc("DELETE /api/breaker/{key}", s.owner(s.breakerReset))
+	s.handle("GET /api/breaker", s.owner(s.breakerList))
+	s.handle("GET /api/breaker/{key}", s.owner(s.breakerGet))
+	s.handle("DELETE /api/breaker/{key}", s.owner(s.breakerReset))
 }
 
 // BreakerView is one breaker as the facade shows it.
@@ -61,12 +60,11 @@ func (s *Server) breakerView(st breaker.State) BreakerView {
 }
 
 // breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
-func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) error {
 	s.settle(r)
 	states, err := s.cfg.Projector.Breakers()
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "breakers unavailable: "+err.Error())
-		return
+		return newError(ErrUnavailable, "breakers unavailable: %w", err)
 	}
 	out := []BreakerView{}
 	for _, st := range states {
@@ -76,23 +74,23 @@ func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
+	return nil
 }
 
 // breakerGet answers one key's BreakerView (closed with no strikes when it never
 // struck).
-func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return err
 	}
 	s.settle(r)
 	st, err := s.cfg.Projector.Breaker(key)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "breaker unavailable: "+err.Error())
-		return
+		return newError(ErrUnavailable, "breaker unavailable: %w", err)
 	}
 	writeJSON(w, http.StatusOK, s.breakerView(st))
+	return nil
 }
 
 // breakerReset appends a BREAKER_RESET for the key and answers once this node's
@@ -100,33 +98,29 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) {
 // Resetting a closed breaker (or the key of a row that never struck) is allowed and
 // clears its strikes; a key with neither a row nor a breaker state is 404
 // {"error":"not_found","key":…}, and nothing is appended.
-func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
 	defer cancel()
 	if known, err := s.breakerKnown(ctx, key); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "breaker reset not written: "+err.Error())
-		return
+		return newError(ErrUnavailable, "breaker reset not written: %w", err)
 	} else if !known {
-		writeDirError(w, key, errDirNotFound)
-		return
+		return keyErr(key, ErrNotFound)
 	}
 	seq, err := s.appendBreakerReset(ctx, key)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "breaker reset not written: "+err.Error())
-		return
+		return newError(ErrUnavailable, "breaker reset not written: %w", err)
 	}
 	if err := s.cfg.Projector.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
-		writeError(w, http.StatusGatewayTimeout, fmt.Sprintf(
+		return newError(ErrNotVisible,
 			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
-			seq, eventlog.DataStream, err))
-		return
+			seq, eventlog.DataStream, err)
 	}
 	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
+	return nil
 }
 
 // breakerKnown reports whether key has a row or a breaker state. When this node's

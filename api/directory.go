@@ -20,19 +20,13 @@ const (
 
 // registerDirectory adds the directory routes. All of them are owner routes.
 func (s *Server) registerDirectory() {
-	s.mux.HandleFunc("GET /api/directory", s.owner(s.listDirectory))
-	s.mux.HandleFunc("POST /api/directory", s.owner(s.createRow))
-	s.mux.HandleFunc("POST /api/directory/import", s.owner(s.importDirectory))
-	s.mux.HandleFunc("GET /api/directory/{key}", s.owner(s.getRow))
-	s.mux.HandleFunc("PUT /api/directory/{key}", s.owner(s.replaceRow))
-	s.mux.HandleFunc("PATCH /api/directory/{key}", s.owner(s.patchRow))
-	s.mux.HandleFunc("DELETE /api/directory/{key}", s.owner(s.deleteRow))
-}
-
-// directoryWriter returns the directory writer over the server's log and projection. It
-// holds no state of its own, so every request may build one.
-func (s *Server) directoryWriter() *dirWriter {
-	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout, secrets: s.cfg.SecretEnv}
+	s.handle("GET /api/directory", s.owner(s.listDirectory))
+	s.handle("POST /api/directory", s.owner(s.createRow))
+	s.handle("POST /api/directory/import", s.owner(s.importDirectory))
+	s.handle("GET /api/directory/{key}", s.owner(s.getRow))
+	s.handle("PUT /api/directory/{key}", s.owner(s.replaceRow))
+	s.handle("PATCH /api/directory/{key}", s.owner(s.patchRow))
+	s.handle("DELETE /api/directory/{key}", s.owner(s.deleteRow))
 }
 
 // dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the article's
@@ -44,8 +38,8 @@ type dirWriteResponse struct {
 	Ignored   []string `json:"ignored,omitempty"`
 }
 
-func okResponse(p dirPending) dirWriteResponse {
-	return dirWriteResponse{OK: true, Key: p.mutation.Key, UpdatedAt: p.mutation.Row.UpdatedAt, Ignored: p.ignored}
+func okResponse(res WriteResult) dirWriteResponse {
+	return dirWriteResponse{OK: true, Key: res.Key, UpdatedAt: res.Row.UpdatedAt, Ignored: res.Ignored}
 }
 
 // readFields reads a capped request body and decodes it with contract.DecodeFields.
@@ -62,7 +56,7 @@ func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, er
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("%w: the limit is %d bytes", errDirBodyTooLarge, limit)
+		return nil, fmt.Errorf("%w: the limit is %d bytes", ErrBodyTooLarge, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the request body: %v", contract.ErrMalformedJSON, err)
@@ -71,88 +65,83 @@ func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, er
 }
 
 // createRow is POST /api/directory: 201 {"ok":true,"key":…,"updated_at":…}.
-func (s *Server) createRow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createRow(w http.ResponseWriter, r *http.Request) error {
 	f, err := s.readFields(w, r)
 	if err != nil {
-		writeDirError(w, "", err)
-		return
+		return err
 	}
-	key := f.Values.Key
-	p, err := s.directoryWriter().write(r.Context(), key, buildCreate(f))
+	res, err := s.dir.Create(r.Context(), f)
 	if err != nil {
-		writeDirError(w, key, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusCreated, okResponse(p))
+	writeJSON(w, http.StatusCreated, okResponse(res))
+	return nil
 }
 
 // replaceRow is PUT /api/directory/{key}: 201 when it created the row, else 200.
-func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	f, err := s.readFields(w, r)
 	if err != nil {
-		writeDirError(w, key, err)
-		return
+		return keyErr(key, err)
 	}
-	p, err := s.directoryWriter().write(r.Context(), key, buildReplace(key, f))
+	res, err := s.dir.Replace(r.Context(), key, f)
 	if err != nil {
-		writeDirError(w, key, err)
-		return
+		return err
 	}
-	status := http.StatusOK
-	if !p.existed {
-		status = http.StatusCreated
+	if res.Created {
+		writeJSON(w, http.StatusCreated, okResponse(res))
+		return nil
 	}
-	writeJSON(w, status, okResponse(p))
+	writeJSON(w, http.StatusOK, okResponse(res))
+	return nil
 }
 
 // patchRow is PATCH /api/directory/{key}: 200, with "ignored" naming the body
 // fields outside the allow-list.
-func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	f, err := s.readFields(w, r)
 	if err != nil {
-		writeDirError(w, key, err)
-		return
+		return keyErr(key, err)
 	}
-	p, err := s.directoryWriter().write(r.Context(), key, buildPatch(key, f))
+	res, err := s.dir.Patch(r.Context(), key, f)
 	if err != nil {
-		writeDirError(w, key, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, okResponse(p))
+	writeJSON(w, http.StatusOK, okResponse(res))
+	return nil
 }
 
 // deleteRow is DELETE /api/directory/{key}: 200 {"ok":true,"key":…,"deleted":1}.
-func (s *Server) deleteRow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
-	if _, err := s.directoryWriter().write(r.Context(), key, buildDelete(key)); err != nil {
-		writeDirError(w, key, err)
-		return
+	if _, err := s.dir.Delete(r.Context(), key); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, struct {
 		OK      bool   `json:"ok"`
 		Key     string `json:"key"`
 		Deleted int    `json:"deleted"`
 	}{true, key, 1})
+	return nil
 }
 
 // getRow is GET /api/directory/{key}: the row with its row_num.
-func (s *Server) getRow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
-		writeDirError(w, key, err)
-		return
+		return keyErr(key, err)
 	}
 	row, _, err := s.cfg.Projector.Row(key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
-		writeDirError(w, key, errDirNotFound)
+		return keyErr(key, ErrNotFound)
 	case err != nil:
-		writeDirError(w, key, fmt.Errorf("%w: %v", errDirUnavailable, err))
-	default:
-		writeJSON(w, http.StatusOK, row)
+		return keyErr(key, unavailable(err))
 	}
+	writeJSON(w, http.StatusOK, row)
+	return nil
 }
 
 // dirPage is the answer to GET /api/directory.
@@ -165,18 +154,17 @@ type dirPage struct {
 
 // listDirectory is GET /api/directory?category=&type=&enabled=&limit=&offset=: rows in
 // canonical order, each with its row_num.
-func (s *Server) listDirectory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listDirectory(w http.ResponseWriter, r *http.Request) error {
 	filter, limit, offset, err := parseListQuery(r)
 	if err != nil {
-		writeDirError(w, "", err)
-		return
+		return err
 	}
 	rows, total, err := s.cfg.Projector.List(filter, offset, limit)
 	if err != nil {
-		writeDirError(w, "", fmt.Errorf("%w: %v", errDirUnavailable, err))
-		return
+		return unavailable(err)
 	}
 	writeJSON(w, http.StatusOK, dirPage{Rows: rows, Total: total, Limit: limit, Offset: offset})
+	return nil
 }
 
 // parseListQuery reads the filters and paging of GET /api/directory. limit defaults
@@ -186,7 +174,7 @@ func parseListQuery(r *http.Request) (f projector.Filter, limit, offset int, err
 	f.Category = q.Get("category")
 	f.Type = q.Get("type")
 	if f.Type != "" && !slices.Contains(contract.Types, f.Type) {
-		return f, 0, 0, fmt.Errorf("%w: type must be one of fn, http, agent, flow; got %q", errDirBadQuery, f.Type)
+		return f, 0, 0, fmt.Errorf("%w: type must be one of fn, http, agent, flow; got %q", ErrBadQuery, f.Type)
 	}
 	if v := q.Get("enabled"); v != "" {
 		var e int
@@ -196,7 +184,7 @@ func parseListQuery(r *http.Request) (f projector.Filter, limit, offset int, err
 		case "0", "false":
 			e = 0
 		default:
-			return f, 0, 0, fmt.Errorf("%w: enabled must be 0 or 1; got %q", errDirBadQuery, v)
+			return f, 0, 0, fmt.Errorf("%w: enabled must be 0 or 1; got %q", ErrBadQuery, v)
 		}
 		f.Enabled = &e
 	}
@@ -217,7 +205,7 @@ func queryInt(v, name string, def, least int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < least {
-		return 0, fmt.Errorf("%w: %s must be an integer of at least %d; got %q", errDirBadQuery, name, least, v)
+		return 0, fmt.Errorf("%w: %s must be an integer of at least %d; got %q", ErrBadQuery, name, least, v)
 	}
 	return n, nil
 }

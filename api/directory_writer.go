@@ -13,24 +13,86 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// dirBuild decides what a write does to one key, given the row as projected now
-// (nil when the key is absent). It returns the mutation to append and the body
-// fields it ignored, or an error; it must not have side effects.
-type dirBuild func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error)
-
-// dirWriter is the one read-modify-append path for directory rows, used by every
-// directory route and by the import. A write reads the key's row and the sequence of
-// its last mutation from the projection, builds the new row, and appends exactly one
-// DIRECTORY_MUTATE expecting that sequence on the key's subject: when another writer
-// got there first the append fails with eventlog.ErrConflict and nothing is written,
-// so no update is ever lost. Safe for concurrent use.
-type dirWriter struct {
+// Directory is the directory's write path: the one read-modify-append for rows,
+// which the REST routes, the import and any other entry point (an MCP server, a Go
+// program embedding capdir) call. It speaks no HTTP: each method returns a
+// WriteResult or an error, a *KeyError matching one of ErrNotFound, ErrExists,
+// ErrConflict, ErrNotVisible, ErrUnavailable, or a contract error (a
+// *contract.RefusalError for hygiene, a *contract.ValidationError for a field,
+// contract.ErrNoRecognizedFields, …).
+//
+// A write reads the key's row and the sequence of its last mutation from the
+// projection, builds the new row, checks its credential against the operator's
+// allow-list, and appends exactly one DIRECTORY_MUTATE (actor OwnerActor) expecting
+// that sequence on the key's subject: when another writer got there first the
+// append fails with ErrConflict and nothing is written, so no update is ever lost.
+// It returns once the projection has applied the event, so the caller reads its own
+// write; past the write timeout it returns ErrNotVisible (the write happened). A
+// refused write appends nothing. Safe for concurrent use.
+//
+// The writes act as the owner: the caller decides who may call them.
+type Directory struct {
 	log     *eventlog.Log
 	proj    *projector.Projector
 	clock   func() time.Time
 	timeout time.Duration // how long a write waits to become visible
 	secrets runner.SecretEnv
 }
+
+// newDirectory is the Directory over cfg's log and projection.
+func newDirectory(cfg Config) *Directory {
+	return &Directory{log: cfg.Log, proj: cfg.Projector, clock: cfg.Clock, timeout: cfg.WriteTimeout, secrets: cfg.SecretEnv}
+}
+
+// WriteResult is an accepted write.
+type WriteResult struct {
+	Key string
+	// Action is the event's: eventlog.ActionCreate, ActionReplace, ActionPatch or
+	// ActionDelete (a Replace or Upsert of an absent key creates it).
+	Action string
+	// Created: the key was absent and the write created it.
+	Created bool
+	// Row is the row after the write; nil after a delete.
+	Row *contract.Row
+	// Ignored names the fields a Patch ignored (outside the PATCH allow-list).
+	Ignored []string
+	// Seq is the event's sequence in the control stream.
+	Seq uint64
+}
+
+// Create writes a new row (contract.Create: key and type required). A present key
+// is ErrExists.
+func (d *Directory) Create(ctx context.Context, f contract.Fields) (WriteResult, error) {
+	return d.write(ctx, f.Values.Key, buildCreate(f))
+}
+
+// Replace writes the whole row of key (contract.Replace), creating it when absent
+// (WriteResult.Created).
+func (d *Directory) Replace(ctx context.Context, key string, f contract.Fields) (WriteResult, error) {
+	return d.write(ctx, key, buildReplace(key, f))
+}
+
+// Patch changes the allow-listed fields of key's row (contract.Patch); the others
+// come back in WriteResult.Ignored. An absent key is ErrNotFound.
+func (d *Directory) Patch(ctx context.Context, key string, f contract.Fields) (WriteResult, error) {
+	return d.write(ctx, key, buildPatch(key, f))
+}
+
+// Delete removes key's row. An absent key is ErrNotFound.
+func (d *Directory) Delete(ctx context.Context, key string) (WriteResult, error) {
+	return d.write(ctx, key, buildDelete(key))
+}
+
+// Upsert is an import row in upsert mode: Create when the key is absent, else
+// Replace.
+func (d *Directory) Upsert(ctx context.Context, f contract.Fields) (WriteResult, error) {
+	return d.write(ctx, f.Values.Key, buildUpsert(f.Values.Key, f))
+}
+
+// dirBuild decides what a write does to one key, given the row as projected now
+// (nil when the key is absent). It returns the mutation to append and the body
+// fields it ignored, or an error; it must not have side effects.
+type dirBuild func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error)
 
 // dirPending is a write that has been decided but not yet appended.
 type dirPending struct {
@@ -41,48 +103,71 @@ type dirPending struct {
 	event    eventlog.Event
 }
 
+func (p dirPending) result(seq uint64) WriteResult {
+	return WriteResult{Key: p.mutation.Key, Action: p.mutation.Action, Created: !p.existed && p.mutation.Row != nil,
+		Row: p.mutation.Row, Ignored: p.ignored, Seq: seq}
+}
+
+// write runs one write to the end: prepare, append, wait until visible.
+func (d *Directory) write(ctx context.Context, key string, build dirBuild) (WriteResult, error) {
+	p, err := d.prepare(key, build)
+	if err != nil {
+		return WriteResult{}, keyErr(key, err)
+	}
+	seq, err := d.append(ctx, p)
+	if err != nil {
+		return WriteResult{}, keyErr(key, err)
+	}
+	return p.result(seq), keyErr(key, d.visible(ctx, seq, 1))
+}
+
 // prepare reads key and runs build, then checks the row's credential against the
 // operator's allow-list. Errors: a *contract.ValidationError for a bad key or a
-// variable rows may not read, build's error, or errDirUnavailable.
-func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
+// variable rows may not read, build's error, or ErrUnavailable.
+func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 	if err := contract.ValidateKey(key); err != nil {
 		return dirPending{}, err
 	}
-	old, seq, err := w.proj.Row(key)
+	old, seq, err := d.proj.Row(key)
 	var oldp *contract.Row
 	switch {
 	case err == nil:
 		oldp = &old
 	case errors.Is(err, projector.ErrNotFound):
 	default:
-		return dirPending{}, fmt.Errorf("%w: %v", errDirUnavailable, err)
+		return dirPending{}, unavailable(err)
 	}
-	m, ignored, err := build(oldp, w.clock())
+	m, ignored, err := build(oldp, d.clock())
 	if err != nil {
 		return dirPending{}, err
 	}
 	if m.Row != nil {
-		if err := checkSecretEnv(w.secrets, m.Row.Auth); err != nil {
+		if err := checkSecretEnv(d.secrets, m.Row.Auth); err != nil {
 			return dirPending{}, err
 		}
 	}
-	ev, err := w.log.NewEvent(eventlog.TypeDirectoryMutate, OwnerActor, m)
+	ev, err := d.log.NewEvent(eventlog.TypeDirectoryMutate, OwnerActor, m)
 	if err != nil {
-		return dirPending{}, fmt.Errorf("%w: %v", errDirUnavailable, err)
+		return dirPending{}, unavailable(err)
 	}
 	return dirPending{mutation: m, ignored: ignored, existed: oldp != nil, expect: seq, event: ev}, nil
 }
 
-// append appends p and returns its stream sequence. Errors: eventlog.ErrConflict, or
-// errDirUnavailable.
-func (w *dirWriter) append(ctx context.Context, p dirPending) (uint64, error) {
-	seq, err := w.log.Append(ctx, eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
+// unavailable is the ErrUnavailable of a directory whose log or projection failed.
+func unavailable(err error) error {
+	return newError(ErrUnavailable, "directory unavailable: %v", err)
+}
+
+// append appends p and returns its stream sequence. Errors: ErrConflict, or
+// ErrUnavailable.
+func (d *Directory) append(ctx context.Context, p dirPending) (uint64, error) {
+	seq, err := d.log.Append(ctx, eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	return seq, classifyAppend(err)
 }
 
 // appendAsync starts appending p; resolve the future with awaitAsync.
-func (w *dirWriter) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
-	f, err := w.log.AppendAsync(eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
+func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
+	f, err := d.log.AppendAsync(eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	if err != nil {
 		return nil, classifyAppend(err)
 	}
@@ -90,7 +175,7 @@ func (w *dirWriter) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 }
 
 // awaitAsync waits for an appendAsync's acknowledgement.
-func (w *dirWriter) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
+func (d *Directory) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
 	seq, err := eventlog.AwaitAck(ctx, f)
 	return seq, classifyAppend(err)
 }
@@ -98,50 +183,37 @@ func (w *dirWriter) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (u
 // visible waits until the projection has applied the control stream up to seq, so
 // that the caller reads its own write. It waits at most the write timeout times
 // scale (at least 1).
-func (w *dirWriter) visible(ctx context.Context, seq uint64, scale int) error {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout*time.Duration(max(scale, 1)))
+func (d *Directory) visible(ctx context.Context, seq uint64, scale int) error {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout*time.Duration(max(scale, 1)))
 	defer cancel()
-	err := w.proj.WaitFor(ctx, eventlog.ControlStream, seq)
+	err := d.proj.WaitFor(ctx, eventlog.ControlStream, seq)
 	if errors.Is(err, projector.ErrLogBehind) {
-		return fmt.Errorf("%w: %w", errDirUnavailable, err) // it will not become visible
+		return newError(ErrUnavailable, "directory unavailable: %w", err) // it will not become visible
 	}
 	if err != nil {
 		return fmt.Errorf("%w: sequence %d of %s (%v); it will be visible once the projector catches up",
-			errDirNotVisible, seq, eventlog.ControlStream, err)
+			ErrNotVisible, seq, eventlog.ControlStream, err)
 	}
 	return nil
-}
-
-// write runs one write to the end: prepare, append, wait until visible.
-func (w *dirWriter) write(ctx context.Context, key string, build dirBuild) (dirPending, error) {
-	p, err := w.prepare(key, build)
-	if err != nil {
-		return dirPending{}, err
-	}
-	seq, err := w.append(ctx, p)
-	if err != nil {
-		return dirPending{}, err
-	}
-	return p, w.visible(ctx, seq, 1)
 }
 
 // classifyAppend classifies an append's error: a conflict stays a conflict, anything
 // else means the log is unavailable. (The log counts every append itself.)
 func classifyAppend(err error) error {
-	if err == nil || errors.Is(err, eventlog.ErrConflict) {
+	if err == nil || errors.Is(err, ErrConflict) {
 		return err
 	}
-	return fmt.Errorf("%w: %v", errDirUnavailable, err)
+	return unavailable(err)
 }
 
 // The builders: what each kind of write does with the current row.
 
-// buildCreate is a POST: contract.Create, refused with errDirExists when the key is
+// buildCreate is a POST: contract.Create, refused with ErrExists when the key is
 // present.
 func buildCreate(f contract.Fields) dirBuild {
 	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
 		if old != nil {
-			return eventlog.DirectoryMutation{}, nil, errDirExists
+			return eventlog.DirectoryMutation{}, nil, ErrExists
 		}
 		row, err := contract.Create(f, now)
 		if err != nil {
@@ -182,7 +254,7 @@ func buildUpsert(key string, f contract.Fields) dirBuild {
 func buildPatch(key string, f contract.Fields) dirBuild {
 	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
 		if old == nil {
-			return eventlog.DirectoryMutation{}, nil, errDirNotFound
+			return eventlog.DirectoryMutation{}, nil, ErrNotFound
 		}
 		row, ignored, err := contract.Patch(*old, f, now)
 		if err != nil {
@@ -196,7 +268,7 @@ func buildPatch(key string, f contract.Fields) dirBuild {
 func buildDelete(key string) dirBuild {
 	return func(old *contract.Row, _ time.Time) (eventlog.DirectoryMutation, []string, error) {
 		if old == nil {
-			return eventlog.DirectoryMutation{}, nil, errDirNotFound
+			return eventlog.DirectoryMutation{}, nil, ErrNotFound
 		}
 		return eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key}, nil, nil
 	}

@@ -21,11 +21,11 @@ const OwnerActor = "owner:terminal-key"
 
 // registerDispatch adds the dispatch and receipt routes.
 func (s *Server) registerDispatch() {
-	s.mux.HandleFunc("POST /api/dispatch", s.owner(s.dispatchPost))
-	s.mux.HandleFunc("GET /api/dispatch", s.dispatchGet)
-	s.mux.HandleFunc("GET /api/receipts/{id}", s.owner(s.receiptOwner))
-	s.mux.HandleFunc("GET /api/receipts", s.owner(s.receiptsByKey))
-	s.mux.HandleFunc("GET /receipt/{id}", s.receiptPublic)
+	s.handle("POST /api/dispatch", s.owner(s.dispatchPost))
+	s.handle("GET /api/dispatch", s.dispatchGet)
+	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner))
+	s.handle("GET /api/receipts", s.owner(s.receiptsByKey))
+	s.handle("GET /receipt/{id}", s.receiptPublic)
 }
 
 type dispatchBody struct {
@@ -34,43 +34,39 @@ type dispatchBody struct {
 	Shape bool   `json:"shape"`
 }
 
-func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
+func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
 	var in dispatchBody
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, dispatchBodyError(err))
-		return
+		return badRequest(dispatchBodyError(err))
 	}
-	s.dispatch(w, r, in)
+	return s.dispatch(w, r, in)
 }
 
 // dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
 // form ?key=…&body=… (owner).
-func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
-		s.confirm(w, r, inv)
-		return
+		return s.confirm(w, r, inv)
 	}
 	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
-		return
+		return badRequest("GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
 	}
-	s.owner(func(w http.ResponseWriter, r *http.Request) {
-		shape, _ := strconv.ParseBool(q.Get("shape"))
-		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
-	})(w, r)
+	if err := s.checkOwner(r); err != nil {
+		return err
+	}
+	shape, _ := strconv.ParseBool(q.Get("shape"))
+	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) error {
 	if s.cfg.Dispatcher == nil {
-		writeError(w, http.StatusServiceUnavailable, "dispatch is not running on this node")
-		return
+		return ErrNoDispatcher
 	}
 	if in.Key == "" {
-		writeError(w, http.StatusBadRequest, `"key" is required`)
-		return
+		return badRequest(`"key" is required`)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
@@ -81,20 +77,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
 			"receipt": "/api/receipts/" + rc.InvocationID,
 		})
-		return
-	case errors.As(err, new(*contract.ValidationError)):
-		writeError(w, http.StatusBadRequest, err.Error()) // the key: Invoke checks it
-		return
-	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, err.Error()+"; send less, or pass large data by reference")
-		return
+		return nil
+	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge):
+		return err // the key, which Invoke checks; a body over the ceiling
 	case err != nil:
-		writeError(w, http.StatusBadGateway, "dispatch failed: "+err.Error())
-		return
+		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
-		writeJSON(w, http.StatusNotFound, unknownKeyAnswer(&rc))
-		return
+		return &UnknownKeyError{Receipt: rc}
 	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
 	if rc.Status == wire.StatusShapeOnly {
@@ -102,6 +92,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		out.Shape = rc.Extra["shape"]
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the article's field order.
@@ -129,11 +120,11 @@ func (s *Server) proof(rc *eventlog.Receipt) Proof {
 	}
 }
 
-// receipt looks an invocation's receipt up. When there is none yet it answers for
-// the caller: 202 while the invocation is pending, 404 when it is unknown (in the
-// confirm form, {"confirmed":false,…}), 500 when the projection fails.
-func (s *Server) receipt(w http.ResponseWriter, r *http.Request, id string, confirmForm bool) (eventlog.Receipt, bool) {
-	rc, pending, err := s.cfg.Projector.Receipt(id)
+// receipt looks an invocation's receipt up. pending is true while the invocation
+// has a request and no receipt yet; an unknown id is ErrNotFound (confirm says which
+// form asked, for its answer), a failing projection ErrUnavailable.
+func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc eventlog.Receipt, pending bool, err error) {
+	rc, pending, err = s.cfg.Projector.Receipt(id)
 	if errors.Is(err, projector.ErrNotFound) {
 		// The receipt may be in the log and not yet folded here (a dispatch answers
 		// as soon as its receipt is appended): look again once this node has caught up.
@@ -141,70 +132,79 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request, id string, conf
 		rc, pending, err = s.cfg.Projector.Receipt(id)
 	}
 	switch {
-	case err == nil:
-		return rc, true
-	case pending && confirmForm:
-		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": id, "status": "PENDING"})
-	case pending:
-		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
-	case errors.Is(err, projector.ErrNotFound) && confirmForm:
-		writeJSON(w, http.StatusNotFound, map[string]any{"confirmed": false, "invocation_id": id, "error": "no such invocation"})
+	case err == nil, pending:
+		return rc, pending, nil
 	case errors.Is(err, projector.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "invocation_id": id})
-	default:
-		writeError(w, http.StatusInternalServerError, err.Error())
+		return rc, false, &receiptNotFound{id: id, confirm: confirm}
 	}
-	return rc, false
+	return rc, false, newError(ErrUnavailable, "%w", err)
 }
 
 // confirm is the public, keyless check that an invocation has a receipt.
-func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) {
-	if rc, ok := s.receipt(w, r, inv, true); ok {
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) error {
+	rc, pending, err := s.receipt(r, inv, true)
+	switch {
+	case err != nil:
+		return err
+	case pending:
+		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": inv, "status": "PENDING"})
+	default:
 		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
 	}
+	return nil
 }
 
 // receiptOwner is the whole receipt, arguments and result included.
-func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
-	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
-		writeJSON(w, http.StatusOK, rc)
+func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
+	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc })
+}
+
+// receiptPublic is the keyless view: the receipt's summary, without arguments,
+// result or anything credential-related.
+func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) error {
+	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc.ReceiptSummary })
+}
+
+// writeReceipt answers the receipt of the path's id in the view view gives, or 202
+// {"pending":true,…} while it is pending.
+func (s *Server) writeReceipt(w http.ResponseWriter, r *http.Request, view func(*eventlog.Receipt) any) error {
+	id := r.PathValue("id")
+	rc, pending, err := s.receipt(r, id, false)
+	switch {
+	case err != nil:
+		return err
+	case pending:
+		writeJSON(w, http.StatusAccepted, map[string]any{"pending": true, "invocation_id": id})
+	default:
+		writeJSON(w, http.StatusOK, view(&rc))
 	}
+	return nil
 }
 
 // receiptsByKey lists a key's receipts, newest first (?key=K&limit=N).
-func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) {
+func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) error {
 	key := r.URL.Query().Get("key")
 	if key == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/receipts needs ?key=KEY (and optionally &limit=N, at most 1000)")
-		return
+		return badRequest("GET /api/receipts needs ?key=KEY (and optionally &limit=N, at most 1000)")
 	}
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, "limit must be an integer from 1 to 1000")
-			return
+			return badRequest("limit must be an integer from 1 to 1000")
 		}
 		limit = n
 	}
 	s.settle(r)
 	rcs, err := s.cfg.Projector.ReceiptsByKey(key, limit)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
+		return newError(ErrUnavailable, "%w", err)
 	}
 	if rcs == nil {
 		rcs = []eventlog.Receipt{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
-}
-
-// receiptPublic is the keyless view: the receipt's summary, without arguments,
-// result or anything credential-related.
-func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) {
-	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
-		writeJSON(w, http.StatusOK, rc.ReceiptSummary)
-	}
+	return nil
 }
 
 // settleWait bounds how long a read waits for this node's projection to catch up.

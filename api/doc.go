@@ -29,21 +29,34 @@
 // Every accepted write is one DIRECTORY_MUTATE event (action create, replace, patch or
 // delete; the key; the row after), appended by actor owner:terminal-key with the
 // key subject's expected last sequence set to the one the write read, then awaited
-// in the projection. One unexported writer does this for every route and the import.
+// in the projection. One Directory (Server.Directory) does this for every route, the
+// import and any other entry point; it speaks no HTTP.
 //
-// Error statuses; a refused request appends nothing:
+// # Errors
+//
+// A handler never writes the status of an error: it returns the error, and one
+// table (errorTable, status.go) maps sentinels and error types, with errors.Is and
+// errors.As, to the status and JSON body of every route. A refused request appends
+// nothing. A path no route serves is 404 {"error":"not_found","path":…}; a path
+// served only for other methods is 405 {"error":"method_not_allowed","allow":…} with
+// an Allow header. The statuses:
 //
 //	400  hygiene refusals, written verbatim as RefusalError.Body:
 //	     {"error":"registry_hygiene_refused: <code>","how_to_fix":…,"state_changed":false};
 //	     {"error":"no recognized fields"}; and {"error":"<what to fix>"} for malformed
 //	     JSON, wrong types, unknown fields, an unknown type, bad key characters, invalid
 //	     values, a PUT renaming a row, bad query parameters
-//	404  {"error":"not_found","key":…}
+//	401  {"error":"unauthorized","how_to_fix":…}
+//	404  {"error":"not_found","key":…}; a receipt: {"error":"not_found","invocation_id":…};
+//	     a dispatch to an unknown key: the refusal with did_you_mean
+//	405  {"error":"method_not_allowed","allow":…}
 //	409  {"error":"exists: …","key":…} (POST of a present key);
 //	     {"error":"conflict: … retry"} (another writer changed the key between this
 //	     request's read and its append; nothing was written)
-//	413  body over Config.MaxBody (an import body may be 64 times that, each row MaxBody)
-//	503  the log or the projection failed
+//	413  body over Config.MaxBody (an import body may be 64 times that, each row MaxBody);
+//	     a dispatch body over the payload ceiling
+//	502  the dispatcher could not take the request
+//	503  the log or the projection failed; no dispatcher on this node
 //	504  appended, but not projected within Config.WriteTimeout; it will show up
 //
 // Hygiene refusals are 400 rather than 422 so that every "fix your request" answer

@@ -16,7 +16,7 @@ type streamHealth struct {
 
 // healthz reports the log's and the projector's positions per stream. It answers
 // 503 when the log does not answer.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	out := map[string]any{"ok": true}
@@ -24,8 +24,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	for _, name := range eventlog.Streams {
 		last, err := s.cfg.Log.LastSeq(ctx, name)
 		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
-			return
+			return &healthError{err}
 		}
 		applied := s.cfg.Projector.Applied(name)
 		h := streamHealth{Log: last, Projected: applied}
@@ -38,4 +37,5 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	out["streams"] = streams
 	out["rows"] = s.cfg.Projector.Count()
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

@@ -65,39 +65,37 @@ type importRow struct {
 // upsert a present key, or a key repeated in the body, fails that row with "exists".
 // The answer, 200, is {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent
 // once every written row is visible.
-func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	var upsert bool
 	switch mode := r.URL.Query().Get("mode"); mode {
 	case "", "create":
 	case "upsert":
 		upsert = true
 	default:
-		writeDirError(w, "", fmt.Errorf("%w: mode must be create (the default) or upsert; got %q", errDirBadQuery, mode))
-		return
+		return fmt.Errorf("%w: mode must be create (the default) or upsert; got %q", ErrBadQuery, mode)
 	}
 	body, err := readCapped(w, r, s.cfg.MaxBody*importBodyFactor)
 	if err != nil {
-		writeDirError(w, "", err)
-		return
+		return err
 	}
 	rows, err := splitImport(body, r.Header.Get("Content-Type"))
 	if err != nil {
-		writeDirError(w, "", err)
-		return
+		return err
 	}
-	im := &importer{w: s.directoryWriter(), upsert: upsert, rowLimit: s.cfg.MaxBody, seen: map[string]int{}}
+	im := &importer{w: s.dir, upsert: upsert, rowLimit: s.cfg.MaxBody, seen: map[string]int{}}
 	for _, row := range rows {
 		im.add(r.Context(), row)
 	}
 	res := ImportResult{Failed: []ImportFailure{}}
-	status := http.StatusOK
-	if err := im.drain(r.Context()); err != nil {
-		status, res.Error = dirStatus(err), dirMessage("", err)
-	}
+	err = im.drain(r.Context())
 	res.OK = im.ok
 	res.Failed = append(res.Failed, im.failed...)
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
-	writeJSON(w, status, res)
+	if err != nil {
+		return &ImportIncompleteError{Result: res, Err: err}
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // splitImport cuts an import body into rows. Only an empty body or an array that is
@@ -153,7 +151,7 @@ func splitNDJSON(body []byte) []importRow {
 // importer writes an import's rows through the directory writer, keeping up to
 // importWindow appends in flight. It is used by one request at a time.
 type importer struct {
-	w        *dirWriter
+	w        *Directory
 	upsert   bool
 	rowLimit int64
 
@@ -173,7 +171,7 @@ type importInflight struct {
 // add decides one row and starts appending it, or records why it failed.
 func (im *importer) add(ctx context.Context, row importRow) {
 	if int64(len(row.raw)) > im.rowLimit {
-		im.fail(row, rawKey(row.raw), fmt.Errorf("%w: the row is %d bytes; the limit is %d", errDirBodyTooLarge, len(row.raw), im.rowLimit))
+		im.fail(row, rawKey(row.raw), fmt.Errorf("%w: the row is %d bytes; the limit is %d", ErrBodyTooLarge, len(row.raw), im.rowLimit))
 		return
 	}
 	f, err := contract.DecodeFields(row.raw)
@@ -184,7 +182,7 @@ func (im *importer) add(ctx context.Context, row importRow) {
 	key := f.Values.Key
 	if at, dup := im.seen[key]; dup {
 		if !im.upsert {
-			im.failMsg(row, key, fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, at, UpsertQuery), "")
+			im.failMsg(row, key, importRepeatedMessage(key, at), "")
 			return
 		}
 		// The later row replaces the earlier one: it must see it, so settle first.
@@ -247,9 +245,9 @@ func (im *importer) fail(row importRow, key string, err error) {
 	if errors.As(err, &refusal) {
 		how = refusal.HowToFix
 	}
-	msg := dirMessage(key, err)
-	if errors.Is(err, errDirExists) {
-		msg = fmt.Sprintf("exists: %s is already in the directory (import with %s to replace it)", key, UpsertQuery)
+	msg := errMessage(keyErr(key, err))
+	if errors.Is(err, ErrExists) {
+		msg = importExistsMessage(key)
 	}
 	im.failMsg(row, key, msg, how)
 }

@@ -26,6 +26,7 @@ type Dispatcher interface {
 type Server struct {
 	cfg Config
 	mux *http.ServeMux
+	dir *Directory
 }
 
 // New builds the facade and its routes.
@@ -34,16 +35,23 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg)}
 	s.routes()
 	return s, nil
 }
 
-// Handler is the facade's http.Handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler is the facade's http.Handler. A request no route serves gets JSON too:
+// 404 {"error":"not_found","path":…}, or 405 {"error":"method_not_allowed",
+// "allow":"GET, HEAD"} with an Allow header when the path has routes for other
+// methods.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Directory is the directory's write path this facade uses: the same validation,
+// optimistic concurrency and read-your-writes for any other entry point.
+func (s *Server) Directory() *Directory { return s.dir }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.handle("GET /healthz", s.healthz)
 	if s.cfg.Gatherer != nil {
 		s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
 	}
@@ -52,19 +60,77 @@ func (s *Server) routes() {
 	s.registerBreaker()
 }
 
-// unauthorizedBody is an owner route's answer to a request without the owner key.
-var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)
+// handlerFunc is a route's handler: it writes its answer, or returns the error
+// that writeErr answers (it writes nothing then).
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// owner wraps a handler with the x-terminal-key check.
-func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
-	want := []byte(s.cfg.TerminalKey)
-	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("x-terminal-key"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeJSON(w, http.StatusUnauthorized, unauthorizedBody)
-			return
+// handle registers h for pattern; its errors are answered by writeErr.
+func (s *Server) handle(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeErr(w, err)
 		}
-		h(w, r)
+	})
+}
+
+// owner wraps a handler with the x-terminal-key check: without the owner key the
+// handler does not run and the answer is ErrUnauthorized's.
+func (s *Server) owner(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.checkOwner(r); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
+}
+
+// checkOwner is nil when r carries the owner key, else ErrUnauthorized.
+func (s *Server) checkOwner(r *http.Request) error {
+	got := []byte(r.Header.Get("x-terminal-key"))
+	if subtle.ConstantTimeCompare(got, []byte(s.cfg.TerminalKey)) != 1 {
+		return ErrUnauthorized
+	}
+	return nil
+}
+
+// serveHTTP routes r; a request no route serves is answered by writeErr, as JSON.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// The mux's own answer: 404, 405 with Allow, or a redirect to a clean path.
+	rec := &headerRecorder{header: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusNotFound:
+		writeErr(w, &routeError{kind: ErrNoRoute, path: r.URL.Path})
+	case http.StatusMethodNotAllowed:
+		writeErr(w, &routeError{kind: ErrMethodNotAllowed, path: r.URL.Path, allow: rec.header.Get("Allow")})
+	default:
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+	}
+}
+
+// headerRecorder keeps the status and headers a handler writes, not its body.
+type headerRecorder struct {
+	header http.Header
+	status int
+}
+
+func (h *headerRecorder) Header() http.Header { return h.header }
+func (h *headerRecorder) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (h *headerRecorder) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
 	}
 }
 
@@ -84,9 +150,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		enc.SetEscapeHTML(false)
 		enc.Encode(v)
 	}
-}
-
-// writeError writes {"error": msg} with status.
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
 }

@@ -1,0 +1,212 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Sentinel errors of the facade and of the Directory. Every route answers an error
+// through writeErr, whose one table (status.go) maps these, and the contract,
+// eventlog and dispatcher sentinels the routes meet, to a status and a JSON body.
+var (
+	// ErrUnauthorized: an owner route without the owner key, or with a wrong one.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrNoRoute: no route has the request's path.
+	ErrNoRoute = errors.New("not_found")
+	// ErrMethodNotAllowed: routes have the request's path, none with its method.
+	ErrMethodNotAllowed = errors.New("method_not_allowed")
+	// ErrBadRequest: the request is not usable as sent (a malformed dispatch body, a
+	// missing or bad query parameter); the error's text says what to fix.
+	ErrBadRequest = errors.New("bad request")
+	// ErrBadQuery: a query parameter of a directory route is not usable. It is
+	// also an ErrBadRequest.
+	ErrBadQuery = &kindError{kind: ErrBadRequest, text: "bad query parameter"}
+	// ErrBodyTooLarge: the request body (or one import row) is larger than its cap.
+	ErrBodyTooLarge = errors.New("request body too large")
+	// ErrNotFound: the key (of a row, or of a breaker to reset) or the invocation id
+	// is not known.
+	ErrNotFound = errors.New("not_found")
+	// ErrExists: a create (POST, or an import row without upsert) names a key that
+	// is present.
+	ErrExists = errors.New("exists")
+	// ErrConflict: another writer changed the key between a write's read and its
+	// append; nothing was written. It is eventlog.ErrConflict.
+	ErrConflict = eventlog.ErrConflict
+	// ErrNotVisible: the event was appended but the projector did not apply it
+	// within the write timeout. The write happened; a later read will show it.
+	ErrNotVisible = errors.New("written to the log but not yet projected")
+	// ErrUnavailable: the log or the projection could not be read or written.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrNoDispatcher: dispatch routes on a node that runs no dispatcher.
+	ErrNoDispatcher = errors.New("dispatch is not running on this node")
+	// ErrDispatchFailed: the dispatcher could not take the request.
+	ErrDispatchFailed = errors.New("dispatch failed")
+	// ErrUnknownKey: a dispatch named a key no row has. The refusal has a receipt:
+	// see UnknownKeyError.
+	ErrUnknownKey = errors.New("unknown_key")
+)
+
+// kindError is an error whose text is exactly what users see. errors.Is matches its
+// kind (a sentinel above) and its cause, if any.
+type kindError struct {
+	kind  error
+	text  string
+	cause error
+}
+
+func (e *kindError) Error() string        { return e.text }
+func (e *kindError) Is(target error) bool { return errors.Is(e.kind, target) }
+func (e *kindError) Unwrap() error        { return e.cause }
+
+// newError is an error of kind whose text is format's; %w in format wraps a cause.
+func newError(kind error, format string, args ...any) error {
+	wrapped := fmt.Errorf(format, args...)
+	return &kindError{kind: kind, text: wrapped.Error(), cause: errors.Unwrap(wrapped)}
+}
+
+// badRequest is an ErrBadRequest whose text is msg.
+func badRequest(msg string) error { return &kindError{kind: ErrBadRequest, text: msg} }
+
+// KeyError is an error of a Directory method about one key: errors.Is matches Err
+// (ErrNotFound, ErrExists, ErrConflict, a contract sentinel, …).
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string {
+	if e.Key == "" {
+		return e.Err.Error()
+	}
+	return e.Key + ": " + e.Err.Error()
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// keyErr wraps err with key, once.
+func keyErr(key string, err error) error {
+	if err == nil || errors.As(err, new(*KeyError)) {
+		return err
+	}
+	return &KeyError{Key: key, Err: err}
+}
+
+// keyOf is the key a directory error is about, "" when none.
+func keyOf(err error) string {
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		return ke.Key
+	}
+	return ""
+}
+
+// UnknownKeyError is a dispatch to a key no row has. Receipt is the refusal's
+// receipt; its result holds the refusal (error, attempted, did_you_mean, ran).
+type UnknownKeyError struct {
+	Receipt wire.Receipt
+}
+
+func (e *UnknownKeyError) Error() string { return "unknown_key: " + e.Receipt.Key }
+func (e *UnknownKeyError) Unwrap() error { return ErrUnknownKey }
+
+// receiptNotFound is an invocation id with neither a receipt nor a request;
+// confirm says the public confirm form asked.
+type receiptNotFound struct {
+	id      string
+	confirm bool
+}
+
+func (e *receiptNotFound) Error() string { return "no such invocation: " + e.id }
+func (e *receiptNotFound) Unwrap() error { return ErrNotFound }
+
+// routeError is a request no route serves: the path is unknown (ErrNoRoute), or
+// known with other methods (ErrMethodNotAllowed; allow lists them).
+type routeError struct {
+	kind  error
+	path  string
+	allow string
+}
+
+func (e *routeError) Error() string { return e.kind.Error() + ": " + e.path }
+func (e *routeError) Unwrap() error { return e.kind }
+
+// healthError is GET /healthz's failure: the log did not answer.
+type healthError struct{ err error }
+
+func (e *healthError) Error() string        { return e.err.Error() }
+func (e *healthError) Is(target error) bool { return target == ErrUnavailable }
+func (e *healthError) Unwrap() error        { return e.err }
+
+// ImportIncompleteError is an import whose rows were written but whose answer is
+// an error (the rows are not yet visible): Result reports every row.
+type ImportIncompleteError struct {
+	Result ImportResult
+	Err    error
+}
+
+func (e *ImportIncompleteError) Error() string { return e.Err.Error() }
+func (e *ImportIncompleteError) Unwrap() error { return e.Err }
+
+// The literal texts users see.
+
+// existsMessage is a POST's answer to a present key.
+func existsMessage(key string) string {
+	return fmt.Sprintf("exists: %s is already in the directory; PUT /api/directory/%s replaces it and PATCH changes some of its fields", key, key)
+}
+
+// importExistsMessage is an import row's failure on a present key.
+func importExistsMessage(key string) string {
+	return fmt.Sprintf("exists: %s is already in the directory (import with %s to replace it)", key, UpsertQuery)
+}
+
+// importRepeatedMessage is an import row's failure on a key an earlier row of the
+// same import wrote.
+func importRepeatedMessage(key string, at int) string {
+	return fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, at, UpsertQuery)
+}
+
+// conflictMessage is the answer to a write another writer beat.
+func conflictMessage(key string) string {
+	return fmt.Sprintf("conflict: %s was changed by another writer between this request's read and its write; nothing was written; re-read the row and retry", key)
+}
+
+// unauthorizedBody is an owner route's answer to a request without the owner key.
+var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)
+
+// dispatchShapeHint is how a POST /api/dispatch body looks.
+const dispatchShapeHint = `send {"key":"KEY","body":"arg1|arg2"} (optional "shape":true)`
+
+// dispatchBodyError is the 400 message for a POST /api/dispatch body that does not
+// decode: a sentence naming the field and what it must hold, never the decoder's
+// Go type names.
+func dispatchBodyError(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		switch te.Field {
+		case "key":
+			return `"key" must be a string naming a row, like "GREET"`
+		case "body":
+			return `"body" must be a string of pipe-separated arguments, like "Ada|42"`
+		case "shape":
+			return `"shape" must be true or false`
+		}
+		return "the dispatch body must be a JSON object; " + dispatchShapeHint
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d (%s); %s", se.Offset, se.Error(), dispatchShapeHint)
+	case errors.Is(err, io.EOF):
+		return "empty body; " + dispatchShapeHint
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends before its JSON object is closed; " + dispatchShapeHint
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return strings.TrimPrefix(err.Error(), "json: ") + `: a dispatch body has only "key", "body" and "shape"`
+	}
+	return "malformed dispatch body: " + err.Error() + "; " + dispatchShapeHint
+}

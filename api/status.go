@@ -1,0 +1,225 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// errorRule is one row of the error table: the errors it matches, their status,
+// and their JSON body (nil: {"error": errMessage(err)}).
+type errorRule struct {
+	match  func(error) bool
+	status int
+	body   func(error) any
+}
+
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+func as[T error]() func(error) bool {
+	return func(err error) bool {
+		var t T
+		return errors.As(err, &t)
+	}
+}
+
+// errorTable is the one place an error becomes an HTTP answer, for every route.
+// The first rule that matches wins; an error no rule matches is 503 (the log or the
+// projection failed). A new route adds its sentinels here, never a status of its own.
+//
+//	400  hygiene refusals (RefusalError.Body verbatim); malformed JSON, wrong types,
+//	     unknown fields, unknown type, bad key characters, invalid values, key
+//	     mismatch, no recognized fields; bad query parameters and request bodies
+//	401  unauthorized
+//	404  unknown route (with its path); unknown key or invocation id; a dispatch's
+//	     unknown_key (with did_you_mean and the refusal's receipt)
+//	405  a known path with another method (with Allow)
+//	409  exists; conflict (another writer changed the key first)
+//	413  request body over its cap; dispatch payload over the ceiling
+//	502  the dispatcher could not take the request
+//	503  the log or the projection failed; no dispatcher on this node
+//	504  appended but not projected within the write timeout
+var errorTable = []errorRule{
+	{is(ErrUnauthorized), http.StatusUnauthorized, func(error) any { return unauthorizedBody }},
+	{is(ErrNoRoute), http.StatusNotFound, routeBody},
+	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
+	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's
+	{as[*http.MaxBytesError](), http.StatusRequestEntityTooLarge, nil},
+	{is(ErrBodyTooLarge), http.StatusRequestEntityTooLarge, nil},
+	{is(dispatcher.ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
+	{as[*contract.RefusalError](), http.StatusBadRequest, refusalBody},
+	{is(ErrUnknownKey), http.StatusNotFound, unknownKeyBody},
+	{is(ErrNotFound), http.StatusNotFound, notFoundBody},
+	{is(ErrExists), http.StatusConflict, existsBody},
+	{is(ErrConflict), http.StatusConflict, nil},
+	{isFixYourRequest, http.StatusBadRequest, nil},
+	{is(ErrNotVisible), http.StatusGatewayTimeout, nil},
+	{is(ErrDispatchFailed), http.StatusBadGateway, nil},
+	{as[*healthError](), http.StatusServiceUnavailable, healthBody},
+}
+
+// isFixYourRequest matches every "fix your request" error: one status, 400, for
+// all of them (hygiene refusals included, above); the body's "error" tells them apart.
+func isFixYourRequest(err error) bool {
+	for _, s := range []error{
+		ErrBadRequest, contract.ErrNoRecognizedFields, contract.ErrMalformedJSON, contract.ErrUnknownField,
+		contract.ErrWrongType, contract.ErrRequired, contract.ErrInvalid, contract.ErrKeyMismatch,
+	} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return errors.As(err, new(*contract.ValidationError))
+}
+
+// errAnswer is err's status and JSON body, from errorTable.
+func errAnswer(err error) (int, any) {
+	for _, r := range errorTable {
+		if !r.match(err) {
+			continue
+		}
+		status := r.status
+		if status == 0 {
+			var inc *ImportIncompleteError
+			errors.As(err, &inc)
+			status, _ = errAnswer(inc.Err)
+		}
+		if r.body == nil {
+			return status, messageBody(err)
+		}
+		return status, r.body(err)
+	}
+	return http.StatusServiceUnavailable, messageBody(err)
+}
+
+// writeErr answers err as errorTable says. Every route answers its errors here.
+func writeErr(w http.ResponseWriter, err error) {
+	status, body := errAnswer(err)
+	var re *routeError
+	if errors.As(err, &re) && re.allow != "" {
+		w.Header().Set("Allow", re.allow)
+	}
+	writeJSON(w, status, body)
+}
+
+func messageBody(err error) any { return map[string]string{"error": errMessage(err)} }
+
+// errMessage is the text users see for err: a hygiene refusal's literal, the
+// "no recognized fields" literal, "not_found", the exists, conflict and payload
+// messages, or the error's own text. The problems of an errors.Join are joined with
+// "; " on one line.
+func errMessage(err error) string {
+	var refusal *contract.RefusalError
+	var tooLarge *http.MaxBytesError
+	key := keyOf(err)
+	switch {
+	case errors.As(err, &refusal):
+		return refusal.Error()
+	case errors.Is(err, contract.ErrNoRecognizedFields):
+		return contract.ErrNoRecognizedFields.Error()
+	case errors.Is(err, ErrNotFound) && key != "":
+		return "not_found"
+	case errors.Is(err, ErrExists) && key != "":
+		return existsMessage(key)
+	case errors.Is(err, ErrConflict) && key != "":
+		return conflictMessage(key)
+	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
+		return err.Error() + "; send less, or pass large data by reference"
+	case errors.As(err, &tooLarge) && !errors.Is(err, ErrBodyTooLarge):
+		return fmt.Sprintf("%s: the limit is %d bytes", ErrBodyTooLarge, tooLarge.Limit)
+	}
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		err = ke.Err
+	}
+	return joinedText(err)
+}
+
+// joinedText renders an errors.Join tree on one line, its leaves separated by "; ".
+func joinedText(err error) string {
+	var parts []string
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, c := range j.Unwrap() {
+				walk(c)
+			}
+			return
+		}
+		parts = append(parts, e.Error())
+	}
+	walk(err)
+	return strings.Join(parts, "; ")
+}
+
+func refusalBody(err error) any {
+	var refusal *contract.RefusalError
+	errors.As(err, &refusal)
+	return refusal.Body()
+}
+
+// notFoundBody is {"error":"not_found","key":…} for a key, and for an invocation id
+// {"error":"not_found","invocation_id":…}, or in the confirm form
+// {"confirmed":false,"invocation_id":…,"error":"no such invocation"}.
+func notFoundBody(err error) any {
+	var rn *receiptNotFound
+	if errors.As(err, &rn) {
+		if rn.confirm {
+			return map[string]any{"confirmed": false, "invocation_id": rn.id, "error": "no such invocation"}
+		}
+		return map[string]any{"error": "not_found", "invocation_id": rn.id}
+	}
+	return map[string]string{"error": "not_found", "key": keyOf(err)}
+}
+
+func existsBody(err error) any {
+	return map[string]string{"error": errMessage(err), "key": keyOf(err)}
+}
+
+// routeBody is {"error":"not_found","path":…} or
+// {"error":"method_not_allowed","allow":"GET, HEAD"}.
+func routeBody(err error) any {
+	var re *routeError
+	errors.As(err, &re)
+	if re.allow != "" {
+		return map[string]string{"error": ErrMethodNotAllowed.Error(), "allow": re.allow}
+	}
+	return map[string]string{"error": ErrNoRoute.Error(), "path": re.path}
+}
+
+// unknownKeyBody is the refusal the worker wrote (error, attempted, did_you_mean,
+// ran) with the invocation id and trace of its receipt.
+func unknownKeyBody(err error) any {
+	var uk *UnknownKeyError
+	errors.As(err, &uk)
+	return unknownKeyAnswer(&uk.Receipt)
+}
+
+func unknownKeyAnswer(rc *wire.Receipt) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if json.Unmarshal([]byte(rc.Result), &m) != nil {
+		m = map[string]json.RawMessage{"error": json.RawMessage(`"unknown_key"`), "ran": json.RawMessage(`false`)}
+	}
+	m["invocation_id"], _ = json.Marshal(rc.InvocationID)
+	m["trace"], _ = json.Marshal(rc.Trace)
+	return m
+}
+
+func healthBody(err error) any { return map[string]any{"ok": false, "error": errMessage(err)} }
+
+// importIncompleteBody is the import's report, every row in it, with the error.
+func importIncompleteBody(err error) any {
+	var inc *ImportIncompleteError
+	errors.As(err, &inc)
+	res := inc.Result
+	res.Error = errMessage(inc.Err)
+	return res
+}

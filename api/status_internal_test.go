@@ -1,0 +1,140 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// The one error table: each kind of error every route meets, its status and body.
+func TestErrorTable(t *testing.T) {
+	refusal := contract.Hygiene(&contract.Row{Key: "X", Type: "fn"})
+	unknown := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: "inv_1", Trace: "t_1", Key: "GRET"},
+		Result: `{"attempted":"GRET","did_you_mean":["GREET"],"error":"unknown_key","ran":false}`}
+	tests := []struct {
+		name   string
+		err    error
+		status int
+		body   string
+		allow  string
+	}{
+		{"unauthorized", ErrUnauthorized, 401, string(unauthorizedBody), ""},
+		{"no route", &routeError{kind: ErrNoRoute, path: "/nope"}, 404, `{"error":"not_found","path":"/nope"}`, ""},
+		{"wrong method", &routeError{kind: ErrMethodNotAllowed, path: "/api/directory", allow: "GET, HEAD, POST"}, 405,
+			`{"allow":"GET, HEAD, POST","error":"method_not_allowed"}`, "GET, HEAD, POST"},
+		{"http.MaxBytesError", fmt.Errorf("reading: %w", &http.MaxBytesError{Limit: 10}), 413, `{"error":"request body too large: the limit is 10 bytes"}`, ""},
+		{"body too large", fmt.Errorf("%w: the limit is 10 bytes", ErrBodyTooLarge), 413, `{"error":"request body too large: the limit is 10 bytes"}`, ""},
+		{"payload ceiling", fmt.Errorf("%w: the body is 3 bytes", dispatcher.ErrPayloadTooLarge), 413, "", ""},
+		{"hygiene", keyErr("X", refusal), 400, strings.TrimSpace(string(refusal.Body())), ""},
+		{"validation", keyErr("X", &contract.ValidationError{Field: "type", Problem: "must be fn"}), 400, `{"error":"type: must be fn"}`, ""},
+		{"joined", errors.Join(&contract.ValidationError{Field: "a", Problem: "x"}, &contract.ValidationError{Field: "b", Problem: "y"}), 400, `{"error":"a: x; b: y"}`, ""},
+		{"no recognized fields", contract.ErrNoRecognizedFields, 400, `{"error":"no recognized fields"}`, ""},
+		{"bad query", fmt.Errorf("%w: limit must be an integer", ErrBadQuery), 400, `{"error":"bad query parameter: limit must be an integer"}`, ""},
+		{"bad request", badRequest(`"key" is required`), 400, `{"error":"\"key\" is required"}`, ""},
+		{"unknown key", &UnknownKeyError{Receipt: unknown}, 404,
+			`{"attempted":"GRET","did_you_mean":["GREET"],"error":"unknown_key","invocation_id":"inv_1","ran":false,"trace":"t_1"}`, ""},
+		{"row not found", keyErr("K", ErrNotFound), 404, `{"error":"not_found","key":"K"}`, ""},
+		{"receipt not found", &receiptNotFound{id: "inv_x"}, 404, `{"error":"not_found","invocation_id":"inv_x"}`, ""},
+		{"confirm not found", &receiptNotFound{id: "inv_x", confirm: true}, 404, `{"confirmed":false,"error":"no such invocation","invocation_id":"inv_x"}`, ""},
+		{"exists", keyErr("K", ErrExists), 409, `{"error":"` + existsMessage("K") + `","key":"K"}`, ""},
+		{"conflict", keyErr("K", fmt.Errorf("%w (wrong last sequence)", eventlog.ErrConflict)), 409, `{"error":"` + conflictMessage("K") + `"}`, ""},
+		{"not visible", fmt.Errorf("%w: sequence 9", ErrNotVisible), 504, `{"error":"written to the log but not yet projected: sequence 9"}`, ""},
+		{"import not visible", &ImportIncompleteError{Result: ImportResult{OK: 2, Failed: []ImportFailure{}}, Err: fmt.Errorf("%w: sequence 9", ErrNotVisible)}, 504,
+			`{"ok":2,"failed":[],"error":"written to the log but not yet projected: sequence 9"}`, ""},
+		{"dispatch failed", newError(ErrDispatchFailed, "dispatch failed: %w", errors.New("boom")), 502, `{"error":"dispatch failed: boom"}`, ""},
+		{"no dispatcher", ErrNoDispatcher, 503, `{"error":"dispatch is not running on this node"}`, ""},
+		{"unavailable", unavailable(errors.New("bolt closed")), 503, `{"error":"directory unavailable: bolt closed"}`, ""},
+		{"health", &healthError{errors.New("no answer")}, 503, `{"error":"no answer","ok":false}`, ""},
+		{"anything else", errors.New("disk on fire"), 503, `{"error":"disk on fire"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			writeErr(rec, tt.err)
+			if rec.Code != tt.status {
+				t.Errorf("status %d, want %d", rec.Code, tt.status)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("content type %q", ct)
+			}
+			if !json.Valid(rec.Body.Bytes()) {
+				t.Fatalf("body is not JSON: %s", rec.Body)
+			}
+			if got := strings.TrimSpace(rec.Body.String()); tt.body != "" && got != tt.body {
+				t.Errorf("body %s\nwant %s", got, tt.body)
+			}
+			if got := rec.Header().Get("Allow"); got != tt.allow {
+				t.Errorf("Allow %q, want %q", got, tt.allow)
+			}
+		})
+	}
+}
+
+// No handler writes the status of an error itself: outside the error table, every
+// writeJSON and WriteHeader in the package writes a 2xx.
+func TestNoHandlerWritesAnErrorStatus(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "status.go" {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			var status ast.Expr
+			switch fn := call.Fun.(type) {
+			case *ast.Ident:
+				if fn.Name == "writeJSON" && len(call.Args) == 3 {
+					status = call.Args[1]
+				}
+			case *ast.SelectorExpr:
+				if fn.Sel.Name == "WriteHeader" && len(call.Args) == 1 {
+					status = call.Args[0]
+				}
+			}
+			if status == nil {
+				return true
+			}
+			if sel, ok := status.(*ast.SelectorExpr); ok && success[sel.Sel.Name] {
+				return true
+			}
+			text := string(src[fset.Position(status.Pos()).Offset:fset.Position(status.End()).Offset])
+			if name == "server.go" && (text == "status" || text == "rec.status") {
+				return true // writeJSON's own WriteHeader, and passing the mux's redirect on
+			}
+			t.Errorf("%s: writes status %s itself; return an error for writeErr instead", fset.Position(call.Pos()), text)
+			return true
+		})
+	}
+}
+
+// success are the statuses a handler may write itself.
+var success = map[string]bool{"StatusOK": true, "StatusCreated": true, "StatusAccepted": true, "StatusNoContent": true}
