@@ -1,0 +1,169 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/capdir/capdir/contract"
+)
+
+// CreateRow writes a new row (POST /api/directory). row is anything that encodes
+// to the row's JSON object (a map, a struct, a json.RawMessage); key and type are
+// required. A present key is an *Error with Status 409.
+func (c *Client) CreateRow(ctx context.Context, row any) (WriteResult, error) {
+	var res WriteResult
+	status, err := c.do(ctx, http.MethodPost, "/api/directory", row, &res)
+	res.Created = status == http.StatusCreated
+	return res, err
+}
+
+// PutRow replaces key's whole row, creating it when absent (WriteResult.Created).
+func (c *Client) PutRow(ctx context.Context, key string, row any) (WriteResult, error) {
+	var res WriteResult
+	status, err := c.do(ctx, http.MethodPut, rowPath(key), row, &res)
+	res.Created = status == http.StatusCreated
+	return res, err
+}
+
+// PatchRow changes some fields of key's row; the fields outside the PATCH
+// allow-list come back in WriteResult.Ignored.
+func (c *Client) PatchRow(ctx context.Context, key string, fields any) (WriteResult, error) {
+	var res WriteResult
+	_, err := c.do(ctx, http.MethodPatch, rowPath(key), fields, &res)
+	return res, err
+}
+
+// GetRow reads key's row, with its row_num. An absent key is an *Error with Status 404.
+func (c *Client) GetRow(ctx context.Context, key string) (contract.Row, error) {
+	var row contract.Row
+	_, err := c.do(ctx, http.MethodGet, rowPath(key), nil, &row)
+	return row, err
+}
+
+// DeleteRow removes key's row. An absent key is an *Error with Status 404.
+func (c *Client) DeleteRow(ctx context.Context, key string) error {
+	_, err := c.do(ctx, http.MethodDelete, rowPath(key), nil, nil)
+	return err
+}
+
+// ListRows reads one page of rows in canonical order.
+func (c *Client) ListRows(ctx context.Context, o ListOptions) (RowPage, error) {
+	q := filter(o.Category, o.Type, o.Enabled)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Offset > 0 {
+		q.Set("offset", strconv.Itoa(o.Offset))
+	}
+	var page RowPage
+	_, err := c.do(ctx, http.MethodGet, "/api/directory"+query(q), nil, &page)
+	return page, err
+}
+
+func filter(category, typ, enabled string) url.Values {
+	q := url.Values{}
+	for name, v := range map[string]string{"category": category, "type": typ, "enabled": enabled} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	return q
+}
+
+func query(q url.Values) string {
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// Import sends rows (a JSON array of row objects, or NDJSON) to
+// POST /api/directory/import, streaming body as it reads it. Rows that fail are
+// reported in ImportResult.Failed, not as an error. When the rows were written but
+// are not yet visible (HTTP 504), the result still reports every row, with its
+// Error set, and err is the *Error.
+func (c *Client) Import(ctx context.Context, body io.Reader, o ImportOptions) (ImportResult, error) {
+	path := "/api/directory/import"
+	if o.Upsert {
+		path += UpsertQuery
+	}
+	var res ImportResult
+	_, err := c.send(ctx, http.MethodPost, path, o.ContentType, body, &res)
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusGatewayTimeout {
+		if json.Unmarshal(e.Body, &res) != nil {
+			res = ImportResult{}
+		}
+	}
+	return res, err
+}
+
+// exportPage is how many rows Export asks for at once (the server's maximum).
+const exportPage = 1000
+
+// Export writes the directory, in canonical order, to w as a JSON array (or NDJSON)
+// that Import reads back: every stored column, row_num left out. It pages through
+// GET /api/directory and skips a key it has already written, which a write between
+// two pages could repeat; writes made while it pages may or may not be included.
+// It returns how many rows it wrote.
+func (c *Client) Export(ctx context.Context, w io.Writer, o ExportOptions) (int, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	seen := map[string]bool{}
+	n := 0
+	for offset := 0; ; {
+		q := filter(o.Category, o.Type, o.Enabled)
+		q.Set("limit", strconv.Itoa(exportPage))
+		q.Set("offset", strconv.Itoa(offset))
+		var page RowPage
+		if _, err := c.do(ctx, http.MethodGet, "/api/directory?"+q.Encode(), nil, &page); err != nil {
+			return n, err
+		}
+		for _, r := range page.Rows {
+			if seen[r.Key] {
+				continue
+			}
+			seen[r.Key] = true
+			r.RowNum = 0
+			buf.Reset()
+			switch {
+			case o.NDJSON:
+			case n == 0:
+				buf.WriteString("[\n")
+			default:
+				buf.WriteString(",\n")
+			}
+			if err := enc.Encode(&r); err != nil {
+				return n, err
+			}
+			if !o.NDJSON {
+				buf.Truncate(buf.Len() - 1) // the encoder's newline; the separator adds one
+			}
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return n, err
+			}
+			n++
+		}
+		offset += len(page.Rows)
+		if len(page.Rows) == 0 || offset >= page.Total {
+			break
+		}
+	}
+	if !o.NDJSON {
+		end := "\n]\n"
+		if n == 0 {
+			end = "[]\n"
+		}
+		if _, err := io.WriteString(w, end); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,53 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Dispatch invokes a row (POST /api/dispatch) and waits for its result, up to the
+// server's wait; past it the result is Pending with the invocation id. A key no
+// row has is an *Error with Status 404 whose Body is the refusal, did_you_mean and
+// the refusal's invocation_id included.
+func (c *Client) Dispatch(ctx context.Context, req DispatchRequest) (DispatchResult, error) {
+	var raw json.RawMessage
+	if _, err := c.do(ctx, http.MethodPost, "/api/dispatch", req, &raw); err != nil {
+		return DispatchResult{}, err
+	}
+	var res DispatchResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return DispatchResult{}, err
+	}
+	res.Raw = raw
+	return res, nil
+}
+
+// Receipt is an invocation's whole receipt (GET /api/receipts/{id}), arguments and
+// result included; ErrPending while it has none yet.
+func (c *Client) Receipt(ctx context.Context, id string) (wire.Receipt, error) {
+	var rc wire.Receipt
+	status, err := c.do(ctx, http.MethodGet, "/api/receipts/"+url.PathEscape(id), nil, &rc)
+	if err == nil && status == http.StatusAccepted {
+		return wire.Receipt{}, ErrPending
+	}
+	return rc, err
+}
+
+// Receipts lists a key's receipts, newest first; limit 0 means the server's
+// default (100).
+func (c *Client) Receipts(ctx context.Context, key string, limit int) ([]wire.Receipt, error) {
+	q := url.Values{"key": {key}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Receipts []wire.Receipt `json:"receipts"`
+	}
+	_, err := c.do(ctx, http.MethodGet, "/api/receipts?"+q.Encode(), nil, &out)
+	return out.Receipts, err
+}

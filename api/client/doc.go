@@ -1,0 +1,12 @@
+// Package client is a Go client of capdir's HTTP API: the directory (rows, import,
+// export), dispatch, receipts and breakers, as typed methods over one base URL and
+// the owner key. capdir's own CLI talks to a server through it.
+//
+// It stays light: it depends on contract (the row type) and eventlog/wire (the
+// receipt type), never on the server side (nats-server, bbolt, prometheus, the
+// projector, the dispatcher, the facade).
+//
+// Every answer outside 2xx is an *Error carrying the status, the server's "error"
+// text and the whole body; a request that got no answer at all is a
+// *TransportError. A Client is safe for concurrent use.
+package client

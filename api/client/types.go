@@ -1,0 +1,115 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+)
+
+// WriteResult is the answer to an accepted POST, PUT or PATCH of a row.
+type WriteResult struct {
+	OK        bool     `json:"ok"`
+	Key       string   `json:"key"`
+	UpdatedAt string   `json:"updated_at"`
+	Ignored   []string `json:"ignored,omitempty"` // PATCH: fields outside the allow-list
+	// Created: the write created the row (HTTP 201).
+	Created bool `json:"-"`
+}
+
+// ListOptions filter and page ListRows; zero values mean no filter and the
+// server's defaults (limit 100, at most 1000).
+type ListOptions struct {
+	Category string
+	Type     string
+	Enabled  string // "1" or "0"
+	Limit    int
+	Offset   int
+}
+
+// RowPage is one page of rows, in canonical order.
+type RowPage struct {
+	Rows   []contract.Row `json:"rows"`
+	Total  int            `json:"total"`
+	Limit  int            `json:"limit"`
+	Offset int            `json:"offset"`
+}
+
+// ImportOptions configure Import.
+type ImportOptions struct {
+	// Upsert replaces rows whose key is present (like PUT) instead of failing them.
+	Upsert bool
+	// ContentType is "application/json" for a JSON array, "application/x-ndjson"
+	// for NDJSON; empty lets the server tell them apart by the first byte.
+	ContentType string
+}
+
+// UpsertQuery is the query of an upsert import; the server's failures that suggest
+// it name it.
+const UpsertQuery = "?mode=upsert"
+
+// ImportFailure reports one row an import did not write.
+type ImportFailure struct {
+	Index    int    `json:"index"`          // 0-based position among the body's rows
+	Line     int    `json:"line,omitempty"` // 1-based line, for NDJSON
+	Key      string `json:"key"`
+	Error    string `json:"error"`
+	HowToFix string `json:"how_to_fix,omitempty"`
+}
+
+// ImportResult is an import's report.
+type ImportResult struct {
+	OK     int             `json:"ok"`
+	Failed []ImportFailure `json:"failed"`
+	// Error is set when the rows were written but are not yet visible (HTTP 504).
+	Error string `json:"error,omitempty"`
+}
+
+// ExportOptions filter Export and choose its format.
+type ExportOptions struct {
+	Category, Type, Enabled string
+	// NDJSON writes one row per line instead of a JSON array.
+	NDJSON bool
+}
+
+// DispatchRequest is one invocation.
+type DispatchRequest struct {
+	Key   string `json:"key"`
+	Body  string `json:"body"`            // arguments separated by |
+	Shape bool   `json:"shape,omitempty"` // build the outbound request, do not send it
+}
+
+// DispatchResult is a dispatch's answer: the result and its proof, or, when the
+// receipt was not written within the server's wait, Pending with the invocation id.
+type DispatchResult struct {
+	OK     bool            `json:"ok"`
+	Ran    bool            `json:"ran"`
+	Trace  string          `json:"trace"`
+	Result string          `json:"result,omitempty"`
+	Shape  json.RawMessage `json:"shape,omitempty"` // shape mode's request
+	Proof  Proof           `json:"proof"`
+	// Pending: the receipt is not written yet; look it up with Receipt.
+	Pending      bool   `json:"pending,omitempty"`
+	InvocationID string `json:"invocation_id,omitempty"` // set when Pending
+	Receipt      string `json:"receipt,omitempty"`       // set when Pending: its path
+	// Raw is the answer as the server sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Proof points at a dispatch's receipt.
+type Proof struct {
+	OK            bool   `json:"ok"`
+	InvocationID  string `json:"invocation_id"`
+	PublicReceipt string `json:"public_receipt"`
+	Status        string `json:"status"`
+}
+
+// Breaker is one row's auth breaker.
+type Breaker struct {
+	Key      string     `json:"key"`
+	Strikes  int        `json:"strikes"`
+	Open     bool       `json:"open"` // refusing calls now
+	OpenedAt *time.Time `json:"opened_at,omitempty"`
+	ClosesAt *time.Time `json:"closes_at,omitempty"`
+	Message  string     `json:"message,omitempty"` // the refusal every call gets while open
+}
