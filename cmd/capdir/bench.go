@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -18,10 +19,16 @@ import (
 
 func init() { register(benchCmd) }
 
+// benchConfig is what capdir bench runs.
+type benchConfig struct {
+	Bench      bench.Config
+	JSON       bool   // machine-readable JSON instead of a table
+	CPUProfile string // a file for a CPU profile of the whole run
+	Out, Err   io.Writer
+}
+
 func benchCmd() *cobra.Command {
-	var cfg bench.Config
-	var asJSON bool
-	var cpuProfile string
+	var cfg benchConfig
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure publish floor, invocations (NATS and HTTP), http-row overhead, replay and a 100k-row directory",
@@ -35,50 +42,58 @@ func benchCmd() *cobra.Command {
 			"  directory  importing generated rows; lookups, did_you_mean and resident memory\n" +
 			"Throughput rows show their share of the async publish floor of the same run.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			if !asJSON {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
-			if cpuProfile != "" {
-				pf, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			start := time.Now()
-			results, err := bench.Run(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{
-					"cpus": runtime.NumCPU(), "go": runtime.Version(), "sync": syncOrDefault(cfg.Sync), "quick": cfg.Quick,
-					"seconds": time.Since(start).Seconds(), "results": results,
-				})
-			}
-			fmt.Fprintf(out, "capdir bench: %d CPUs, %s, log sync %s%s, %s\n\n", runtime.NumCPU(), runtime.Version(),
-				syncOrDefault(cfg.Sync), map[bool]string{true: ", quick"}[cfg.Quick], time.Since(start).Round(100*time.Millisecond))
-			return bench.WriteTable(out, results)
+			cfg.Out, cfg.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runBench(ctx, cfg)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&cfg.Quick, "quick", false, "smaller counts: the whole run takes under a minute")
-	f.BoolVar(&asJSON, "json", false, "print machine-readable JSON instead of a table")
-	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `the log's fsync policy: "always" or an interval such as 1s`)
-	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers of the benchmarked node (0: the serve default)")
-	f.StringSliceVar(&cfg.Only, "only", nil, "run only these scenarios: "+strings.Join(bench.Scenarios, ", "))
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
-	f.StringVar(&cfg.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")
+	f.BoolVar(&cfg.Bench.Quick, "quick", false, "smaller counts: the whole run takes under a minute")
+	f.BoolVar(&cfg.JSON, "json", false, "print machine-readable JSON instead of a table")
+	f.StringVar(&cfg.Bench.Sync, "sync", eventlog.DefaultSync, `the log's fsync policy: "always" or an interval such as 1s`)
+	f.IntVar(&cfg.Bench.Workers, "workers", 0, "dispatcher workers of the benchmarked node (0: the serve default)")
+	f.StringSliceVar(&cfg.Bench.Only, "only", nil, "run only these scenarios: "+strings.Join(bench.Scenarios, ", "))
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
+	f.StringVar(&cfg.Bench.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")
 	return cmd
+}
+
+// runBench runs the scenarios and prints their table (or JSON) to cfg.Out, progress
+// to cfg.Err.
+func runBench(ctx context.Context, c benchConfig) error {
+	cfg := c.Bench
+	if !c.JSON {
+		cfg.Progress = c.Err
+	}
+	if c.CPUProfile != "" {
+		pf, err := os.Create(c.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	results, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	out := c.Out
+	if c.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"cpus": runtime.NumCPU(), "go": runtime.Version(), "sync": syncOrDefault(cfg.Sync), "quick": cfg.Quick,
+			"seconds": time.Since(start).Seconds(), "results": results,
+		})
+	}
+	fmt.Fprintf(out, "capdir bench: %d CPUs, %s, log sync %s%s, %s\n\n", runtime.NumCPU(), runtime.Version(),
+		syncOrDefault(cfg.Sync), map[bool]string{true: ", quick"}[cfg.Quick], time.Since(start).Round(100*time.Millisecond))
+	return bench.WriteTable(out, results)
 }
 
 func syncOrDefault(s string) string {

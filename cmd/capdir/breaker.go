@@ -1,15 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/client"
 	"github.com/spf13/cobra"
 )
 
@@ -29,81 +30,96 @@ func breakerCmd() *cobra.Command {
 	return cmd
 }
 
+// breakerListConfig is what capdir breaker list does.
+type breakerListConfig struct {
+	serverConfig
+	JSON bool // print the server's JSON answer
+	Out  io.Writer
+}
+
 func breakerListCmd() *cobra.Command {
-	var asJSON bool
+	var cfg breakerListConfig
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the breakers refusing calls now (GET /api/breaker)",
 		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Out = cmd.OutOrStdout()
+			return runBreakerList(cmd.Context(), cfg)
+		},
 	}
-	sf := addServerFlags(cmd, 30*time.Second)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := sf.client()
-		if err != nil {
-			return err
-		}
-		var raw json.RawMessage
-		if err := c.doJSON(cmd.Context(), http.MethodGet, "/api/breaker", nil, &raw); err != nil {
-			return err
-		}
-		w := cmd.OutOrStdout()
-		if asJSON {
-			_, err := fmt.Fprintf(w, "%s\n", raw)
-			return err
-		}
-		var out struct {
-			Breakers []api.BreakerView `json:"breakers"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return fmt.Errorf("GET /api/breaker: unexpected answer: %w", err)
-		}
-		if len(out.Breakers) == 0 {
-			fmt.Fprintln(w, "no open breakers")
-			return nil
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tSTRIKES\tOPENED_AT\tCLOSES_AT")
-		for _, b := range out.Breakers {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", b.Key, b.Strikes, rfc3339(b.OpenedAt), rfc3339(b.ClosesAt))
-		}
-		return tw.Flush()
-	}
+	addServerFlags(cmd, &cfg.serverConfig, 30*time.Second)
+	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print the server's JSON answer")
 	return cmd
 }
 
+// runBreakerList prints the breakers refusing calls now, as a table or as JSON.
+func runBreakerList(ctx context.Context, cfg breakerListConfig) error {
+	c, err := cfg.client()
+	if err != nil {
+		return err
+	}
+	breakers, err := c.Breakers(ctx)
+	if err != nil {
+		return c.explain(err)
+	}
+	w := cfg.Out
+	if cfg.JSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(map[string][]client.Breaker{"breakers": breakers})
+	}
+	if len(breakers) == 0 {
+		fmt.Fprintln(w, "no open breakers")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSTRIKES\tOPENED_AT\tCLOSES_AT")
+	for _, b := range breakers {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", b.Key, b.Strikes, rfc3339(b.OpenedAt), rfc3339(b.ClosesAt))
+	}
+	return tw.Flush()
+}
+
+// breakerResetConfig is what capdir breaker reset does.
+type breakerResetConfig struct {
+	serverConfig
+	Key string
+	Out io.Writer
+}
+
 func breakerResetCmd() *cobra.Command {
+	var cfg breakerResetConfig
 	cmd := &cobra.Command{
 		Use:   "reset KEY",
 		Short: "Close KEY's breaker now (DELETE /api/breaker/KEY appends an owner BREAKER_RESET)",
 		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Key, cfg.Out = args[0], cmd.OutOrStdout()
+			return runBreakerReset(cmd.Context(), cfg)
+		},
 	}
-	sf := addServerFlags(cmd, 30*time.Second)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := sf.client()
-		if err != nil {
-			return err
-		}
-		var out struct {
-			OK    bool   `json:"ok"`
-			Key   string `json:"key"`
-			Reset bool   `json:"reset"`
-		}
-		err = c.doJSON(cmd.Context(), http.MethodDelete, "/api/breaker/"+url.PathEscape(args[0]), nil, &out)
-		var apiErr *apiError
-		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
-			return fmt.Errorf("%s is neither a row nor a breaker on %s: nothing to reset (capdir breaker list shows the open breakers)", args[0], c.base)
-		}
-		if err != nil {
-			return err
-		}
-		if !out.OK || !out.Reset {
-			return fmt.Errorf("the server did not confirm the reset of %s", args[0])
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "breaker %s reset\n", out.Key)
-		return nil
-	}
+	addServerFlags(cmd, &cfg.serverConfig, 30*time.Second)
 	return cmd
+}
+
+// runBreakerReset closes cfg.Key's breaker; a key with neither a row nor a breaker
+// is an error that says so.
+func runBreakerReset(ctx context.Context, cfg breakerResetConfig) error {
+	c, err := cfg.client()
+	if err != nil {
+		return err
+	}
+	err = c.ResetBreaker(ctx, cfg.Key)
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return fmt.Errorf("%s is neither a row nor a breaker on %s: nothing to reset (capdir breaker list shows the open breakers)", cfg.Key, c.BaseURL())
+	}
+	if err != nil {
+		return c.explain(err)
+	}
+	fmt.Fprintf(cfg.Out, "breaker %s reset\n", cfg.Key)
+	return nil
 }
 
 // rfc3339 formats an optional time, "-" when absent.

@@ -2,31 +2,30 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/api/client"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(exportCmd) }
 
-// exportPage is how many rows export asks for at once (the server's maximum).
-const exportPage = 1000
+// exportConfig is what capdir export does.
+type exportConfig struct {
+	serverConfig
+	client.ExportOptions
+	Output   string    // a file, replaced atomically; stdout when empty or "-"
+	Out, Err io.Writer // stdout, stderr
+}
 
 // exportCmd is `capdir export`: an HTTP client of a running server.
 func exportCmd() *cobra.Command {
-	var out, category, typ, enabled string
-	var ndjson bool
-	var sf *serverFlags
+	var cfg exportConfig
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write a running capdir server's directory as a JSON array (or NDJSON) that capdir import reads back",
@@ -36,112 +35,56 @@ func exportCmd() *cobra.Command {
 			"back with capdir import. Writes made while it pages may or may not be included.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := sf.client()
-			if err != nil {
-				return err
-			}
-			q := url.Values{}
-			for name, v := range map[string]string{"category": category, "type": typ, "enabled": enabled} {
-				if v != "" {
-					q.Set(name, v)
-				}
-			}
-			w := cmd.OutOrStdout()
-			var file *os.File
-			if out != "" && out != "-" {
-				file, err = os.CreateTemp(filepath.Dir(out), ".capdir-export-*")
-				if err != nil {
-					return err
-				}
-				defer os.Remove(file.Name()) // a no-op once renamed
-				defer file.Close()
-				w = file
-			}
-			bw := bufio.NewWriterSize(w, 256<<10)
-			n, err := exportRows(cmd, c, q, bw, ndjson)
-			if err == nil {
-				err = bw.Flush()
-			}
-			if err == nil && file != nil {
-				if err = file.Close(); err == nil {
-					err = os.Rename(file.Name(), out)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if file != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "exported %d rows to %s\n", n, out)
-			}
-			return nil
+			cfg.Out, cfg.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runExport(cmd.Context(), cfg)
 		},
 	}
-	sf = addServerFlags(cmd, time.Minute)
+	addServerFlags(cmd, &cfg.serverConfig, time.Minute)
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout (replaced atomically)")
-	f.BoolVar(&ndjson, "ndjson", false, "write NDJSON, one row per line, instead of a JSON array")
-	f.StringVar(&category, "category", "", "only rows of this category")
-	f.StringVar(&typ, "type", "", "only rows of this type (fn, http, agent, flow)")
-	f.StringVar(&enabled, "enabled", "", "only enabled (1) or disabled (0) rows")
+	f.StringVarP(&cfg.Output, "output", "o", "", "write to FILE instead of stdout (replaced atomically)")
+	f.BoolVar(&cfg.NDJSON, "ndjson", false, "write NDJSON, one row per line, instead of a JSON array")
+	f.StringVar(&cfg.Category, "category", "", "only rows of this category")
+	f.StringVar(&cfg.Type, "type", "", "only rows of this type (fn, http, agent, flow)")
+	f.StringVar(&cfg.Enabled, "enabled", "", "only enabled (1) or disabled (0) rows")
 	return cmd
 }
 
-// exportRows pages through GET /api/directory and writes every row to w. It skips a
-// key it has already written, which a write between two pages could repeat.
-func exportRows(cmd *cobra.Command, c *apiClient, q url.Values, w io.Writer, ndjson bool) (int, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	seen := map[string]bool{}
-	n := 0
-	for offset := 0; ; {
-		q.Set("limit", strconv.Itoa(exportPage))
-		q.Set("offset", strconv.Itoa(offset))
-		var page struct {
-			Rows  []contract.Row `json:"rows"`
-			Total int            `json:"total"`
+// runExport writes the directory to cfg.Output (through a temporary file renamed
+// into place) or to cfg.Out.
+func runExport(ctx context.Context, cfg exportConfig) error {
+	c, err := cfg.client()
+	if err != nil {
+		return err
+	}
+	w := cfg.Out
+	var file *os.File
+	if cfg.Output != "" && cfg.Output != "-" {
+		file, err = os.CreateTemp(filepath.Dir(cfg.Output), ".capdir-export-*")
+		if err != nil {
+			return err
 		}
-		if err := c.doJSON(cmd.Context(), http.MethodGet, "/api/directory?"+q.Encode(), nil, &page); err != nil {
-			return n, err
-		}
-		for _, r := range page.Rows {
-			if seen[r.Key] {
-				continue
-			}
-			seen[r.Key] = true
-			r.RowNum = 0
-			buf.Reset()
-			switch {
-			case ndjson:
-			case n == 0:
-				buf.WriteString("[\n")
-			default:
-				buf.WriteString(",\n")
-			}
-			if err := enc.Encode(&r); err != nil {
-				return n, err
-			}
-			if !ndjson {
-				buf.Truncate(buf.Len() - 1) // the encoder's newline; the separator adds one
-			}
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return n, err
-			}
-			n++
-		}
-		offset += len(page.Rows)
-		if len(page.Rows) == 0 || offset >= page.Total {
-			break
+		defer os.Remove(file.Name()) // a no-op once renamed
+		defer file.Close()
+		w = file
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	n, err := c.Export(ctx, bw, cfg.ExportOptions)
+	if err != nil {
+		err = c.explain(err)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil && file != nil {
+		if err = file.Close(); err == nil {
+			err = os.Rename(file.Name(), cfg.Output)
 		}
 	}
-	if !ndjson {
-		end := "\n]\n"
-		if n == 0 {
-			end = "[]\n"
-		}
-		if _, err := io.WriteString(w, end); err != nil {
-			return n, err
-		}
+	if err != nil {
+		return err
 	}
-	return n, nil
+	if file != nil {
+		fmt.Fprintf(cfg.Err, "exported %d rows to %s\n", n, cfg.Output)
+	}
+	return nil
 }

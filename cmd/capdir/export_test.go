@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir/api/client"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
@@ -154,9 +155,18 @@ func TestExportPagesAndFilters(t *testing.T) {
 // send posts NDJSON with the owner key.
 func send(t *testing.T, base, path, body string) (int, string) {
 	t.Helper()
-	c := newAPIClient(base, nodetest.Key, 0)
-	var out json.RawMessage
-	err := c.send(t.Context(), http.MethodPost, path, "application/x-ndjson", strings.NewReader(body), &out)
+	if path != "/api/directory/import" {
+		t.Fatalf("send: only the import is used here, not %s", path)
+	}
+	c, err := client.New(base, nodetest.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Import(t.Context(), strings.NewReader(body), client.ImportOptions{ContentType: "application/x-ndjson"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,17 +11,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capdir/capdir/api"
-
+	"github.com/capdir/capdir/api/client"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(importCmd) }
 
+// importConfig is what capdir import does.
+type importConfig struct {
+	serverConfig
+	File     string // a file of rows; "-" reads In
+	Upsert   bool   // replace rows whose key is present instead of failing them
+	In       io.Reader
+	Out, Err io.Writer // the summary; progress and failed rows
+}
+
 // importCmd is `capdir import FILE`: an HTTP client of a running server.
 func importCmd() *cobra.Command {
-	var upsert bool
-	var sf *serverFlags
+	var cfg importConfig
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Import directory rows (a JSON array or NDJSON; - for stdin) into a running capdir server",
@@ -32,74 +39,73 @@ func importCmd() *cobra.Command {
 			"are listed on stderr; the command exits non-zero when any row failed.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := sf.client()
-			if err != nil {
-				return err
-			}
-			name := args[0]
-			var in io.Reader = cmd.InOrStdin()
-			if name != "-" {
-				f, err := os.Open(name)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				in = f
-			} else {
-				name = "stdin"
-			}
-			br := bufio.NewReaderSize(in, 64<<10)
-			contentType, err := sniffRows(br)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			path := "/api/directory/import"
-			if upsert {
-				path += api.UpsertQuery
-			}
-			stderr := cmd.ErrOrStderr()
-			progress := newImportProgress(br, stderr, contentType == "application/json")
-			progress.waitForAnswer()
-			var res api.ImportResult
-			err = c.send(cmd.Context(), http.MethodPost, path, contentType, progress, &res)
-			progress.finish()
-			var apiErr *apiError
-			if errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout {
-				// Written but not yet visible: the body still reports every row.
-				if json.Unmarshal(apiErr.Body, &res) != nil {
-					return err
-				}
-			} else if err != nil {
-				return err
-			}
-			for _, f := range res.Failed {
-				where := fmt.Sprintf("row %d", f.Index)
-				if f.Line > 0 {
-					where += fmt.Sprintf(" (line %d)", f.Line)
-				}
-				if f.Key != "" {
-					where += " " + f.Key
-				}
-				// The server suggests its query parameter; this command has a flag.
-				fmt.Fprintf(stderr, "%s: %s\n", where, strings.ReplaceAll(f.Error, api.UpsertQuery, "--upsert"))
-				if f.HowToFix != "" {
-					fmt.Fprintf(stderr, "    how to fix: %s\n", f.HowToFix)
-				}
-			}
-			total := res.OK + len(res.Failed)
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %d of %d rows from %s; %d failed\n", res.OK, total, name, len(res.Failed))
-			if res.Error != "" {
-				return fmt.Errorf("the rows were written but the server says: %s", res.Error)
-			}
-			if len(res.Failed) > 0 {
-				return fmt.Errorf("%d of %d rows failed", len(res.Failed), total)
-			}
-			return nil
+			cfg.File, cfg.In, cfg.Out, cfg.Err = args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runImport(cmd.Context(), cfg)
 		},
 	}
-	sf = addServerFlags(cmd, 30*time.Minute)
-	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
+	addServerFlags(cmd, &cfg.serverConfig, 30*time.Minute)
+	cmd.Flags().BoolVar(&cfg.Upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
 	return cmd
+}
+
+// runImport sends cfg.File's rows to the server, reporting progress and each failed
+// row on cfg.Err and the summary on cfg.Out. It fails when any row failed.
+func runImport(ctx context.Context, cfg importConfig) error {
+	c, err := cfg.client()
+	if err != nil {
+		return err
+	}
+	name := cfg.File
+	in := cfg.In
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	} else {
+		name = "stdin"
+	}
+	br := bufio.NewReaderSize(in, 64<<10)
+	contentType, err := sniffRows(br)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	stderr := cfg.Err
+	progress := newImportProgress(br, stderr, contentType == "application/json")
+	progress.waitForAnswer()
+	res, err := c.Import(ctx, progress, client.ImportOptions{Upsert: cfg.Upsert, ContentType: contentType})
+	progress.finish()
+	// Written but not yet visible (504): the answer still reports every row.
+	var apiErr *client.Error
+	notVisible := errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout && res.Error != ""
+	if err != nil && !notVisible {
+		return c.explain(err)
+	}
+	for _, f := range res.Failed {
+		where := fmt.Sprintf("row %d", f.Index)
+		if f.Line > 0 {
+			where += fmt.Sprintf(" (line %d)", f.Line)
+		}
+		if f.Key != "" {
+			where += " " + f.Key
+		}
+		// The server suggests its query parameter; this command has a flag.
+		fmt.Fprintf(stderr, "%s: %s\n", where, strings.ReplaceAll(f.Error, client.UpsertQuery, "--upsert"))
+		if f.HowToFix != "" {
+			fmt.Fprintf(stderr, "    how to fix: %s\n", f.HowToFix)
+		}
+	}
+	total := res.OK + len(res.Failed)
+	fmt.Fprintf(cfg.Out, "imported %d of %d rows from %s; %d failed\n", res.OK, total, name, len(res.Failed))
+	if res.Error != "" {
+		return fmt.Errorf("the rows were written but the server says: %s", res.Error)
+	}
+	if len(res.Failed) > 0 {
+		return fmt.Errorf("%d of %d rows failed", len(res.Failed), total)
+	}
+	return nil
 }
 
 // sniffRows tells a JSON array from NDJSON by the first byte that is not blank,

@@ -1,19 +1,30 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
+	"github.com/capdir/capdir/api/client"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(invokeCmd) }
 
+// invokeConfig is what capdir invoke does.
+type invokeConfig struct {
+	serverConfig
+	Key, Body string
+	Shape     bool // build the outbound request and print it instead of sending it
+	JSON      bool // print the server's whole JSON answer
+	Out       io.Writer
+}
+
 // invokeCmd is `capdir invoke KEY [BODY]`: POST /api/dispatch on a running server.
 func invokeCmd() *cobra.Command {
-	var shape, asJSON bool
+	var cfg invokeConfig
 	cmd := &cobra.Command{
 		Use:   "invoke KEY [BODY]",
 		Short: "Invoke a row on a running capdir server and print its result and invocation id",
@@ -25,65 +36,57 @@ func invokeCmd() *cobra.Command {
 			"  capdir invoke GREET Ada --json\n" +
 			"  capdir invoke HEALTH --shape",
 		Args: cobra.RangeArgs(1, 2),
-	}
-	sf := addServerFlags(cmd, 0)
-	cmd.Flags().BoolVar(&shape, "shape", false, "build the outbound request and print it instead of sending it")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's whole JSON answer")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := sf.client()
-		if err != nil {
-			return err
-		}
-		body := ""
-		if len(args) == 2 {
-			body = args[1]
-		}
-		in := map[string]any{"key": args[0], "body": body, "shape": shape}
-		var out json.RawMessage
-		err = c.doJSON(cmd.Context(), http.MethodPost, "/api/dispatch", in, &out)
-		var apiErr *apiError
-		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
-			// unknown_key: show the refusal, did_you_mean included.
-			fmt.Fprintln(cmd.OutOrStdout(), string(apiErr.Body))
-			return fmt.Errorf("unknown key %s", args[0])
-		}
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			fmt.Fprintln(cmd.OutOrStdout(), string(out))
-		}
-		var res struct {
-			OK           *bool           `json:"ok"`
-			Result       string          `json:"result"`
-			Shape        json.RawMessage `json:"shape"`
-			Pending      bool            `json:"pending"`
-			InvocationID string          `json:"invocation_id"`
-			Proof        struct {
-				InvocationID string `json:"invocation_id"`
-				Status       string `json:"status"`
-			} `json:"proof"`
-		}
-		if err := json.Unmarshal(out, &res); err != nil {
-			return fmt.Errorf("unexpected answer: %w", err)
-		}
-		w := cmd.OutOrStdout()
-		if res.Pending {
-			fmt.Fprintf(w, "%s PENDING: look it up with GET /api/receipts/%s\n", res.InvocationID, res.InvocationID)
-			return nil
-		}
-		if !asJSON {
-			if len(res.Shape) > 0 {
-				fmt.Fprintln(w, string(res.Shape))
-			} else {
-				fmt.Fprintln(w, res.Result)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Key, cfg.Out = args[0], cmd.OutOrStdout()
+			if len(args) == 2 {
+				cfg.Body = args[1]
 			}
-			fmt.Fprintf(w, "%s %s\n", res.Proof.InvocationID, res.Proof.Status)
-		}
-		if res.OK != nil && !*res.OK {
-			return fmt.Errorf("%s failed: %s", args[0], res.Proof.Status)
-		}
+			return runInvoke(cmd.Context(), cfg)
+		},
+	}
+	addServerFlags(cmd, &cfg.serverConfig, 0)
+	cmd.Flags().BoolVar(&cfg.Shape, "shape", false, "build the outbound request and print it instead of sending it")
+	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print the server's whole JSON answer")
+	return cmd
+}
+
+// runInvoke invokes cfg.Key and prints the result (or the shape, or the whole
+// answer) and a line with the invocation id and the receipt status. It fails when
+// the key is unknown (after printing the refusal, with did_you_mean) or the result
+// is not ok.
+func runInvoke(ctx context.Context, cfg invokeConfig) error {
+	c, err := cfg.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.Dispatch(ctx, client.DispatchRequest{Key: cfg.Key, Body: cfg.Body, Shape: cfg.Shape})
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		// unknown_key: show the refusal, did_you_mean included.
+		fmt.Fprintln(cfg.Out, string(apiErr.Body))
+		return fmt.Errorf("unknown key %s", cfg.Key)
+	}
+	if err != nil {
+		return c.explain(err)
+	}
+	w := cfg.Out
+	if cfg.JSON {
+		fmt.Fprintln(w, string(res.Raw))
+	}
+	if res.Pending {
+		fmt.Fprintf(w, "%s PENDING: look it up with GET /api/receipts/%s\n", res.InvocationID, res.InvocationID)
 		return nil
 	}
-	return cmd
+	if !cfg.JSON {
+		if len(res.Shape) > 0 {
+			fmt.Fprintln(w, string(res.Shape))
+		} else {
+			fmt.Fprintln(w, res.Result)
+		}
+		fmt.Fprintf(w, "%s %s\n", res.Proof.InvocationID, res.Proof.Status)
+	}
+	if !res.OK {
+		return fmt.Errorf("%s failed: %s", cfg.Key, res.Proof.Status)
+	}
+	return nil
 }

@@ -30,7 +30,8 @@ func replayCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			return runReplay(ctx, cfg, cmd.OutOrStdout())
+			cfg.Out = cmd.OutOrStdout()
+			return runReplay(ctx, cfg)
 		},
 	}
 	cmd.Flags().StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
@@ -41,13 +42,15 @@ func replayCmd() *cobra.Command {
 // replayConfig is what capdir replay works on.
 type replayConfig struct {
 	DataDir string
-	NATSURL string // the log's cluster; the data dir's embedded log when empty
+	NATSURL string    // the log's cluster; the data dir's embedded log when empty
+	Out     io.Writer // progress and the summary
 }
 
 // runReplay rebuilds cfg.DataDir's projection from the log, printing progress to
-// out. It locks the data dir first: a dir a server holds, or one without a log,
+// cfg.Out. It locks the data dir first: a dir a server holds, or one without a log,
 // is refused before anything is opened or created.
-func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
+func runReplay(ctx context.Context, cfg replayConfig) error {
+	out := cfg.Out
 	var lock *capdir.DataDirLock
 	var err error
 	if cfg.NATSURL == "" {
@@ -105,24 +108,32 @@ func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 	return nil
 }
 
+// digestConfig is what capdir digest reads.
+type digestConfig struct {
+	DataDir string
+	Out     io.Writer
+}
+
 func digestCmd() *cobra.Command {
-	var dataDir string
+	var cfg digestConfig
 	cmd := &cobra.Command{
 		Use:   "digest",
 		Short: "Print a stable SHA-256 of the projected state, to compare two states",
 		Long: "Print a stable SHA-256 of the projected state, to compare two states.\n" +
 			"Stop capdir serve on this data dir first: while it runs, the data dir is locked and digest is refused.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDigest(dataDir, cmd.OutOrStdout())
+			cfg.Out = cmd.OutOrStdout()
+			return runDigest(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
+	cmd.Flags().StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
 	return cmd
 }
 
-// runDigest prints the digest of dataDir's projection to out. Like runReplay it
-// locks the data dir first.
-func runDigest(dataDir string, out io.Writer) error {
+// runDigest prints the digest of cfg.DataDir's projection to cfg.Out. Like
+// runReplay it locks the data dir first.
+func runDigest(_ context.Context, cfg digestConfig) error {
+	dataDir := cfg.DataDir
 	lock, err := capdir.LockExisting(dataDir)
 	if err != nil {
 		return err
@@ -136,7 +147,7 @@ func runDigest(dataDir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(out, d)
+	_, err = fmt.Fprintln(cfg.Out, d)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,9 +21,18 @@ import (
 
 func init() { register(serveCmd) }
 
+// serveConfig is what capdir serve runs.
+type serveConfig struct {
+	Node     capdir.Config
+	LogLevel string // debug, info, warn or error
+	// EnvKey is $CAPDIR_TERMINAL_KEY: the owner key when set, else the data dir's
+	// terminal.key (generated on first start).
+	EnvKey string
+	Err    io.Writer // the JSON log
+}
+
 func serveCmd() *cobra.Command {
-	var cfg capdir.Config
-	var logLevel string
+	var cfg serveConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -33,88 +43,97 @@ func serveCmd() *cobra.Command {
 			"                       <data>/terminal.key, generated (mode 0600) on first start\n\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			logger, err := newLogger(logLevel)
-			if err != nil {
-				return err
-			}
-			slog.SetDefault(logger)
-			cfg.Logger = logger
-			if err := cfg.Breaker.Validate(); err != nil {
-				return err
-			}
-			switch {
-			case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
-				return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
-			case cfg.ProjLinger == 0:
-				cfg.ProjLinger = -1 // 0 on the command line means no linger
-			}
-			// Refuse a dir in use and a taken port before creating anything.
-			if err := capdir.CheckFree(cfg.DataDir); err != nil {
-				return err
-			}
-			if cfg.HTTPAddr != "" { // --http "" serves no HTTP
-				ln, err := net.Listen("tcp", cfg.HTTPAddr)
-				if err != nil {
-					return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTPAddr, err)
-				}
-				cfg.HTTPListener = ln // capdir.Start closes it if it fails
-			}
-			key, path, created, err := capdir.TerminalKey(os.Getenv("CAPDIR_TERMINAL_KEY"), cfg.DataDir)
-			if err != nil {
-				if cfg.HTTPListener != nil {
-					cfg.HTTPListener.Close()
-				}
-				return fmt.Errorf("terminal key: %w", err)
-			}
-			cfg.TerminalKey = key
-			switch {
-			case created:
-				logger.Info("generated the owner key (send it as x-terminal-key)", "path", path)
-			case path != "":
-				logger.Info("owner key read from the data dir", "path", path)
-			default:
-				logger.Info("owner key read from CAPDIR_TERMINAL_KEY")
-			}
-			cfg.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.SecretEnv, os.LookupEnv)
-			secrets, err := runner.ParseSecretEnv(cfg.SecretEnv...)
-			if err != nil {
-				return fmt.Errorf("--secret-env (or CAPDIR_SECRET_ENV): %w", err)
-			}
-			logger.Info("rows may read these environment variables (--secret-env; never CAPDIR_*)", "secret_env", secrets.String())
-			if cfg.PublicURL == "" {
-				cfg.PublicURL = "http://" + cfg.HTTPAddr
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			cfg.EnvKey, cfg.Err = os.Getenv("CAPDIR_TERMINAL_KEY"), os.Stderr
+			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			n, err := capdir.Start(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-			return serveUntil(ctx, n, logger)
+			return runServe(ctx, cfg)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
-	f.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8080", "HTTP listen address")
-	f.StringVar(&cfg.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
-	f.StringVar(&cfg.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
-	f.StringVar(&cfg.NATSListen, "nats-listen", "", "let NATS clients reach the embedded server on host:port")
-	f.IntVar(&cfg.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
-	f.StringVar(&cfg.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
-	f.DurationVar(&cfg.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
-	f.BoolVar(&cfg.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
-	f.DurationVar(&cfg.ProjLinger, "projection-linger", capdir.DefaultProjLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
-	f.IntVar(&cfg.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
-	f.IntVar(&cfg.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
-	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
-	f.DurationVar(&cfg.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
-	f.StringSliceVar(&cfg.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
+	f.StringVar(&cfg.Node.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
+	f.StringVar(&cfg.Node.HTTPAddr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.StringVar(&cfg.Node.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
+	f.StringVar(&cfg.Node.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
+	f.StringVar(&cfg.Node.NATSListen, "nats-listen", "", "let NATS clients reach the embedded server on host:port")
+	f.IntVar(&cfg.Node.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
+	f.StringVar(&cfg.Node.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
+	f.DurationVar(&cfg.Node.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
+	f.BoolVar(&cfg.Node.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
+	f.DurationVar(&cfg.Node.ProjLinger, "projection-linger", capdir.DefaultProjLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
+	f.IntVar(&cfg.Node.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
+	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
+	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
+	f.DurationVar(&cfg.Node.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
+	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
-	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
-	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
+	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// runServe runs a node until ctx is done (nil) or a component fails (its error).
+// Before it creates anything it refuses a data dir in use and an address it cannot
+// listen on.
+func runServe(ctx context.Context, sc serveConfig) error {
+	cfg := sc.Node
+	logger, err := newLogger(sc.LogLevel, sc.Err)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(logger)
+	cfg.Logger = logger
+	if err := cfg.Breaker.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
+		return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
+	case cfg.ProjLinger == 0:
+		cfg.ProjLinger = -1 // 0 on the command line means no linger
+	}
+	// Refuse a dir in use and a taken port before creating anything.
+	if err := capdir.CheckFree(cfg.DataDir); err != nil {
+		return err
+	}
+	if cfg.HTTPAddr != "" { // --http "" serves no HTTP
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTPAddr, err)
+		}
+		cfg.HTTPListener = ln // capdir.Start closes it if it fails
+	}
+	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.DataDir)
+	if err != nil {
+		if cfg.HTTPListener != nil {
+			cfg.HTTPListener.Close()
+		}
+		return fmt.Errorf("terminal key: %w", err)
+	}
+	cfg.TerminalKey = key
+	switch {
+	case created:
+		logger.Info("generated the owner key (send it as x-terminal-key)", "path", path)
+	case path != "":
+		logger.Info("owner key read from the data dir", "path", path)
+	default:
+		logger.Info("owner key read from CAPDIR_TERMINAL_KEY")
+	}
+	secrets, err := runner.ParseSecretEnv(cfg.SecretEnv...)
+	if err != nil {
+		return fmt.Errorf("--secret-env (or CAPDIR_SECRET_ENV): %w", err)
+	}
+	logger.Info("rows may read these environment variables (--secret-env; never CAPDIR_*)", "secret_env", secrets.String())
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + cfg.HTTPAddr
+	}
+	n, err := capdir.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+	return serveUntil(ctx, n, logger)
 }
 
 // secretEnvPatterns is the allow-list serve runs with: --secret-env when given
@@ -145,10 +164,10 @@ func serveUntil(ctx context.Context, n *capdir.Node, logger *slog.Logger) error 
 	return errors.Join(failed, n.Stop(sctx))
 }
 
-func newLogger(level string) (*slog.Logger, error) {
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
