@@ -159,10 +159,12 @@ func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
 	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc })
 }
 
-// receiptPublic is the keyless view: the receipt's summary, without arguments,
-// result or anything credential-related.
+// receiptPublic is the keyless view (wire.PublicReceipt): the receipt's summary and
+// contract fingerprint, its input and output fingerprints only keyed with a salt the
+// owner's view alone shows; no arguments, no result, nothing credential-related,
+// nothing to test a guess about them against.
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) error {
-	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc.ReceiptSummary })
+	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc.Public() })
 }
 
 // writeReceipt answers the receipt of the path's id in the view view gives, or 202

@@ -88,6 +88,7 @@ func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Recei
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
 	d.Fingerprints.Input = Fingerprint(d.Body)
 	d.Fingerprints.Output = Fingerprint(d.Result)
+	d.HMAC = fingerprintHMAC(d.Body, d.Result)
 	cut := false
 	if resultCap > 0 && len(d.Result) > resultCap {
 		d.Result, cut = truncate(d.Result, resultCap), true

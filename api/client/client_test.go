@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/api/client"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -81,6 +82,10 @@ func TestClientAgainstANode(t *testing.T) {
 	rc, err := c.Receipt(ctx, res.Proof.InvocationID)
 	if err != nil || rc.InvocationID != res.Proof.InvocationID || rc.Body != "Ada" || rc.Result != "Hello, Ada!" {
 		t.Fatalf("receipt: %+v %v", rc, err)
+	}
+	pub, err := c.PublicReceipt(ctx, res.Proof.InvocationID)
+	if in, _ := wire.KeyedFingerprint(rc.HMAC.Salt, "Ada"); err != nil || pub.HMAC == nil || pub.HMAC.Input != in || pub.HMAC.Salt != "" || pub.Fingerprints.Contract != rc.Fingerprints.Contract {
+		t.Fatalf("public receipt: %+v %v", pub, err)
 	}
 	_, err = c.Receipt(ctx, "inv_nope")
 	apiError(t, "unknown receipt", err, 404, "not_found")

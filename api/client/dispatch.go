@@ -51,3 +51,15 @@ func (c *Client) Receipts(ctx context.Context, key string, limit int) ([]wire.Re
 	_, err := c.do(ctx, http.MethodGet, "/api/receipts?"+q.Encode(), nil, &out)
 	return out.Receipts, err
 }
+
+// PublicReceipt is the keyless view of a receipt (GET /receipt/{id}): how the call
+// ended, the contract fingerprint, and the input and output fingerprints keyed with
+// the salt only Receipt shows; ErrPending while it has none yet.
+func (c *Client) PublicReceipt(ctx context.Context, id string) (wire.PublicReceipt, error) {
+	var rc wire.PublicReceipt
+	status, err := c.do(ctx, http.MethodGet, "/receipt/"+url.PathEscape(id), nil, &rc)
+	if err == nil && status == http.StatusAccepted {
+		return wire.PublicReceipt{}, ErrPending
+	}
+	return rc, err
+}

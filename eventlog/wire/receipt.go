@@ -45,9 +45,10 @@ type Fingerprints struct {
 	Contract string `json:"contract"`
 }
 
-// ReceiptSummary is the part of a receipt anyone may see: what ran, when, how it
-// ended, and the fingerprints. It holds no arguments, no result and nothing about
-// credentials; it is the public, keyless view of a receipt.
+// ReceiptSummary is what ran, when, how it ended, and the fingerprints. It holds no
+// arguments, no result and nothing about credentials; the public, keyless view of
+// a receipt (PublicReceipt) is this without the input and output fingerprints,
+// which would let a reader test a guess about them.
 type ReceiptSummary struct {
 	InvocationID string       `json:"invocation_id"`
 	Trace        string       `json:"trace"`
@@ -74,6 +75,9 @@ type Receipt struct {
 	// Body and Result are the owner's view only.
 	Body   string `json:"body"`
 	Result string `json:"result"`
+	// HMAC holds the keyed fingerprints of the whole body and result, and their
+	// salt: the public view shows them without it.
+	HMAC *FingerprintHMAC `json:"fingerprint_hmac,omitempty"`
 	// Extra carries structured output that is not a string: shape mode's request
 	// preview, or the unknown_key refusal with did_you_mean.
 	Extra map[string]any `json:"extra,omitempty"`
