@@ -1,7 +1,10 @@
 // Package api is capdir's HTTP facade: the directory REST surface, dispatch,
-// receipts, breakers, health and metrics. Owner routes require the x-terminal-key
-// header; public routes (a receipt's public view and confirm) show no arguments, no
-// results and no secrets.
+// receipts, breakers, health and metrics, with one error-to-status table for every
+// route; and Directory, the directory's write path that the routes, the import and
+// any other entry point call. Owner routes require the x-terminal-key header;
+// public routes (a receipt's public view and confirm) show no arguments, no results,
+// no secrets, and nothing to test a guess about the arguments or result against.
+// The Go client of these routes is package api/client.
 //
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.

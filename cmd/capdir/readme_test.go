@@ -2,7 +2,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -43,5 +46,54 @@ func TestREADMEShellLinesPasteAsWritten(t *testing.T) {
 	}
 	if _, err := os.Stat("../../docs/performance.md"); err != nil {
 		t.Error(err)
+	}
+}
+
+// README's Layout table names exactly the packages of the tree (go list ./...),
+// plus testdata and docs.
+func TestREADMELayoutMatchesTheTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)`").FindAllStringSubmatch(layout, -1) {
+		if listed[m[1]] {
+			t.Errorf("Layout lists %s twice", m[1])
+		}
+		listed[m[1]] = true
+	}
+	goList := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "./...")
+	goList.Dir = "../.."
+	out, err := goList.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const module = "github.com/capdir/capdir"
+	want := map[string]bool{"testdata": true, "docs": true}
+	for _, p := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+		if rel == "" {
+			rel = "capdir"
+		}
+		want[rel] = true
+	}
+	for p := range want {
+		if !listed[p] {
+			t.Errorf("Layout does not list %s", p)
+		}
+	}
+	for p := range listed {
+		if !want[p] {
+			t.Errorf("Layout lists %s, which is not in the tree", p)
+		}
 	}
 }
