@@ -27,8 +27,9 @@ import (
 // that sequence on the key's subject: when another writer got there first the
 // append fails with ErrConflict and nothing is written, so no update is ever lost.
 // It returns once the projection has applied the event, so the caller reads its own
-// write; past the write timeout it returns ErrNotVisible (the write happened). A
-// refused write appends nothing. Safe for concurrent use.
+// write; past the write timeout it returns ErrNotVisible together with the
+// WriteResult of the write, which happened. A refused write appends nothing. Safe
+// for concurrent use.
 //
 // The writes act as the owner: the caller decides who may call them.
 type Directory struct {
