@@ -88,7 +88,6 @@ func startEmbedded(cfg *Config) (*server.Server, error) {
 		SyncAlways:   always,
 		SyncInterval: interval,
 		NoSigs:       true,
-		NoLog:        true,
 		MaxPayload:   EmbeddedMaxPayload,
 		DontListen:   cfg.Listen == "",
 	}
@@ -103,6 +102,7 @@ func startEmbedded(cfg *Config) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: embedded server: %w", err)
 	}
+	srv.SetLoggerV2(serverLog{cfg.Logger}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(cfg.StartTimeout) {
 		srv.Shutdown()
