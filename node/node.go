@@ -53,8 +53,20 @@ type Config struct {
 	HTTPTimeout time.Duration
 	// AckWait is how long a worker may hold a request before redelivery.
 	AckWait time.Duration
-	// DispatchWait is how long POST /api/dispatch waits before answering 202.
+	// DispatchWait is how long POST /api/dispatch waits before answering 202
+	// (api.DefaultDispatchWait when 0).
 	DispatchWait time.Duration
+	// The HTTP server's limits; see http.go for the defaults a zero value takes. A
+	// negative timeout means none. HTTPWriteTimeout must exceed DispatchWait.
+	HTTPReadHeaderTimeout time.Duration
+	HTTPReadTimeout       time.Duration
+	HTTPWriteTimeout      time.Duration
+	HTTPIdleTimeout       time.Duration
+	HTTPMaxHeaderBytes    int
+	// MaxImports is how many imports may run at once (api.DefaultMaxImports when 0).
+	MaxImports int
+	// MaxImportBytes caps an import body (api.DefaultMaxImportBody when 0).
+	MaxImportBytes int64
 	// Name identifies this node on receipts (the hostname when empty).
 	Name   string
 	Clock  func() time.Time
@@ -112,11 +124,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("node: a data dir is required (--data)")
 	}
+	limits, err := cfg.httpLimits()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	n := &Node{Config: cfg, runErr: make(chan error, 4), stopped: make(chan struct{})}
-	var err error
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
 		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
 		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger,
@@ -145,6 +160,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, Clock: cfg.Clock, Logger: cfg.Logger,
+		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -159,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if cfg.HTTPAddr != "" {
-		if err := n.serveHTTP(cfg.HTTPAddr); err != nil {
+		if err := n.serveHTTP(cfg.HTTPAddr, limits); err != nil {
 			n.Stop(context.Background())
 			return nil, err
 		}
@@ -177,13 +194,13 @@ func (n *Node) goRun(f func() error) {
 	}()
 }
 
-func (n *Node) serveHTTP(addr string) error {
+func (n *Node) serveHTTP(addr string, limits httpLimits) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("node: listen %s: %w", addr, err)
 	}
 	n.listener = ln
-	n.http = &http.Server{Handler: n.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.http = limits.server(n.API.Handler())
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
