@@ -100,8 +100,9 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) {
 	rc.SetWriteDeadline(time.Time{})
 	body := bufio.NewReaderSize(&progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}, 64<<10)
 	rows, done, err := s.importRows(body, r.Header.Get("Content-Type"))
-	if err != nil {
-		s.answerImport(w, rc, dirStatus(importReadError(err, r, limit)), importResult(nil, importReadError(err, r, limit)))
+	if err != nil { // nothing was written: a whole refusal, {"error":…} as other routes answer
+		err = importReadError(err, r, limit)
+		s.answerImport(w, rc, dirStatus(err), map[string]string{"error": dirMessage("", err)})
 		return
 	}
 	defer done()
@@ -146,17 +147,9 @@ func (s *Server) importRows(body *bufio.Reader, contentType string) (rows rowSou
 	return spoolArray(body, s.cfg.ImportSpoolDir, s.rowLimit())
 }
 
-// importResult is an import's answer: what im did (nil when nothing was read), and
-// the error that ended it early, if any. A whole refusal (nothing read or written)
-// is {"error":…} alone, as other routes answer.
-func importResult(im *importer, err error) any {
-	if im == nil {
-		var refusal *contract.RefusalError
-		if errors.As(err, &refusal) {
-			return refusal.Body()
-		}
-		return map[string]string{"error": dirMessage("", err)}
-	}
+// importResult is an import's answer: what im did, and the error that ended it
+// early or kept its rows from being visible, if any.
+func importResult(im *importer, err error) ImportResult {
 	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...)}
 	if err != nil {
 		res.Error = dirMessage("", err)
