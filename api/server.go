@@ -24,8 +24,10 @@ type Dispatcher interface {
 
 // Server is the HTTP facade.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg     Config
+	mux     *http.ServeMux
+	handler http.Handler
+	imports chan struct{} // one token per import running; capacity Config.MaxImports
 }
 
 // New builds the facade and its routes.
@@ -34,13 +36,14 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), imports: make(chan struct{}, cfg.MaxImports)}
 	s.routes()
+	s.handler = guardBody(s.mux)
 	return s, nil
 }
 
 // Handler is the facade's http.Handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -55,12 +58,14 @@ func (s *Server) routes() {
 // unauthorizedBody is an owner route's answer to a request without the owner key.
 var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)
 
-// owner wraps a handler with the x-terminal-key check.
+// owner wraps a handler with the x-terminal-key check, made before anything of the
+// request's body is read: a refused request's body is not waited for (closeUnread).
 func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
 	want := []byte(s.cfg.TerminalKey)
 	return func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("x-terminal-key"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
+			closeUnread(w, r)
 			writeJSON(w, http.StatusUnauthorized, unauthorizedBody)
 			return
 		}

@@ -285,7 +285,7 @@ var ErrPayloadTooLarge = errors.New("payload_too_large")
 
 // envelopeReserve is what an event needs beside its body or result: the envelope,
 // ids, fingerprints, timings and a shape preview.
-const envelopeReserve = 64 << 10
+const envelopeReserve = eventlog.EnvelopeReserve
 
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
 // returned receipt carries the invocation id and trace to look up later.

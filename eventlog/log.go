@@ -162,6 +162,15 @@ const EmbeddedMaxPayload = 8 << 20
 // envelope must fit in it.
 func (l *Log) MaxPayload() int { return int(l.nc.MaxPayload()) }
 
+// EnvelopeReserve is what an event needs beside its data: the envelope's id, type,
+// time and actor, and the message headers. An event's data fits in the log when it
+// is at most [Log.MaxData] bytes.
+const EnvelopeReserve = 64 << 10
+
+// MaxData is the largest event data (a row, a body, a receipt's body and result
+// together) the log accepts: MaxPayload less EnvelopeReserve.
+func (l *Log) MaxData() int { return l.MaxPayload() - EnvelopeReserve }
+
 // Conn is the underlying NATS connection (shared; do not close it).
 func (l *Log) Conn() *nats.Conn { return l.nc }
 

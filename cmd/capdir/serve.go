@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
@@ -47,6 +48,11 @@ func serveCmd() *cobra.Command {
 				return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
 			case cfg.ProjLinger == 0:
 				cfg.ProjLinger = -1 // 0 on the command line means no linger
+			}
+			for _, d := range []*time.Duration{&cfg.HTTPReadHeaderTimeout, &cfg.HTTPReadTimeout, &cfg.HTTPWriteTimeout, &cfg.HTTPIdleTimeout} {
+				if *d == 0 {
+					*d = -1 // 0 on the command line means none
+				}
 			}
 			// Refuse a dir in use and a taken port before creating anything.
 			if err := capdir.CheckFree(cfg.DataDir); err != nil {
@@ -112,6 +118,13 @@ func serveCmd() *cobra.Command {
 	f.StringSliceVar(&cfg.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
+	f.DurationVar(&cfg.HTTPReadHeaderTimeout, "http-read-header-timeout", capdir.DefaultHTTPReadHeaderTimeout, "how long reading a request's line and headers may take (0 = no limit)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", capdir.DefaultHTTPReadTimeout, "how long reading a whole request may take, body included; an import's body may take longer but not stall for longer (0 = no limit)")
+	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", api.DefaultDispatchWait+capdir.HTTPWriteMargin, "how long a request may take from the end of its headers to the end of its answer; must exceed the dispatch wait (30s), which POST /api/dispatch spends waiting for its receipt (0 = no limit)")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", capdir.DefaultHTTPIdleTimeout, "how long a keep-alive connection may wait for its next request (0 = no limit)")
+	f.IntVar(&cfg.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
+	f.IntVar(&cfg.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
+	f.Int64Var(&cfg.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
