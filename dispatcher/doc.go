@@ -19,4 +19,7 @@
 //     the projection is what keeps one receipt per invocation.
 //   - A request held by a worker is kept in progress every third of AckWait; a run
 //     longer than RunTimeout is cancelled.
+//   - Receipt sizes are counted JSON-encoded, as the event carries them; a receipt
+//     the log still refuses for good is replaced by a small failure receipt
+//     (ERR:receipt:too_large:<bytes>) rather than run again.
 package dispatcher

@@ -45,10 +45,11 @@ type ServiceConfig struct {
 	// RunTimeout bounds one runner call (default 60s).
 	RunTimeout time.Duration
 	// MaxPayload is the payload ceiling on a request body (default 1 MiB, and never
-	// more than the log accepts in one event).
+	// more than the log accepts in one event, JSON-encoded).
 	MaxPayload int
-	// ResultCap bounds the result stored on a receipt (default 1 MiB). A receipt
-	// must also fit in one event: see receiptBudget.
+	// ResultCap bounds the result stored on a receipt, in bytes as the event
+	// carries it, JSON-encoded (default 1 MiB). A receipt must also fit in one
+	// event: see receiptBudget.
 	ResultCap int
 	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
 	Suggestions int
@@ -143,7 +144,7 @@ func TagSaltFor(terminalKey string) string {
 // receipt. Start it once; Stop is idempotent.
 type Service struct {
 	cfg           ServiceConfig
-	receiptBudget int // bytes a receipt may spend on body and result
+	receiptBudget int // JSON-encoded bytes a receipt may spend on body and result
 	waiters       *waiters
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
@@ -165,7 +166,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, err
 	}
 	// A request and a receipt are one event each: a body, and a receipt's body and
-	// result together, must fit in what the log accepts.
+	// result together, must fit in what the log accepts, JSON-encoded.
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
 	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(), closed: make(chan struct{})}
@@ -294,6 +295,11 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
 	if len(req.Body) > s.cfg.MaxPayload {
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
+	}
+	if enc := jsonLen(req.Body); enc > s.receiptBudget {
+		// The request event carries the body JSON-encoded, where '<' or a control
+		// character is six bytes: it must fit in one event too.
+		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
 	}
 	if err := contract.ValidateKey(req.Key); err != nil {
 		return eventlog.Receipt{}, err
