@@ -12,6 +12,10 @@ import (
 )
 
 var (
+	// ErrDrainCut is returned by Drain when its context ended with calls still in
+	// flight: they were cancelled, got no receipt, and their requests are run again
+	// by another worker or the next start. It wraps the context's error too.
+	ErrDrainCut = errors.New("dispatcher: drain cut short")
 	// ErrReceiptTooLarge: the log refuses the receipt for its size. A retry
 	// cannot mend it; the engine stores a small failure receipt instead.
 	ErrReceiptTooLarge = errors.New("dispatcher: receipt too large for one event")
@@ -19,6 +23,11 @@ var (
 	// cannot mend (it cannot be encoded, its subject is invalid).
 	ErrReceiptUnstorable = errors.New("dispatcher: receipt refused by the log")
 )
+
+// drainCut is the error of a drain that had to cancel n calls because of cause.
+func drainCut(n int, cause error) error {
+	return fmt.Errorf("%w: %d call(s) in flight cancelled, without a receipt; their requests will be run again: %w", ErrDrainCut, n, cause)
+}
 
 // receiptTooLarge is the error for a receipt whose data is size bytes.
 func receiptTooLarge(size int, cause error) error {

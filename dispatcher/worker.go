@@ -81,6 +81,13 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
 	s.run(ctx, &req, d, &in)
+	if ctx.Err() != nil {
+		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
+		// call cut short; the request goes back to be run again elsewhere or at
+		// the next start.
+		m.Nak()
+		return
+	}
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
@@ -126,6 +133,12 @@ func (h *heldSlot) hold(m jetstream.Msg) {
 	h.mu.Lock()
 	h.m, h.since = m, time.Now()
 	h.mu.Unlock()
+}
+
+func (h *heldSlot) holding() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m != nil
 }
 
 // keepInProgress tells JetStream, every interval until ctx ends, that each request

@@ -20,6 +20,7 @@ func init() { register(serveCmd) }
 func serveCmd() *cobra.Command {
 	var cfg capdir.Config
 	var logLevel string
+	var shutdownTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -32,6 +33,9 @@ func serveCmd() *cobra.Command {
 			cfg.Logger = logger
 			if err := cfg.Breaker.Validate(); err != nil {
 				return err
+			}
+			if shutdownTimeout < 0 {
+				return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more (0 cancels calls in flight at once)", shutdownTimeout)
 			}
 			switch {
 			case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
@@ -64,13 +68,11 @@ func serveCmd() *cobra.Command {
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 			select {
 			case <-ctx.Done():
-				logger.Info("shutting down")
+				logger.Info("shutting down: letting calls in flight finish", "timeout", shutdownTimeout)
 			case err := <-n.Failed():
-				logger.Error("component failed; shutting down", "err", err)
+				logger.Error("component failed; shutting down", "err", err, "timeout", shutdownTimeout)
 			}
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return n.Stop(sctx)
+			return shutdown(n, shutdownTimeout, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -89,8 +91,23 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.DurationVar(&cfg.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// shutdown stops n within timeout; a second SIGINT or SIGTERM meanwhile cuts it
+// short.
+func shutdown(n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := n.Stop(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {
