@@ -1,6 +1,7 @@
 package capdir_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -47,20 +48,25 @@ type dispatchAnswer struct {
 	} `json:"proof"`
 }
 
-// dispatchBig POSTs a dispatch of key with body, checks it is answered 200
-// promptly (well within the dispatch wait, so not a 202 after it), and returns the
-// answer and the owner's receipt.
+// dispatchBig POSTs a dispatch of key with body, checks it is answered 200 (its
+// receipt written at once, not a 202 at the end of the dispatch wait), and returns
+// the answer and the owner's receipt.
 func dispatchBig(t *testing.T, n *capdir.Node, key, body string, shape bool) (dispatchAnswer, wire.Receipt) {
 	t.Helper()
 	req, _ := json.Marshal(map[string]any{"key": key, "body": body, "shape": shape})
 	start := time.Now()
 	code, out := nodetest.Do(t, n, "POST", "/api/dispatch", string(req))
-	if el := time.Since(start); code != 200 || el > 10*time.Second {
-		t.Fatalf("dispatch answered %d after %v: %.300s", code, el, out)
+	if code != 200 {
+		t.Fatalf("dispatch answered %d after %v: %.300s", code, time.Since(start), out)
 	}
 	var a dispatchAnswer
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatalf("dispatch answer: %v: %.300s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := nodetest.CatchUp(ctx, n); err != nil { // folding events of megabytes takes a while under -race
+		t.Fatal(err)
 	}
 	code, out = nodetest.Do(t, n, "GET", "/api/receipts/"+a.Proof.InvocationID, "")
 	var rc wire.Receipt
@@ -88,7 +94,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 				w.Write([]byte(tc.out))
 			}))
 			defer up.Close()
-			n := nodetest.Start(t, func(c *capdir.Config) { c.DispatchWait = 20 * time.Second; c.AckWait = time.Second })
+			n := nodetest.Start(t, func(c *capdir.Config) { c.AckWait = time.Second })
 			const key = "BIG_ANSWER"
 			addHTTPRow(t, n, key, "GET "+up.URL+"/big", "")
 
@@ -118,7 +124,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 // (here the shape preview of a request that repeats a large argument) is replaced
 // by a small failure receipt that says so, at once: no redelivery, no 202.
 func TestUnfittableReceiptGetsAFailureReceipt(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.DispatchWait = 20 * time.Second; c.AckWait = time.Second })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.AckWait = time.Second })
 	const key = "HUGE_SHAPE"
 	addHTTPRow(t, n, key, "POST http://127.0.0.1:1/x?a=$1&b=$1&c=$1", `{"a":"$1","b":"$1","c":"$1","d":"$1"}`)
 	a, rc := dispatchBig(t, n, key, bigBody, true)
