@@ -274,19 +274,27 @@ func (n *Node) URL() string {
 // Failed delivers the first error of a background component (projector, HTTP).
 func (n *Node) Failed() <-chan error { return n.runErr }
 
-// Stop shuts the node down in order: stop taking HTTP requests (letting those in
-// flight finish within ctx), stop the workers and the projector, close bbolt, drain
-// and close the log, then release the data dir.
+// Stop shuts the node down in order, within ctx: stop taking HTTP requests and let
+// those in flight finish; drain the dispatcher (stop taking invocation requests,
+// let the calls in flight finish and write their receipts); then stop the
+// projector, close bbolt, close the log, and release the data dir. When ctx ends first, what is still
+// in flight is cut off: HTTP connections are closed, calls are cancelled without a
+// receipt and run again by another node or the next start, and the error matches
+// ctx's error (and dispatcher.ErrDrainCut when calls were cancelled). Stop is
+// idempotent; later calls return the first one's result.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		var errs []error
 		if n.http != nil {
 			if err := n.http.Shutdown(ctx); err != nil {
-				errs = append(errs, err)
+				n.http.Close()
+				errs = append(errs, fmt.Errorf("node: HTTP requests in flight cut off: %w", err))
 			}
 		}
 		if n.Dispatch != nil {
-			n.Dispatch.Stop()
+			if err := n.Dispatch.Drain(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if n.cancel != nil {
 			n.cancel()

@@ -52,8 +52,8 @@ type Config struct {
 	// auth column may name; a write naming any other is refused. The zero value
 	// allows none (the node passes runner.DefaultSecretEnv unless told otherwise).
 	SecretEnv runner.SecretEnv
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	Clock     func() time.Time
+	Logger    *slog.Logger
 	// Metrics holds the facade's own metrics (see NewMetrics); a private,
 	// unregistered set when nil.
 	Metrics *Metrics

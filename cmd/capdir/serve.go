@@ -24,6 +24,7 @@ func init() { register(serveCmd) }
 func serveCmd() *cobra.Command {
 	var cfg capdir.Config
 	var logLevel string
+	var shutdownTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -42,6 +43,9 @@ func serveCmd() *cobra.Command {
 			cfg.Logger = logger
 			if err := cfg.Breaker.Validate(); err != nil {
 				return err
+			}
+			if shutdownTimeout < 0 {
+				return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more (0 cancels calls in flight at once)", shutdownTimeout)
 			}
 			switch {
 			case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
@@ -97,7 +101,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-			return serveUntil(ctx, n, logger)
+			return serveUntil(ctx, n, shutdownTimeout, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -126,6 +130,7 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
 	f.Int64Var(&cfg.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }
@@ -144,18 +149,31 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 }
 
 // serveUntil runs n until ctx is done (a clean stop: nil) or a component fails (its
-// error, so that capdir serve exits non-zero saying why), then stops it.
-func serveUntil(ctx context.Context, n *capdir.Node, logger *slog.Logger) error {
+// error, so that capdir serve exits non-zero saying why), then stops it within
+// timeout.
+func serveUntil(ctx context.Context, n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
 	var failed error
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down: letting calls in flight finish", "timeout", timeout)
 	case failed = <-n.Failed():
-		logger.Error("component failed; shutting down", "err", failed)
+		logger.Error("component failed; shutting down", "err", failed, "timeout", timeout)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return errors.Join(failed, shutdown(n, timeout, logger))
+}
+
+// shutdown stops n within timeout; a second SIGINT or SIGTERM meanwhile cuts it
+// short.
+func shutdown(n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return errors.Join(failed, n.Stop(sctx))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := n.Stop(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {
