@@ -14,6 +14,7 @@ const (
 	RunnerFn   = "fn"
 	RunnerHTTP = "http"
 	RunnerNATS = contract.RunnerNATS
+	RunnerFlow = contract.TypeFlow
 )
 
 // DefaultMaxResultBytes caps a runner's result when its configuration leaves the
@@ -92,6 +93,10 @@ type Outcome struct {
 	Shape    map[string]any // shape mode: the fully built outbound request, redacted
 	CredTag  string         // Credential.Tag of the credential applied, "" if none
 	CostUSD  float64
+	// Children are the invocation ids of the invocations a composing runner (flow,
+	// agent) made through Call.Sub, in the order it made them (a fan-out's branches
+	// in branch order), for the receipt tree; nil for a runner that composes none.
+	Children []string
 	// Err is the typed failure behind an "ERR:" Result produced by the dispatcher
 	// (match with errors.Is); nil on success and when a function or a NATS responder
 	// itself answered with text starting "ERR:".
