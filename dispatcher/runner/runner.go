@@ -92,10 +92,16 @@ type Outcome struct {
 	Shape    map[string]any // shape mode: the fully built outbound request, redacted
 	CredTag  string         // Credential.Tag of the credential applied, "" if none
 	CostUSD  float64
+	Children []string // invocation ids of the rows this call ran through Call.Sub, in order
 	// Err is the typed failure behind an "ERR:" Result produced by the dispatcher
 	// (match with errors.Is); nil on success and when a function or a NATS responder
 	// itself answered with text starting "ERR:".
 	Err error
+
+	// PromptTokens and CompletionTokens are the model tokens a call used, summed
+	// over its model requests (the agent runner); 0 for runners that call no model.
+	PromptTokens     int64
+	CompletionTokens int64
 }
 
 // OK reports whether the result is not an "ERR:" string.
