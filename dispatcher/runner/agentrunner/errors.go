@@ -69,6 +69,11 @@ func errStatus(status int, body string) *runner.Error {
 	return runner.NewError(ErrStatus, "ERR:agent:"+strconv.Itoa(status)+":"+body)
 }
 
+// bodyNotShown stands for an error body over the result cap in errStatus.
+func bodyNotShown(n int, limit int64) string {
+	return "(a body of " + strconv.Itoa(n) + " bytes, over the result cap of " + strconv.FormatInt(limit, 10) + ", not shown)"
+}
+
 func errFetch(msg string) *runner.Error {
 	return runner.NewError(ErrFetch, "ERR:agent:fetch:"+msg)
 }
