@@ -101,6 +101,11 @@ type Outcome struct {
 	// (match with errors.Is); nil on success and when a function or a NATS responder
 	// itself answered with text starting "ERR:".
 	Err error
+
+	// PromptTokens and CompletionTokens are the model tokens a call used, summed
+	// over its model requests (the agent runner); 0 for runners that call no model.
+	PromptTokens     int64
+	CompletionTokens int64
 }
 
 // OK reports whether the result is not an "ERR:" string.
