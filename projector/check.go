@@ -59,7 +59,7 @@ func checkEvent(s *eventlog.Stored, subj wire.Subject) (rule, error) {
 		if subj.Family != wire.NoFamily {
 			on = "a " + subj.Family.String() + " subject"
 		}
-		return rule{}, skipf(reasonWrongSubject, "a %s event on subject %q, %s; it belongs on a %s subject",
+		return rule{}, skipf(reasonWrongSubject, "%s on subject %q (%s); it belongs on a %s subject",
 			s.Type, clip(s.Subject), on, r.families[0])
 	}
 	return r, nil
