@@ -18,7 +18,9 @@
 //   - its type is one this version folds, and its subject is of that type's family
 //     ([wire.ParseSubject]): DIRECTORY_MUTATE on capdir.ctl.dir.<KEY>,
 //     INVOCATION_REQUESTED on capdir.data.req.<KEY> or capdir.data.bus.<CLIENT>.<KEY>,
-//     RECEIPT on capdir.data.rcpt.<KEY>, BREAKER_RESET on capdir.data.breaker.<KEY>.
+//     RECEIPT on capdir.data.rcpt.<KEY> (or, in logs written before receipts shared
+//     their row's subject, capdir.data.rcpt.<KEY>.<INVOCATION>, naming its
+//     invocation), BREAKER_RESET on capdir.data.breaker.<KEY>.
 //     NATS permissions decide who may write which family (only capdir's own
 //     connection writes rows, receipts and resets), so the family is who wrote it;
 //   - its data decodes, and every key it names is its subject's key (a mutation's
