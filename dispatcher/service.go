@@ -185,7 +185,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	// result together, must fit in what the log accepts, JSON-encoded.
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
-	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(),
+	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(newReceiptIDs(cfg.TagSalt)), suggest: suggest.New(),
 		draining: make(chan struct{}), closed: make(chan struct{})}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,

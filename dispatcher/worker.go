@@ -242,7 +242,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) (int,
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
-	ev.ID = receiptEventID(rc.InvocationID)
+	ev.ID = s.waiters.ids.of(rc.InvocationID)
 	size := len(ev.Data)
 	if size > s.cfg.Log.MaxPayload() {
 		return size, receiptTooLarge(size, nats.ErrMaxPayload)
