@@ -68,12 +68,24 @@ type Config struct {
 	HTTPTimeout time.Duration
 	// AckWait is how long a worker may hold a request before redelivery.
 	AckWait time.Duration
-	// DispatchWait is how long POST /api/dispatch waits before answering 202.
+	// DispatchWait is how long POST /api/dispatch waits before answering 202
+	// (api.DefaultDispatchWait when 0).
 	DispatchWait time.Duration
 	// HTTPListener, when set, is where the node serves HTTP instead of listening on
 	// HTTPAddr: a caller that must know the address is free before it creates
 	// anything listens first. Start takes it over, and closes it when it fails.
 	HTTPListener net.Listener
+	// The HTTP server's limits; see http.go for the defaults a zero value takes. A
+	// negative timeout means none. HTTPWriteTimeout must exceed DispatchWait.
+	HTTPReadHeaderTimeout time.Duration
+	HTTPReadTimeout       time.Duration
+	HTTPWriteTimeout      time.Duration
+	HTTPIdleTimeout       time.Duration
+	HTTPMaxHeaderBytes    int
+	// MaxImports is how many imports may run at once (api.DefaultMaxImports when 0).
+	MaxImports int
+	// MaxImportBytes caps an import body (api.DefaultMaxImportBody when 0).
+	MaxImportBytes int64
 	// Name identifies this node on receipts (the hostname when empty).
 	Name   string
 	Clock  func() time.Time
@@ -148,6 +160,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	limits, err := cfg.httpLimits()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -194,6 +210,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry,
+		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -208,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	if cfg.HTTPListener != nil || cfg.HTTPAddr != "" {
-		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr); err != nil {
+		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr, limits); err != nil {
 			n.Stop(context.Background())
 			return nil, err
 		}
@@ -227,7 +245,7 @@ func (n *Node) goRun(f func() error) {
 }
 
 // serveHTTP serves the facade on ln, or on a new listener on addr when ln is nil.
-func (n *Node) serveHTTP(ln net.Listener, addr string) error {
+func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error {
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
@@ -235,7 +253,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string) error {
 		}
 	}
 	n.listener = ln
-	n.http = &http.Server{Handler: n.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.http = limits.server(n.API.Handler())
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -256,19 +274,27 @@ func (n *Node) URL() string {
 // Failed delivers the first error of a background component (projector, HTTP).
 func (n *Node) Failed() <-chan error { return n.runErr }
 
-// Stop shuts the node down in order: stop taking HTTP requests (letting those in
-// flight finish within ctx), stop the workers and the projector, close bbolt, drain
-// and close the log, then release the data dir.
+// Stop shuts the node down in order, within ctx: stop taking HTTP requests and let
+// those in flight finish; drain the dispatcher (stop taking invocation requests,
+// let the calls in flight finish and write their receipts); then stop the
+// projector, close bbolt, close the log, and release the data dir. When ctx ends first, what is still
+// in flight is cut off: HTTP connections are closed, calls are cancelled without a
+// receipt and run again by another node or the next start, and the error matches
+// ctx's error (and dispatcher.ErrDrainCut when calls were cancelled). Stop is
+// idempotent; later calls return the first one's result.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		var errs []error
 		if n.http != nil {
 			if err := n.http.Shutdown(ctx); err != nil {
-				errs = append(errs, err)
+				n.http.Close()
+				errs = append(errs, fmt.Errorf("node: HTTP requests in flight cut off: %w", err))
 			}
 		}
 		if n.Dispatch != nil {
-			n.Dispatch.Stop()
+			if err := n.Dispatch.Drain(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if n.cancel != nil {
 			n.cancel()

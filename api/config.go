@@ -27,8 +27,25 @@ type Config struct {
 	// DispatchWait is how long POST /api/dispatch waits for the receipt before
 	// answering 202 with the invocation id.
 	DispatchWait time.Duration
-	// MaxBody caps request bodies (default 4 MiB).
+	// MaxBody caps request bodies (default 4 MiB), and with the log's MaxData the
+	// size of one row, as sent and as the log stores it.
 	MaxBody int64
+	// MaxImportBody caps an import body (default DefaultMaxImportBody). The import
+	// streams its rows, so memory does not grow with it.
+	MaxImportBody int64
+	// MaxImports is how many imports may run at once (default DefaultMaxImports); an
+	// import over it is refused with 429.
+	MaxImports int
+	// ImportSpoolDir is where an import in the JSON array form is spooled while its
+	// syntax is checked, before any row is written (os.TempDir() when empty). The
+	// file is removed at once and vanishes when the import ends.
+	ImportSpoolDir string
+	// HTTPReadTimeout and HTTPWriteTimeout are the HTTP server's read and write
+	// timeouts (0: none). An import, which may take longer, extends both as it goes:
+	// its body may not stall for longer than HTTPReadTimeout, and its answer has
+	// HTTPWriteTimeout to be written.
+	HTTPReadTimeout  time.Duration
+	HTTPWriteTimeout time.Duration
 	// Breaker is the breaker policy, for GET /api/breaker's closing times.
 	Breaker breaker.Config
 	// SecretEnv is the operator's allow-list of the environment variables a row's
@@ -46,15 +63,31 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 }
 
+// Defaults of Config.
+const (
+	// DefaultDispatchWait is how long POST /api/dispatch waits for the receipt.
+	DefaultDispatchWait = 30 * time.Second
+	// DefaultMaxImportBody is the default cap on an import body: 1 GiB.
+	DefaultMaxImportBody = 1 << 30
+	// DefaultMaxImports is how many imports may run at once by default.
+	DefaultMaxImports = 2
+)
+
 func (c *Config) setDefaults() {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 10 * time.Second
 	}
 	if c.DispatchWait == 0 {
-		c.DispatchWait = 30 * time.Second
+		c.DispatchWait = DefaultDispatchWait
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = 4 << 20
+	}
+	if c.MaxImportBody == 0 {
+		c.MaxImportBody = DefaultMaxImportBody
+	}
+	if c.MaxImports == 0 {
+		c.MaxImports = DefaultMaxImports
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -75,6 +108,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Projector == nil {
 		errs = append(errs, errors.New("api: a projector is required"))
+	}
+	if c.MaxBody < 0 || c.MaxImportBody < 0 || c.MaxImports < 0 {
+		errs = append(errs, errors.New("api: MaxBody, MaxImportBody and MaxImports must not be negative"))
 	}
 	if len(c.TerminalKey) < 16 {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))

@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,31 +41,19 @@ func okResponse(res WriteResult) dirWriteResponse {
 	return dirWriteResponse{OK: true, Key: res.Key, UpdatedAt: res.Row.UpdatedAt, Ignored: res.Ignored}
 }
 
-// readFields reads a capped request body and decodes it with contract.DecodeFields.
-func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (contract.Fields, error) {
-	body, err := readCapped(w, r, s.cfg.MaxBody)
+// readFields reads a request body of at most one row's size (the Directory's row
+// limit) and decodes it with contract.DecodeFields. what names the body in messages.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request, what string) (contract.Fields, error) {
+	body, err := readBody(w, r, s.dir.rowLimit, what)
 	if err != nil {
 		return contract.Fields{}, err
 	}
 	return contract.DecodeFields(body)
 }
 
-// readCapped reads the whole body, refusing one larger than limit bytes.
-func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("%w: the limit is %d bytes", ErrBodyTooLarge, limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading the request body: %v", contract.ErrMalformedJSON, err)
-	}
-	return body, nil
-}
-
 // createRow is POST /api/directory: 201 {"ok":true,"key":…,"updated_at":…}.
 func (s *Server) createRow(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the row")
 	if err != nil {
 		return err
 	}
@@ -81,7 +68,7 @@ func (s *Server) createRow(w http.ResponseWriter, r *http.Request) error {
 // replaceRow is PUT /api/directory/{key}: 201 when it created the row, else 200.
 func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the row")
 	if err != nil {
 		return keyErr(key, err)
 	}
@@ -101,7 +88,7 @@ func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) error {
 // fields outside the allow-list.
 func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the patch")
 	if err != nil {
 		return keyErr(key, err)
 	}

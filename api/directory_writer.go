@@ -17,13 +17,13 @@ import (
 // which the REST routes, the import and any other entry point (an MCP server, a Go
 // program embedding capdir) call. It speaks no HTTP: each method returns a
 // WriteResult or an error, a *KeyError matching one of ErrNotFound, ErrExists,
-// ErrConflict, ErrNotVisible, ErrUnavailable, or a contract error (a
-// *contract.RefusalError for hygiene, a *contract.ValidationError for a field,
-// contract.ErrNoRecognizedFields, …).
+// ErrConflict, ErrPayloadTooLarge, ErrNotVisible, ErrUnavailable, or a contract
+// error (a *contract.RefusalError for hygiene, a *contract.ValidationError for a
+// field, contract.ErrNoRecognizedFields, …).
 //
 // A write reads the key's row and the sequence of its last mutation from the
 // projection, builds the new row, checks its credential against the operator's
-// allow-list, and appends exactly one DIRECTORY_MUTATE (actor OwnerActor) expecting
+// allow-list and its size as the log stores it against the row limit, and appends exactly one DIRECTORY_MUTATE (actor OwnerActor) expecting
 // that sequence on the key's subject: when another writer got there first the
 // append fails with ErrConflict and nothing is written, so no update is ever lost.
 // It returns once the projection has applied the event, so the caller reads its own
@@ -38,11 +38,16 @@ type Directory struct {
 	clock   func() time.Time
 	timeout time.Duration // how long a write waits to become visible
 	secrets runner.SecretEnv
+	// rowLimit caps one row, as sent and as the log stores it (JSON escapes such as
+	// \u003c for '<' can make it several times the size it was sent at).
+	rowLimit int64
 }
 
-// newDirectory is the Directory over cfg's log and projection.
+// newDirectory is the Directory over cfg's log and projection. Its row limit is the
+// request body cap, and what fits in one event of the log (its MaxData).
 func newDirectory(cfg Config) *Directory {
-	return &Directory{log: cfg.Log, proj: cfg.Projector, clock: cfg.Clock, timeout: cfg.WriteTimeout, secrets: cfg.SecretEnv}
+	return &Directory{log: cfg.Log, proj: cfg.Projector, clock: cfg.Clock, timeout: cfg.WriteTimeout, secrets: cfg.SecretEnv,
+		rowLimit: min(cfg.MaxBody, int64(cfg.Log.MaxData()))}
 }
 
 // WriteResult is an accepted write.
@@ -124,7 +129,8 @@ func (d *Directory) write(ctx context.Context, key string, build dirBuild) (Writ
 
 // prepare reads key and runs build, then checks the row's credential against the
 // operator's allow-list. Errors: a *contract.ValidationError for a bad key or a
-// variable rows may not read, build's error, or ErrUnavailable.
+// variable rows may not read, build's error, ErrPayloadTooLarge for a row too large
+// for the log, or ErrUnavailable.
 func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 	if err := contract.ValidateKey(key); err != nil {
 		return dirPending{}, err
@@ -151,6 +157,9 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 	if err != nil {
 		return dirPending{}, unavailable(err)
 	}
+	if n := int64(len(ev.Data)); n > d.rowLimit {
+		return dirPending{}, fmt.Errorf("%w: the row is %d bytes as the log stores it (JSON escapes such as \\u003c for '<' count); the limit is %d", ErrPayloadTooLarge, n, d.rowLimit)
+	}
 	return dirPending{mutation: m, ignored: ignored, existed: oldp != nil, expect: seq, event: ev}, nil
 }
 
@@ -175,9 +184,9 @@ func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 	return f, nil
 }
 
-// awaitAsync waits for an appendAsync's acknowledgement.
+// awaitAsync waits for an appendAsync's acknowledgement, at most the write timeout.
 func (d *Directory) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
-	seq, err := eventlog.AwaitAck(ctx, f)
+	seq, err := eventlog.AwaitAckWithin(ctx, f, d.timeout)
 	return seq, classifyAppend(err)
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +37,36 @@ type dispatchBody struct {
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
-	var in dispatchBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return badRequest(dispatchBodyError(err))
+	in, err := readDispatchBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
 	}
 	return s.dispatch(w, r, in)
+}
+
+// readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
+// one JSON object, nothing after it. Errors: ErrPayloadTooLarge, ErrBodyTimeout, or
+// an ErrBadRequest whose text is dispatchBodyError's sentence.
+func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (dispatchBody, error) {
+	const what = "the request body"
+	var in dispatchBody
+	if r.ContentLength > limit {
+		return in, tooLarge(what, r.ContentLength, limit)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
+	if err == nil {
+		if _, err = dec.Token(); err == nil {
+			err = errors.New("data after the JSON object")
+		} else if err == io.EOF {
+			return in, nil
+		}
+	}
+	if errors.As(err, new(*http.MaxBytesError)) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return in, bodyError(err, what, r.ContentLength, limit)
+	}
+	return in, badRequest(dispatchBodyError(err))
 }
 
 // dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW

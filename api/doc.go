@@ -56,8 +56,12 @@
 //	409  {"error":"exists: …","key":…} (POST of a present key);
 //	     {"error":"conflict: … retry"} (another writer changed the key between this
 //	     request's read and its append; nothing was written)
-//	413  body over Config.MaxBody (an import body may be 64 times that, each row MaxBody);
-//	     a dispatch body over the payload ceiling
+//	408  request_timeout: the body stopped arriving before the server's read timeout
+//	413  payload_too_large, naming the limit: a body over Config.MaxBody, a row over the
+//	     row limit (MaxBody, and the log's MaxData for the row as the log stores it),
+//	     an import body over Config.MaxImportBody; an import row over the row limit
+//	     fails alone, in "failed"; a dispatch body over the payload ceiling
+//	429  too_many_imports: Config.MaxImports imports are running (Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node
 //	504  appended, but not projected within Config.WriteTimeout; it will show up
@@ -65,12 +69,21 @@
 // Hygiene refusals are 400 rather than 422 so that every "fix your request" answer
 // has one status; the body's "error" prefix tells them apart.
 //
+// A request refused before its body is read to its end (401, 413 by its declared
+// length, 429) is answered at once with Connection: close; the server neither reads
+// the rest of the body nor waits for it (see Server.handle and guardBody).
+//
 // # Caveats
 //
 //   - A write reads the projection, so a write racing one the projector has not yet
 //     applied gets a 409 conflict even though no other request is in flight: retry.
 //   - An import is not atomic: the rows that pass are written even when others fail.
 //     Only an import body that is not well-formed JSON (an array) is refused whole.
+//     An NDJSON body that stops early (a stall past the read timeout, the import cap)
+//     keeps the rows before that point; the answer says so in "error".
+//   - An import streams: an NDJSON row is written as it arrives; an array is spooled to
+//     a temporary file (Config.ImportSpoolDir) while its syntax is checked, then
+//     written. Memory holds one row and the failures, not the body.
 //   - A key repeated within one import fails with "exists" unless ?mode=upsert, where
 //     the later row replaces the earlier one.
 package api

@@ -27,8 +27,16 @@ var (
 	// ErrBadQuery: a query parameter of a directory route is not usable. It is
 	// also an ErrBadRequest.
 	ErrBadQuery = &kindError{kind: ErrBadRequest, text: "bad query parameter"}
-	// ErrBodyTooLarge: the request body (or one import row) is larger than its cap.
-	ErrBodyTooLarge = errors.New("request body too large")
+	// ErrPayloadTooLarge: a request body, an import row, or a row as the log would
+	// store it, is over its limit; the error's text names the limit. Nothing is
+	// appended.
+	ErrPayloadTooLarge = errors.New("payload_too_large")
+	// ErrBodyTimeout: the request body stopped arriving before the server's read
+	// timeout.
+	ErrBodyTimeout = errors.New("request_timeout")
+	// ErrTooManyImports: the node runs as many imports as it allows at once
+	// (Config.MaxImports); nothing of the refused import was read.
+	ErrTooManyImports = errors.New("too_many_imports")
 	// ErrNotFound: the key (of a row, or of a breaker to reset) or the invocation id
 	// is not known.
 	ErrNotFound = errors.New("not_found")
@@ -143,8 +151,10 @@ func (e *healthError) Error() string        { return e.err.Error() }
 func (e *healthError) Is(target error) bool { return target == ErrUnavailable }
 func (e *healthError) Unwrap() error        { return e.err }
 
-// ImportIncompleteError is an import whose rows were written but whose answer is
-// an error (the rows are not yet visible): Result reports every row.
+// ImportIncompleteError is an import that wrote rows but ended in an error: the
+// rows are not yet visible (ErrNotVisible), or the body stopped early (too large,
+// stalled: the rows before that point were written). Result reports every row;
+// the status is Err's.
 type ImportIncompleteError struct {
 	Result ImportResult
 	Err    error

@@ -24,9 +24,11 @@ type Dispatcher interface {
 
 // Server is the HTTP facade.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
-	dir *Directory
+	cfg     Config
+	mux     *http.ServeMux
+	dir     *Directory
+	handler http.Handler
+	imports chan struct{} // one token per import running; capacity Config.MaxImports
 }
 
 // New builds the facade and its routes.
@@ -35,16 +37,18 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg)}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg), imports: make(chan struct{}, cfg.MaxImports)}
 	s.routes()
+	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil
 }
 
 // Handler is the facade's http.Handler. A request no route serves gets JSON too:
 // 404 {"error":"not_found","path":…}, or 405 {"error":"method_not_allowed",
 // "allow":"GET, HEAD"} with an Allow header when the path has routes for other
-// methods.
-func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+// methods. A request whose body its handler left unread does not hold the
+// connection (see guardBody).
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Directory is the directory's write path this facade uses: the same validation,
 // optimistic concurrency and read-your-writes for any other entry point.
@@ -64,17 +68,24 @@ func (s *Server) routes() {
 // that writeErr answers (it writes nothing then).
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle registers h for pattern; its errors are answered by writeErr.
+// handle registers h for pattern; its errors are answered by writeErr. An error
+// answered before the request's body was read to its end (a 401, a 413 by the
+// declared length, a 429, a bad query) closes the connection after it, so the
+// server neither reads the rest of the body nor waits for it (closeUnread).
 func (s *Server) handle(pattern string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
+			if b, ok := r.Body.(*trackedBody); ok && !b.eof {
+				closeUnread(w, r)
+			}
 			writeErr(w, err)
 		}
 	})
 }
 
-// owner wraps a handler with the x-terminal-key check: without the owner key the
-// handler does not run and the answer is ErrUnauthorized's.
+// owner wraps a handler with the x-terminal-key check, made before anything of the
+// request's body is read: without the owner key the handler does not run, the
+// answer is ErrUnauthorized's, and the body is not waited for (see handle).
 func (s *Server) owner(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.checkOwner(r); err != nil {

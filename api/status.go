@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -42,8 +41,12 @@ func as[T error]() func(error) bool {
 //	404  unknown route (with its path); unknown key or invocation id; a dispatch's
 //	     unknown_key (with did_you_mean and the refusal's receipt)
 //	405  a known path with another method (with Allow)
+//	408  request_timeout: the body stopped arriving before the read timeout
 //	409  exists; conflict (another writer changed the key first)
-//	413  request body over its cap; dispatch payload over the ceiling
+//	413  payload_too_large, naming the limit: a body over its cap, a row over the
+//	     row limit (as sent or as the log stores it), an import body over its cap;
+//	     a dispatch payload over the ceiling
+//	429  too_many_imports (with Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node
 //	504  appended but not projected within the write timeout
@@ -53,8 +56,10 @@ var errorTable = []errorRule{
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
 	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's
 	{as[*http.MaxBytesError](), http.StatusRequestEntityTooLarge, nil},
-	{is(ErrBodyTooLarge), http.StatusRequestEntityTooLarge, nil},
+	{is(ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(dispatcher.ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
+	{is(ErrBodyTimeout), http.StatusRequestTimeout, nil},
+	{is(ErrTooManyImports), http.StatusTooManyRequests, nil},
 	{as[*contract.RefusalError](), http.StatusBadRequest, refusalBody},
 	{is(ErrUnknownKey), http.StatusNotFound, unknownKeyBody},
 	{is(ErrNotFound), http.StatusNotFound, notFoundBody},
@@ -103,11 +108,20 @@ func errAnswer(err error) (int, any) {
 // writeErr answers err as errorTable says. Every route answers its errors here.
 func writeErr(w http.ResponseWriter, err error) {
 	status, body := errAnswer(err)
+	errHeaders(w.Header(), err)
+	writeJSON(w, status, body)
+}
+
+// errHeaders sets the headers of err's answer: Allow on a 405, Retry-After on a
+// too_many_imports.
+func errHeaders(h http.Header, err error) {
 	var re *routeError
 	if errors.As(err, &re) && re.allow != "" {
-		w.Header().Set("Allow", re.allow)
+		h.Set("Allow", re.allow)
 	}
-	writeJSON(w, status, body)
+	if errors.Is(err, ErrTooManyImports) {
+		h.Set("Retry-After", importRetryAfter)
+	}
 }
 
 func messageBody(err error) any { return map[string]string{"error": errMessage(err)} }
@@ -118,7 +132,7 @@ func messageBody(err error) any { return map[string]string{"error": errMessage(e
 // "; " on one line.
 func errMessage(err error) string {
 	var refusal *contract.RefusalError
-	var tooLarge *http.MaxBytesError
+	var over *http.MaxBytesError
 	key := keyOf(err)
 	switch {
 	case errors.As(err, &refusal):
@@ -133,8 +147,8 @@ func errMessage(err error) string {
 		return conflictMessage(key)
 	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
 		return err.Error() + "; send less, or pass large data by reference"
-	case errors.As(err, &tooLarge) && !errors.Is(err, ErrBodyTooLarge):
-		return fmt.Sprintf("%s: the limit is %d bytes", ErrBodyTooLarge, tooLarge.Limit)
+	case errors.As(err, &over) && !errors.Is(err, ErrPayloadTooLarge):
+		return tooLarge("the request body", -1, over.Limit).Error()
 	}
 	var ke *KeyError
 	if errors.As(err, &ke) {

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,9 +37,15 @@ func TestErrorTable(t *testing.T) {
 		{"no route", &routeError{kind: ErrNoRoute, path: "/nope"}, 404, `{"error":"not_found","path":"/nope"}`, ""},
 		{"wrong method", &routeError{kind: ErrMethodNotAllowed, path: "/api/directory", allow: "GET, HEAD, POST"}, 405,
 			`{"allow":"GET, HEAD, POST","error":"method_not_allowed"}`, "GET, HEAD, POST"},
-		{"http.MaxBytesError", fmt.Errorf("reading: %w", &http.MaxBytesError{Limit: 10}), 413, `{"error":"request body too large: the limit is 10 bytes"}`, ""},
-		{"body too large", fmt.Errorf("%w: the limit is 10 bytes", ErrBodyTooLarge), 413, `{"error":"request body too large: the limit is 10 bytes"}`, ""},
+		{"http.MaxBytesError", fmt.Errorf("reading: %w", &http.MaxBytesError{Limit: 10}), 413, `{"error":"payload_too_large: the request body is more than 10 bytes; the limit is 10"}`, ""},
+		{"payload too large", tooLarge("the row", 12, 10), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
+		{"row too large, keyed", keyErr("K", tooLarge("the row", 12, 10)), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
 		{"payload ceiling", fmt.Errorf("%w: the body is 3 bytes", dispatcher.ErrPayloadTooLarge), 413, "", ""},
+		{"body timeout", fmt.Errorf("%w: the row stopped arriving", ErrBodyTimeout), 408, `{"error":"request_timeout: the row stopped arriving"}`, ""},
+		{"too many imports", fmt.Errorf("%w: retry", ErrTooManyImports), 429, `{"error":"too_many_imports: retry"}`, ""},
+		{"import cut short", &ImportIncompleteError{Result: ImportResult{OK: 1, Failed: []ImportFailure{}}, Err: tooLarge("the import body", -1, 10)}, 413,
+			`{"ok":1,"failed":[],"error":"payload_too_large: the import body is more than 10 bytes; the limit is 10"}`, ""},
+		{"malformed dispatch", badRequest(dispatchBodyError(io.ErrUnexpectedEOF)), 400, `{"error":"the body ends before its JSON object is closed; ` + strings.ReplaceAll(dispatchShapeHint, `"`, `\"`) + `"}`, ""},
 		{"hygiene", keyErr("X", refusal), 400, strings.TrimSpace(string(refusal.Body())), ""},
 		{"validation", keyErr("X", &contract.ValidationError{Field: "type", Problem: "must be fn"}), 400, `{"error":"type: must be fn"}`, ""},
 		{"joined", errors.Join(&contract.ValidationError{Field: "a", Problem: "x"}, &contract.ValidationError{Field: "b", Problem: "y"}), 400, `{"error":"a: x; b: y"}`, ""},
@@ -81,6 +88,21 @@ func TestErrorTable(t *testing.T) {
 				t.Errorf("Allow %q, want %q", got, tt.allow)
 			}
 		})
+	}
+}
+
+// A too_many_imports answer says when to retry; no other error answer does.
+func TestRetryAfterOnlyOnTooManyImports(t *testing.T) {
+	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, tooLarge("the row", 2, 1)} {
+		rec := httptest.NewRecorder()
+		writeErr(rec, err)
+		got, want := rec.Header().Get("Retry-After"), ""
+		if errors.Is(err, ErrTooManyImports) {
+			want = importRetryAfter
+		}
+		if got != want {
+			t.Errorf("%v: Retry-After %q, want %q", err, got, want)
+		}
 	}
 }
 

@@ -19,4 +19,13 @@
 //     the projection is what keeps one receipt per invocation.
 //   - A request held by a worker is kept in progress every third of AckWait; a run
 //     longer than RunTimeout is cancelled.
+//   - Drain lets calls in flight finish and NAKs the requests delivered to this
+//     service but not started. A request the server was sending to this service as
+//     it stopped pulling reaches nobody, and is redelivered after AckWait.
+//   - A call cut short by Stop, or by Drain past its context, gets no receipt: it
+//     is run again, so its upstream may see it twice. Exactly one receipt is kept
+//     per invocation, never more.
+//   - Receipt sizes are counted JSON-encoded, as the event carries them; a receipt
+//     the log still refuses for good is replaced by a small failure receipt
+//     (ERR:receipt:too_large:<bytes>) rather than run again.
 package dispatcher

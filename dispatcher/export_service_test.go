@@ -6,3 +6,6 @@ import "github.com/capdir/capdir/eventlog"
 func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*eventlog.InvocationRequest) error) {
 	c.beforeReceipt, c.beforeAck = beforeReceipt, beforeAck
 }
+
+// Draining is closed once Drain (or Stop) has begun.
+func Draining(s *Service) <-chan struct{} { return s.draining }

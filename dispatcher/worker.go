@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,14 +81,29 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
 	s.run(ctx, &req, d, &in)
+	if ctx.Err() != nil {
+		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
+		// call cut short; the request goes back to be run again elsewhere or at
+		// the next start.
+		m.Nak()
+		return
+	}
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.appendReceipt(ctx, &rc); err != nil {
-		if ctx.Err() == nil {
+	if err := s.storeReceipt(ctx, &rc); err != nil {
+		switch {
+		case permanent(err):
+			// Not even the failure receipt can be stored: running the call again
+			// would not change that.
+			s.cfg.Logger.Error("dispatcher: no receipt can be stored; request dropped", "invocation", req.InvocationID, "err", err)
+			m.Term()
+		case ctx.Err() != nil:
+			m.Nak()
+		default:
 			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
 			m.NakWithDelay(time.Second)
 		}
@@ -117,6 +133,12 @@ func (h *heldSlot) hold(m jetstream.Msg) {
 	h.mu.Lock()
 	h.m, h.since = m, time.Now()
 	h.mu.Unlock()
+}
+
+func (h *heldSlot) holding() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m != nil
 }
 
 // keepInProgress tells JetStream, every interval until ctx ends, that each request
@@ -190,15 +212,63 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 	return s.gate.Decide(st, auth)
 }
 
-// appendReceipt appends the receipt under an event id derived from the invocation
-// id, so a duplicate receipt inside the log's duplicate window is not stored, and
-// once it is stored announces it on the invocation's notice subject.
-func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error {
-	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
-	if err != nil {
+// storeReceipt appends rc (see appendReceipt). When the log refuses it for good
+// (too large, unencodable: see appendFailure), it appends the small failure
+// receipt of failureReceipt instead and replaces *rc with it: the call is not run
+// again for a receipt that could never be stored.
+func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt) error {
+	size, err := s.appendReceipt(ctx, rc)
+	if err == nil || !permanent(err) {
 		return err
 	}
-	ev.ID = receiptEventID(rc.InvocationID)
+	s.cfg.Logger.Error("dispatcher: receipt refused by the log; storing a failure receipt instead", "invocation", rc.InvocationID, "bytes", size, "err", err)
+	f := failureReceipt(rc, err, size)
+	if _, err := s.appendReceipt(ctx, &f); err != nil {
+		return err
+	}
+	*rc = f
+	return nil
+}
+
+// appendReceipt appends the receipt under an event id derived from the invocation
+// id, so a duplicate receipt inside the log's duplicate window is not stored, and
+// once it is stored announces it on the invocation's notice subject. A failure a
+// retry may mend (a timeout, no responders while the stream elects a leader) is
+// retried with the same event id, for up to receiptRetryFor; one it cannot mend is
+// returned at once, classified by appendFailure. It returns the length of the
+// receipt's data.
+func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) (int, error) {
+	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
+	}
+	ev.ID = s.waiters.ids.of(rc.InvocationID)
+	size := len(ev.Data)
+	if size > s.cfg.Log.MaxPayload() {
+		return size, receiptTooLarge(size, nats.ErrMaxPayload)
+	}
+	give := time.Now().Add(receiptRetryFor)
+	for wait := receiptRetryFirst; ; wait = min(2*wait, receiptRetryMax) {
+		err = s.tryAppendReceipt(ctx, rc, ev)
+		if err == nil {
+			return size, nil
+		}
+		err = appendFailure(err, size)
+		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || time.Now().Add(wait).After(give) {
+			return size, err
+		}
+		s.cfg.Logger.Warn("dispatcher: receipt append failed; retrying", "invocation", rc.InvocationID, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return size, err
+		}
+	}
+}
+
+func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev eventlog.Event) error {
 	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
@@ -214,8 +284,17 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	return nil
 }
 
-// receiptAckWait bounds the wait for the log to acknowledge a receipt.
-const receiptAckWait = 10 * time.Second
+const (
+	// receiptAckWait bounds the wait for the log to acknowledge a receipt.
+	receiptAckWait = 10 * time.Second
+	// A receipt whose append failed for a reason that may pass is appended again
+	// (the request held in progress meanwhile), first after receiptRetryFirst,
+	// doubling up to receiptRetryMax, for up to receiptRetryFor; only then is the
+	// request handed back, to be checked for its receipt and run again.
+	receiptRetryFirst = 100 * time.Millisecond
+	receiptRetryMax   = 2 * time.Second
+	receiptRetryFor   = 30 * time.Second
+)
 
 // decodeRequest reads a request message. Bus clients may leave the invocation id,
 // trace and key empty: they are derived from the event id and the subject.

@@ -370,7 +370,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 				continue // already applied: replaying an event is harmless
 			}
 			if err := f.fold(&batch[i]); err != nil {
-				p.cfg.Logger.Warn("projector: event skipped", "stream", stream, "seq", batch[i].Seq, "err", err)
+				fx.skip(&batch[i], err)
 			}
 		}
 		if p.cfg.beforeCommit != nil {
@@ -387,6 +387,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	if err != nil {
 		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
 	}
+	p.reportSkips(stream, fx.skips) // before WaitFor returns: a waiter sees them counted
 	p.rows.invalidate(fx.dir)
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
@@ -403,7 +404,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	p.cfg.Metrics.batch(stream, len(batch))
+	p.cfg.Metrics.batch(stream, len(batch), len(fx.skips))
 	for _, fn := range p.appliedSubs {
 		fn(stream, batch)
 	}

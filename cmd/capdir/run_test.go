@@ -79,7 +79,7 @@ func TestRunServeStopsWithItsContext(t *testing.T) {
 	logs := &serveLog{ready: make(chan string, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := serveConfig{LogLevel: "info", EnvKey: nodetest.Key, Err: logs}
+	cfg := serveConfig{LogLevel: "info", EnvKey: nodetest.Key, Err: logs, ShutdownTimeout: 10 * time.Second}
 	cfg.Node = capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Sync: "1s", ProjLinger: capdir.DefaultProjLinger}
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, cfg) }()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
@@ -29,6 +30,9 @@ type serveConfig struct {
 	// terminal.key (generated on first start).
 	EnvKey string
 	Err    io.Writer // the JSON log
+	// ShutdownTimeout is how long HTTP requests and calls in flight may take to
+	// finish once ctx is done (0 cancels them at once).
+	ShutdownTimeout time.Duration
 }
 
 func serveCmd() *cobra.Command {
@@ -68,7 +72,15 @@ func serveCmd() *cobra.Command {
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
+	f.DurationVar(&cfg.Node.HTTPReadHeaderTimeout, "http-read-header-timeout", capdir.DefaultHTTPReadHeaderTimeout, "how long reading a request's line and headers may take (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTPReadTimeout, "http-read-timeout", capdir.DefaultHTTPReadTimeout, "how long reading a whole request may take, body included; an import's body may take longer but not stall for longer (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTPWriteTimeout, "http-write-timeout", api.DefaultDispatchWait+capdir.HTTPWriteMargin, "how long a request may take from the end of its headers to the end of its answer; must exceed the dispatch wait (30s), which POST /api/dispatch spends waiting for its receipt (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTPIdleTimeout, "http-idle-timeout", capdir.DefaultHTTPIdleTimeout, "how long a keep-alive connection may wait for its next request (0 = no limit)")
+	f.IntVar(&cfg.Node.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
+	f.IntVar(&cfg.Node.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
+	f.Int64Var(&cfg.Node.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }
@@ -87,11 +99,19 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	if err := cfg.Breaker.Validate(); err != nil {
 		return err
 	}
+	if sc.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more (0 cancels calls in flight at once)", sc.ShutdownTimeout)
+	}
 	switch {
 	case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
 		return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
 	case cfg.ProjLinger == 0:
 		cfg.ProjLinger = -1 // 0 on the command line means no linger
+	}
+	for _, d := range []*time.Duration{&cfg.HTTPReadHeaderTimeout, &cfg.HTTPReadTimeout, &cfg.HTTPWriteTimeout, &cfg.HTTPIdleTimeout} {
+		if *d == 0 {
+			*d = -1 // 0 on the command line means none
+		}
 	}
 	// Refuse a dir in use and a taken port before creating anything.
 	if err := capdir.CheckFree(cfg.DataDir); err != nil {
@@ -133,7 +153,7 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return err
 	}
 	logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-	return serveUntil(ctx, n, logger)
+	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
 }
 
 // secretEnvPatterns is the allow-list serve runs with: --secret-env when given
@@ -150,18 +170,31 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 }
 
 // serveUntil runs n until ctx is done (a clean stop: nil) or a component fails (its
-// error, so that capdir serve exits non-zero saying why), then stops it.
-func serveUntil(ctx context.Context, n *capdir.Node, logger *slog.Logger) error {
+// error, so that capdir serve exits non-zero saying why), then stops it within
+// timeout.
+func serveUntil(ctx context.Context, n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
 	var failed error
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down: letting calls in flight finish", "timeout", timeout)
 	case failed = <-n.Failed():
-		logger.Error("component failed; shutting down", "err", failed)
+		logger.Error("component failed; shutting down", "err", failed, "timeout", timeout)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return errors.Join(failed, shutdown(n, timeout, logger))
+}
+
+// shutdown stops n within timeout; a second SIGINT or SIGTERM meanwhile cuts it
+// short.
+func shutdown(n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return errors.Join(failed, n.Stop(sctx))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := n.Stop(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {

@@ -16,4 +16,7 @@
 // Requests go to [RequestSubject](key) on the data stream; the node whose worker
 // wrote a receipt announces it on [ReceiptNoticeSubject](key, invocation id), a plain
 // NATS message outside the streams. Every stored subject ends with the row key.
+// [ParseSubject] splits a stored subject into its [Family] (which events it holds)
+// and key; the projector folds an event only if its type belongs to its subject's
+// family.
 package wire

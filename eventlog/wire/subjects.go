@@ -17,6 +17,7 @@ const (
 	directoryPrefix = controlPrefix + "dir."
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
+	busPrefix       = dataPrefix + "bus."
 	receiptPrefix   = dataPrefix + "rcpt."
 	noticePrefix    = capdirToken + ".receipt."
 )
@@ -36,6 +37,11 @@ func BreakerSubject(key string) string { return breakerPrefix + key }
 // RequestSubject is where invocation requests for one row are appended. NATS clients
 // publish INVOCATION_REQUESTED envelopes here.
 func RequestSubject(key string) string { return requestPrefix + key }
+
+// BusRequestSubject is where a bus client appends its invocation requests for one
+// row: capdir.data.bus.<CLIENT>.<KEY>. The client token lets NATS permissions give
+// each client a subject of its own.
+func BusRequestSubject(client, key string) string { return busPrefix + client + "." + key }
 
 // RequestSubjects matches every invocation request.
 const RequestSubjects = requestPrefix + ">"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
@@ -126,4 +127,49 @@ func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, s
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// WaitDispatchIdle waits until the dispatch consumer of l has nothing left to
+// deliver, nothing delivered and unacknowledged, and nothing awaiting redelivery:
+// no further call can follow.
+func WaitDispatchIdle(t testing.TB, l *eventlog.Log) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		cons, err := l.JetStream().Consumer(ctx, eventlog.DataStream, dispatcher.ConsumerName)
+		if err != nil {
+			t.Fatalf("dispatch consumer: %v", err)
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatalf("dispatch consumer: %v", err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the dispatch consumer never went idle: %d pending, %d unacknowledged, %d redelivered",
+				info.NumPending, info.NumAckPending, info.NumRedelivered)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Receipts reads every receipt for the invocation inv in l, in log order.
+func Receipts(t testing.TB, l *eventlog.Log, inv string) []eventlog.Receipt {
+	t.Helper()
+	var rcs []eventlog.Receipt
+	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
+		var rc eventlog.Receipt
+		if s.Type == eventlog.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
+			rcs = append(rcs, rc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read receipts: %v", err)
+	}
+	return rcs
 }
