@@ -103,6 +103,33 @@ func TestHTTPUnkeyedPartialBodyIsRefusedAtOnce(t *testing.T) {
 	}
 }
 
+// A client still sending its body when a refusal comes (here: all of it sent after
+// the 401, in two writes) gets the answer and a clean close, not a reset that fails
+// its next write with a broken pipe: the server reads and drops the rest for a
+// moment before it closes the connection.
+func TestHTTPRefusalDoesNotResetABodyStillArriving(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	body := `{"key":"LATE","type":"fn","content":"` + strings.Repeat("a", 4000) + `"}`
+	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(body)))
+	resp, _ := readAnswer(t, br)
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("HTTP %d, Connection: close %v; want 401 and close", resp.StatusCode, resp.Close)
+	}
+	for i, part := range []string{body[:len(body)/2], body[len(body)/2:]} {
+		if _, err := io.WriteString(c, part); err != nil {
+			t.Fatalf("sending part %d of the body after the answer: %v", i+1, err)
+		}
+	}
+	// Read the connection itself: an EOF the reader met before the body was sent
+	// would hide a reset.
+	if br.Buffered() != 0 {
+		t.Fatalf("%d bytes after the answer", br.Buffered())
+	}
+	if k, err := c.Read(make([]byte, 1)); k != 0 || err != io.EOF {
+		t.Fatalf("after the rest of the body: read %d, %v; want a clean close (EOF)", k, err)
+	}
+}
+
 // A client that stalls in the middle of its body, with the owner key, is cut off by
 // the read timeout: 408, the connection closed, nothing appended (an NDJSON import
 // keeps the rows it had read before the stall, and says so).

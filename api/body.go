@@ -56,9 +56,15 @@ func tooLarge(what string, size, limit int64) error {
 // the rest of the body so that the connection can be reused, and waits for it as
 // long as the read timeout allows: a client that sent headers and part of a body
 // could hold a handler that way. When the handler returns without having read the
-// body to its end, the connection's read deadline is set to now: nothing more is
-// read, the answer goes out at once with Connection: close, and the connection is
+// body to its end, the connection's read deadline is set to unreadLinger from now:
+// the answer goes out at once with Connection: close, what of the body is already
+// on its way is read and dropped for that moment at most, and the connection is
 // closed after it.
+//
+// The linger keeps a client that is still sending a small body from losing the
+// answer: closing a connection with unread data in it resets it, and a client
+// whose write meets the reset reports a broken pipe instead of the 401 or 413 the
+// server sent.
 func guardBody(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
@@ -71,10 +77,15 @@ func guardBody(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 		r.Body = orig // the server looks at its own body type when it finishes
 		if !b.eof {
-			http.NewResponseController(w).SetReadDeadline(time.Now())
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(unreadLinger))
 		}
 	})
 }
+
+// unreadLinger is how long the server goes on reading, and dropping, a body its
+// handler left unread before it closes the connection (see guardBody): as long as
+// net/http lingers after a body over a MaxBytesReader's limit.
+const unreadLinger = 500 * time.Millisecond
 
 // trackedBody records whether a request body was read to its end.
 type trackedBody struct {

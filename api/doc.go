@@ -70,8 +70,9 @@
 // has one status; the body's "error" prefix tells them apart.
 //
 // A request refused before its body is read to its end (401, 413 by its declared
-// length, 429) is answered at once with Connection: close; the server neither reads
-// the rest of the body nor waits for it (see Server.handle and guardBody).
+// length, 429) is answered at once with Connection: close; the server waits for the
+// rest of the body at most unreadLinger (500 ms), dropping it, then closes the
+// connection (see Server.handle and guardBody).
 //
 // # Caveats
 //
