@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api/client"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -179,5 +182,32 @@ func TestClientStaysLight(t *testing.T) {
 		case "github.com/capdir/capdir", "github.com/capdir/capdir/api", "github.com/capdir/capdir/eventlog":
 			t.Errorf("api/client depends on %s", d)
 		}
+	}
+}
+
+// An import whose NDJSON body stops early (here: over the node's import cap, sent
+// without a length) still reports the rows it wrote, with the error, beside the
+// *Error; a body refused whole reports nothing.
+func TestClientImportCutShortReportsItsRows(t *testing.T) {
+	n := nodetest.Start(t, func(c *capdir.Config) { c.MaxImportBytes = 16 << 10 })
+	c, err := client.New(n.URL(), nodetest.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for i := range 1000 {
+		rows = append(rows, fmt.Sprintf(`{"key":"CUT_%04d","type":"fn","target":"now"}`, i))
+	}
+	ndjson := io.MultiReader(strings.NewReader(strings.Join(rows, "\n"))) // no length: chunked
+	res, err := c.Import(context.Background(), ndjson, client.ImportOptions{ContentType: "application/x-ndjson"})
+	apiError(t, "NDJSON over the cap", err, http.StatusRequestEntityTooLarge, "payload_too_large: the import body is more than 16384 bytes")
+	if res.OK == 0 || res.Failed == nil || !strings.HasSuffix(res.Error, "the rows before that point were imported (see ok and failed)") {
+		t.Fatalf("report %+v", res)
+	}
+	array := io.MultiReader(strings.NewReader("[" + strings.Join(rows, ",") + "]"))
+	res, err = c.Import(context.Background(), array, client.ImportOptions{})
+	apiError(t, "array over the cap", err, http.StatusRequestEntityTooLarge, "payload_too_large: the import body is more than 16384 bytes")
+	if res.OK != 0 || res.Failed != nil || res.Error != "" {
+		t.Fatalf("a refused body reported %+v", res)
 	}
 }

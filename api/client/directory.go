@@ -85,9 +85,10 @@ func query(q url.Values) string {
 
 // Import sends rows (a JSON array of row objects, or NDJSON) to
 // POST /api/directory/import, streaming body as it reads it. Rows that fail are
-// reported in ImportResult.Failed, not as an error. When the rows were written but
-// are not yet visible (HTTP 504), the result still reports every row, with its
-// Error set, and err is the *Error.
+// reported in ImportResult.Failed, not as an error. When rows were written but the
+// import ended in an error (HTTP 504: they are not yet visible; 408 or 413: an
+// NDJSON body stopped early, and the rows before that point were imported), the
+// result still reports every row, with its Error set, and err is the *Error.
 func (c *Client) Import(ctx context.Context, body io.Reader, o ImportOptions) (ImportResult, error) {
 	path := "/api/directory/import"
 	if o.Upsert {
@@ -96,9 +97,17 @@ func (c *Client) Import(ctx context.Context, body io.Reader, o ImportOptions) (I
 	var res ImportResult
 	_, err := c.send(ctx, http.MethodPost, path, o.ContentType, body, &res)
 	var e *Error
-	if errors.As(err, &e) && e.Status == http.StatusGatewayTimeout {
-		if json.Unmarshal(e.Body, &res) != nil {
-			res = ImportResult{}
+	if errors.As(err, &e) {
+		// An import report has "failed" (an array, perhaps empty); a refusal of the
+		// whole body has only "error".
+		var report struct {
+			ImportResult
+			Failed *[]ImportFailure `json:"failed"`
+		}
+		res = ImportResult{}
+		if json.Unmarshal(e.Body, &report) == nil && report.Failed != nil {
+			res = report.ImportResult
+			res.Failed = *report.Failed
 		}
 	}
 	return res, err

@@ -61,7 +61,9 @@ type ImportFailure struct {
 type ImportResult struct {
 	OK     int             `json:"ok"`
 	Failed []ImportFailure `json:"failed"`
-	// Error is set when the rows were written but are not yet visible (HTTP 504).
+	// Error is set when the rows were written but are not yet visible (HTTP 504),
+	// or when the body stopped early (HTTP 408 or 413) and the rows before that
+	// point were imported.
 	Error string `json:"error,omitempty"`
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -77,10 +76,11 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	progress.waitForAnswer()
 	res, err := c.Import(ctx, progress, client.ImportOptions{Upsert: cfg.Upsert, ContentType: contentType})
 	progress.finish()
-	// Written but not yet visible (504): the answer still reports every row.
+	// Rows written but not yet visible (504), or a body that stopped early (408,
+	// 413): the answer still reports every row.
 	var apiErr *client.Error
-	notVisible := errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout && res.Error != ""
-	if err != nil && !notVisible {
+	reported := errors.As(err, &apiErr) && res.Error != ""
+	if err != nil && !reported {
 		return c.explain(err)
 	}
 	for _, f := range res.Failed {
