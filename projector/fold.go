@@ -9,12 +9,14 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
 // effects are in-memory consequences of a batch, published only after it commits.
 type effects struct {
-	dir []dirChange
+	dir     []dirChange
+	revoked []wire.TokenRevoked
 }
 
 type dirChange struct {
@@ -43,6 +45,8 @@ func (f *folder) fold(s *eventlog.Stored) error {
 		return f.receipt(s)
 	case eventlog.TypeBreakerReset:
 		return f.breakerReset(s)
+	case wire.TypeTokenRevoked:
+		return f.tokenRevoked(s)
 	}
 	return nil // types this version does not project
 }
