@@ -15,6 +15,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
@@ -58,6 +59,11 @@ type ServiceConfig struct {
 	Logger *slog.Logger
 	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
 	Metrics *Metrics
+	// Tokens verifies the capability tokens of every caller that is not the owner;
+	// required (see gate.Config.Tokens). Keep one per process: it caches.
+	Tokens *token.Verifier
+	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
+	Revoked func(jti string) bool
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -105,6 +111,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
+	if c.Revoked == nil && c.Projector != nil {
+		c.Revoked = c.Projector.Revoked
+	}
 }
 
 // Validate reports every problem at once.
@@ -127,6 +136,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Tokens == nil {
+		errs = append(errs, errors.New("dispatcher: a token verifier (Tokens) is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -152,6 +164,7 @@ type Service struct {
 	waiters       *waiters
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
+	sharedLog     bool // other processes may append to the log (revocation.go)
 
 	mu       sync.Mutex
 	cc       jetstream.ConsumeContext
@@ -173,10 +186,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	// result together, must fit in what the log accepts.
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
-	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(), closed: make(chan struct{})}
+	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log)}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
+		Tokens:  cfg.Tokens, Revoked: cfg.Revoked,
 	})
 	if err != nil {
 		return nil, err
