@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
@@ -35,8 +36,8 @@ type Config struct {
 	// auth column may name; a write naming any other is refused. The zero value
 	// allows none (the node passes runner.DefaultSecretEnv unless told otherwise).
 	SecretEnv runner.SecretEnv
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	Clock     func() time.Time
+	Logger    *slog.Logger
 	// Metrics holds the facade's own metrics (see NewMetrics); a private,
 	// unregistered set when nil.
 	Metrics *Metrics
@@ -44,6 +45,8 @@ type Config struct {
 	// also holds Metrics. When nil the route is not served (404): the facade never
 	// serves the process-wide default registry.
 	Gatherer prometheus.Gatherer
+	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
+	Minter *token.Minter
 }
 
 func (c *Config) setDefaults() {
@@ -78,6 +81,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.TerminalKey) < 16 {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))
+	}
+	if c.Minter == nil {
+		errs = append(errs, errors.New("api: a token minter is required"))
 	}
 	return errors.Join(errs...)
 }
