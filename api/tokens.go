@@ -11,15 +11,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
 )
 
 // registerTokens adds the capability-token routes, both the owner's:
 //
 //	POST   /api/tokens        mint: {sub, scope:{keys,categories}, risk, pin?, body?,
-//	                          max_payload?, ttl_seconds?} -> 201 {token, jti, exp, claims}
+//	                          max_payload?, ttl_seconds?} -> 201 {token, jti, exp, claims};
+//	                          "pin":"current" pins the one scoped row's contract now
 //	DELETE /api/tokens/{jti}  revoke: append TOKEN_REVOKED, answer once it is folded here
 //
 // Minting appends nothing: a token is its own record, and the owner's answer is
@@ -67,9 +70,14 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("ttl_seconds %d is negative; leave it out for the default (%v)", in.TTLSeconds, token.DefaultTTL))
 		return
 	}
+	pin, err := s.resolvePin(in.Pin, in.Scope)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	ttl := time.Duration(min(in.TTLSeconds, math.MaxInt64/int64(time.Second))) * time.Second
 	raw, c, err := s.cfg.Minter.Mint(token.MintRequest{
-		Subject: in.Sub, Scope: in.Scope, Risk: in.Risk, Pin: in.Pin, Body: in.Body, MaxPayload: in.MaxPayload, TTL: ttl,
+		Subject: in.Sub, Scope: in.Scope, Risk: in.Risk, Pin: pin, Body: in.Body, MaxPayload: in.MaxPayload, TTL: ttl,
 	}, s.cfg.Clock())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -77,6 +85,28 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cfg.Logger.Info("api: capability token minted", "jti", c.ID, "sub", c.Subject, "exp", c.ExpiryTime())
 	writeJSON(w, http.StatusCreated, mintAnswer{Token: raw, JTI: c.ID, Exp: c.Expiry, Claims: c})
+}
+
+// pinCurrent, as a mint request's pin, pins the current contract of the one key
+// in the token's scope.
+const pinCurrent = "current"
+
+// resolvePin turns "current" into the fingerprint of the scope's one row.
+func (s *Server) resolvePin(pin string, scope token.Scope) (string, error) {
+	if pin != pinCurrent {
+		return pin, nil
+	}
+	if len(scope.Keys) != 1 || len(scope.Categories) != 0 {
+		return "", errors.New(`"pin":"current" pins the contract of the token's one key: give exactly one key in scope.keys and no category`)
+	}
+	row, _, err := s.cfg.Projector.Row(scope.Keys[0])
+	if errors.Is(err, projector.ErrNotFound) {
+		return "", fmt.Errorf(`"pin":"current": there is no row %q whose contract to pin`, scope.Keys[0])
+	}
+	if err != nil {
+		return "", err
+	}
+	return contract.Fingerprint(&row), nil
 }
 
 // revokeAnswer is DELETE /api/tokens/{jti}'s answer.
@@ -160,7 +190,7 @@ var mintFieldHints = map[string]string{
 	"scope.keys":       `"scope.keys" must be an array of row keys, like ["GREET"]`,
 	"scope.categories": `"scope.categories" must be an array of categories, like ["demo"]`,
 	"risk":             `"risk" must be "low" or "high"`,
-	"pin":              `"pin" must be a contract fingerprint (64 lower-case hex digits)`,
+	"pin":              `"pin" must be a contract fingerprint (64 lower-case hex digits), or "current"`,
 	"body":             `"body" must be a string: the only body the token may send`,
 	"max_payload":      `"max_payload" must be a whole number of bytes`,
 	"ttl_seconds":      `"ttl_seconds" must be a whole number of seconds`,
