@@ -90,6 +90,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 			return serveUntil(ctx, n, logger)
 		},
@@ -112,6 +113,9 @@ func serveCmd() *cobra.Command {
 	f.StringSliceVar(&cfg.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
+	f.StringVar(&cfg.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
+		"(default <data>/token-signing.pem); give every node of a deployment the same file")
+	f.StringVar(&cfg.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
