@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -570,4 +572,47 @@ func sendRequest(t *testing.T, req *http.Request) (int, string) {
 func sum16(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:8])
+}
+
+// The signing key is created once, mode 0600, in the data dir (or the file
+// --token-key names) and kept across restarts, so a token outlives a restart; a
+// key file others may read is refused; a node told another audience refuses the
+// tokens minted for this one.
+func TestTokenSigningKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	n := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	path := capdir.TokenKeyPath(dir)
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 || n.Config.TokenKeyFile != path {
+		t.Fatalf("key file %s: %v, mode %v; node uses %q", path, err, st.Mode(), n.Config.TokenKeyFile)
+	}
+	if !strings.HasPrefix(n.Config.TokenAudience, "capdir:") {
+		t.Fatalf("audience %q", n.Config.TokenAudience)
+	}
+	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
+	m := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]},"ttl_seconds":600}`)
+	nodetest.CheckReplay(t, n)
+	if err := n.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	again := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	if again.Config.TokenAudience != n.Config.TokenAudience {
+		t.Fatalf("audience changed across a restart: %q, %q", n.Config.TokenAudience, again.Config.TokenAudience)
+	}
+	mustAdmit(t, dispatchWith(t, again, m.Token, "SAY", "after restart"), "after restart")
+
+	// Another deployment's audience, the same key: the token is not for it.
+	other := nodetest.Start(t, func(c *capdir.Config) { c.TokenKeyFile = path; c.TokenAudience = "capdir:staging" })
+	tokRow(t, other, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
+	mustDeny(t, dispatchWith(t, other, m.Token, "SAY", "x"), 401, "token:audience:"+n.Config.TokenAudience)
+
+	loose := filepath.Join(t.TempDir(), "loose.pem")
+	if err := os.WriteFile(loose, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = capdir.Start(context.Background(), capdir.Config{DataDir: t.TempDir(), TerminalKey: nodetest.Key, TokenKeyFile: loose})
+	if err == nil || !strings.Contains(err.Error(), "--token-key") || !strings.Contains(err.Error(), "chmod 600 "+loose) {
+		t.Fatalf("a key file others may read: %v", err)
+	}
 }
