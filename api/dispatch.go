@@ -19,11 +19,12 @@ import (
 )
 
 // OwnerActor is the credential attested for requests carrying the owner key.
-const OwnerActor = "owner:terminal-key"
+const OwnerActor = wire.OwnerActor
 
-// registerDispatch adds the dispatch and receipt routes.
+// registerDispatch adds the dispatch and receipt routes. Dispatch takes the owner
+// key or a capability token (dispatch_token.go); the receipt routes are the owner's.
 func (s *Server) registerDispatch() {
-	s.mux.HandleFunc("POST /api/dispatch", s.owner(s.dispatchPost))
+	s.mux.HandleFunc("POST /api/dispatch", s.dispatchPost)
 	s.mux.HandleFunc("GET /api/dispatch", s.dispatchGet)
 	s.mux.HandleFunc("GET /api/receipts/{id}", s.owner(s.receiptOwner))
 	s.mux.HandleFunc("GET /api/receipts", s.owner(s.receiptsByKey))
@@ -37,12 +38,16 @@ type dispatchBody struct {
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.dispatchCaller(w, r)
+	if !ok {
+		return
+	}
 	in, err := readDispatchBody(w, r, s.cfg.MaxBody)
 	if err != nil {
 		writeError(w, dirStatus(err), err.Error())
 		return
 	}
-	s.dispatch(w, r, in)
+	s.dispatch(w, r, in, tok)
 }
 
 // readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
@@ -71,7 +76,7 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 }
 
 // dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
-// form ?key=…&body=… (owner).
+// form ?key=…&body=… (the owner or a token holder).
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
@@ -82,13 +87,16 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
 		return
 	}
-	s.owner(func(w http.ResponseWriter, r *http.Request) {
-		shape, _ := strconv.ParseBool(q.Get("shape"))
-		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
-	})(w, r)
+	tok, ok := s.dispatchCaller(w, r)
+	if !ok {
+		return
+	}
+	shape, _ := strconv.ParseBool(q.Get("shape"))
+	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape}, tok)
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) {
+// dispatch invokes the row for the owner (tok empty) or the holder of tok.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody, tok string) {
 	if s.cfg.Dispatcher == nil {
 		writeError(w, http.StatusServiceUnavailable, "dispatch is not running on this node")
 		return
@@ -99,7 +107,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
+	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor}
+	if tok != "" {
+		req.Credential, req.Token = wire.BearerCredential, tok
+	}
+	rc, err := s.cfg.Dispatcher.Invoke(ctx, req)
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
@@ -119,6 +131,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
 		writeJSON(w, http.StatusNotFound, unknownKeyAnswer(&rc))
+		return
+	}
+	if code := tokenRefusalStatus(rc.Status); code != 0 {
+		writeJSON(w, code, tokenRefusedReceipt(&rc))
 		return
 	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}

@@ -1,7 +1,20 @@
 // Package api is capdir's HTTP facade: the directory REST surface, dispatch,
-// receipts, breakers, health and metrics. Owner routes require the x-terminal-key
-// header; public routes (a receipt's public view and confirm) show no arguments, no
-// results and no secrets.
+// receipts, breakers, capability tokens, health and metrics. Owner routes require
+// the x-terminal-key header (a capability token there is 401: the route needs the
+// owner key); dispatch also takes a capability token as Authorization: Bearer;
+// public routes (a receipt's public view and confirm) show no arguments, no results
+// and no secrets.
+//
+// # Capability tokens
+//
+//	POST   /api/tokens        (owner) mint; 201 {"token","jti","exp","claims"}
+//	DELETE /api/tokens/{jti}  (owner) revoke: one TOKEN_REVOKED, answered once folded
+//	POST   /api/dispatch      with Authorization: Bearer <token>: the token's checks of
+//	                          who the caller is run first (401, nothing appended), then
+//	                          the gate's; a refusal maps by tokenRefusalStatus
+//	                          (401 REFUSED_TOKEN, 403 REFUSED_SCOPE, 409
+//	                          REFUSED_CONTRACT_CHANGED, 413 REFUSED_PAYLOAD_TOO_LARGE)
+//	                          with the literal reason in "error"
 //
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.

@@ -2,11 +2,12 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -20,6 +21,9 @@ type Dispatcher interface {
 	// BreakerDecision is the gate's decision for a breaker state now, including
 	// whether the credential its row names has been replaced.
 	BreakerDecision(st breaker.State) breaker.Decision
+	// Caller checks who presents a capability token, as the gate will (see
+	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
+	Caller(raw string) (*token.Claims, *gate.Refusal)
 }
 
 // Server is the HTTP facade.
@@ -53,6 +57,7 @@ func (s *Server) routes() {
 	s.registerDirectory()
 	s.registerDispatch()
 	s.registerBreaker()
+	s.registerTokens()
 }
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.
@@ -60,12 +65,16 @@ var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the ow
 
 // owner wraps a handler with the x-terminal-key check, made before anything of the
 // request's body is read: a refused request's body is not waited for (closeUnread).
+// A capability token is not the owner's key: a caller that sent one is told the
+// route needs the owner key.
 func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
-	want := []byte(s.cfg.TerminalKey)
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("x-terminal-key"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !s.isOwnerKey(r.Header.Get("x-terminal-key")) {
 			closeUnread(w, r)
+			if r.Header.Get("Authorization") != "" {
+				writeJSON(w, http.StatusUnauthorized, ownerOnlyBody)
+				return
+			}
 			writeJSON(w, http.StatusUnauthorized, unauthorizedBody)
 			return
 		}

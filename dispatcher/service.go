@@ -16,6 +16,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
@@ -60,6 +61,11 @@ type ServiceConfig struct {
 	Logger *slog.Logger
 	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
 	Metrics *Metrics
+	// Tokens verifies the capability tokens of every caller that is not the owner;
+	// required (see gate.Config.Tokens). Keep one per process: it caches.
+	Tokens *token.Verifier
+	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
+	Revoked func(jti string) bool
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -107,6 +113,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
+	if c.Revoked == nil && c.Projector != nil {
+		c.Revoked = c.Projector.Revoked
+	}
 }
 
 // Validate reports every problem at once.
@@ -129,6 +138,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Tokens == nil {
+		errs = append(errs, errors.New("dispatcher: a token verifier (Tokens) is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -155,6 +167,7 @@ type Service struct {
 	waiters       *waiters
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
+	sharedLog     bool // other processes may append to the log (revocation.go)
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -186,10 +199,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
 	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(newReceiptIDs(cfg.TagSalt)), suggest: suggest.New(),
-		draining: make(chan struct{}), closed: make(chan struct{})}
+		draining: make(chan struct{}), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log)}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
+		Tokens:  cfg.Tokens, Revoked: cfg.Revoked,
 	})
 	if err != nil {
 		return nil, err

@@ -57,7 +57,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Owner: wire.OwnerAttested(m.Subject(), req.Credential)}
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
@@ -78,6 +79,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Ack()
 		return
 	}
+	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
 	s.run(ctx, &req, d, &in)
@@ -170,6 +172,9 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 // in holds the projection reads for the request, after the waits in handle.
 func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input) {
 	a, refusal := s.gate.Check(in)
+	if a.Token != nil {
+		d.Actor = wire.TokenActor(a.Token.Subject)
+	}
 	if a.Row != nil {
 		d.row(a.Row, a.Fingerprint)
 	}

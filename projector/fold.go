@@ -13,8 +13,9 @@ import (
 
 // effects are in-memory consequences of a batch, published only after it commits.
 type effects struct {
-	dir   []dirChange
-	skips []skipped
+	dir     []dirChange
+	skips   []skipped
+	revoked []wire.TokenRevoked
 }
 
 // skipped is an event the batch did not fold, and why (see skipError).

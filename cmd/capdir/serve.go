@@ -100,6 +100,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 			return serveUntil(ctx, n, shutdownTimeout, logger)
 		},
@@ -129,6 +130,9 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
 	f.IntVar(&cfg.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
 	f.Int64Var(&cfg.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
+	f.StringVar(&cfg.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
+		"(default <data>/token-signing.pem); give every node of a deployment the same file")
+	f.StringVar(&cfg.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

@@ -24,9 +24,12 @@ const (
 	ReceiptFamily
 	// BreakerFamily: capdir.data.breaker.<KEY>, breaker resets.
 	BreakerFamily
+	// TokenFamily: capdir.ctl.token.<JTI>, capability token revocations; Key holds
+	// the token id.
+	TokenFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "token"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -58,6 +61,7 @@ var familyPrefixes = []struct {
 	{directoryPrefix, DirectoryFamily},
 	{requestPrefix, RequestFamily},
 	{breakerPrefix, BreakerFamily},
+	{tokenPrefix, TokenFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and
