@@ -41,6 +41,9 @@ type DocContext struct {
 	// Auth is what the row's auth column reads, as the runner's auth code parses
 	// it: the form and the variable names, never a value.
 	Auth AuthInfo
+	// BreakerOpen is the literal a call to the row answers while its breaker is
+	// open (breaker.Message); "ERR:breaker_open:<KEY>" when empty.
+	BreakerOpen string
 }
 
 // AuthInfo describes a row's auth column without any value it could hold.
@@ -192,7 +195,7 @@ func NewDocument(r *Row, ctx DocContext) Document {
 	} else {
 		d.RunNow = u.run(args, false)
 	}
-	d.Troubleshooting = troubleshooting(r, d.Auth, u, args)
+	d.Troubleshooting = troubleshooting(r, d.Auth, u, args, orDefault(ctx.BreakerOpen, "ERR:breaker_open:"+r.Key))
 	return d
 }
 

@@ -45,7 +45,12 @@ func authOf(r *contract.Row) contract.AuthInfo {
 }
 
 func ownerDoc(r *contract.Row) contract.Document {
-	return contract.NewDocument(r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: authOf(r)})
+	return contract.NewDocument(r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: authOf(r), BreakerOpen: breakerOpen(r.Key)})
+}
+
+// breakerOpen is the open breaker's literal, as the facade passes it.
+func breakerOpen(key string) string {
+	return "ERR:breaker_open:" + key + " — 8 consecutive auth failures; credential is dead until replaced."
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -186,7 +191,7 @@ func TestDocumentGrokModels(t *testing.T) {
 		"sha256:" + contract.Fingerprint(&r),
 		"add the secret under the exact name GROK_API_KEY",
 		"`ERR:http:401:<body>`", "rotate the secret",
-		"`ERR:breaker_open:GROK_MODELS", "replace the credential",
+		"`" + breakerOpen("GROK_MODELS") + "`", "replace the credential",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the document lacks %q:\n%s", want, md)
@@ -209,11 +214,11 @@ func TestDocumentTroubleshootingByRunner(t *testing.T) {
 		{"fn", contract.Row{Key: "F", Type: "fn", Target: "nope"}, contract.AuthInfo{},
 			[]string{"ERR:fn:unknown_target:<name>", "ERR:fn:bad_content_json:<message>", "ERR:fn:content_not_array"}},
 		{"http with a credential", contract.Row{Key: "H", Type: "http", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}},
-			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", "ERR:breaker_open:H — 8 consecutive auth failures"}},
+			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", "ERR:breaker_open:H"}},
 		{"http without a credential", contract.Row{Key: "H", Type: "http"}, contract.AuthInfo{},
 			[]string{"ERR:http:fetch:<message>", "ERR:http:<status>:<body>", "an empty slot, e.g. &b=&"}},
 		{"malformed auth", contract.Row{Key: "H", Type: "http", Auth: "apikey:X"}, contract.AuthInfo{Malformed: true},
-			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", "ERR:breaker_open:H — 8 consecutive auth failures"}},
+			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", "ERR:breaker_open:H"}},
 		{"flow", contract.Row{Key: "W", Type: "flow"}, contract.AuthInfo{},
 			[]string{"ERR:flow:bad_step:<text>", "a step's ERR:… is the flow's result", `{"error":"payload_too_large: …"}`}},
 		{"nats runner", contract.Row{Key: "N", Type: "fn", Runner: "nats"}, contract.AuthInfo{},

@@ -6,7 +6,7 @@ import "strings"
 // the runner that executes it and its credential: the failure table at the point of
 // use. The first is always the unknown key. Literals are quoted as the runners
 // write them, with <…> for the variable parts.
-func troubleshooting(r *Row, auth DocAuth, u docURLs, args string) []DocProblem {
+func troubleshooting(r *Row, auth DocAuth, u docURLs, args, breakerOpen string) []DocProblem {
 	unknown := DocProblem{
 		Symptom: `{"error":"unknown_key",…,"did_you_mean":[…]}`,
 		Cause:   "the key is not in the directory, or not in your scope (keys are case-sensitive)",
@@ -24,7 +24,7 @@ func troubleshooting(r *Row, auth DocAuth, u docURLs, args string) []DocProblem 
 	case runner == "nats":
 		rest = natsTrouble(u)
 	case auth.Form != "":
-		rest = credentialTrouble(r.Key, runner, auth, u, shape)
+		rest = credentialTrouble(r.Key, runner, auth, u, shape, breakerOpen)
 	default:
 		rest = upstreamTrouble(runner, u, shape)
 	}
@@ -56,16 +56,16 @@ func natsTrouble(u docURLs) []DocProblem {
 }
 
 // credentialTrouble is for a row whose upstream needs the credential it names.
-func credentialTrouble(key, runner string, auth DocAuth, u docURLs, shape string) []DocProblem {
+func credentialTrouble(key, runner string, auth DocAuth, u docURLs, shape, breakerOpen string) []DocProblem {
 	names := strings.Join(auth.Variables, ", ")
-	missing := DocProblem{`"headers":{}` + " in the shape-mode answer", names + " is not set where capdir runs", "add the secret under the exact name " + names + "; the row does not change", shape}
+	missing := DocProblem{`"headers":{}` + " in the shape-mode answer", "the variable is not set where capdir runs", "add the secret under the exact name " + names + "; the row does not change", shape}
 	if auth.Form == authMalformed {
 		missing = DocProblem{"ERR:" + runner + ":" + key + ":ERR:auth:…", "auth is not bearer:, basic:, headers:, query: or oauth: with a variable name", "the owner writes a supported form", "PATCH " + u.repair()}
 	}
 	return []DocProblem{
 		missing,
 		{"ERR:" + runner + ":401:<body>", "the credential is set but the upstream refuses it", "rotate the secret; the row is fine", "GET " + u.ledger()},
-		{"ERR:breaker_open:" + key + " — 8 consecutive auth failures", "consecutive 401/403 answers opened the breaker", "replace the credential: a new value closes it", "GET " + u.base + "/api/breaker/" + u.key},
+		{breakerOpen, "the upstream's 401/403 answers opened the breaker", "replace the credential: a new value closes it", "GET " + u.base + "/api/breaker/" + u.key},
 	}
 }
 
