@@ -75,16 +75,21 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, malformedDispatch(dispatchBodyError(err))
 }
 
-// dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
-// form ?key=…&body=… (the owner or a token holder).
+// dispatchGet serves ?confirm=inv_… (public, keyless), the RUN NOW form
+// ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=… and
+// ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		s.confirm(w, r, inv)
 		return
 	}
+	if isDiscovery(q) {
+		s.discoveryGet(w, r)
+		return
+	}
 	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 		return
 	}
 	tok, ok := s.dispatchCaller(w, r)
