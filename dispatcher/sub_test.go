@@ -205,3 +205,33 @@ func TestStepInvocationID(t *testing.T) {
 		t.Errorf("3.A: %s", got)
 	}
 }
+
+// A request from outside (the queue) cannot place itself in a call tree: a parent,
+// depth or chain it claims is ignored, so it neither names a parent on its receipt
+// nor trips the guards of a tree it is not in.
+func TestRequestsCannotClaimALineage(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, func(c *dispatcher.ServiceConfig) { withFlows(t)(c); c.MaxDepth = 1 })
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", `# WHAT: say`+"\n"+`["$1"]`))
+	st.putRow(t, contract.Row{Key: "FLOW", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: one step\nSAY: $1"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: "FLOW", Body: "hi", Credential: "owner:terminal-key",
+		Parent: "inv_someone_else", Depth: 7, Chain: []string{"SAY", "FLOW"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rc.OK || rc.Result != "hi" || rc.Parent != "" || len(rc.Children) != 1 {
+		t.Fatalf("receipt %+v", rc)
+	}
+	nodetestSettle(t, st)
+	step, _, err := st.proj.Receipt(rc.Children[0])
+	if err != nil || step.Parent != rc.InvocationID {
+		t.Fatalf("step receipt %+v (%v)", step, err)
+	}
+}
