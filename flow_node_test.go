@@ -128,10 +128,11 @@ func receiptTree(t *testing.T, n *capdir.Node, id string) treeNode {
 	return tr
 }
 
-// stepRequests counts the INVOCATION_REQUESTED events on the step subjects.
-func stepRequests(t *testing.T, l *eventlog.Log) map[string]int {
+// stepRequests reads the INVOCATION_REQUESTED events on the step subjects, by
+// invocation id.
+func stepRequests(t *testing.T, l *eventlog.Log) map[string][]wire.InvocationRequest {
 	t.Helper()
-	got := map[string]int{}
+	got := map[string][]wire.InvocationRequest{}
 	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
 		if s.Type == wire.TypeInvocationRequested && strings.HasPrefix(s.Subject, "capdir.data.step.") {
 			var req wire.InvocationRequest
@@ -141,7 +142,7 @@ func stepRequests(t *testing.T, l *eventlog.Log) map[string]int {
 			if s.Subject != wire.StepSubject(req.Key) {
 				t.Errorf("step request for %s on %s", req.Key, s.Subject)
 			}
-			got[req.InvocationID]++
+			got[req.InvocationID] = append(got[req.InvocationID], req)
 		}
 		return nil
 	})
@@ -191,11 +192,18 @@ func TestFlowStepsAreInvocationsWithAReceiptTree(t *testing.T) {
 			t.Errorf("step %s: %+v", names[i], st.Receipt)
 		}
 	}
-	// Each step is its own request in the log, on the step subject, once.
+	// Each step is its own request in the log, on the step subject, once, placed
+	// in the tree and carrying the caller's trace and credential.
 	reqs := stepRequests(t, n.Log)
-	for _, id := range want {
-		if reqs[id] != 1 {
-			t.Errorf("step %s: %d request events, want 1", id, reqs[id])
+	for i, id := range want {
+		if len(reqs[id]) != 1 {
+			t.Errorf("step %s: %d request events, want 1", id, len(reqs[id]))
+			continue
+		}
+		r := reqs[id][0]
+		if r.Key != keys[i] || r.Body != bodies[i] || r.Parent != parent || r.Depth != 1 || r.Chain != "GREETING" ||
+			r.Trace != a.Trace || r.Credential != "owner:terminal-key" {
+			t.Errorf("step %s request %+v", id, r)
 		}
 	}
 	// The public view stays keyless; the owner's list of a key's receipts has the steps.
@@ -232,7 +240,7 @@ func TestFlowStopsAtTheFirstERRStep(t *testing.T) {
 	if rcs := nodetest.Receipts(t, n.Log, third); len(rcs) != 0 {
 		t.Errorf("receipts for the step that never ran: %+v", rcs)
 	}
-	if reqs := stepRequests(t, n.Log); reqs[third] != 0 || len(reqs) != 2 {
+	if reqs := stepRequests(t, n.Log); len(reqs[third]) != 0 || len(reqs) != 2 {
 		t.Errorf("step requests %v", reqs)
 	}
 }
@@ -259,6 +267,9 @@ func TestFlowCycleAndDepthAreRefused(t *testing.T) {
 	refused := tr.Steps[0].Steps[0]
 	if refused.Key != "CYC_A" || refused.Ran || refused.Status != wire.StatusFailedBeforeRun || refused.Result != a.Result || len(refused.Children) != 0 {
 		t.Errorf("the refused step: %+v", refused.Receipt)
+	}
+	if r := stepRequests(t, n.Log)[refused.InvocationID]; len(r) != 1 || r[0].Depth != 2 || r[0].Chain != "CYC_A>CYC_B" || r[0].Parent != tr.Steps[0].InvocationID {
+		t.Errorf("the refused step's request: %+v", r)
 	}
 	if a := dispatchOK(t, n, "SELF", "x"); a.Result != "ERR:flow:cycle:SELF>SELF" {
 		t.Errorf("a flow calling itself answered %+v", a)

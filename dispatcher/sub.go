@@ -149,7 +149,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.St
 	req := wire.InvocationRequest{
 		InvocationID: StepInvocationID(v.req.InvocationID, name), Trace: v.req.Trace, Key: key, Body: body,
 		Credential: v.req.Credential, Token: v.req.Token,
-		Parent: v.req.InvocationID, Depth: lin.depth + 1, Chain: lin.chain,
+		Parent: v.req.InvocationID, Depth: lin.depth + 1, Chain: strings.Join(lin.chain, ">"),
 	}
 	if st, done, err := s.doneStep(&req); done || err != nil {
 		return st, err

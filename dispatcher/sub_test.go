@@ -169,7 +169,7 @@ func nodetestSettle(t *testing.T, st *stack) {
 func TestStepRequestIsPendingUntilItsReceipt(t *testing.T) {
 	st := newStack(t)
 	st.run(t)
-	req := wire.InvocationRequest{InvocationID: "inv_parent-1", Trace: "t_x", Key: "ANY", Parent: "inv_parent", Depth: 1, Chain: []string{"FLOW"}}
+	req := wire.InvocationRequest{InvocationID: "inv_parent-1", Trace: "t_x", Key: "ANY", Parent: "inv_parent", Depth: 1, Chain: "FLOW"}
 	ev, err := wire.NewEvent(time.Now(), wire.TypeInvocationRequested, "owner:terminal-key", req)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestRequestsCannotClaimALineage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: "FLOW", Body: "hi", Credential: "owner:terminal-key",
-		Parent: "inv_someone_else", Depth: 7, Chain: []string{"SAY", "FLOW"}})
+		Parent: "inv_someone_else", Depth: 7, Chain: "SAY>FLOW"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,10 @@ type InvocationRequest struct {
 	// Parent, Depth and Chain place a step (a request on StepSubject, written by
 	// the engine) in its call tree: the invocation id of the call that made it,
 	// how deep it is (1 for a step of a top-level call), and the keys of its
-	// ancestors from the top-level call down to its parent. A worker takes them
-	// from its own bookkeeping, never from a request it is sent.
-	Parent string   `json:"parent,omitempty"`
-	Depth  int      `json:"depth,omitempty"`
-	Chain  []string `json:"chain,omitempty"`
+	// ancestors from the top-level call down to its parent, joined by '>' ("A>B";
+	// a key never holds one). A worker takes them from its own bookkeeping, never
+	// from a request it is sent.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Chain  string `json:"chain,omitempty"`
 }
