@@ -188,11 +188,12 @@ type pendingAppend struct {
 	err  error
 }
 
-// await waits for the acknowledgement (once) and returns its sequence.
+// await waits for the acknowledgement, or its failure, once, and returns the
+// sequence; later calls return the same. Only the step's goroutine calls it.
 func (p *pendingAppend) await(stop context.Context, invocationID string) (uint64, error) {
 	if !p.done {
 		p.seq, p.err = eventlog.AwaitAckWithin(stop, p.f, receiptAckWait)
-		p.done = p.err == nil
+		p.done = true
 		if p.err != nil {
 			p.err = fmt.Errorf("dispatcher: step %s: request not appended: %w", invocationID, p.err)
 		}
