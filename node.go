@@ -101,6 +101,8 @@ type Config struct {
 	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// ComposeConfig configures flow and agent rows (agents.go).
+	ComposeConfig
 }
 
 // Node is a running capdir node. Stop is idempotent.
@@ -178,6 +180,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	limits, err := cfg.httpLimits()
 	if err != nil {
 		return nil, err
+	}
+	if err := cfg.ComposeConfig.Validate(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
@@ -378,7 +383,7 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 	return s, nil
 }
 
-// newDispatch builds the runners (fn with the built-ins, http, nats) and the
+// newDispatch builds the runners (fn with the built-ins, http, nats, flow, agent) and the
 // dispatch service. Every runner and the breaker's credential tag read the
 // environment through the same guard, so a row reads only what secrets allows.
 func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
@@ -404,15 +409,19 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	if err != nil {
 		return nil, err
 	}
+	composed, err := composers(cfg.ComposeConfig, env, salt)
+	if err != nil {
+		return nil, err
+	}
 	return dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
-		Runners: runner.Runners{
+		Runners: withRunners(composed, runner.Runners{
 			runner.RunnerFn:   fnrunner.New(fns),
 			runner.RunnerHTTP: httpRunner,
 			runner.RunnerNATS: natsRunner,
-		},
+		}),
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked,
+		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
 	})
 }
 

@@ -210,10 +210,11 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) {
 	}
 }
 
-// receiptOwner is the whole receipt, arguments and result included.
+// receiptOwner is the whole receipt, arguments and result included, with its
+// steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
 	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
-		writeJSON(w, http.StatusOK, rc)
+		writeJSON(w, http.StatusOK, s.receiptTree(rc))
 	}
 }
 

@@ -61,6 +61,8 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 	d.Upstream = o.Upstream
 	d.CostUSD = o.CostUSD
 	d.CredTag = o.CredTag
+	d.Children = o.Children
+	d.PromptTokens, d.CompletionTokens = o.PromptTokens, o.CompletionTokens
 	switch {
 	case shape && d.OK:
 		d.Status = wire.StatusShapeOnly
@@ -89,6 +91,7 @@ func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Recei
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
 	d.Fingerprints.Input = Fingerprint(d.Body)
 	d.Fingerprints.Output = Fingerprint(d.Result)
+	d.boundChildren()
 	bodyLen, resultLen := jsonLen(d.Body), jsonLen(d.Result)
 	cut := false
 	if resultCap > 0 && resultLen > resultCap {
@@ -130,6 +133,10 @@ func failureReceipt(rc *eventlog.Receipt, err error, size int) eventlog.Receipt 
 		ReceiptSummary:    rc.ReceiptSummary,
 		Result:            receiptFailure(err, size).Text,
 		CredTag:           rc.CredTag,
+		Parent:            rc.Parent,
+		Children:          rc.Children,
+		PromptTokens:      rc.PromptTokens,
+		CompletionTokens:  rc.CompletionTokens,
 		BreakerGeneration: rc.BreakerGeneration,
 		BreakerKind:       rc.BreakerKind,
 		Worker:            rc.Worker,

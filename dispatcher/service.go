@@ -55,6 +55,10 @@ type ServiceConfig struct {
 	ResultCap int
 	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
 	Suggestions int
+	// MaxDepth bounds how deep steps nest (a flow's steps are at depth 1, their
+	// own steps at 2, …; DefaultMaxDepth when 0): a deeper step is refused with
+	// ERR:flow:depth:<depth>><max>. See sub.go.
+	MaxDepth int
 	// Name identifies this node's workers on receipts (default the hostname).
 	Name   string
 	Clock  func() time.Time
@@ -101,6 +105,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Suggestions == 0 {
 		c.Suggestions = 5
 	}
+	if c.MaxDepth == 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
 	if c.Name == "" {
 		c.Name, _ = os.Hostname()
 	}
@@ -135,6 +142,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
+	}
+	if c.MaxDepth < 0 {
+		errs = append(errs, errors.New("dispatcher: max depth must not be negative"))
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)

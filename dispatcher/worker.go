@@ -82,7 +82,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
-	s.run(ctx, &req, d, &in)
+	s.run(ctx, &req, d, &in, nil)
 	if ctx.Err() != nil {
 		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
 		// call cut short; the request goes back to be run again elsewhere or at
@@ -169,8 +169,9 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 }
 
 // run passes the request through the gate and, if admitted, the runner, filling d.
-// in holds the projection reads for the request, after the waits in handle.
-func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input) {
+// in holds the projection reads for the request, after the waits in handle. up
+// places a step in its call tree (sub.go); nil for a request from the queue.
+func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
 	a, refusal := s.gate.Check(in)
 	if a.Token != nil {
 		d.Actor = wire.TokenActor(a.Token.Subject)
@@ -185,7 +186,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.BreakerGeneration = a.BreakerGeneration
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
 }
 

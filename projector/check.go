@@ -39,7 +39,7 @@ type rule struct {
 // its fold.
 var rules = map[string]rule{
 	wire.TypeDirectoryMutate:     {[]wire.Family{wire.DirectoryFamily}, (*folder).directory},
-	wire.TypeInvocationRequested: {[]wire.Family{wire.RequestFamily, wire.BusRequestFamily}, (*folder).request},
+	wire.TypeInvocationRequested: {[]wire.Family{wire.RequestFamily, wire.BusRequestFamily, wire.StepFamily}, (*folder).request},
 	wire.TypeReceipt:             {[]wire.Family{wire.ReceiptFamily}, (*folder).receipt},
 	wire.TypeBreakerReset:        {[]wire.Family{wire.BreakerFamily}, (*folder).breakerReset},
 	wire.TypeTokenRevoked:        {[]wire.Family{wire.TokenFamily}, (*folder).tokenRevoked},

@@ -32,7 +32,8 @@ func serveCmd() *cobra.Command {
 			"Environment:\n" +
 			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
 			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
-			"                       <data>/terminal.key, generated (mode 0600) on first start\n\n" +
+			"                       <data>/terminal.key, generated (mode 0600) on first start\n" +
+			"  CAPDIR_AGENT_PROVIDERS  the agent providers (PREFIX=BASE_URL,…) when --agent-provider is not given\n\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			logger, err := newLogger(logLevel)
@@ -42,6 +43,10 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			cfg.Logger = logger
 			if err := cfg.Breaker.Validate(); err != nil {
+				return err
+			}
+			cfg.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.AgentProviders, os.LookupEnv)
+			if err := cfg.ComposeConfig.Validate(); err != nil {
 				return err
 			}
 			if shutdownTimeout < 0 {
@@ -136,6 +141,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	composeFlags(cmd, &cfg.ComposeConfig)
 	return cmd
 }
 

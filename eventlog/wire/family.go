@@ -24,12 +24,15 @@ const (
 	ReceiptFamily
 	// BreakerFamily: capdir.data.breaker.<KEY>, breaker resets.
 	BreakerFamily
+	// StepFamily: capdir.data.step.<KEY>, the requests of a flow's steps and an
+	// agent's tool calls, run by their caller's worker.
+	StepFamily
 	// TokenFamily: capdir.ctl.token.<JTI>, capability token revocations; Key holds
 	// the token id.
 	TokenFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "token"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -61,6 +64,7 @@ var familyPrefixes = []struct {
 	{directoryPrefix, DirectoryFamily},
 	{requestPrefix, RequestFamily},
 	{breakerPrefix, BreakerFamily},
+	{stepPrefix, StepFamily},
 	{tokenPrefix, TokenFamily},
 }
 

@@ -77,10 +77,10 @@ func (r *runner) add(res ...Result) {
 	r.results = append(r.results, res...)
 }
 
-// shared runs the scenarios that share one node: floor, nats, http, httprow.
+// shared runs the scenarios that share one node: floor, nats, http, httprow, flow.
 func (r *runner) shared(ctx context.Context) error {
 	need := false
-	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow} {
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioFlow} {
 		need = need || r.cfg.wants(s)
 	}
 	if !need {
@@ -146,6 +146,14 @@ func (r *runner) shared(ctx context.Context) error {
 	if r.cfg.wants(ScenarioHTTPRow) {
 		r.progress(ScenarioHTTPRow, "http row vs the upstream directly, %d rounds", c.httpRow)
 		res, err := HTTPRow(ctx, e, c.httpRow, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	if r.cfg.wants(ScenarioFlow) {
+		r.progress(ScenarioFlow, "a 3-step fn flow vs one fn call over POST /api/dispatch, 1 and %d in flight", Parallel)
+		res, err := Flow(ctx, e, c.flowSeq, c.flowPar, Parallel, c.budget)
 		if err != nil {
 			return err
 		}
