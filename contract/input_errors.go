@@ -40,6 +40,8 @@ func inputErr(path, problem string) *InputError { return &InputError{Path: path,
 // arguments object sent to such a row.
 const PipeBodyRule = `"body" must be a string of pipe-separated arguments, like "Ada|42"`
 
+const problemWholeBody = `this row's input_schema describes its body as one value, not named arguments: send "body" as a string`
+
 const problemNotAnObject = `the named arguments must be one JSON object, like {"latitude":37.77,"longitude":-122.42}`
 
 // ErrArgsWithoutSchema is the refusal of named arguments (an object) sent to a row
@@ -58,8 +60,12 @@ func (s *Signature) tooManyArgs(got int) error {
 	if len(s.names) == 0 {
 		return inputErr("", fmt.Sprintf("takes no arguments, got %d", got))
 	}
-	return inputErr("", fmt.Sprintf(`takes at most %d arguments (%s), got %d; a "|" inside an argument splits it in two`,
-		len(s.names), s.signatureText(), got))
+	noun := "arguments"
+	if len(s.names) == 1 {
+		noun = "argument"
+	}
+	return inputErr("", fmt.Sprintf(`takes at most %d %s (%s), got %d; a "|" inside an argument splits it in two`,
+		len(s.names), noun, s.signatureText(), got))
 }
 
 func (s *Signature) notAnArgument(name string) error {
@@ -92,10 +98,14 @@ func (s *Signature) signatureText() string {
 // firstProblem picks one problem of a failed validation, the same one every time:
 // of the innermost errors, the one about the earliest mapped argument, then the
 // first by its text (the validator walks objects in map order).
-func (s *Signature) firstProblem(ve *jsonschema.ValidationError, obj map[string]any) error {
+func (s *Signature) firstProblem(ve *jsonschema.ValidationError, instance any) error {
 	var all []*InputError
 	for _, leaf := range leaves(ve, nil) {
-		all = append(all, problemOf(leaf, obj))
+		e := problemOf(leaf, instance)
+		if s.whole {
+			e.Path = join("body", e.Path) // the body as a whole is the instance
+		}
+		all = append(all, e)
 	}
 	rank := func(e *InputError) int {
 		top, _, _ := strings.Cut(e.Path, ".")
@@ -129,8 +139,8 @@ func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) [
 }
 
 // problemOf words one innermost validation error.
-func problemOf(ve *jsonschema.ValidationError, obj map[string]any) *InputError {
-	path, v := locate(ve.InstanceLocation, obj)
+func problemOf(ve *jsonschema.ValidationError, instance any) *InputError {
+	path, v := locate(ve.InstanceLocation, instance)
 	switch k := ve.ErrorKind.(type) {
 	case *schemakind.Type:
 		got := k.Got
@@ -190,9 +200,9 @@ func problemOf(ve *jsonschema.ValidationError, obj map[string]any) *InputError {
 
 // locate follows an instance location into obj: the path as a caller writes it
 // ("opts.mode", "tags[2]") and the value found there (nil when there is none).
-func locate(loc []string, obj map[string]any) (string, any) {
+func locate(loc []string, instance any) (string, any) {
 	var b strings.Builder
-	var cur any = obj
+	cur := instance
 	for _, tok := range loc {
 		switch c := cur.(type) {
 		case []any:
@@ -217,8 +227,11 @@ func locate(loc []string, obj map[string]any) (string, any) {
 }
 
 func join(path, name string) string {
-	if path == "" {
-		return name
+	switch {
+	case path == "" || name == "":
+		return path + name
+	case strings.HasPrefix(name, "["):
+		return path + name
 	}
 	return path + "." + name
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,12 @@ import (
 // when the ARGS line writes it $N+ ("$2+=json_body") or the row's target or
 // template uses $N+ for it: that is what the runner gives it. Otherwise a call
 // with more arguments than mapped positions is refused.
+//
+// A schema that describes no named arguments describes the body as one value:
+// one whose "type" does not include "object" ({"type":"string","maxLength":80}),
+// or one that declares neither a type nor properties ({}) on a row whose ARGS
+// line names no position. The whole body, converted to the declared type, is
+// then the instance; a body of named arguments is refused.
 type Signature struct {
 	schema *jsonschema.Schema
 	// names[i] is the property position i+1 carries; "" for a position no name maps.
@@ -38,6 +45,10 @@ type Signature struct {
 	types map[string][]string
 	// pos is the position (1-based) of each mapped name.
 	pos map[string]int
+	// whole: the schema describes the body as one value (see CompileSignature).
+	whole bool
+	// top are the types the schema itself declares.
+	top []string
 }
 
 // maxArgPosition bounds the positions an ARGS line may name: a "$999999=x" must
@@ -55,12 +66,17 @@ func CompileSignature(r *Row) (*Signature, error) {
 	if err != nil {
 		return nil, err
 	}
-	order, types := schemaProperties(r.InputSchema)
+	sh := readSchemaShape(r.InputSchema)
 	names, rest := argsMapping(ParseDoc(r.Content).Args)
-	if len(names) == 0 {
-		names = order
+	s := &Signature{schema: sch, types: sh.types, top: sh.top}
+	if len(sh.top) > 0 && !slices.Contains(sh.top, "object") || len(sh.top) == 0 && len(sh.order) == 0 && len(names) == 0 {
+		s.whole = true
+		return s, nil
 	}
-	s := &Signature{schema: sch, names: names, types: types, pos: make(map[string]int, len(names))}
+	if len(names) == 0 {
+		names = sh.order
+	}
+	s.names, s.pos = names, make(map[string]int, len(names))
 	for i, n := range names {
 		if n != "" {
 			s.pos[n] = i + 1
@@ -71,11 +87,16 @@ func CompileSignature(r *Row) (*Signature, error) {
 }
 
 // Names are the mapped property names by position ($1 first); "" marks a position
-// no name maps. The slice is the caller's.
+// no name maps; none when the schema describes the body as one value (Whole). The
+// slice is the caller's.
 func (s *Signature) Names() []string { return append([]string(nil), s.names...) }
 
 // Rest reports whether the last mapped position takes the remaining arguments.
 func (s *Signature) Rest() bool { return s.rest }
+
+// Whole reports whether the schema describes the body as one value rather than
+// named arguments.
+func (s *Signature) Whole() bool { return s.whole }
 
 // argPair is one "$N=name" (or "$N+=name") of an ARGS line.
 var argPair = regexp.MustCompile(`\$(\d+)(\+?)\s*=\s*([A-Za-z0-9_][A-Za-z0-9_.\-]*)`)
@@ -118,52 +139,55 @@ func templateTakesRest(r *Row, n int) bool {
 	return false
 }
 
-// schemaProperties reads the top-level properties of a schema text: their names in
-// the order the text lists them (JSON objects have no order once decoded, so the
-// text is read token by token) and the types each declares ("type": a name or a
-// list of names). A later "properties" key replaces an earlier one, as it does for
-// the validator. A schema that does not decode has none.
-func schemaProperties(schema string) (order []string, types map[string][]string) {
+// schemaShape is what the mapping needs of a schema text: its top-level
+// properties in the order the text lists them (JSON objects have no order once
+// decoded, so the text is read token by token), the types each declares ("type":
+// a name or a list of names), and the types the schema itself declares.
+type schemaShape struct {
+	order []string
+	types map[string][]string
+	top   []string
+}
+
+// readSchemaShape reads the shape of a schema text. A later "properties" or
+// "type" key replaces an earlier one, as it does for the validator. A schema that
+// does not decode has none.
+func readSchemaShape(schema string) (sh schemaShape) {
 	dec := json.NewDecoder(strings.NewReader(schema))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil
+		return schemaShape{}
 	}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, nil
+			return schemaShape{}
 		}
-		if t != "properties" {
-			if dec.Decode(new(json.RawMessage)) != nil {
-				return nil, nil
-			}
-			continue
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			return schemaShape{}
 		}
-		o, ty, ok := propertyList(dec)
-		if !ok {
-			return nil, nil
+		switch t {
+		case "properties":
+			sh.order, sh.types = propertyList(raw)
+		case "type":
+			sh.top = declaredTypes(raw)
 		}
-		order, types = o, ty
 	}
-	return order, types
+	return sh
 }
 
 // propertyList reads the value of "properties": an object of property schemas.
 // A value of another kind lists no property.
-func propertyList(dec *json.Decoder) (order []string, types map[string][]string, ok bool) {
-	var raw json.RawMessage
-	if dec.Decode(&raw) != nil {
-		return nil, nil, false
-	}
+func propertyList(raw json.RawMessage) (order []string, types map[string][]string) {
 	pd := json.NewDecoder(strings.NewReader(string(raw)))
 	if t, err := pd.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, true
+		return nil, nil
 	}
 	types = map[string][]string{}
 	for pd.More() {
 		t, err := pd.Token()
 		if err != nil {
-			return nil, nil, false
+			return nil, nil
 		}
 		name, _ := t.(string)
 		var p struct {
@@ -177,7 +201,7 @@ func propertyList(dec *json.Decoder) (order []string, types map[string][]string,
 		}
 		types[name] = declaredTypes(p.Type)
 	}
-	return order, types, true
+	return order, types
 }
 
 // declaredTypes reads a "type" value: one name or a list of names.

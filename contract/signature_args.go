@@ -27,6 +27,9 @@ import (
 // ("37.77|" leaves $2 absent) or when its property declares types and none of
 // them is string. The error wraps ErrInput; it is an *InputError.
 func (s *Signature) CheckPipe(body string) error {
+	if s.whole {
+		return s.checkWhole(body)
+	}
 	obj, err := s.pipeInstance(body)
 	if err != nil {
 		return err
@@ -44,6 +47,9 @@ func (s *Signature) CheckPipe(body string) error {
 // holding "|" anywhere but in the last position when that takes the rest (the
 // runner would split it).
 func (s *Signature) PipeOf(args []byte) (string, error) {
+	if s.whole {
+		return "", inputErr("", problemWholeBody)
+	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
 	obj, ok := v.(map[string]any)
 	if err != nil || !ok {
@@ -60,6 +66,20 @@ func (s *Signature) PipeOf(args []byte) (string, error) {
 		return "", inputErr("", problemNotAnObject)
 	}
 	return s.pipeForm(obj, texts)
+}
+
+// checkWhole validates the whole body as one value of the schema's type.
+func (s *Signature) checkWhole(body string) error {
+	v := convertArg(body, s.top)
+	err := s.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return inputErr("body", err.Error())
+	}
+	return s.firstProblem(ve, v)
 }
 
 // pipeInstance is the object of properties a pipe body maps to.

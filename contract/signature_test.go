@@ -197,3 +197,33 @@ func checkInputErr(t *testing.T, err error, want string) {
 		}
 	}
 }
+
+// A schema that names no arguments describes the body as one value: a type other
+// than object, or {} on a row whose ARGS line names no position.
+func TestSignatureWholeBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, schema, body string
+		whole                       bool
+		want                        string
+	}{
+		{name: "string", schema: `{"type":"string","maxLength":3}`, body: "a|b", whole: true},
+		{name: "string too long", schema: `{"type":"string","maxLength":3}`, body: "abcd", whole: true, want: "body: must be at most 3 characters, got 4"},
+		{name: "number", schema: `{"type":"number"}`, body: "abc", whole: true, want: `body: must be number, got string "abc"`},
+		{name: "array", schema: `{"type":"array","items":{"type":"integer"}}`, body: `[1,"x"]`, whole: true, want: `body[1]: must be integer, got string "x"`},
+		{name: "empty schema takes anything", schema: `{}`, body: "any|thing", whole: true},
+		{name: "empty schema with an ARGS line maps it", content: "# ARGS: $1=a", schema: `{}`, body: "x|y", want: `takes at most 1 argument (a), got 2; a "|" inside an argument splits it in two`},
+		{name: "object or null is not whole", schema: `{"type":["object","null"]}`, body: "x", want: "takes no arguments, got 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := signature(t, tc.content, tc.schema, "")
+			if s.Whole() != tc.whole {
+				t.Fatalf("whole %v, want %v", s.Whole(), tc.whole)
+			}
+			checkInputErr(t, s.CheckPipe(tc.body), tc.want)
+			if tc.whole {
+				_, err := s.PipeOf([]byte(`{"a":1}`))
+				checkInputErr(t, err, `this row's input_schema describes its body as one value, not named arguments: send "body" as a string`)
+			}
+		})
+	}
+}
