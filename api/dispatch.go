@@ -31,9 +31,9 @@ func (s *Server) registerDispatch() {
 }
 
 type dispatchBody struct {
-	Key   string `json:"key"`
-	Body  string `json:"body"`
-	Shape bool   `json:"shape"`
+	Key   string       `json:"key"`
+	Body  dispatchArgs `json:"body"`
+	Shape bool         `json:"shape"`
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +84,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	}
 	s.owner(func(w http.ResponseWriter, r *http.Request) {
 		shape, _ := strconv.ParseBool(q.Get("shape"))
-		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
+		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape})
 	})(w, r)
 }
 
@@ -97,9 +97,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadRequest, `"key" is required`)
 		return
 	}
+	if err := s.argsRefused(in); err != nil {
+		writeError(w, dirStatus(err), err.Error())
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
+	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor})
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
@@ -126,7 +130,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, dispatchStatus(rc.Status), out)
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the article's field order.
