@@ -42,6 +42,11 @@ const PipeBodyRule = `"body" must be a string of pipe-separated arguments, like 
 
 const problemWholeBody = `this row's input_schema describes its body as one value, not named arguments: send "body" as a string`
 
+const (
+	problemNumberTooLarge = "is a number too large to check: at most %d characters, with an exponent within ±%d"
+	problemUncheckable    = "cannot be checked against the input_schema"
+)
+
 const problemNotAnObject = `the named arguments must be one JSON object, like {"latitude":37.77,"longitude":-122.42}`
 
 // ErrArgsWithoutSchema is the refusal of named arguments (an object) sent to a row
@@ -101,11 +106,7 @@ func (s *Signature) signatureText() string {
 func (s *Signature) firstProblem(ve *jsonschema.ValidationError, instance any) error {
 	var all []*InputError
 	for _, leaf := range leaves(ve, nil) {
-		e := problemOf(leaf, instance)
-		if s.whole {
-			e.Path = join("body", e.Path) // the body as a whole is the instance
-		}
-		all = append(all, e)
+		all = append(all, s.wholePath(problemOf(leaf, instance)))
 	}
 	rank := func(e *InputError) int {
 		top, _, _ := strings.Cut(e.Path, ".")
@@ -159,15 +160,15 @@ func problemOf(ve *jsonschema.ValidationError, instance any) *InputError {
 	case *schemakind.FalseSchema:
 		return inputErr(path, "is not allowed")
 	case *schemakind.Minimum:
-		return inputErr(path, fmt.Sprintf("must be >= %s, got %s", rat(k.Want), rat(k.Got)))
+		return inputErr(path, fmt.Sprintf("must be >= %s, got %s", rat(k.Want), shownAny(v)))
 	case *schemakind.Maximum:
-		return inputErr(path, fmt.Sprintf("must be <= %s, got %s", rat(k.Want), rat(k.Got)))
+		return inputErr(path, fmt.Sprintf("must be <= %s, got %s", rat(k.Want), shownAny(v)))
 	case *schemakind.ExclusiveMinimum:
-		return inputErr(path, fmt.Sprintf("must be > %s, got %s", rat(k.Want), rat(k.Got)))
+		return inputErr(path, fmt.Sprintf("must be > %s, got %s", rat(k.Want), shownAny(v)))
 	case *schemakind.ExclusiveMaximum:
-		return inputErr(path, fmt.Sprintf("must be < %s, got %s", rat(k.Want), rat(k.Got)))
+		return inputErr(path, fmt.Sprintf("must be < %s, got %s", rat(k.Want), shownAny(v)))
 	case *schemakind.MultipleOf:
-		return inputErr(path, fmt.Sprintf("must be a multiple of %s, got %s", rat(k.Want), rat(k.Got)))
+		return inputErr(path, fmt.Sprintf("must be a multiple of %s, got %s", rat(k.Want), shownAny(v)))
 	case *schemakind.MinLength:
 		return inputErr(path, fmt.Sprintf("must be at least %d characters, got %d", k.Want, k.Got))
 	case *schemakind.MaxLength:

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -70,16 +72,7 @@ func (s *Signature) PipeOf(args []byte) (string, error) {
 
 // checkWhole validates the whole body as one value of the schema's type.
 func (s *Signature) checkWhole(body string) error {
-	v := convertArg(body, s.top)
-	err := s.schema.Validate(v)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return inputErr("body", err.Error())
-	}
-	return s.firstProblem(ve, v)
+	return s.validate(convertArg(body, s.top))
 }
 
 // pipeInstance is the object of properties a pipe body maps to.
@@ -156,17 +149,84 @@ func readAs(v, t string) (any, bool) {
 	return nil, false
 }
 
-// validate checks obj against the schema; the first problem is the error.
-func (s *Signature) validate(obj map[string]any) error {
-	err := s.schema.Validate(obj)
-	if err == nil {
+// validate checks an instance against the schema; the first problem is the
+// error. Numbers the validator cannot afford are refused first (see
+// checkNumbers), and a validator panic is a refusal, never a crash of the
+// worker that called it.
+func (s *Signature) validate(instance any) (err error) {
+	if err := checkNumbers(instance, ""); err != nil {
+		return s.wholePath(err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = inputErr("", problemUncheckable)
+		}
+	}()
+	verr := s.schema.Validate(instance)
+	if verr == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return inputErr("", err.Error())
+	if !errors.As(verr, &ve) {
+		return s.wholePath(inputErr("", verr.Error()))
 	}
-	return s.firstProblem(ve, obj)
+	return s.firstProblem(ve, instance)
+}
+
+// Bounds on a number in the arguments: the validator turns each into an exact
+// fraction, whose size grows with the exponent (1e999999 is a million digits;
+// a larger one crashes it).
+const (
+	maxNumberLen      = 400
+	maxNumberExponent = 1000
+)
+
+// checkNumbers refuses the first number inside v (at path) longer than
+// maxNumberLen characters or with an exponent beyond ±maxNumberExponent.
+func checkNumbers(v any, path string) *InputError {
+	switch x := v.(type) {
+	case json.Number:
+		if len(x) > maxNumberLen || !smallExponent(string(x)) {
+			return inputErr(path, fmt.Sprintf(problemNumberTooLarge, maxNumberLen, maxNumberExponent))
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if err := checkNumbers(x[k], join(path, k)); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNumbers(e, join(path, "["+strconv.Itoa(i)+"]")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// smallExponent reports whether a JSON number's exponent is within
+// ±maxNumberExponent.
+func smallExponent(n string) bool {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	return err == nil && e >= -maxNumberExponent && e <= maxNumberExponent
+}
+
+// wholePath names the body as the path of a problem with the whole body.
+func (s *Signature) wholePath(e *InputError) *InputError {
+	if s.whole {
+		e.Path = join("body", e.Path)
+	}
+	return e
 }
 
 // unmappedName refuses the first name (in byte order) of obj that no position maps.

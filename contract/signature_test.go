@@ -3,6 +3,7 @@ package contract_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/capdir/capdir/contract"
@@ -106,6 +107,11 @@ func TestSignatureCheckPipe(t *testing.T) {
 		{"below the minimum", temp, "-91|0", "latitude: must be >= -90, got -91"},
 		{"above the maximum", temp, "0|180.5", "longitude: must be <= 180, got 180.5"},
 		{"trailing empty is absent", temp, "37.77|", "longitude: is required"},
+		{"a number past float64 is still checked", temp, "1e1000|0", "latitude: must be <= 90, got 1e1000"},
+		{"an exponent too large to check", temp, "1e999999|0", "latitude: is a number too large to check: at most 400 characters, with an exponent within ±1000"},
+		{"an exponent the validator cannot take", temp, "0|-1e99999999", "longitude: is a number too large to check: at most 400 characters, with an exponent within ±1000"},
+		{"a number too long to check", temp, "0." + strings.Repeat("1", 400) + "|0", "latitude: is a number too large to check: at most 400 characters, with an exponent within ±1000"},
+		{"a huge number inside an array", types, "ab|1|1|true|{\"k\":1}|[1,2e-5000]", "a[1]: is a number too large to check: at most 400 characters, with an exponent within ±1000"},
 		{"empty body: both absent, the first reported", temp, "", "latitude: is required"},
 		{"the earliest argument is reported first", temp, "abc|xyz", `latitude: must be number, got string "abc"`},
 		{"an empty number in the middle is absent", temp, "|-122.42", "latitude: is required"},
@@ -153,6 +159,7 @@ func TestSignaturePipeOf(t *testing.T) {
 		{"two numbers, their text kept", temp, `{"longitude":-122.420,"latitude":37.77}`, "37.77|-122.420", ""},
 		{"a string for a number", temp, `{"latitude":"37.77","longitude":-122.42}`, "", `latitude: must be number, got string "37.77"`},
 		{"missing", temp, `{"latitude":37.77}`, "", "longitude: is required"},
+		{"an exponent too large to check", temp, `{"latitude":1e99999999,"longitude":0}`, "", "latitude: is a number too large to check: at most 400 characters, with an exponent within ±1000"},
 		{"not an argument", temp, `{"latitude":37.77,"longitude":1,"altitude":5}`, "", "altitude: is not an argument of this row; it takes latitude | longitude"},
 		{"not an object", temp, `[37.77,-122.42]`, "", `the named arguments must be one JSON object, like {"latitude":37.77,"longitude":-122.42}`},
 		{"not JSON", temp, `{"latitude":`, "", `the named arguments must be one JSON object, like {"latitude":37.77,"longitude":-122.42}`},
