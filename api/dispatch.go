@@ -32,9 +32,9 @@ func (s *Server) registerDispatch() {
 }
 
 type dispatchBody struct {
-	Key   string `json:"key"`
-	Body  string `json:"body"`
-	Shape bool   `json:"shape"`
+	Key   string       `json:"key"`
+	Body  dispatchArgs `json:"body"`
+	Shape bool         `json:"shape"`
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +97,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
-	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape}, tok)
+	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok)
 }
 
 // dispatch invokes the row for the owner (tok empty) or the holder of tok.
@@ -110,9 +110,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadRequest, `"key" is required`)
 		return
 	}
+	if err := s.argsRefused(in, tok); err != nil {
+		writeError(w, dirStatus(err), err.Error())
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor}
+	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
 	if tok != "" {
 		req.Credential, req.Token = wire.BearerCredential, tok
 	}
@@ -147,7 +151,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, dispatchStatus(rc.Status), out)
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the article's field order.
