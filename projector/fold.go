@@ -21,6 +21,7 @@ type dirChange struct {
 	key     string
 	seq     *int64
 	deleted bool
+	row     *contract.Row // the row as committed; nil when deleted
 }
 
 // folder applies events to one bbolt transaction.
@@ -70,7 +71,7 @@ func (f *folder) directory(s *eventlog.Stored) error {
 	if err != nil {
 		return err
 	}
-	f.fx.dir = append(f.fx.dir, dirChange{key: m.Key, seq: row.Seq})
+	f.fx.dir = append(f.fx.dir, dirChange{key: m.Key, seq: row.Seq, row: &row})
 	return rows.Put(key, b)
 }
 
