@@ -70,16 +70,20 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, malformedDispatch(dispatchBodyError(err))
 }
 
-// dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
-// form ?key=…&body=… (owner).
+// dispatchGet serves three things: ?confirm=inv_… (public, keyless), ?ask=… (owner;
+// ask.go), and the RUN NOW form ?key=…&body=… (owner).
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		s.confirm(w, r, inv)
 		return
 	}
+	if q.Has("ask") {
+		s.askGet(w, r)
+		return
+	}
 	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words or ?key=KEY&body=ARGS")
 		return
 	}
 	s.owner(func(w http.ResponseWriter, r *http.Request) {
