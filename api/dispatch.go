@@ -75,13 +75,17 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, malformedDispatch(dispatchBodyError(err))
 }
 
-// dispatchGet serves ?confirm=inv_… (public, keyless), the RUN NOW form
-// ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=… and
-// ?registry=1.
+// dispatchGet serves ?confirm=inv_… (public, keyless), ?ask=… (ask.go), the RUN NOW
+// form ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=…
+// and ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		s.confirm(w, r, inv)
+		return
+	}
+	if q.Has("ask") {
+		s.askGet(w, r)
 		return
 	}
 	if isDiscovery(q) {
@@ -89,7 +93,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 		return
 	}
 	tok, ok := s.dispatchCaller(w, r)
