@@ -14,8 +14,7 @@ import (
 
 // A node leaves no goroutine behind once Stop returns: starting and stopping one
 // three times on one data dir, with HTTP and a NATS listener and a call each time,
-// ends with the
-// goroutines the test began with.
+// ends with the goroutines the test began with.
 func TestNodeStartStopLeaksNoGoroutine(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	dir := t.TempDir()
