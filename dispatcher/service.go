@@ -173,7 +173,7 @@ func TagSaltFor(terminalKey string) string {
 // (they are cancelled), both idempotent.
 type Service struct {
 	// startSeq is the data stream's last sequence when Start ran (see handle).
-	startSeq uint64
+	startSeq      uint64
 	cfg           ServiceConfig
 	receiptBudget int // JSON-encoded bytes a receipt may spend on body and result
 	waiters       *waiters
