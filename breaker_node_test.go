@@ -435,7 +435,8 @@ type laggingWorker struct {
 	proj *projector.Projector
 }
 
-func startLaggingWorker(t *testing.T, w *brkWorld, natsURL string) *laggingWorker {
+func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node) *laggingWorker {
+	natsURL := a.Log.ClientURL()
 	t.Helper()
 	lw := &laggingWorker{}
 	l, err := eventlog.Open(context.Background(), eventlog.Config{NATSURL: natsURL, Clock: w.clock.Now})
@@ -458,7 +459,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, natsURL string) *laggingWorke
 	}
 	svc, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: lw.proj, Env: w.env.lookup, TagSalt: salt, Workers: 2, Name: "lagging",
-		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now,
+		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now, Tokens: a.Verifier,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -486,7 +487,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, natsURL string) *laggingWorke
 func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 	w := newBrkWorld(t, always(401))
 	a := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.NATSListen = freePort(t) })
-	lw := startLaggingWorker(t, w, a.Log.ClientURL())
+	lw := startLaggingWorker(t, w, a)
 	a.Dispatch.Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
 	w.addRow(t, a, key)

@@ -22,6 +22,7 @@ import (
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/dispatcher/runner/httprunner"
@@ -87,9 +88,21 @@ type Config struct {
 	// MaxImportBytes caps an import body (api.DefaultMaxImportBody when 0).
 	MaxImportBytes int64
 	// Name identifies this node on receipts (the hostname when empty).
-	Name   string
+	Name string
+	// TokenKeyFile is the capability tokens' signing key (PKCS #8 PEM, mode 0600),
+	// created on first start: TokenKeyPath(DataDir) when empty. Nodes of one
+	// deployment load the same key (copy the file, or name a shared one).
+	TokenKeyFile string
+	// TokenAudience is the audience every token this node mints carries and every
+	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
+	// share the key agree without configuration.
+	TokenAudience string
+	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
+	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// ComposeConfig configures flow and agent rows (agents.go).
+	ComposeConfig
 }
 
 // Node is a running capdir node. Stop is idempotent.
@@ -99,6 +112,10 @@ type Node struct {
 	Projector *projector.Projector
 	Dispatch  *dispatcher.Service
 	API       *api.Server
+	// Minter mints this deployment's capability tokens (POST /api/tokens), and
+	// Verifier checks them for the gate; one of each per node (the verifier caches).
+	Minter   *token.Minter
+	Verifier *token.Verifier
 	// Registry holds this node's metrics (and the Go and process collectors), the
 	// registry its GET /metrics serves. Two nodes in one process count apart.
 	// Register an embedder's own collectors on it to serve them there too.
@@ -164,6 +181,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.ComposeConfig.Validate(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -176,7 +196,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			lock.Unlock()
 		}
 	}()
-	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry()}
+	minter, verifier, err := newTokens(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry(),
+		Minter: minter, Verifier: verifier}
 	m, err := newMetrics(n.Registry)
 	if err != nil {
 		return nil, err
@@ -190,7 +215,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.Projector, err = projector.Open(projector.Config{
 		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Linger: projLinger(cfg.ProjLinger),
-		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector,
+		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector, Clock: cfg.Clock,
 	})
 	if err != nil {
 		n.Log.Close()
@@ -201,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
-	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg, secrets, m.dispatch); err != nil {
+	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
 		return nil, err
@@ -209,7 +234,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
-		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry,
+		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
 	})
@@ -358,10 +383,11 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 	return s, nil
 }
 
-// newDispatch builds the runners (fn with the built-ins, http, nats) and the
+// newDispatch builds the runners (fn with the built-ins, http, nats, flow, agent) and the
 // dispatch service. Every runner and the breaker's credential tag read the
 // environment through the same guard, so a row reads only what secrets allows.
-func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
+func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
+	l, p := n.Log, n.Projector
 	env := cfg.Env
 	if env == nil {
 		env = os.LookupEnv
@@ -383,15 +409,19 @@ func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets ru
 	if err != nil {
 		return nil, err
 	}
+	composed, err := composers(cfg.ComposeConfig, env, salt)
+	if err != nil {
+		return nil, err
+	}
 	return dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
-		Runners: runner.Runners{
+		Runners: withRunners(composed, runner.Runners{
 			runner.RunnerFn:   fnrunner.New(fns),
 			runner.RunnerHTTP: httpRunner,
 			runner.RunnerNATS: natsRunner,
-		},
+		}),
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m,
+		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
 	})
 }
 

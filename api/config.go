@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
@@ -61,6 +62,8 @@ type Config struct {
 	// also holds Metrics. When nil the route is not served (404): the facade never
 	// serves the process-wide default registry.
 	Gatherer prometheus.Gatherer
+	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
+	Minter *token.Minter
 }
 
 // Defaults of Config.
@@ -114,6 +117,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.TerminalKey) < 16 {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))
+	}
+	if c.Minter == nil {
+		errs = append(errs, errors.New("api: a token minter is required"))
 	}
 	return errors.Join(errs...)
 }

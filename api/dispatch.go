@@ -19,11 +19,12 @@ import (
 )
 
 // OwnerActor is the credential attested for requests carrying the owner key.
-const OwnerActor = "owner:terminal-key"
+const OwnerActor = wire.OwnerActor
 
-// registerDispatch adds the dispatch and receipt routes.
+// registerDispatch adds the dispatch and receipt routes. Dispatch takes the owner
+// key or a capability token (dispatch_token.go); the receipt routes are the owner's.
 func (s *Server) registerDispatch() {
-	s.handle("POST /api/dispatch", s.owner(s.dispatchPost))
+	s.handle("POST /api/dispatch", s.dispatchPost)
 	s.handle("GET /api/dispatch", s.dispatchGet)
 	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner))
 	s.handle("GET /api/receipts", s.owner(s.receiptsByKey))
@@ -31,17 +32,21 @@ func (s *Server) registerDispatch() {
 }
 
 type dispatchBody struct {
-	Key   string `json:"key"`
-	Body  string `json:"body"`
-	Shape bool   `json:"shape"`
+	Key   string       `json:"key"`
+	Body  dispatchArgs `json:"body"`
+	Shape bool         `json:"shape"`
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.dispatchCaller(r)
+	if err != nil {
+		return err
+	}
 	in, err := readDispatchBody(w, r, s.cfg.MaxBody)
 	if err != nil {
 		return err
 	}
-	return s.dispatch(w, r, in)
+	return s.dispatch(w, r, in, tok)
 }
 
 // readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
@@ -69,33 +74,49 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, badRequest(dispatchBodyError(err))
 }
 
-// dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
-// form ?key=…&body=… (owner).
+// dispatchGet serves ?confirm=inv_… (public, keyless), ?ask=… (ask.go), the RUN NOW
+// form ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=…
+// and ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		return s.confirm(w, r, inv)
 	}
-	if q.Get("key") == "" {
-		return badRequest("GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
+	if q.Has("ask") {
+		return s.askGet(w, r)
 	}
-	if err := s.checkOwner(r); err != nil {
+	if isDiscovery(q) {
+		return s.discoveryGet(w, r)
+	}
+	if q.Get("key") == "" {
+		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+	}
+	tok, err := s.dispatchCaller(r)
+	if err != nil {
 		return err
 	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
-	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
+	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok)
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) error {
+// dispatch invokes the row for the owner (tok empty) or the holder of tok.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody, tok string) error {
 	if s.cfg.Dispatcher == nil {
 		return ErrNoDispatcher
 	}
 	if in.Key == "" {
 		return badRequest(`"key" is required`)
 	}
+	if err := s.argsRefused(in, tok); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
+	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
+	if tok != "" {
+		req.Credential, req.Token = wire.BearerCredential, tok
+	}
+	rc, err := s.cfg.Dispatcher.Invoke(ctx, req)
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
@@ -111,10 +132,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	if rc.Status == wire.StatusRefusedUnknownKey {
 		return &UnknownKeyError{Receipt: rc}
 	}
+	if err := tokenRefusal(&rc); err != nil {
+		return err
+	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
 	if rc.Status == wire.StatusShapeOnly {
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
+	}
+	if rc.Status == wire.StatusRefusedInput {
+		return &InputRefusedError{Response: out}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -179,9 +206,10 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 	return nil
 }
 
-// receiptOwner is the whole receipt, arguments and result included.
+// receiptOwner is the whole receipt, arguments and result included, with its
+// steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
-	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc })
+	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return s.receiptTree(*rc) })
 }
 
 // receiptPublic is the keyless view (wire.PublicReceipt): the receipt's summary and

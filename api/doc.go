@@ -1,10 +1,23 @@
 // Package api is capdir's HTTP facade: the directory REST surface, dispatch,
-// receipts, breakers, health and metrics, with one error-to-status table for every
-// route; and Directory, the directory's write path that the routes, the import and
-// any other entry point call. Owner routes require the x-terminal-key header;
-// public routes (a receipt's public view and confirm) show no arguments, no results,
-// no secrets, and nothing to test a guess about the arguments or result against.
-// The Go client of these routes is package api/client.
+// receipts, breakers, capability tokens, health and metrics, with one
+// error-to-status table for every route (status.go); and Directory, the directory's
+// write path that the routes, the import and any other entry point call. Owner
+// routes require the x-terminal-key header (a capability token there is 401: the
+// route needs the owner key); dispatch also takes a capability token as
+// Authorization: Bearer; public routes (a receipt's public view and confirm) show no
+// arguments, no results, no secrets, and nothing to test a guess about the
+// arguments or result against. The Go client of these routes is package api/client.
+//
+// # Capability tokens
+//
+//	POST   /api/tokens        (owner) mint; 201 {"token","jti","exp","claims"}
+//	DELETE /api/tokens/{jti}  (owner) revoke: one TOKEN_REVOKED, answered once folded
+//	POST   /api/dispatch      with Authorization: Bearer <token>: the token's checks of
+//	                          who the caller is run first (401, nothing appended), then
+//	                          the gate's; a refusal is a *TokenRefusedError, which the
+//	                          error table answers (401 REFUSED_TOKEN, 403 REFUSED_SCOPE,
+//	                          409 REFUSED_CONTRACT_CHANGED, 413 REFUSED_PAYLOAD_TOO_LARGE)
+//	                          with the literal reason in "error"
 //
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.

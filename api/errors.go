@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -58,6 +59,22 @@ var (
 	// ErrUnknownKey: a dispatch named a key no row has. The refusal has a receipt:
 	// see UnknownKeyError.
 	ErrUnknownKey = errors.New("unknown_key")
+	// ErrTokenRefused: a dispatch with a capability token that does not hold (bad
+	// signature, expired, revoked, another audience): REFUSED_TOKEN. See
+	// TokenRefusedError.
+	ErrTokenRefused = errors.New("token_refused")
+	// ErrScopeRefused: the token holds but does not permit the call (its scope,
+	// risk ceiling or fixed body): REFUSED_SCOPE.
+	ErrScopeRefused = errors.New("scope_refused")
+	// ErrContractChanged: the token is pinned to a contract the row no longer has:
+	// REFUSED_CONTRACT_CHANGED.
+	ErrContractChanged = errors.New("contract_changed")
+	// ErrTokenPayloadTooLarge: the body is over the token's, or the deployment's,
+	// payload ceiling: REFUSED_PAYLOAD_TOO_LARGE.
+	ErrTokenPayloadTooLarge = errors.New("token_payload_too_large")
+	// ErrInputRefused: the row's input_schema refused the call's arguments
+	// (REFUSED_INPUT); nothing ran. See InputRefusedError.
+	ErrInputRefused = errors.New("input_refused")
 )
 
 // kindError is an error whose text is exactly what users see. errors.Is matches its
@@ -122,6 +139,64 @@ type UnknownKeyError struct {
 
 func (e *UnknownKeyError) Error() string { return "unknown_key: " + e.Receipt.Key }
 func (e *UnknownKeyError) Unwrap() error { return ErrUnknownKey }
+
+// TokenRefusedError is a dispatch refused for its capability token: by the entry
+// point before anything was appended (Receipt nil), or by the gate (Receipt is the
+// refusal's). errors.Is matches the kind of its Status: ErrTokenRefused,
+// ErrScopeRefused, ErrContractChanged or ErrTokenPayloadTooLarge.
+type TokenRefusedError struct {
+	Status  string // the receipt status: wire.StatusRefusedToken, …
+	Reason  string // the literal reason (token:expired, scope:KEY, …)
+	Receipt *wire.Receipt
+}
+
+func (e *TokenRefusedError) Error() string { return e.Reason }
+func (e *TokenRefusedError) Unwrap() error { return tokenRefusalKinds[e.Status] }
+
+// tokenRefusalKinds are the receipt statuses of a token refusal, by kind.
+var tokenRefusalKinds = map[string]error{
+	wire.StatusRefusedToken:           ErrTokenRefused,
+	wire.StatusRefusedScope:           ErrScopeRefused,
+	wire.StatusRefusedContractChanged: ErrContractChanged,
+	wire.StatusRefusedPayloadTooLarge: ErrTokenPayloadTooLarge,
+}
+
+// tokenRefusal is rc as a *TokenRefusedError, nil when rc is no token refusal.
+func tokenRefusal(rc *wire.Receipt) error {
+	if _, ok := tokenRefusalKinds[rc.Status]; !ok {
+		return nil
+	}
+	return &TokenRefusedError{Status: rc.Status, Reason: rc.Result, Receipt: rc}
+}
+
+// InputRefusedError is a dispatch whose arguments the row's input_schema refused:
+// Response is the dispatch's answer, with its receipt's proof.
+type InputRefusedError struct {
+	Response DispatchResponse
+}
+
+func (e *InputRefusedError) Error() string {
+	if e.Response.Result == nil {
+		return ErrInputRefused.Error()
+	}
+	return *e.Response.Result
+}
+func (e *InputRefusedError) Unwrap() error { return ErrInputRefused }
+
+// credentialError is a refused credential whose answer is its own body: an owner
+// route's 401 to a token, a dispatch's 401 without a credential that holds, or
+// with an Authorization header that is not one bearer token. It is ErrUnauthorized.
+type credentialError struct{ body []byte }
+
+func (e *credentialError) Error() string { return "unauthorized" }
+func (e *credentialError) Unwrap() error { return ErrUnauthorized }
+
+// documentNotFound is a contract document whose key has no row the reader may
+// discover. It is ErrNotFound.
+type documentNotFound struct{ key string }
+
+func (e *documentNotFound) Error() string { return "not_found: " + e.key }
+func (e *documentNotFound) Unwrap() error { return ErrNotFound }
 
 // receiptNotFound is an invocation id with neither a receipt nor a request;
 // confirm says the public confirm form asked.
@@ -204,7 +279,7 @@ func dispatchBodyError(err error) string {
 		case "key":
 			return `"key" must be a string naming a row, like "GREET"`
 		case "body":
-			return `"body" must be a string of pipe-separated arguments, like "Ada|42"`
+			return contract.PipeBodyRule
 		case "shape":
 			return `"shape" must be true or false`
 		}

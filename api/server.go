@@ -2,12 +2,14 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -20,6 +22,9 @@ type Dispatcher interface {
 	// BreakerDecision is the gate's decision for a breaker state now, including
 	// whether the credential its row names has been replaced.
 	BreakerDecision(st breaker.State) breaker.Decision
+	// Caller checks who presents a capability token, as the gate will (see
+	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
+	Caller(raw string) (*token.Claims, *gate.Refusal)
 }
 
 // Server is the HTTP facade.
@@ -29,6 +34,7 @@ type Server struct {
 	dir     *Directory
 	handler http.Handler
 	imports chan struct{} // one token per import running; capacity Config.MaxImports
+	ask     *ask.Index    // the rows for GET /api/dispatch?ask= (ask.go)
 }
 
 // New builds the facade and its routes.
@@ -38,6 +44,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg), imports: make(chan struct{}, cfg.MaxImports)}
+	var err error
+	if s.ask, err = newAskIndex(cfg.Projector); err != nil {
+		return nil, err
+	}
 	s.routes()
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil
@@ -62,6 +72,7 @@ func (s *Server) routes() {
 	s.registerDirectory()
 	s.registerDispatch()
 	s.registerBreaker()
+	s.registerTokens()
 }
 
 // handlerFunc is a route's handler: it writes its answer, or returns the error
@@ -85,7 +96,9 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 
 // owner wraps a handler with the x-terminal-key check, made before anything of the
 // request's body is read: without the owner key the handler does not run, the
-// answer is ErrUnauthorized's, and the body is not waited for (see handle).
+// answer is ErrUnauthorized's, and the body is not waited for (see handle). A
+// capability token is not the owner's key: a caller that sent one is told the
+// route needs the owner key.
 func (s *Server) owner(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.checkOwner(r); err != nil {
@@ -95,13 +108,16 @@ func (s *Server) owner(h handlerFunc) handlerFunc {
 	}
 }
 
-// checkOwner is nil when r carries the owner key, else ErrUnauthorized.
+// checkOwner is nil when r carries the owner key, else ErrUnauthorized (errOwnerOnly
+// when r presented a capability token).
 func (s *Server) checkOwner(r *http.Request) error {
-	got := []byte(r.Header.Get("x-terminal-key"))
-	if subtle.ConstantTimeCompare(got, []byte(s.cfg.TerminalKey)) != 1 {
-		return ErrUnauthorized
+	switch {
+	case s.isOwnerKey(r.Header.Get("x-terminal-key")):
+		return nil
+	case r.Header.Get("Authorization") != "":
+		return errOwnerOnly
 	}
-	return nil
+	return ErrUnauthorized
 }
 
 // serveHTTP routes r; a request no route serves is answered by writeErr, as JSON.

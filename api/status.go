@@ -34,24 +34,33 @@ func as[T error]() func(error) bool {
 // The first rule that matches wins; an error no rule matches is 503 (the log or the
 // projection failed). A new route adds its sentinels here, never a status of its own.
 //
-//	400  hygiene refusals (RefusalError.Body verbatim); malformed JSON, wrong types,
+//	400  REFUSED_INPUT (the dispatch's answer, with its proof); hygiene refusals (RefusalError.Body verbatim); malformed JSON, wrong types,
 //	     unknown fields, unknown type, bad key characters, invalid values, key
 //	     mismatch, no recognized fields; bad query parameters and request bodies
-//	401  unauthorized
+//	401  unauthorized (an owner route to a token holder: the route needs the owner
+//	     key; a dispatch without a credential that holds, or with an Authorization
+//	     header that is not one bearer token); REFUSED_TOKEN
+//	403  REFUSED_SCOPE: the token does not permit the call
 //	404  unknown route (with its path); unknown key or invocation id; a dispatch's
 //	     unknown_key (with did_you_mean and the refusal's receipt)
 //	405  a known path with another method (with Allow)
 //	408  request_timeout: the body stopped arriving before the read timeout
-//	409  exists; conflict (another writer changed the key first)
+//	409  exists; conflict (another writer changed the key first);
+//	     REFUSED_CONTRACT_CHANGED (the token's pinned contract is not the row's)
 //	413  payload_too_large, naming the limit: a body over its cap, a row over the
 //	     row limit (as sent or as the log stores it), an import body over its cap;
-//	     a dispatch payload over the ceiling
+//	     a dispatch payload over the ceiling; REFUSED_PAYLOAD_TOO_LARGE
 //	429  too_many_imports (with Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node
 //	504  appended but not projected within the write timeout
 var errorTable = []errorRule{
-	{is(ErrUnauthorized), http.StatusUnauthorized, func(error) any { return unauthorizedBody }},
+	{is(ErrTokenRefused), http.StatusUnauthorized, tokenRefusedBody},
+	{is(ErrScopeRefused), http.StatusForbidden, tokenRefusedBody},
+	{is(ErrContractChanged), http.StatusConflict, tokenRefusedBody},
+	{is(ErrTokenPayloadTooLarge), http.StatusRequestEntityTooLarge, tokenRefusedBody},
+	{is(ErrInputRefused), http.StatusBadRequest, inputRefusedBody},
+	{is(ErrUnauthorized), http.StatusUnauthorized, unauthorizedAnswer},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
 	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's
@@ -184,6 +193,13 @@ func refusalBody(err error) any {
 // {"error":"not_found","invocation_id":…}, or in the confirm form
 // {"confirmed":false,"invocation_id":…,"error":"no such invocation"}.
 func notFoundBody(err error) any {
+	var dn *documentNotFound
+	if errors.As(err, &dn) {
+		return map[string]string{
+			"error": "not_found", "key": dn.key,
+			"how_to_fix": "GET /api/dispatch?registry=1 lists the keys you may read (keys are case-sensitive)",
+		}
+	}
 	var rn *receiptNotFound
 	if errors.As(err, &rn) {
 		if rn.confirm {
@@ -192,6 +208,35 @@ func notFoundBody(err error) any {
 		return map[string]any{"error": "not_found", "invocation_id": rn.id}
 	}
 	return map[string]string{"error": "not_found", "key": keyOf(err)}
+}
+
+// unauthorizedAnswer is a refused credential's own body, else the owner routes' 401.
+func unauthorizedAnswer(err error) any {
+	var ce *credentialError
+	if errors.As(err, &ce) {
+		return ce.body
+	}
+	return unauthorizedBody
+}
+
+// tokenRefusedBody is {"error":"<reason>","how_to_fix":…,"ran":false,"status":…},
+// with the receipt's invocation id and trace when the gate refused.
+func tokenRefusedBody(err error) any {
+	var tr *TokenRefusedError
+	errors.As(err, &tr)
+	m := tokenRefusedAnswer(tr.Reason, tr.Status)
+	if tr.Receipt != nil {
+		m["invocation_id"], m["trace"] = tr.Receipt.InvocationID, tr.Receipt.Trace
+	}
+	return m
+}
+
+// inputRefusedBody is the dispatch's answer: its result says what the
+// input_schema refused, its proof names the receipt.
+func inputRefusedBody(err error) any {
+	var ir *InputRefusedError
+	errors.As(err, &ir)
+	return ir.Response
 }
 
 func existsBody(err error) any {

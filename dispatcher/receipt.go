@@ -33,10 +33,19 @@ func newDraft(req *eventlog.InvocationRequest, actor, worker string, started tim
 			Key:          req.Key,
 			StartedAt:    started.UTC(),
 		},
-		Body:        req.Body,
+		Body:        sentBody(req),
 		Worker:      worker,
 		BreakerKind: breaker.NotCounted.String(),
 	}}
+}
+
+// sentBody is the request's arguments as a receipt records them until the gate
+// admits the call: the pipe body, or the text of an arguments object.
+func sentBody(req *eventlog.InvocationRequest) string {
+	if len(req.Args) > 0 && req.Body == "" {
+		return string(req.Args)
+	}
+	return req.Body
 }
 
 // row records the row the request runs against and its contract fingerprint.
@@ -61,6 +70,8 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 	d.Upstream = o.Upstream
 	d.CostUSD = o.CostUSD
 	d.CredTag = o.CredTag
+	d.Children = o.Children
+	d.PromptTokens, d.CompletionTokens = o.PromptTokens, o.CompletionTokens
 	switch {
 	case shape && d.OK:
 		d.Status = wire.StatusShapeOnly
@@ -90,6 +101,7 @@ func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Recei
 	d.Fingerprints.Input = Fingerprint(d.Body)
 	d.Fingerprints.Output = Fingerprint(d.Result)
 	d.HMAC = fingerprintHMAC(d.Body, d.Result)
+	d.boundChildren()
 	bodyLen, resultLen := jsonLen(d.Body), jsonLen(d.Result)
 	cut := false
 	if resultCap > 0 && resultLen > resultCap {
@@ -132,6 +144,10 @@ func failureReceipt(rc *eventlog.Receipt, err error, size int) eventlog.Receipt 
 		Result:            receiptFailure(err, size).Text,
 		HMAC:              rc.HMAC,
 		CredTag:           rc.CredTag,
+		Parent:            rc.Parent,
+		Children:          rc.Children,
+		PromptTokens:      rc.PromptTokens,
+		CompletionTokens:  rc.CompletionTokens,
 		BreakerGeneration: rc.BreakerGeneration,
 		BreakerKind:       rc.BreakerKind,
 		Worker:            rc.Worker,

@@ -16,6 +16,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
@@ -54,12 +55,21 @@ type ServiceConfig struct {
 	ResultCap int
 	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
 	Suggestions int
+	// MaxDepth bounds how deep steps nest (a flow's steps are at depth 1, their
+	// own steps at 2, …; DefaultMaxDepth when 0): a deeper step is refused with
+	// ERR:flow:depth:<depth>><max>. See sub.go.
+	MaxDepth int
 	// Name identifies this node's workers on receipts (default the hostname).
 	Name   string
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
 	Metrics *Metrics
+	// Tokens verifies the capability tokens of every caller that is not the owner;
+	// required (see gate.Config.Tokens). Keep one per process: it caches.
+	Tokens *token.Verifier
+	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
+	Revoked func(jti string) bool
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -95,6 +105,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Suggestions == 0 {
 		c.Suggestions = 5
 	}
+	if c.MaxDepth == 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
 	if c.Name == "" {
 		c.Name, _ = os.Hostname()
 	}
@@ -106,6 +119,9 @@ func (c *ServiceConfig) setDefaults() {
 	}
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
+	}
+	if c.Revoked == nil && c.Projector != nil {
+		c.Revoked = c.Projector.Revoked
 	}
 }
 
@@ -127,8 +143,14 @@ func (c *ServiceConfig) Validate() error {
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
 	}
+	if c.MaxDepth < 0 {
+		errs = append(errs, errors.New("dispatcher: max depth must not be negative"))
+	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Tokens == nil {
+		errs = append(errs, errors.New("dispatcher: a token verifier (Tokens) is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -150,11 +172,14 @@ func TagSaltFor(terminalKey string) string {
 // receipt. Start it once; stop it with Drain (calls in flight finish) or Stop
 // (they are cancelled), both idempotent.
 type Service struct {
+	// startSeq is the data stream's last sequence when Start ran (see handle).
+	startSeq      uint64
 	cfg           ServiceConfig
 	receiptBudget int // JSON-encoded bytes a receipt may spend on body and result
 	waiters       *waiters
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
+	sharedLog     bool // other processes may append to the log (revocation.go)
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -186,10 +211,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
 	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(newReceiptIDs(cfg.TagSalt)), suggest: suggest.New(),
-		draining: make(chan struct{}), closed: make(chan struct{})}
+		draining: make(chan struct{}), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log)}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
+		Tokens:  cfg.Tokens, Revoked: cfg.Revoked,
 	})
 	if err != nil {
 		return nil, err
@@ -220,6 +246,15 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
 	}
+	// A request appended before this start may have run under an earlier process
+	// whose acknowledgement JetStream had not yet made durable when it died: such a
+	// request can come back as a first delivery. Every request up to here is
+	// checked for its receipt before it runs (handle).
+	last, err := s.cfg.Log.LastSeq(ctx, eventlog.DataStream)
+	if err != nil {
+		return fmt.Errorf("dispatcher: data stream: %w", err)
+	}
+	s.startSeq = last
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the
@@ -393,10 +428,10 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // matching ErrPending. The projection may fold the receipt a moment after Invoke
 // returns: Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
-	if len(req.Body) > s.cfg.MaxPayload {
-		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
+	if n := len(req.Body) + len(req.Args); n > s.cfg.MaxPayload { // Args: the arguments object, if any
+		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
 	}
-	if enc := jsonLen(req.Body); enc > s.receiptBudget {
+	if enc := jsonLen(req.Body) + len(req.Args); enc > s.receiptBudget {
 		// The request event carries the body JSON-encoded, where '<' or a control
 		// character is six bytes: it must fit in one event too.
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
@@ -26,11 +27,13 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 type stack struct {
-	log  *eventlog.Log
-	proj *projector.Projector
-	fns  *fnrunner.Registry
-	stop context.CancelFunc
-	done chan error
+	log    *eventlog.Log
+	proj   *projector.Projector
+	fns    *fnrunner.Registry
+	minter *token.Minter
+	tokens *token.Verifier
+	stop   context.CancelFunc
+	done   chan error
 }
 
 // newStack runs a real log and projector; services are added by newService.
@@ -42,6 +45,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	st := &stack{log: l, proj: p, fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
+	st.minter, st.tokens = dispatcher.NewTestTokens(t)
 	fnrunner.RegisterBuiltins(st.fns, fnrunner.BuiltinConfig{Clock: time.Now})
 	return st
 }
@@ -61,7 +65,7 @@ func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)
 	t.Helper()
 	cfg := dispatcher.ServiceConfig{
 		Log: st.log, Projector: st.proj, Logger: quiet, Workers: 4, Name: "w",
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -182,12 +186,22 @@ func TestInvokeOverNATS(t *testing.T) {
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	// A request on the request subject is the owner's only when it carries the
+	// owner's attestation (only capdir's own connection may publish there).
+	rc, err := wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", wire.OwnerActor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Result != "over the bus" || rc.Actor != "nats:test" || !rc.Material {
+	if rc.Result != "over the bus" || rc.Actor != wire.OwnerActor || !rc.Material {
 		t.Fatalf("receipt = %+v", rc)
+	}
+	// Any other caller needs a capability token: without one nothing runs.
+	rc, err = wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran || rc.Actor != "nats:test" {
+		t.Fatalf("receipt without a token = %+v", rc)
 	}
 }
 
@@ -350,7 +364,7 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	}
 	caller, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: st.log, Projector: p, Logger: quiet, Workers: 1, Name: "caller",
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -38,13 +38,14 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// A redelivered request may already have its receipt (the worker before this
 	// one appended it and stopped before the ack): then it is not run again. So may
 	// a first delivery that waited so long that it may have been redelivered
-	// meanwhile. The projection is settled first, so a receipt appended anywhere
+	// meanwhile, and one appended before this process started (an earlier process
+	// may have run it and died before JetStream made its ack durable). The projection is settled first, so a receipt appended anywhere
 	// before this delivery is seen. A fresh first delivery has none; were another
 	// request event to carry the same invocation id, the receipt's event id,
 	// derived from it, keeps the log to one.
 	md, mdErr := m.Metadata()
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
+	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
 		checkReceipt = req.InvocationID
 		m.InProgress()
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -57,7 +58,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Owner: wire.OwnerAttested(m.Subject(), req.Credential), Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
@@ -78,9 +80,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Ack()
 		return
 	}
+	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
 	d := newDraft(&req, actor, s.cfg.Name, started)
-	s.run(ctx, &req, d, &in)
+	s.run(ctx, &req, d, &in, nil)
 	if ctx.Err() != nil {
 		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
 		// call cut short; the request goes back to be run again elsewhere or at
@@ -167,9 +170,13 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 }
 
 // run passes the request through the gate and, if admitted, the runner, filling d.
-// in holds the projection reads for the request, after the waits in handle.
-func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input) {
+// in holds the projection reads for the request, after the waits in handle. up
+// places a step in its call tree (sub.go); nil for a request from the queue.
+func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
 	a, refusal := s.gate.Check(in)
+	if a.Token != nil {
+		d.Actor = wire.TokenActor(a.Token.Subject)
+	}
 	if a.Row != nil {
 		d.row(a.Row, a.Fingerprint)
 	}
@@ -178,9 +185,10 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration
+	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
 }
 

@@ -35,13 +35,14 @@ type rule struct {
 	fold     func(f *folder, s *eventlog.Stored, subj wire.Subject) error
 }
 
-// rules are the event types this version folds. A type joins with its fold and
-// its subject family (TOKEN_REVOKED on its control subject with its fold).
+// rules are the event types this version folds, each with its subject families and
+// its fold.
 var rules = map[string]rule{
 	wire.TypeDirectoryMutate:     {[]wire.Family{wire.DirectoryFamily}, (*folder).directory},
-	wire.TypeInvocationRequested: {[]wire.Family{wire.RequestFamily, wire.BusRequestFamily}, (*folder).request},
+	wire.TypeInvocationRequested: {[]wire.Family{wire.RequestFamily, wire.BusRequestFamily, wire.StepFamily}, (*folder).request},
 	wire.TypeReceipt:             {[]wire.Family{wire.ReceiptFamily}, (*folder).receipt},
 	wire.TypeBreakerReset:        {[]wire.Family{wire.BreakerFamily}, (*folder).breakerReset},
+	wire.TypeTokenRevoked:        {[]wire.Family{wire.TokenFamily}, (*folder).tokenRevoked},
 }
 
 // checkEvent finds s's rule: s must be an envelope of a type this version folds,

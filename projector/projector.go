@@ -22,6 +22,8 @@ type Projector struct {
 	db    *bolt.DB
 	index *orderIndex
 	rows  *rowCache
+	// revoked holds the token revocations folded so far (revoked.go).
+	revoked *revokedSet
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -33,6 +35,7 @@ type Projector struct {
 	// change exactly once.
 	hooksMu     sync.RWMutex
 	dirWatchers []func(key string, deleted bool)
+	rowWatchers []func(key string, row *contract.Row) // watch_rows.go
 	appliedSubs []func(stream string, batch []eventlog.Stored)
 	seenSubs    []func(stream string, s *eventlog.Stored)
 
@@ -57,23 +60,14 @@ func Open(cfg Config) (*Projector, error) {
 	}
 	dirty := dirtyMarker(cfg.Path)
 	_, wasDirty := os.Stat(dirty)
+	// A damaged file is never read (damage.go): it is set aside and the projection
+	// starts again from the log, or refused when the log cannot rebuild all of it.
+	if err := vet(cfg, wasDirty == nil); err != nil {
+		return nil, err
+	}
 	db, err := openBolt(cfg)
 	if err != nil {
 		return nil, err
-	}
-	if wasDirty == nil && !cfg.Sync {
-		// The last run did not close cleanly and commits were not fsynced: make
-		// sure the file is consistent, else start it again from the log.
-		if cerr := check(db); cerr != nil {
-			db.Close()
-			cfg.Logger.Warn("projection inconsistent after an unclean stop; rebuilding from the log", "path", cfg.Path, "err", cerr)
-			if err := os.Rename(cfg.Path, cfg.Path+".corrupt"); err != nil {
-				return nil, fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
-			}
-			if db, err = openBolt(cfg); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if err := os.WriteFile(dirty, nil, 0o600); err != nil {
 		db.Close()
@@ -84,6 +78,7 @@ func Open(cfg Config) (*Projector, error) {
 		db:      db,
 		index:   newOrderIndex(),
 		rows:    newRowCache(),
+		revoked: newRevokedSet(cfg.Clock),
 		applied: map[string]*atomic.Uint64{},
 		hurry:   map[string]chan struct{}{},
 		changed: make(chan struct{}),
@@ -121,14 +116,13 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 	return db, nil
 }
 
-func check(db *bolt.DB) error {
-	return db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for err := range tx.Check() {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	})
+// check runs bbolt's consistency check over tx and joins what it finds.
+func check(tx *bolt.Tx) error {
+	var errs []error
+	for err := range tx.Check() {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func dirtyMarker(path string) string { return path + ".open" }
@@ -144,6 +138,7 @@ func (p *Projector) load() error {
 		if p.folded, err = loadFolded(tx); err != nil {
 			return err
 		}
+		p.revoked.load(tx)
 		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
 			var r struct {
 				Seq *int64 `json:"seq"`
@@ -389,12 +384,16 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	}
 	p.reportSkips(stream, fx.skips) // before WaitFor returns: a waiter sees them counted
 	p.rows.invalidate(fx.dir)
+	p.revoked.add(fx.revoked)
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
 	p.index.apply(fx.dir)
 	for _, c := range fx.dir {
 		for _, w := range p.dirWatchers {
 			w(c.key, c.deleted)
+		}
+		for _, w := range p.rowWatchers {
+			w(c.key, c.row)
 		}
 	}
 	if last := batch[len(batch)-1].Seq; last > p.applied[stream].Load() {
@@ -411,7 +410,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	return nil
 }
 
-// Close closes the bbolt file and, on a clean close, removes the unclean-stop marker.
+// Close closes the bbolt file and, on a clean close, seals it (writes its size and
+// SHA-256 beside it, for the next Open to compare) and removes the unclean-stop
+// marker.
 func (p *Projector) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
@@ -423,6 +424,9 @@ func (p *Projector) Close() error {
 			err = cerr
 		}
 		if err == nil {
+			if serr := writeSeal(p.cfg.Path); serr != nil {
+				p.cfg.Logger.Warn("projection not sealed; the next start checks it with bbolt's check only", "path", p.cfg.Path, "err", serr)
+			}
 			os.Remove(dirtyMarker(p.cfg.Path))
 		}
 	})

@@ -51,6 +51,11 @@ type GateView struct {
 	// Fingerprint is contract.Fingerprint(&Row).
 	Fingerprint string
 	RowErr      error
+	// Signature is the row's compiled input_schema and argument mapping, nil when
+	// it has none; SignatureErr is why it does not compile. Both are compiled once
+	// per row version and shared by every call.
+	Signature    *contract.Signature
+	SignatureErr error
 }
 
 // Gate reads the row for a request to key. When invocationID is not empty it first
@@ -76,6 +81,7 @@ func (p *Projector) Gate(key, invocationID string) GateView {
 		return g
 	}
 	g.Row, g.Fingerprint = gr.Row, gr.Fingerprint
+	g.Signature, g.SignatureErr = gr.Signature, gr.SignatureErr
 	g.Row.RowNum = p.index.rank(key)
 	return g
 }
@@ -92,7 +98,7 @@ func (p *Projector) gateRow(key string) (*cachedRow, error) {
 		return nil, err
 	}
 	row.RowNum = 0
-	gr = &cachedRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
+	gr = newCachedRow(row)
 	p.rows.put(key, gr, gen)
 	return gr, nil
 }
@@ -113,34 +119,17 @@ func (f Filter) match(r *contract.Row) bool {
 // List returns matching rows in canonical order, skipping offset matches and
 // returning at most limit, plus the total number of matches.
 func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
-	keys := p.index.keys()
 	out := []contract.Row{}
 	total := 0
-	err := p.db.View(func(tx *bolt.Tx) error {
-		rows := tx.Bucket(bucketRows)
-		for i, k := range keys {
-			v := rows.Get([]byte(k))
-			if v == nil {
-				continue
-			}
-			var r contract.Row
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("row %s: %w", k, err)
-			}
-			if !f.match(&r) {
-				continue
-			}
-			total++
-			if total <= offset || len(out) >= limit {
-				continue
-			}
-			r.RowNum = i + 1
-			out = append(out, r)
+	err := p.Each(f, func(r *contract.Row) error {
+		total++
+		if total > offset && len(out) < limit {
+			out = append(out, *r)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("projector: list: %w", err)
+		return nil, 0, err
 	}
 	return out, total, nil
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // Client is a client of one capdir server, sending the owner key with every request
-// (public routes ignore it). Safe for concurrent use.
+// (public routes ignore it), except a dispatch that presents a capability token
+// (DispatchRequest.Token). Safe for concurrent use.
 type Client struct {
 	base    string
 	key     string
@@ -49,7 +50,7 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // New returns a client of the server at baseURL (such as http://127.0.0.1:8080)
-// with the owner key.
+// with the owner key ("" for a client that only dispatches with capability tokens).
 func New(baseURL, ownerKey string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -70,6 +71,12 @@ func (c *Client) BaseURL() string { return c.base }
 // do sends in (nil for no body) encoded as JSON and decodes a 2xx answer into out
 // (nil to discard it). It returns the status.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	return c.doAs(ctx, "", method, path, in, out)
+}
+
+// doAs is do presenting the capability token tok instead of the owner key, when
+// tok is not "".
+func (c *Client) doAs(ctx context.Context, tok, method, path string, in, out any) (int, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -78,12 +85,18 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 		}
 		body = bytes.NewReader(b)
 	}
-	return c.send(ctx, method, path, "application/json", body, out)
+	return c.sendAs(ctx, tok, method, path, "application/json", body, out)
 }
 
 // send sends body (nil for none) with contentType and decodes a 2xx answer into
 // out: a *json.RawMessage keeps it as sent. Outside 2xx it returns an *Error.
 func (c *Client) send(ctx context.Context, method, path, contentType string, body io.Reader, out any) (int, error) {
+	return c.sendAs(ctx, "", method, path, contentType, body, out)
+}
+
+// sendAs is send presenting the capability token tok (Authorization: Bearer)
+// instead of the owner key, when tok is not "".
+func (c *Client) sendAs(ctx context.Context, tok, method, path, contentType string, body io.Reader, out any) (int, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -93,7 +106,12 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("x-terminal-key", c.key)
+	switch {
+	case tok != "":
+		req.Header.Set("Authorization", "Bearer "+tok)
+	case c.key != "":
+		req.Header.Set("x-terminal-key", c.key)
+	}
 	req.Header.Set("accept", "application/json")
 	if body != nil && contentType != "" {
 		req.Header.Set("content-type", contentType)

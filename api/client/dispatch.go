@@ -13,10 +13,13 @@ import (
 // Dispatch invokes a row (POST /api/dispatch) and waits for its result, up to the
 // server's wait; past it the result is Pending with the invocation id. A key no
 // row has is an *Error with Status 404 whose Body is the refusal, did_you_mean and
-// the refusal's invocation_id included.
+// the refusal's invocation_id included. With req.Token the call is the token
+// holder's: a refusal for what the token does not permit is an *Error with Status
+// 401, 403, 409 or 413 and the literal reason as Message; arguments the row's
+// input_schema refuses are an *Error with Status 400.
 func (c *Client) Dispatch(ctx context.Context, req DispatchRequest) (DispatchResult, error) {
 	var raw json.RawMessage
-	if _, err := c.do(ctx, http.MethodPost, "/api/dispatch", req, &raw); err != nil {
+	if _, err := c.doAs(ctx, req.Token, http.MethodPost, "/api/dispatch", req, &raw); err != nil {
 		return DispatchResult{}, err
 	}
 	var res DispatchResult

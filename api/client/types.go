@@ -79,6 +79,59 @@ type DispatchRequest struct {
 	Key   string `json:"key"`
 	Body  string `json:"body"`            // arguments separated by |
 	Shape bool   `json:"shape,omitempty"` // build the outbound request, do not send it
+	// Args, when set, is sent as the body instead of Body: one JSON object of named
+	// arguments, for a row with input_schema.
+	Args json.RawMessage `json:"-"`
+	// Token, when set, is a capability token presented as Authorization: Bearer
+	// instead of the owner key.
+	Token string `json:"-"`
+}
+
+// MarshalJSON is the dispatch body: "body" is Args when set, else Body.
+func (r DispatchRequest) MarshalJSON() ([]byte, error) {
+	var body any = r.Body
+	if r.Args != nil {
+		body = r.Args
+	}
+	return json.Marshal(struct {
+		Key   string `json:"key"`
+		Body  any    `json:"body"`
+		Shape bool   `json:"shape,omitempty"`
+	}{r.Key, body, r.Shape})
+}
+
+// MintRequest is a capability token as the owner asks for it (POST /api/tokens).
+type MintRequest struct {
+	// Sub names the holder; its receipts' actor is token:<Sub>.
+	Sub   string     `json:"sub"`
+	Scope TokenScope `json:"scope"`
+	// Risk is the ceiling: "low" (the server's default), or "high" to invoke rows
+	// marked sensitive.
+	Risk string `json:"risk,omitempty"`
+	// Pin is the contract fingerprint the scope's one row must keep, or "current"
+	// for its contract now.
+	Pin string `json:"pin,omitempty"`
+	// Body, when set, is the only body the token may send.
+	Body *string `json:"body,omitempty"`
+	// MaxPayload is the largest body the token may send, in bytes (0: the
+	// deployment's ceiling).
+	MaxPayload int `json:"max_payload,omitempty"`
+	// TTLSeconds is the lifetime (0: the server's default).
+	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+}
+
+// TokenScope is what a token may invoke: the rows of Keys, and of Categories.
+type TokenScope struct {
+	Keys       []string `json:"keys,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+}
+
+// MintedToken is a minted capability token: the server keeps no copy of Token.
+type MintedToken struct {
+	Token  string          `json:"token"`
+	JTI    string          `json:"jti"` // the id RevokeToken takes
+	Exp    int64           `json:"exp"` // expiry, Unix seconds
+	Claims json.RawMessage `json:"claims"`
 }
 
 // DispatchResult is a dispatch's answer: the result and its proof, or, when the

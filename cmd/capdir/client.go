@@ -45,6 +45,9 @@ func defaultServer() string {
 type serverClient struct {
 	*client.Client
 	keySource string
+	// token, when set, is a capability token sent as Authorization: Bearer
+	// instead of the owner key; tokenSource says where it came from.
+	token, tokenSource string
 }
 
 // client resolves the owner key and returns a client of the server. The key is, in
@@ -59,6 +62,23 @@ func (sc serverConfig) client() (*serverClient, error) {
 		return nil, fmt.Errorf("--server: %w", err)
 	}
 	return &serverClient{Client: c, keySource: source}, nil
+}
+
+// tokenClient is a client that presents the capability token tok, else the one in
+// $CAPDIR_TOKEN, else (neither set) the owner key as client resolves it.
+func (sc serverConfig) tokenClient(tok string) (*serverClient, error) {
+	source := "--token"
+	if tok = strings.TrimSpace(tok); tok == "" {
+		tok, source = strings.TrimSpace(os.Getenv("CAPDIR_TOKEN")), "the environment variable CAPDIR_TOKEN"
+	}
+	if tok == "" {
+		return sc.client()
+	}
+	c, err := client.New(sc.Server, "", client.WithTimeout(sc.Timeout))
+	if err != nil {
+		return nil, fmt.Errorf("--server: %w", err)
+	}
+	return &serverClient{Client: c, token: tok, tokenSource: source}, nil
 }
 
 func (sc serverConfig) ownerKey() (key, source string, err error) {
@@ -80,12 +100,15 @@ func (sc serverConfig) ownerKey() (key, source string, err error) {
 	return key, source, nil
 }
 
-// explain adds what to do to err: on a 401, which key the server refused and how
-// to give another; when the server could not be reached, where the CLI looked.
+// explain adds what to do to err: on a 401, which key or token the server refused
+// and how to give another; when the server could not be reached, where the CLI looked.
 func (c *serverClient) explain(err error) error {
 	var apiErr *client.Error
 	var transport *client.TransportError
 	switch {
+	case errors.As(err, &apiErr) && apiErr.Status == 401 && c.token != "":
+		apiErr.Message += ": " + fmt.Sprintf("%s refused the capability token from %s; ask the owner for a valid one (capdir token mint) "+
+			"and pass it with --token or CAPDIR_TOKEN", c.BaseURL(), c.tokenSource)
 	case errors.As(err, &apiErr) && apiErr.Status == 401:
 		apiErr.Message += ": " + fmt.Sprintf("%s refused the owner key from %s; give the key that server uses (its CAPDIR_TERMINAL_KEY, "+
 			"or terminal.key in its data dir) with CAPDIR_TERMINAL_KEY, --key-file FILE or --data DIR", c.BaseURL(), c.keySource)

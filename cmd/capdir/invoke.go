@@ -17,9 +17,12 @@ func init() { register(invokeCmd) }
 type invokeConfig struct {
 	serverConfig
 	Key, Body string
-	Shape     bool // build the outbound request and print it instead of sending it
-	JSON      bool // print the server's whole JSON answer
-	Out       io.Writer
+	// Token is a capability token to invoke with instead of the owner key; when
+	// empty, $CAPDIR_TOKEN, else the owner key.
+	Token string
+	Shape bool // build the outbound request and print it instead of sending it
+	JSON  bool // print the server's whole JSON answer
+	Out   io.Writer
 }
 
 // invokeCmd is `capdir invoke KEY [BODY]`: POST /api/dispatch on a running server.
@@ -30,7 +33,8 @@ func invokeCmd() *cobra.Command {
 		Short: "Invoke a row on a running capdir server and print its result and invocation id",
 		Long: "Invoke a row on a running capdir server. BODY is one string of arguments separated by |\n" +
 			"(for example 'a|b'). The result goes to stdout, then a line with the invocation id and the\n" +
-			"receipt status. The exit status is non-zero when the result is an ERR: string.",
+			"receipt status. The exit status is non-zero when the result is an ERR: string.\n\n" +
+			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.",
 		Example: "  # the rows of the README's walk-through\n" +
 			"  capdir invoke GREET Ada\n" +
 			"  capdir invoke GREET Ada --json\n" +
@@ -47,6 +51,7 @@ func invokeCmd() *cobra.Command {
 	addServerFlags(cmd, &cfg.serverConfig, 0)
 	cmd.Flags().BoolVar(&cfg.Shape, "shape", false, "build the outbound request and print it instead of sending it")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print the server's whole JSON answer")
+	cmd.Flags().StringVar(&cfg.Token, "token", "", "invoke with this capability token instead of the owner key (default $CAPDIR_TOKEN)")
 	return cmd
 }
 
@@ -55,11 +60,11 @@ func invokeCmd() *cobra.Command {
 // the key is unknown (after printing the refusal, with did_you_mean) or the result
 // is not ok.
 func runInvoke(ctx context.Context, cfg invokeConfig) error {
-	c, err := cfg.client()
+	c, err := cfg.tokenClient(cfg.Token)
 	if err != nil {
 		return err
 	}
-	res, err := c.Dispatch(ctx, client.DispatchRequest{Key: cfg.Key, Body: cfg.Body, Shape: cfg.Shape})
+	res, err := c.Dispatch(ctx, client.DispatchRequest{Key: cfg.Key, Body: cfg.Body, Shape: cfg.Shape, Token: c.token})
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		// unknown_key: show the refusal, did_you_mean included.

@@ -44,11 +44,13 @@ func serveCmd() *cobra.Command {
 			"Environment:\n" +
 			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
 			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
-			"                       <data>/terminal.key, generated (mode 0600) on first start\n\n" +
+			"                       <data>/terminal.key, generated (mode 0600) on first start\n" +
+			"  CAPDIR_AGENT_PROVIDERS  the agent providers (PREFIX=BASE_URL,…) when --agent-provider is not given\n\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.EnvKey, cfg.Err = os.Getenv("CAPDIR_TERMINAL_KEY"), os.Stderr
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
+			cfg.Node.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.Node.AgentProviders, os.LookupEnv)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, cfg)
@@ -79,9 +81,13 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.Node.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
 	f.IntVar(&cfg.Node.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
 	f.Int64Var(&cfg.Node.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
+	f.StringVar(&cfg.Node.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
+		"(default <data>/token-signing.pem); give every node of a deployment the same file")
+	f.StringVar(&cfg.Node.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	composeFlags(cmd, &cfg.Node.ComposeConfig)
 	return cmd
 }
 
@@ -97,6 +103,9 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	slog.SetDefault(logger)
 	cfg.Logger = logger
 	if err := cfg.Breaker.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.ComposeConfig.Validate(); err != nil {
 		return err
 	}
 	if sc.ShutdownTimeout < 0 {
@@ -152,6 +161,7 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	if err != nil {
 		return err
 	}
+	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 	logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
 }

@@ -15,6 +15,8 @@ import (
 
 // A bus client invokes a row with a NATS connection and nothing else of capdir's:
 // Invoke publishes the request into the log and waits for the receipt's notice.
+// A caller other than the owner needs a capability token: this one has none, so
+// the gate refuses it (token:required) and nothing runs; the receipt says so.
 func ExampleInvoke() {
 	dir, _ := os.MkdirTemp("", "wire-example")
 	defer os.RemoveAll(dir)
@@ -36,6 +38,6 @@ func ExampleInvoke() {
 	}
 	defer nc.Close()
 	rc, err := wire.Invoke(ctx, nc, "NO_SUCH_ROW", "x", "nats:example")
-	fmt.Println(rc.Status, rc.Ran, rc.Actor, err)
-	// Output: REFUSED_UNKNOWN_KEY false nats:example <nil>
+	fmt.Println(rc.Status, rc.Result, rc.Ran, rc.Actor, err)
+	// Output: REFUSED_TOKEN token:required false nats:example <nil>
 }

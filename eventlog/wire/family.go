@@ -24,9 +24,15 @@ const (
 	ReceiptFamily
 	// BreakerFamily: capdir.data.breaker.<KEY>, breaker resets.
 	BreakerFamily
+	// StepFamily: capdir.data.step.<KEY>, the requests of a flow's steps and an
+	// agent's tool calls, run by their caller's worker.
+	StepFamily
+	// TokenFamily: capdir.ctl.token.<JTI>, capability token revocations; Key holds
+	// the token id.
+	TokenFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -58,6 +64,8 @@ var familyPrefixes = []struct {
 	{directoryPrefix, DirectoryFamily},
 	{requestPrefix, RequestFamily},
 	{breakerPrefix, BreakerFamily},
+	{stepPrefix, StepFamily},
+	{tokenPrefix, TokenFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and

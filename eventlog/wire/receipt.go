@@ -36,6 +36,9 @@ const (
 	// StatusRefusedContractChanged: the token pins a contract fingerprint and the
 	// row's contract has changed since (HTTP 409): mint a token for the new one.
 	StatusRefusedContractChanged = "REFUSED_CONTRACT_CHANGED"
+	// StatusRefusedInput: the arguments do not satisfy the row's input_schema
+	// (ERR:input:<what is wrong>); nothing ran (HTTP 400).
+	StatusRefusedInput = "REFUSED_INPUT"
 )
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.
@@ -81,6 +84,16 @@ type Receipt struct {
 	// Extra carries structured output that is not a string: shape mode's request
 	// preview, or the unknown_key refusal with did_you_mean.
 	Extra map[string]any `json:"extra,omitempty"`
+	// Parent is the invocation id of the call this one is a step of (a flow's
+	// step, an agent's tool call); empty for a top-level call. Children are the
+	// invocation ids of this call's own steps, in the order they were made.
+	Parent   string   `json:"parent,omitempty"`
+	Children []string `json:"children,omitempty"`
+	// PromptTokens and CompletionTokens are the model tokens the call used (agent
+	// rows), summed over its model requests; the tokens of its steps are on their
+	// own receipts.
+	PromptTokens     int64 `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64 `json:"completion_tokens,omitempty"`
 	// Breaker bookkeeping: the credential tag and breaker generation the call ran
 	// under, so replaying receipts rebuilds every breaker.
 	CredTag           string `json:"cred_tag,omitempty"`

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -17,7 +18,12 @@ type InvocationRequest struct {
 	Trace        string `json:"trace"`         // t_<...>
 	Key          string `json:"key"`
 	Body         string `json:"body"`
-	Shape        bool   `json:"shape,omitempty"`
+	// Args are the arguments as one JSON object of named arguments, an alternative
+	// to Body for a row with input_schema: the gate validates the object as it is
+	// and runs the row with its pipe form (the values in the row's argument order).
+	// A request carries Body or Args, not both; JSON null counts as no Args.
+	Args  json.RawMessage `json:"args,omitempty"`
+	Shape bool            `json:"shape,omitempty"`
 	// Credential is the caller's attestation: "owner:terminal-key" when the facade
 	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
 	Credential string `json:"credential"`
@@ -29,4 +35,13 @@ type InvocationRequest struct {
 	// worker on another node waits until it has applied as much before it reads the
 	// row, so a row is callable the moment its write returns, on every node.
 	DirSeq uint64 `json:"dir_seq,omitempty"`
+	// Parent, Depth and Chain place a step (a request on StepSubject, written by
+	// the engine) in its call tree: the invocation id of the call that made it,
+	// how deep it is (1 for a step of a top-level call), and the keys of its
+	// ancestors from the top-level call down to its parent, joined by '>' ("A>B";
+	// a key never holds one). A worker takes them from its own bookkeeping, never
+	// from a request it is sent.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Chain  string `json:"chain,omitempty"`
 }

@@ -18,6 +18,7 @@ const (
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
 	busPrefix       = dataPrefix + "bus."
+	stepPrefix      = dataPrefix + "step."
 	receiptPrefix   = dataPrefix + "rcpt."
 	noticePrefix    = capdirToken + ".receipt."
 )
@@ -45,6 +46,13 @@ func BusRequestSubject(client, key string) string { return busPrefix + client + 
 
 // RequestSubjects matches every invocation request.
 const RequestSubjects = requestPrefix + ">"
+
+// StepSubject is where the requests of steps are appended: the invocations a
+// composing row (a flow, an agent) makes on behalf of its call, which the worker
+// running that call runs itself, inline. They are on the data stream like every
+// request, so the projection shows a step pending until its receipt, and outside
+// RequestSubjects, so no worker takes one from the queue. Only capdir writes here.
+func StepSubject(key string) string { return stepPrefix + key }
 
 // ReceiptSubject is where the receipts of one row are appended. The invocation id is
 // in the receipt, not in the subject: the NATS server keeps state for every subject a

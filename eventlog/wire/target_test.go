@@ -9,7 +9,7 @@ import (
 func TestReservedSubjectCoversCapdirsOwn(t *testing.T) {
 	own := []string{
 		DirectorySubject("K"), BreakerSubject("K"), RequestSubject("K"), ReceiptSubject("K"),
-		ReceiptNoticeSubject("K", "inv_01"), RequestSubjects, ReceiptSubjects,
+		ReceiptNoticeSubject("K", "inv_01"), RequestSubjects, ReceiptSubjects, TokenSubject("0f3a"),
 	}
 	for _, s := range Streams {
 		own = append(own, StreamSubjects(s)...)

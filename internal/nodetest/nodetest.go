@@ -103,6 +103,19 @@ func Do(t testing.TB, n *capdir.Node, method, path, body string) (int, string) {
 // DoKey is Do with an explicit owner key ("" sends none).
 func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, string) {
 	t.Helper()
+	return do(t, n, method, path, body, "x-terminal-key", key)
+}
+
+// DoToken is Do with a capability token (Authorization: Bearer) instead of the
+// owner key.
+func DoToken(t testing.TB, n *capdir.Node, method, path, body, token string) (int, string) {
+	t.Helper()
+	return do(t, n, method, path, body, "Authorization", "Bearer "+token)
+}
+
+// do sends the request with header set to value (unless value is empty).
+func do(t testing.TB, n *capdir.Node, method, path, body, header, value string) (int, string) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -111,8 +124,8 @@ func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("x-terminal-key", key)
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	if body != "" {
 		req.Header.Set("content-type", "application/json")

@@ -15,57 +15,9 @@ import (
 // whose key is longer is not offered as a tool.
 const MaxToolNameLen = 64
 
-// ToolOf is row as a tool offered to a model, for the runner.Invoker's Tools:
-//
-//   - Key is the row key, the tool's name;
-//   - Description is the row's description (contract.Row.Description: the
-//     docstring's WHAT, else its first line), then "When to use: " and its
-//     WHEN_TO_USE line when it has one;
-//   - Parameters is the row's input_schema when that is a JSON Schema of
-//     "type":"object" (Schema is then true and the model's arguments are the
-//     body), else {"type":"object","properties":{"args":{"type":"string",
-//     "description":...}}}, the description saying the arguments are one string
-//     separated by '|' and quoting the docstring's ARGS line.
-func ToolOf(row *contract.Row) runner.Tool {
-	doc := contract.ParseDoc(row.Content)
-	desc := row.Description()
-	if doc.WhenToUse != "" {
-		if desc != "" {
-			desc += "\n"
-		}
-		desc += "When to use: " + doc.WhenToUse
-	}
-	if schema, ok := objectSchema(row.InputSchema); ok {
-		return runner.Tool{Key: row.Key, Description: desc, Parameters: schema, Schema: true}
-	}
-	return runner.Tool{Key: row.Key, Description: desc, Parameters: argsSchema(doc.Args)}
-}
-
-// objectSchema returns s compacted when it is a JSON object schema of type object.
-func objectSchema(s string) (json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &m) != nil || string(m["type"]) != `"object"` {
-		return nil, false
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, []byte(s)) != nil {
-		return nil, false
-	}
-	return buf.Bytes(), true
-}
-
-// argsSchema is the parameters of a row taking the single args string.
-func argsSchema(argsDoc string) json.RawMessage {
-	d := "the arguments as one string, separated by |"
-	if argsDoc != "" {
-		d += " (" + argsDoc + ")"
-	}
-	b, _ := json.Marshal(map[string]any{
-		"type":       "object",
-		"properties": map[string]any{"args": map[string]any{"type": "string", "description": d}},
-	})
-	return b
-}
+// ToolOf is row as a tool offered to a model: runner.ToolOf, which the
+// dispatcher's Invoker builds its Tools with.
+func ToolOf(row *contract.Row) runner.Tool { return runner.ToolOf(row) }
 
 // toolbox is what one call offers the model.
 type toolbox struct {
@@ -97,7 +49,7 @@ func offer(ctx context.Context, c runner.Call) (toolbox, *runner.Error) {
 			continue
 		}
 		if len(t.Parameters) == 0 || !json.Valid(t.Parameters) {
-			t.Parameters, t.Schema = argsSchema(""), false
+			t.Parameters, t.Schema = runner.ArgsParameters(""), false
 		}
 		tb.byName[t.Key] = t
 		tb.defs = append(tb.defs, toolDef{Type: "function", Function: functionDef{
