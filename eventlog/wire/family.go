@@ -27,9 +27,12 @@ const (
 	// TokenFamily: capdir.ctl.token.<JTI>, capability token revocations; Key holds
 	// the token id.
 	TokenFamily
+	// ApprovalFamily: capdir.ctl.approval.<INVOCATION>, the approval of one call to
+	// a sensitive row; Key holds the invocation id.
+	ApprovalFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "token"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "token", "approval"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -62,6 +65,7 @@ var familyPrefixes = []struct {
 	{requestPrefix, RequestFamily},
 	{breakerPrefix, BreakerFamily},
 	{tokenPrefix, TokenFamily},
+	{approvalPrefix, ApprovalFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and

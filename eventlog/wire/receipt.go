@@ -36,6 +36,16 @@ const (
 	// StatusRefusedContractChanged: the token pins a contract fingerprint and the
 	// row's contract has changed since (HTTP 409): mint a token for the new one.
 	StatusRefusedContractChanged = "REFUSED_CONTRACT_CHANGED"
+	// StatusRefusedApprovalDenied: the row is sensitive and the owner denied the
+	// call its approval (HTTP 403).
+	StatusRefusedApprovalDenied = "REFUSED_APPROVAL_DENIED"
+	// StatusRefusedApprovalExpired: the row is sensitive and the owner did not
+	// decide on the call before its approval expired (HTTP 410).
+	StatusRefusedApprovalExpired = "REFUSED_APPROVAL_EXPIRED"
+	// StatusPendingApproval is never a receipt's: it is the answer to a call to a
+	// sensitive row that waits for the owner's approval (HTTP 202). Its receipt
+	// comes once the owner decides or the approval expires.
+	StatusPendingApproval = "PENDING_APPROVAL"
 )
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.
