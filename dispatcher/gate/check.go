@@ -23,6 +23,7 @@ var checks = []check{
 	tokenPayload,    // payload_ceiling:<size>><max>
 	rowEnabled,      // ERR:disabled:<KEY>
 	breakerClosed,   // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
+	watcher,         // approval_pending (no receipt yet) · approval_denied · approval_expired: keep it last
 }
 
 // payloadCeiling refuses a body over the ceiling. The entry points refuse one
