@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -142,10 +143,9 @@ func (h *Handler) session(id string) *session {
 	return h.sessions[id]
 }
 
-// open makes the session a request opens and lists its tools. It is registered
-// before its tools are read, under the lock refresh takes: a directory change
-// committed after the read reaches it through refresh, one committed before is
-// in the read.
+// open makes and registers the session a request opens. Its tools are read when
+// it is initialized (load): a client's probe that the SDK refuses (a protocol
+// this stateful server does not speak) costs no read of the directory.
 func (h *Handler) open(c caller, m mode) (*session, error) {
 	s := newSession(h, c, m)
 	h.mu.Lock()
@@ -153,18 +153,33 @@ func (h *Handler) open(c caller, m mode) (*session, error) {
 	if h.closed {
 		return nil, ErrClosed
 	}
-	if m == modeTools {
-		enabled := 1
-		err := h.cfg.Projector.Each(projector.Filter{Enabled: &enabled}, func(r *contract.Row) error {
-			s.apply(r.Key, r)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	h.sessions[s.id] = s
 	return s, nil
+}
+
+// load lists a tools-mode session's tools, once. It holds h.mu, as refresh does:
+// a directory change committed after the read reaches the session through
+// refresh, one committed before is in the read, and a newer row is never
+// overwritten by an older one.
+func (h *Handler) load(s *session) error {
+	if s.mode != modeTools || s.loaded.Load() {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.loaded.Load() {
+		return nil
+	}
+	enabled := 1
+	err := h.cfg.Projector.Each(projector.Filter{Enabled: &enabled}, func(r *contract.Row) error {
+		s.apply(r.Key, r)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mcp: reading the directory: %w", err)
+	}
+	s.loaded.Store(true)
+	return nil
 }
 
 // adopt follows the SDK's session once the request that opened it has been
@@ -174,13 +189,15 @@ func (h *Handler) open(c caller, m mode) (*session, error) {
 func (h *Handler) adopt(s *session) {
 	ss := s.adopt()
 	h.mu.Lock()
-	if ss == nil {
+	if ss == nil || h.closed {
 		delete(h.sessions, s.id)
 		h.mu.Unlock()
+		if ss != nil {
+			s.close() // Close ran while the session was being opened
+		}
 		return
 	}
-	closed := h.closed
-	h.wg.Add(1)
+	h.wg.Add(1) // before Close's Wait: Close sets closed under h.mu first
 	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
@@ -190,9 +207,6 @@ func (h *Handler) adopt(s *session) {
 		delete(h.sessions, s.id)
 		h.mu.Unlock()
 	}()
-	if closed {
-		s.close() // Close ran while the session was being opened
-	}
 }
 
 // Close ends every session and refuses new ones (503). It returns once the

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -47,10 +48,14 @@ type session struct {
 	mode   mode
 	srv    *sdk.Server
 
-	mu    sync.Mutex
-	tools map[string]listed  // tools mode: the rows listed, by key
-	ss    *sdk.ServerSession // set once the session's first request has been served
-	timer *time.Timer        // closes a token holder's session when its token expires
+	// loaded is set once the session's tools have been read (Handler.load).
+	loaded atomic.Bool
+
+	mu      sync.Mutex
+	tools   map[string]listed  // tools mode: the rows listed, by key
+	ss      *sdk.ServerSession // set once the session's first request has been served
+	timer   *time.Timer        // closes a token holder's session when its token expires
+	closing bool               // close was called, maybe before ss was known
 }
 
 // listed is one row listed as a tool.
@@ -165,25 +170,27 @@ func (s *session) listedTool(name string) (runner.Tool, bool) {
 	return l.tool, ok
 }
 
-// middleware puts tools/list in planner order and, in tools mode, takes every
-// tools/call itself: a name the session does not list (a hidden row, a disabled
-// one, one outside the token's scope, no row at all) is still dispatched, so the
-// gate answers it with its literal refusal and a receipt.
+// middleware reads a tools-mode session's tools when it is initialized (from
+// then on, changes are announced to it), puts tools/list in planner order, and
+// takes every tools/call itself: a name the session does not list (a hidden
+// row, a disabled one, one outside the token's scope, no row at all) is still
+// dispatched, so the gate answers it with its literal refusal and a receipt.
 func (s *session) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		switch method {
-		case "tools/list":
-			res, err := next(ctx, method, req)
-			if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil && s.mode == modeTools {
-				s.order(lr.Tools)
-			}
-			return res, err
-		case "tools/call":
-			if cr, ok := req.(*sdk.CallToolRequest); ok && s.mode == modeTools && cr.Params != nil {
-				return s.handleCall(ctx, cr)
-			}
+		if s.mode != modeTools || method != "initialize" && method != "tools/list" && method != "tools/call" {
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		if err := s.h.load(s); err != nil {
+			return nil, err
+		}
+		if cr, ok := req.(*sdk.CallToolRequest); ok && cr.Params != nil {
+			return s.handleCall(ctx, cr)
+		}
+		res, err := next(ctx, method, req)
+		if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+			s.order(lr.Tools)
+		}
+		return res, err
 	}
 }
 
@@ -248,18 +255,23 @@ func (s *session) adopt() *sdk.ServerSession {
 	}
 	s.mu.Lock()
 	s.ss = ss
-	if !s.caller.expiry.IsZero() {
+	closing := s.closing
+	if !closing && !s.caller.expiry.IsZero() {
 		// A token's session ends with the token: past its expiry every request is
 		// refused anyway, and the stream would go on announcing changes.
 		s.timer = time.AfterFunc(s.caller.expiry.Sub(s.h.cfg.Clock()), func() { ss.Close() })
 	}
 	s.mu.Unlock()
+	if closing {
+		ss.Close() // closed while its first request was being served
+	}
 	return ss
 }
 
 // close ends the session; it waits for the calls in flight to be answered.
 func (s *session) close() {
 	s.mu.Lock()
+	s.closing = true
 	ss, timer := s.ss, s.timer
 	s.mu.Unlock()
 	if timer != nil {

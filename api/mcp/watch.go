@@ -77,9 +77,18 @@ func (h *Handler) refresh() {
 	for _, s := range h.sessions {
 		if s.caller.token != "" {
 			if _, refused := h.cfg.Dispatcher.Caller(s.caller.token); refused != nil {
-				go s.close() // revoked: its requests are refused, and so are its announcements
+				// Revoked: its requests are refused, and so are its announcements. The
+				// session answers its calls in flight before it closes: not under h.mu.
+				h.wg.Add(1)
+				go func() {
+					defer h.wg.Done()
+					s.close()
+				}()
 				continue
 			}
+		}
+		if !s.loaded.Load() {
+			continue // its first read of the directory will see these rows
 		}
 		for k, row := range rows {
 			s.apply(k, row)
