@@ -17,13 +17,14 @@ const (
 	ScenarioFloor     = "floor"
 	ScenarioNATS      = "nats"
 	ScenarioHTTP      = "http"
+	ScenarioMCP       = "mcp"
 	ScenarioHTTPRow   = "httprow"
 	ScenarioReplay    = "replay"
 	ScenarioDirectory = "directory"
 )
 
 // Scenarios lists every scenario name in run order.
-var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioReplay, ScenarioDirectory}
+var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioReplay, ScenarioDirectory}
 
 // Config configures Run.
 type Config struct {
