@@ -46,6 +46,9 @@ func TestOwnerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.CacheScope != "private" || res.TTLMs != 0 {
+		t.Errorf("tools/list cache hints: ttlMs %d, cacheScope %q; want 0, private (the list is the credential's)", res.TTLMs, res.CacheScope)
+	}
 	var names []string
 	tools := map[string]*sdk.Tool{}
 	for _, tl := range res.Tools {

@@ -82,6 +82,9 @@ func newSession(h *Handler, c caller, m mode) *session {
 		// listChanged is declared in both modes; only tools mode's list changes.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 		GetSessionID: func() string { return s.id },
+		// A list is the credential's own and follows the directory: never from a
+		// shared cache, never fresh for long (list_changed says when to list again).
+		SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.TTLMs, c.CacheScope = 0, "private" },
 	})
 	s.srv.AddReceivingMiddleware(s.middleware)
 	if m == modeSearch {

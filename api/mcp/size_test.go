@@ -63,6 +63,12 @@ func (c *capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+func (c *capture) reset() {
+	c.mu.Lock()
+	c.got = nil
+	c.mu.Unlock()
+}
+
 // import900 writes 900 rows: the article's rows and the document stand-ins,
 // repeated under numbered keys (the directory the registry's size is measured on,
 // grown to 900), every one enabled and planner-visible.
@@ -144,5 +150,23 @@ func TestToolsListSize900(t *testing.T) {
 		if c.mode == "search" && len(msg) > 3000 {
 			t.Errorf("search mode's tools/list is %d bytes: it should not grow with the directory", len(msg))
 		}
+	}
+	// What search mode fetches instead: one search, one contract.
+	rec := &capture{withHeader: owner(), method: "tools/call"}
+	cs, err := sdkConnect(n, rec, "mode=search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{{"search", map[string]any{"query": "list models"}}, {"describe", map[string]any{"key": "GROK_001"}}} {
+		rec.reset()
+		if res := call(t, cs, c.tool, c.args); res.IsError || len(rec.got) != 1 {
+			t.Fatalf("%s: %q (%d messages)", c.tool, text(res), len(rec.got))
+		}
+		msg := string(rec.got[0])
+		t.Logf("search mode: %s %v: %d bytes, %d tokens o200k_base", c.tool, c.args, len(msg), len(encs["o200k_base"].Encode(msg, nil, nil)))
 	}
 }
