@@ -123,8 +123,12 @@ func TestOwnerSession(t *testing.T) {
 	if got := call(t, cs, "GREET", map[string]any{"args": 42}); !got.IsError || text(got) != `ERR:mcp:bad_arguments:GREET:"args" must be a string` {
 		t.Errorf("args 42: isError=%v %q", got.IsError, text(got))
 	}
+	// A name that cannot be a key is refused before anything is appended too.
+	if got := call(t, cs, "capdir.data.req.>", nil); !got.IsError || !strings.Contains(text(got), `must be 1 to`) {
+		t.Errorf("a subject as a name: isError=%v %q", got.IsError, text(got))
+	}
 	if after := lastSeq(t, n.Log); after != before {
-		t.Errorf("a refused argument appended %d events", after-before)
+		t.Errorf("refused arguments and names appended %d events", after-before)
 	}
 }
 
@@ -146,12 +150,21 @@ func TestTokenSession(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	postRow(t, n, greetRow("GREET"))
 	postRow(t, n, greetRow("PAY"))
-	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	fx := greetRow("FX")
+	fx["category"] = "money"
+	postRow(t, n, fx)
+	vault := greetRow("VAULT") // in the token's category, above its risk ceiling
+	vault["category"], vault["sensitive"], vault["input_schema"] = "money", 1, `{"type":"object"}`
+	postRow(t, n, vault)
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}, Categories: []string{"money"}}, time.Now(), time.Hour)
 
 	changed := make(chan struct{}, 1)
 	cs := connect(t, n, bearer(tok), "", changed)
-	if names := listNames(t, cs); !slices.Equal(names, []string{"GREET"}) {
-		t.Fatalf("tools/list = %v, want [GREET]", names)
+	if names := listNames(t, cs); !slices.Equal(names, []string{"FX", "GREET"}) {
+		t.Fatalf("tools/list = %v, want [FX GREET] (its key and its category, within its risk ceiling)", names)
+	}
+	if got := call(t, cs, "VAULT", map[string]any{}); !got.IsError || text(got) != "risk_ceiling:low<row:high" {
+		t.Errorf("VAULT: isError=%v %q", got.IsError, text(got))
 	}
 	got := call(t, cs, "GREET", map[string]any{"args": "Ada"})
 	if got.IsError || text(got) != "Hello, Ada!" {
@@ -173,7 +186,15 @@ func TestTokenSession(t *testing.T) {
 	}
 	awaitChange(t, changed, "PUT GREET")
 	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 1 || res.Tools[0].Description != "Greet, again." {
+	if err != nil || len(res.Tools) != 2 || res.Tools[1].Name != "GREET" || res.Tools[1].Description != "Greet, again." {
 		t.Fatalf("tools/list after PUT = %+v, %v", res, err)
+	}
+	// A row moved out of the token's category leaves its list.
+	if code, body := nodetest.Do(t, n, "PATCH", "/api/directory/FX", `{"category":"other"}`); code != 200 {
+		t.Fatalf("PATCH: %d %s", code, body)
+	}
+	awaitChange(t, changed, "FX leaving the token's category")
+	if names := listNames(t, cs); !slices.Equal(names, []string{"GREET"}) {
+		t.Errorf("tools/list = %v, want [GREET]", names)
 	}
 }
