@@ -72,14 +72,6 @@ func answerBadMode(mode string) httpAnswer {
 	}}
 }
 
-// answerUnavailable is the 503 of a session that could not be opened because the
-// directory could not be read.
-func answerUnavailable(err error) httpAnswer {
-	return httpAnswer{http.StatusServiceUnavailable, map[string]string{
-		"error": "directory_unavailable: " + err.Error(), "how_to_fix": "retry; if it persists, see the node's log",
-	}}
-}
-
 // argError is a tool call's arguments that cannot be read: its text is the
 // literal the tool error carries, ERR:mcp:bad_arguments:<tool>:<reason>.
 type argError struct{ literal string }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -100,12 +99,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.open(c, m)
-	switch {
-	case errors.Is(err, ErrClosed):
+	if err != nil { // ErrClosed
 		answer(w, r, answerClosed)
-		return
-	case err != nil:
-		answer(w, r, answerUnavailable(err))
 		return
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
