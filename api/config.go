@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
@@ -64,6 +65,8 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
 	Minter *token.Minter
+	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
+	MCP http.Handler
 }
 
 // Defaults of Config.

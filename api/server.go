@@ -65,6 +65,9 @@ func (s *Server) routes() {
 	s.registerBreaker()
 	s.registerTokens()
 	s.registerApprovals()
+	if s.cfg.MCP != nil {
+		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method
+	}
 }
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.
