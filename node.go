@@ -239,7 +239,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	askIndex, err := api.NewAskIndex(n.Projector)
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
 	n.MCP, err = mcp.New(mcp.Config{
+		Search:    mcp.AskSearch(askIndex, n.Projector),
 		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
 		DispatchWait: cfg.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
 	})
@@ -253,7 +260,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
-		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
 	})
 	if err != nil {
 		n.Projector.Close()

@@ -11,11 +11,15 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures a Server.
 type Config struct {
+	// Ask is the index behind GET /api/dispatch?ask= (NewAskIndex over Projector
+	// when nil).
+	Ask       *ask.Index
 	Log       *eventlog.Log
 	Projector *projector.Projector
 	// Dispatcher serves invocations; routes that need it answer 503 when nil.

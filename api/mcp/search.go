@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/projector/ask"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -248,4 +249,28 @@ func callBody(args json.RawMessage) (string, error) {
 		return buf.String(), nil
 	}
 	return "", badArguments("call", `"args" must be a string (the arguments separated by |) or an object (for a row with an input schema)`)
+}
+
+// AskSearch is the Searcher over the ask index (projector/ask): rows ranked for
+// plain words by key, category and docstring, read from p as visit needs them.
+func AskSearch(x *ask.Index, p *projector.Projector) Searcher {
+	return func(ctx context.Context, query string, visit func(*contract.Row) bool) error {
+		a, err := x.Search(ask.Query{Text: query, Limit: ask.MaxLimit})
+		if err != nil {
+			return err
+		}
+		for _, r := range a.Results {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			row, _, err := p.Row(r.Key)
+			if err != nil {
+				continue // deleted since it was ranked
+			}
+			if !visit(&row) {
+				return nil
+			}
+		}
+		return nil
+	}
 }
