@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/mcp"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -97,6 +98,11 @@ type Config struct {
 	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
 	// share the key agree without configuration.
 	TokenAudience string
+	// ApprovalTTL is how long a token holder's call to a sensitive row waits for
+	// the owner's decision before it expires (dispatcher.DefaultApprovalTTL when 0);
+	// ApprovalSweep is how often the node looks for expired approvals (2s when 0).
+	ApprovalTTL   time.Duration
+	ApprovalSweep time.Duration
 	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
 	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
@@ -112,6 +118,8 @@ type Node struct {
 	Projector *projector.Projector
 	Dispatch  *dispatcher.Service
 	API       *api.Server
+	// MCP is the MCP server the facade serves at /mcp.
+	MCP *mcp.Handler
 	// Minter mints this deployment's capability tokens (POST /api/tokens), and
 	// Verifier checks them for the gate; one of each per node (the verifier caches).
 	Minter   *token.Minter
@@ -231,12 +239,28 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	askIndex, err := api.NewAskIndex(n.Projector)
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
+	n.MCP, err = mcp.New(mcp.Config{
+		Search:    mcp.AskSearch(askIndex, n.Projector),
+		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
+		DispatchWait: cfg.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
+	})
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
-		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -246,6 +270,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
+	n.goRun(func() error { return n.MCP.Run(runCtx) })
 	if err := n.Dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
@@ -279,6 +304,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.API.Handler())
+	n.http.RegisterOnShutdown(n.MCP.Close) // MCP sessions' streams would hold Shutdown open
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -422,6 +448,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		}),
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
 		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
+		Approvals: dispatcher.ApprovalConfig{TTL: cfg.ApprovalTTL, Sweep: cfg.ApprovalSweep},
 	})
 }
 

@@ -129,6 +129,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	case err != nil:
 		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
+	if rc.Status == wire.StatusPendingApproval {
+		writeJSON(w, http.StatusAccepted, pendingApprovalAnswer(&rc))
+		return nil
+	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
 		return &UnknownKeyError{Receipt: rc}
 	}

@@ -44,9 +44,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg), imports: make(chan struct{}, cfg.MaxImports)}
-	var err error
-	if s.ask, err = newAskIndex(cfg.Projector); err != nil {
-		return nil, err
+	s.ask = cfg.Ask
+	if s.ask == nil {
+		var err error
+		if s.ask, err = NewAskIndex(cfg.Projector); err != nil {
+			return nil, err
+		}
 	}
 	s.routes()
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
@@ -73,6 +76,10 @@ func (s *Server) routes() {
 	s.registerDispatch()
 	s.registerBreaker()
 	s.registerTokens()
+	s.registerApprovals()
+	if s.cfg.MCP != nil {
+		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method
+	}
 }
 
 // handlerFunc is a route's handler: it writes its answer, or returns the error

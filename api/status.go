@@ -34,25 +34,29 @@ func as[T error]() func(error) bool {
 // The first rule that matches wins; an error no rule matches is 503 (the log or the
 // projection failed). A new route adds its sentinels here, never a status of its own.
 //
-//	400  REFUSED_INPUT (the dispatch's answer, with its proof); hygiene refusals (RefusalError.Body verbatim); malformed JSON, wrong types,
-//	     unknown fields, unknown type, bad key characters, invalid values, key
-//	     mismatch, no recognized fields; bad query parameters and request bodies
+//	400  REFUSED_INPUT (the dispatch's answer, with its proof); hygiene refusals
+//	     (RefusalError.Body verbatim); malformed JSON, wrong types, unknown fields,
+//	     unknown type, bad key characters, invalid values, key mismatch, no
+//	     recognized fields; bad query parameters and request bodies; bad_decision
 //	401  unauthorized (an owner route to a token holder: the route needs the owner
 //	     key; a dispatch without a credential that holds, or with an Authorization
 //	     header that is not one bearer token); REFUSED_TOKEN
 //	403  REFUSED_SCOPE: the token does not permit the call
-//	404  unknown route (with its path); unknown key or invocation id; a dispatch's
-//	     unknown_key (with did_you_mean and the refusal's receipt)
+//	404  unknown route (with its path); unknown key, invocation id or approval; a
+//	     dispatch's unknown_key (with did_you_mean and the refusal's receipt)
 //	405  a known path with another method (with Allow)
 //	408  request_timeout: the body stopped arriving before the read timeout
 //	409  exists; conflict (another writer changed the key first);
-//	     REFUSED_CONTRACT_CHANGED (the token's pinned contract is not the row's)
+//	     REFUSED_CONTRACT_CHANGED (the token's pinned contract is not the row's);
+//	     approval_decided
+//	410  approval_expired, approval_request_gone
 //	413  payload_too_large, naming the limit: a body over its cap, a row over the
 //	     row limit (as sent or as the log stores it), an import body over its cap;
 //	     a dispatch payload over the ceiling; REFUSED_PAYLOAD_TOO_LARGE
 //	429  too_many_imports (with Retry-After)
 //	502  the dispatcher could not take the request
-//	503  the log or the projection failed; no dispatcher on this node
+//	503  the log or the projection failed; no dispatcher on this node;
+//	     approval_unavailable
 //	504  appended but not projected within the write timeout
 var errorTable = []errorRule{
 	{is(ErrTokenRefused), http.StatusUnauthorized, tokenRefusedBody},
@@ -61,6 +65,12 @@ var errorTable = []errorRule{
 	{is(ErrTokenPayloadTooLarge), http.StatusRequestEntityTooLarge, tokenRefusedBody},
 	{is(ErrInputRefused), http.StatusBadRequest, inputRefusedBody},
 	{is(ErrUnauthorized), http.StatusUnauthorized, unauthorizedAnswer},
+	{approvalIs(dispatcher.ErrBadDecision), http.StatusBadRequest, approvalBody},
+	{approvalIs(dispatcher.ErrApprovalUnknown), http.StatusNotFound, approvalBody},
+	{approvalIs(dispatcher.ErrApprovalDecided), http.StatusConflict, approvalBody},
+	{approvalIs(dispatcher.ErrApprovalExpired), http.StatusGone, approvalBody},
+	{approvalIs(dispatcher.ErrApprovalRequestGone), http.StatusGone, approvalBody},
+	{approvalIs(nil), http.StatusServiceUnavailable, approvalBody},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
 	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's

@@ -63,6 +63,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
+	in.Rerun = s.rerun(m, &in)
 	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(&g.Row) {
 		// A breaker is a fold over the data stream, and this node's projection may
 		// lag the node that appended the request. For a row that can strike, wait
@@ -89,6 +90,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		// call cut short; the request goes back to be run again elsewhere or at
 		// the next start.
 		m.Nak()
+		return
+	}
+	if d.pending {
+		s.holdForApproval(ctx, m, &req, d) // no receipt yet: see approval.go
 		return
 	}
 	if s.cfg.beforeReceipt != nil {
@@ -182,6 +187,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	}
 	if refusal != nil {
 		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
+		d.pending = refusal.Kind == gate.KindPending
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration

@@ -1,8 +1,8 @@
 // Package client is a Go client of capdir's HTTP API: the directory (rows, import,
 // export), dispatch (with the owner key, or a capability token and an arguments
-// object), receipts, breakers and capability tokens (mint, revoke), as typed
-// methods over one base URL and the owner key. capdir's own CLI talks to a server
-// through it.
+// object), receipts, breakers, capability tokens (mint, revoke) and approvals, as
+// typed methods over one base URL and the owner key. capdir's own CLI talks to a
+// server through it.
 //
 // It stays light: it depends on contract (the row type) and eventlog/wire (the
 // receipt type), never on the server side (nats-server, bbolt, prometheus, the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -80,7 +81,7 @@ func TestRunServeStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := serveConfig{LogLevel: "info", EnvKey: nodetest.Key, Err: logs, ShutdownTimeout: 10 * time.Second}
-	cfg.Node = capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Sync: "1s", ProjLinger: capdir.DefaultProjLinger}
+	cfg.Node = capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Sync: "1s", ProjLinger: capdir.DefaultProjLinger, ApprovalTTL: dispatcher.DefaultApprovalTTL}
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, cfg) }()
 	var url string

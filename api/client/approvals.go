@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Approval is a token holder's call to a sensitive row that the watcher held for
+// the owner's decision, as the owner sees it, the call's body included.
+type Approval struct {
+	InvocationID    string     `json:"invocation_id"`
+	Key             string     `json:"key"`
+	Trace           string     `json:"trace"`
+	Actor           string     `json:"actor"`
+	State           string     `json:"state"` // pending, approved, denied, expired
+	Body            *string    `json:"body"`
+	BodyError       string     `json:"body_error,omitempty"` // why Body is nil
+	BodyFingerprint string     `json:"body_fingerprint"`
+	RequestedAt     time.Time  `json:"requested_at"`
+	ExpiresAt       time.Time  `json:"expires_at"`
+	DecidedBy       string     `json:"decided_by,omitempty"`
+	DecidedAt       *time.Time `json:"decided_at,omitempty"`
+	Decide          string     `json:"decide,omitempty"` // where to POST the decision while pending
+	Receipt         string     `json:"receipt"`
+}
+
+// Decision is the outcome of DecideApproval: the receipt's status once there is
+// one (the denial's, or the approved call's), else Pending while the call runs.
+type Decision struct {
+	OK           bool   `json:"ok"`
+	Decision     string `json:"decision"`
+	InvocationID string `json:"invocation_id"`
+	Receipt      string `json:"receipt"`
+	Pending      bool   `json:"pending,omitempty"`
+	Status       string `json:"status,omitempty"`
+	Ran          bool   `json:"ran"`
+}
+
+// Approvals lists the calls waiting for the owner's decision now, oldest first
+// (GET /api/approvals); limit 0 means the server's default (100).
+func (c *Client) Approvals(ctx context.Context, limit int) ([]Approval, error) {
+	path := "/api/approvals"
+	if limit > 0 {
+		path += "?limit=" + strconv.Itoa(limit)
+	}
+	var out struct {
+		Approvals []Approval `json:"approvals"`
+	}
+	_, err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out.Approvals, err
+}
+
+// Approval is one held call, in whatever state (GET /api/approvals/{id}); an
+// unknown id is an *Error with Status 404.
+func (c *Client) Approval(ctx context.Context, id string) (Approval, error) {
+	var a Approval
+	_, err := c.do(ctx, http.MethodGet, "/api/approvals/"+url.PathEscape(id), nil, &a)
+	return a, err
+}
+
+// DecideApproval approves ("approve") or denies ("deny") a held call (POST
+// /api/approvals/{id}). A decided call is an *Error with Status 409
+// (approval_decided), an expired one 410, an unknown id 404.
+func (c *Client) DecideApproval(ctx context.Context, id, decision string) (Decision, error) {
+	var d Decision
+	_, err := c.do(ctx, http.MethodPost, "/api/approvals/"+url.PathEscape(id), map[string]string{"decision": decision}, &d)
+	return d, err
+}
