@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -182,12 +183,78 @@ func TestInvokeOverNATS(t *testing.T) {
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	nc := busConn(t, st, "test")
+	rc, err := wire.Invoke(ctx, nc, "test", "SAY", "over the bus")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rc.Result != "over the bus" || rc.Actor != "nats:test" || !rc.Material {
 		t.Fatalf("receipt = %+v", rc)
+	}
+}
+
+// busConn is a connection playing the bus client named client: the log here has
+// no TCP listener, so it is an in-process connection with the client's options.
+func busConn(t *testing.T, st *stack, client string) *nats.Conn {
+	t.Helper()
+	nc, err := st.log.NewConn(wire.ClientOptions(client)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// A request on a bus client's subject is the client's, whatever its body says: a
+// body claiming the owner's credential, another actor, or a directory position
+// gets a receipt naming the client. On capdir's own subject, the credential stands.
+func TestBusRequestIsNeverTheOwners(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	nc := busConn(t, st, "c1")
+	notices := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(wire.ReceiptNotices("c1"), notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Credential: wire.OwnerActor, DirSeq: 1 << 60}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Actor = wire.OwnerActor
+	data, _ := json.Marshal(ev)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	start := time.Now()
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "SAY"), data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-notices:
+		var rc wire.Receipt
+		got, err := wire.Decode(m.Data)
+		if err != nil || got.DataAs(&rc) != nil {
+			t.Fatalf("notice %s: %v", m.Data, err)
+		}
+		if rc.Actor != "nats:c1" || rc.InvocationID != req.InvocationID || m.Subject != wire.ReceiptNoticeSubject("c1", "SAY", req.InvocationID) {
+			t.Fatalf("receipt on %s = %+v; want actor nats:c1", m.Subject, rc)
+		}
+		// A directory position far ahead would have held the worker 5 s first.
+		if el := time.Since(start); el > 4*time.Second {
+			t.Fatalf("the receipt took %v: the worker waited for the directory position the client claimed", el)
+		}
+	case <-ctx.Done():
+		t.Fatal("no receipt notice for the bus request")
+	}
+	if rc := invoke(t, s, "SAY", "hi"); rc.Actor != wire.OwnerActor {
+		t.Fatalf("capdir's own request: actor %q, want %q", rc.Actor, wire.OwnerActor)
 	}
 }
 
@@ -435,17 +502,26 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	t.Cleanup(s.Stop)
 
 	notices := make(chan *nats.Msg, 64)
-	sub, err := st.log.Conn().ChanSubscribe("capdir.receipt.SAY.*", notices)
+	sub, err := st.log.Conn().ChanSubscribe(wire.ReceiptNoticeSubjects, notices)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	var invs []string
-	for i := 0; i < 20; i++ {
-		invs = append(invs, invoke(t, s, "SAY", "hi").InvocationID)
+	// Ten by capdir itself, then ten by a bus client.
+	for i := 0; i < 10; i++ {
+		invoke(t, s, "SAY", "hi")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	nc := busConn(t, st, "c1")
+	var invs []string
+	for i := 0; i < 10; i++ {
+		rc, err := wire.Invoke(ctx, nc, "c1", "SAY", "hi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		invs = append(invs, rc.InvocationID)
+	}
 	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
 	if err != nil {
 		t.Fatal(err)
@@ -457,10 +533,12 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	if len(info.State.Subjects) != 1 || info.State.Subjects[eventlog.ReceiptSubject("SAY")] != 20 {
 		t.Fatalf("receipt subjects in the log: %v; want 20 receipts on %s", info.State.Subjects, eventlog.ReceiptSubject("SAY"))
 	}
-	// Workers announce receipts as their appends are acknowledged: in any order.
+	// Only the bus client's invocations are announced, on its own notice subjects;
+	// capdir's callers wait in-process. Each Invoke returned on its notice, and
+	// capdir's would have been published before them on the same connection.
 	want := map[string]bool{}
 	for _, inv := range invs {
-		want[eventlog.ReceiptNoticeSubject("SAY", inv)] = true
+		want[wire.ReceiptNoticeSubject("c1", "SAY", inv)] = true
 	}
 	for len(want) > 0 {
 		select {
@@ -471,11 +549,14 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 			delete(want, m.Subject)
 			ev, err := eventlog.Decode(m.Data)
 			var rc eventlog.Receipt
-			if err != nil || ev.DataAs(&rc) != nil || eventlog.ReceiptNoticeSubject("SAY", rc.InvocationID) != m.Subject || rc.Result != "hi" {
+			if err != nil || ev.DataAs(&rc) != nil || wire.ReceiptNoticeSubject("c1", "SAY", rc.InvocationID) != m.Subject || rc.Result != "hi" {
 				t.Fatalf("notice %s: %v %+v", m.Data, err, rc)
 			}
 		case <-ctx.Done():
 			t.Fatalf("no notice on %v", want)
 		}
+	}
+	if len(notices) != 0 {
+		t.Fatalf("%d notices more than the bus client's", len(notices))
 	}
 }

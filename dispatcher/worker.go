@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // request whose receipt already exists (a redelivery after the receipt was written)
 // is acknowledged without running again.
 func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
-	req, actor, err := decodeRequest(m)
+	req, from, err := decodeRequest(m)
 	if err != nil {
 		s.cfg.Logger.Warn("dispatcher: unusable request dropped", "subject", m.Subject(), "err", err)
 		m.Term()
@@ -56,7 +55,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, Owner: from.owner}
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
@@ -78,7 +77,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	started := s.cfg.Clock()
-	d := newDraft(&req, actor, s.cfg.Name, started)
+	d := newDraft(&req, from.actor, s.cfg.Name, started)
 	s.run(ctx, &req, d, &in)
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
@@ -86,7 +85,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.appendReceipt(ctx, &rc); err != nil {
+	if err := s.appendReceipt(ctx, &rc, from.client); err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
 			m.NakWithDelay(time.Second)
@@ -192,8 +191,9 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 
 // appendReceipt appends the receipt under an event id derived from the invocation
 // id, so a duplicate receipt inside the log's duplicate window is not stored, and
-// once it is stored announces it on the invocation's notice subject.
-func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error {
+// once it is stored announces it on the notice subject of the bus client that
+// requested it (none for capdir's own requests: their callers wait in-process).
+func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, client string) error {
 	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
 		return err
@@ -208,7 +208,10 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 	}
 	// In the log: now tell a bus client waiting for it. A notice that does not go
 	// out loses nothing; the receipt is in the log.
-	if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), f); err != nil {
+	if client == "" {
+		return nil
+	}
+	if err := s.cfg.Log.Notify(wire.ReceiptNoticeSubject(client, rc.Key, rc.InvocationID), f); err != nil {
 		s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
 	}
 	return nil
@@ -217,32 +220,57 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) error
 // receiptAckWait bounds the wait for the log to acknowledge a receipt.
 const receiptAckWait = 10 * time.Second
 
-// decodeRequest reads a request message. Bus clients may leave the invocation id,
-// trace and key empty: they are derived from the event id and the subject.
-func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) {
+// sender is who appended a request, as its subject says (wire.ParseRequestSubject).
+type sender struct {
+	// client is the bus client's name; "" for capdir's own request subject.
+	client string
+	// actor is who the receipt names: the bus client, or the credential capdir
+	// attested on its own subject.
+	actor string
+	// owner: capdir attests the owner's credential (gate.Input.Owner). Only on
+	// capdir's own subject, which only capdir's connections may publish on.
+	owner bool
+}
+
+// decodeRequest reads a request message and who sent it. capdir's own requests
+// (wire.RequestSubject) are believed: their credential is capdir's attestation. A
+// bus client's (wire.BusRequestSubject) is never the owner's, whatever its body
+// claims: its actor is the client the subject names, and its body's credential and
+// directory position are not kept. Bus clients may leave the invocation id, trace
+// and key empty: they are derived from the event id and the subject.
+func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) {
 	var req eventlog.InvocationRequest
+	origin, ok := wire.ParseRequestSubject(m.Subject())
+	if !ok {
+		return req, sender{}, fmt.Errorf("subject %s is not capdir.data.req.<KEY> nor capdir.data.bus.<CLIENT>.<KEY>", m.Subject())
+	}
 	ev, err := eventlog.DecodeShared(m.Data())
 	if err != nil {
-		return req, "", err
+		return req, sender{}, err
 	}
 	if ev.Type != eventlog.TypeInvocationRequested {
-		return req, "", fmt.Errorf("event type %q on a request subject", ev.Type)
+		return req, sender{}, fmt.Errorf("event type %q on a request subject", ev.Type)
 	}
 	if err := ev.DataAs(&req); err != nil {
-		return req, "", err
+		return req, sender{}, err
 	}
-	subjKey := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
 	if req.Key == "" {
-		req.Key = subjKey
+		req.Key = origin.Key
 	}
-	if req.Key != subjKey {
-		return req, "", fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
+	if req.Key != origin.Key {
+		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
 	}
 	if req.InvocationID == "" {
 		req.InvocationID = eventlog.RequestInvocationID(ev.ID)
 	}
 	if req.Trace == "" {
 		req.Trace = wire.NewTrace()
+	}
+	if origin.Client != "" {
+		actor := wire.ClientActor(origin.Client)
+		req.Credential = actor
+		req.DirSeq = 0 // a client cannot know it; a claimed one would only hold a worker
+		return req, sender{client: origin.Client, actor: actor}, nil
 	}
 	actor := req.Credential
 	if actor == "" {
@@ -251,5 +279,5 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) 
 	if actor == "" {
 		actor = "nats:anonymous"
 	}
-	return req, actor, nil
+	return req, sender{actor: actor, owner: req.Credential == wire.OwnerActor}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -33,6 +34,12 @@ type folder struct {
 func (f *folder) fold(s *eventlog.Stored) error {
 	if s.Invalid != "" {
 		return fmt.Errorf("not an event: %s", s.Invalid)
+	}
+	// A bus client's subjects are the only part of the log a client can write:
+	// what it publishes there is folded as its request, or not at all (a receipt, a
+	// directory mutation or a breaker reset it wrote would otherwise be believed).
+	if wire.IsBusRequestSubject(s.Subject) && s.Type != eventlog.TypeInvocationRequested {
+		return fmt.Errorf("%s event on a bus client's request subject %s", s.Type, s.Subject)
 	}
 	switch s.Type {
 	case eventlog.TypeDirectoryMutate:

@@ -11,6 +11,11 @@ const InvocationPrefix = "inv_"
 // client may leave it empty): InvocationPrefix and its event id in lower case.
 func RequestInvocationID(eventID string) string { return InvocationPrefix + strings.ToLower(eventID) }
 
+// OwnerActor is the credential capdir attests for a request it wrote after checking
+// the owner key. It is believed only on capdir's own request subject
+// (RequestSubject); on a bus client's subject it means nothing.
+const OwnerActor = "owner:terminal-key"
+
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {
 	InvocationID string `json:"invocation_id"` // inv_<ULID>
@@ -18,8 +23,9 @@ type InvocationRequest struct {
 	Key          string `json:"key"`
 	Body         string `json:"body"`
 	Shape        bool   `json:"shape,omitempty"`
-	// Credential is the caller's attestation: "owner:terminal-key" when the facade
-	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
+	// Credential is the caller's attestation: OwnerActor when the facade checked the
+	// owner key. A bus client's request is attributed to ClientActor(<client>) from
+	// its subject, whatever this field says. Never a secret.
 	Credential string `json:"credential"`
 	// Token is the caller's capability token (a compact ES256 JWT, see package
 	// dispatcher/gate/token) when the caller is not the owner; empty otherwise. It

@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // Stream names.
 const (
 	ControlStream = "CAPDIR_CONTROL"
@@ -17,6 +19,7 @@ const (
 	directoryPrefix = controlPrefix + "dir."
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
+	busPrefix       = dataPrefix + "bus."
 	receiptPrefix   = dataPrefix + "rcpt."
 	noticePrefix    = capdirToken + ".receipt."
 )
@@ -33,12 +36,63 @@ func DirectorySubject(key string) string { return directoryPrefix + key }
 // reproduces the live state exactly.
 func BreakerSubject(key string) string { return breakerPrefix + key }
 
-// RequestSubject is where invocation requests for one row are appended. NATS clients
-// publish INVOCATION_REQUESTED envelopes here.
+// RequestSubject is where capdir itself (the HTTP facade, the CLI through it) appends
+// invocation requests for one row. Only capdir's own connections may publish here:
+// a request on this subject is believed (its credential is capdir's attestation).
+// Bus clients publish on BusRequestSubject instead.
 func RequestSubject(key string) string { return requestPrefix + key }
 
-// RequestSubjects matches every invocation request.
+// RequestSubjects matches every request capdir itself appended.
 const RequestSubjects = requestPrefix + ">"
+
+// BusRequestSubject is where the bus client named client publishes its invocation
+// requests for one row. The client's NATS permissions allow it this subject family
+// only (BusClientSubjects), so the subject says who sent the request, whatever its
+// body claims: a request here is never the owner's.
+func BusRequestSubject(client, key string) string { return busPrefix + client + "." + key }
+
+// BusClientSubjects matches every request of one bus client: what its permissions
+// let it publish.
+func BusClientSubjects(client string) string { return busPrefix + client + ".>" }
+
+// BusRequestSubjects matches every bus client's requests.
+const BusRequestSubjects = busPrefix + ">"
+
+// AllRequestSubjects are both request families, capdir's own and the bus clients':
+// what the dispatcher's workers consume.
+var AllRequestSubjects = []string{RequestSubjects, BusRequestSubjects}
+
+// RequestOrigin is who appended a request, as its subject says.
+type RequestOrigin struct {
+	// Key is the row key, the subject's last token.
+	Key string
+	// Client is the bus client's name for a request on BusRequestSubject; "" for a
+	// request capdir itself appended on RequestSubject.
+	Client string
+}
+
+// ParseRequestSubject reads a request's subject: capdir.data.req.<KEY> (capdir's own)
+// or capdir.data.bus.<CLIENT>.<KEY> (a bus client's). ok is false for any other
+// subject, or one whose client or key is not valid. The worker and the projector
+// both read requests through it, so they agree on who sent one.
+func ParseRequestSubject(subject string) (o RequestOrigin, ok bool) {
+	if key, found := strings.CutPrefix(subject, requestPrefix); found {
+		return RequestOrigin{Key: key}, ValidKey(key)
+	}
+	rest, found := strings.CutPrefix(subject, busPrefix)
+	if !found {
+		return RequestOrigin{}, false
+	}
+	client, key, found := strings.Cut(rest, ".")
+	if !found || !ValidClientName(client) || !ValidKey(key) {
+		return RequestOrigin{}, false
+	}
+	return RequestOrigin{Key: key, Client: client}, true
+}
+
+// IsBusRequestSubject reports whether subject is in a bus client's request family
+// (valid or not): the only part of the log a client can write.
+func IsBusRequestSubject(subject string) bool { return strings.HasPrefix(subject, busPrefix) }
 
 // ReceiptSubject is where the receipts of one row are appended. The invocation id is
 // in the receipt, not in the subject: the NATS server keeps state for every subject a
@@ -48,12 +102,24 @@ func ReceiptSubject(key string) string { return receiptPrefix + key }
 // ReceiptSubjects matches every receipt.
 const ReceiptSubjects = receiptPrefix + ">"
 
-// ReceiptNoticeSubject is where a node announces one invocation's receipt once it is
-// in the log, for a bus client waiting for it: a plain NATS message, outside the
-// streams, carrying the same RECEIPT envelope. Subscribe before publishing the request.
-func ReceiptNoticeSubject(key, invocationID string) string {
-	return noticePrefix + key + "." + invocationID
+// IsReceiptSubject reports whether subject is where the engine appends receipts.
+func IsReceiptSubject(subject string) bool { return strings.HasPrefix(subject, receiptPrefix) }
+
+// ReceiptNoticeSubject is where a node announces the receipt of one invocation a
+// bus client requested, once it is in the log: a plain NATS message, outside the
+// streams, carrying the same RECEIPT envelope. Subscribe before publishing the
+// request. The subject starts with the client's name, so NATS permissions let each
+// client read its own notices only (ReceiptNotices).
+func ReceiptNoticeSubject(client, key, invocationID string) string {
+	return noticePrefix + client + "." + key + "." + invocationID
 }
+
+// ReceiptNotices matches every receipt notice of one bus client: what its
+// permissions let it subscribe to.
+func ReceiptNotices(client string) string { return noticePrefix + client + ".>" }
+
+// ReceiptNoticeSubjects matches every receipt notice.
+const ReceiptNoticeSubjects = noticePrefix + ">"
 
 // StreamSubjects are the subjects a stream holds.
 func StreamSubjects(stream string) []string {

@@ -1,17 +1,22 @@
 // Command natsclient invokes a capdir row over NATS, with no HTTP involved: it
-// publishes an INVOCATION_REQUESTED event to capdir.data.req.<KEY> and reads the
-// RECEIPT event from its notice subject, capdir.receipt.<KEY>.<invocation id>.
+// publishes an INVOCATION_REQUESTED event on its own request subject,
+// capdir.data.bus.<CLIENT>.<KEY>, and reads the RECEIPT event from its own notice
+// subject, capdir.receipt.<CLIENT>.<KEY>.<invocation id>. It connects as the bus
+// client the operator made with capdir bus add-client:
 //
-//	go run ./cmd/capdir serve --nats-listen 127.0.0.1:4222 &
-//	go run ./examples/natsclient -nats nats://127.0.0.1:4222 NOW
+//	./capdir bus add-client demo                # writes capdir-data/bus/demo.nk
+//	./capdir serve --nats-listen 127.0.0.1:4222 &
+//	go run ./examples/natsclient -nats nats://127.0.0.1:4222 -client demo -nkey capdir-data/bus/demo.nk NOW
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
@@ -19,29 +24,74 @@ import (
 )
 
 func main() {
-	url := flag.String("nats", nats.DefaultURL, "NATS URL of the capdir cluster")
+	url := flag.String("nats", nats.DefaultURL, "NATS URL of the capdir node or cluster")
+	client := flag.String("client", "", "the bus client's name (capdir bus add-client NAME); required")
+	nkey := flag.String("nkey", "", "the client's nkey seed file (capdir bus add-client writes DATA/bus/NAME.nk)")
+	creds := flag.String("creds", "", "the client's .creds file (user JWT and seed), for a cluster configured with them")
+	token := flag.String("token", "", "a capability token to send with the request, or @FILE to read it from FILE")
 	body := flag.String("body", "", "the invocation body: arguments separated by |")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: natsclient [-nats URL] [-body 'a|b'] KEY")
-		os.Exit(2)
-	}
-	nc, err := nats.Connect(*url, nats.Name("capdir-natsclient"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "connect:", err)
+	if err := run(*url, *client, *nkey, *creds, *token, *body, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "natsclient:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			fmt.Fprintln(os.Stderr, "usage: natsclient -client NAME (-nkey FILE | -creds FILE) [-nats URL] [-token TOKEN|@FILE] [-body 'a|b'] KEY")
+			os.Exit(2)
+		}
 		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(url, client, nkey, creds, token, body string, args []string) error {
+	if len(args) != 1 {
+		return usageError{"give exactly one row key"}
+	}
+	if client == "" {
+		return usageError{"-client is required: the name the operator gave capdir bus add-client"}
+	}
+	if (nkey == "") == (creds == "") {
+		return usageError{"give one credential: -nkey FILE (the seed capdir bus add-client wrote) or -creds FILE"}
+	}
+	opts := append(wire.ClientOptions(client), nats.Name("capdir-natsclient-"+client))
+	if nkey != "" {
+		seed, err := nats.NkeyOptionFromSeed(nkey)
+		if err != nil {
+			return fmt.Errorf("-nkey %s: %w", nkey, err)
+		}
+		opts = append(opts, seed)
+	} else {
+		opts = append(opts, nats.UserCredentials(creds))
+	}
+	var invokeOpts []wire.InvokeOption
+	if token != "" {
+		if path, ok := strings.CutPrefix(token, "@"); ok {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("-token @%s: %w", path, err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		invokeOpts = append(invokeOpts, wire.WithToken(token))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return fmt.Errorf("connect %s as %s: %w", url, client, err)
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rc, err := wire.Invoke(ctx, nc, flag.Arg(0), *body, "nats:natsclient")
+	rc, err := wire.Invoke(ctx, nc, client, args[0], body, invokeOpts...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
 	out, _ := json.MarshalIndent(rc, "", "  ")
 	fmt.Println(string(out))
 	if !rc.OK {
-		os.Exit(1)
+		return fmt.Errorf("%s: %s", rc.Status, rc.Result)
 	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/internal/bench"
-	"github.com/nats-io/nats.go"
 )
 
 // startEnv starts a node for one benchmark function and stops it at cleanup.
@@ -71,7 +70,7 @@ func BenchmarkFnHTTP(b *testing.B) {
 // event published to the request subject, the receipt event received.
 func BenchmarkFnNATS(b *testing.B) {
 	e := startEnv(b, true)
-	nc, err := nats.Connect(e.Node.Log.ClientURL())
+	nc, err := e.ConnectBus()
 	if err != nil {
 		b.Fatal(err)
 	}

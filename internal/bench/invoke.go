@@ -16,11 +16,11 @@ import (
 const EchoBody = "hello, capdir benchmark"
 
 // NATSInvoke returns an Op that invokes the echo row as a bus client does
-// (wire.Invoke on nc: the request event in, the receipt event out) and
-// checks the result.
+// (wire.Invoke on nc, connected as BusClient by Env.ConnectBus: the request event
+// in, the receipt event out) and checks the result.
 func NATSInvoke(nc *nats.Conn) Op {
 	return func(ctx context.Context, i int) error {
-		rc, err := wire.Invoke(ctx, nc, EchoKey, EchoBody, "nats:bench")
+		rc, err := wire.Invoke(ctx, nc, BusClient, EchoKey, EchoBody)
 		if err != nil {
 			return err
 		}

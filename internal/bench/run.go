@@ -103,7 +103,7 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	if r.cfg.wants(ScenarioNATS) {
 		r.progress(ScenarioNATS, "fn over the request subject, 1 and %d in flight", Parallel)
-		nc, err := nats.Connect(e.Node.Log.ClientURL(), nats.Name("capdir-bench"))
+		nc, err := e.ConnectBus(nats.Name("capdir-bench"))
 		if err != nil {
 			return fmt.Errorf("bench: connect bus client: %w", err)
 		}
