@@ -469,3 +469,47 @@ func TestBusIdentitiesTakeEffectAtStart(t *testing.T) {
 		t.Fatal("a removed identity was admitted after a restart")
 	}
 }
+
+// A client knows its invocation ids, hence the event id its receipt would be
+// appended under: publishing something under that id first must not leave the
+// invocation without a receipt in the log.
+func TestBusClientCannotTakeItsReceiptsEventID(t *testing.T) {
+	g := startGuardedNode(t)
+	c1 := g.connect(t, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	js, err := jetstream.New(c1.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ev, req, err := wire.NewBusRequest("c1", "GREET", "Ada", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	receiptID := "rcpt_" + strings.TrimPrefix(req.InvocationID, wire.InvocationPrefix)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "GREET"), []byte("taken"), jetstream.WithMsgID(receiptID)); err != nil {
+		t.Fatal(err)
+	}
+	notices := make(chan *nats.Msg, 1)
+	sub, err := c1.nc.ChanSubscribe(wire.ReceiptNoticeSubject("c1", "GREET", req.InvocationID), notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	data, _ := json.Marshal(ev)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "GREET"), data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-notices:
+	case <-ctx.Done():
+		t.Fatal("no receipt notice")
+	}
+	if err := nodetest.CatchUp(ctx, g.n); err != nil {
+		t.Fatal(err)
+	}
+	code, body := nodetest.Do(t, g.n, "GET", "/api/receipts/"+req.InvocationID, "")
+	if code != 200 || !strings.Contains(body, `"result":"Hello, Ada!"`) {
+		t.Fatalf("the invocation ran, but its receipt is not in the log: %d %s", code, body)
+	}
+}

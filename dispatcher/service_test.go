@@ -560,3 +560,47 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 		t.Fatalf("%d notices more than the bus client's", len(notices))
 	}
 }
+
+// A bus client chooses its invocation ids; a request reusing one that already has
+// a receipt is not run again (one receipt per invocation id).
+func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
+	st := newStack(t)
+	var runs atomic.Int32
+	st.fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
+	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.Workers = 1 }) // in order
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("COUNT", "count", "# WHAT: count"))
+	nc := busConn(t, st, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first, err := wire.Invoke(ctx, nc, "c1", "COUNT", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+		t.Fatal(err)
+	}
+	again := wire.InvocationRequest{InvocationID: first.InvocationID, Key: "COUNT"}
+	ev, err := wire.PrepareRequest(time.Now(), &again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(ev)
+	js, _ := jetstream.New(nc)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "COUNT"), data); err != nil {
+		t.Fatal(err)
+	}
+	// One worker takes requests in order: once the next one has its receipt, the
+	// reused id has been handled.
+	if _, err := wire.Invoke(ctx, nc, "c1", "COUNT", ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("the row ran %d times for two invocation ids", n)
+	}
+	if n := receiptsFor(t, st.log, first.InvocationID); n != 1 {
+		t.Fatalf("%d receipts for %s", n, first.InvocationID)
+	}
+}

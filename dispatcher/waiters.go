@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // waiters wakes callers blocked on an invocation once its receipt is in the log:
@@ -55,7 +56,7 @@ func (w *waiters) deliver(rc *eventlog.Receipt) {
 // receiptEventID; Invoke mints the inv_ ids it is derived from), so receipts nobody
 // waits for are not decoded.
 func (w *waiters) seen(stream string, s *eventlog.Stored) {
-	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt {
+	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt || !wire.IsReceiptSubject(s.Subject) {
 		return
 	}
 	ch, ok := w.take(receiptInvocationID(s.ID))

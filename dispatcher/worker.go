@@ -50,6 +50,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 		}
 		cancel()
+	} else if from.client != "" {
+		// A bus client chooses its invocation ids: one that already has a
+		// receipt is not run again (the projection's view; no wait).
+		checkReceipt = req.InvocationID
 	}
 	g := s.cfg.Projector.Gate(req.Key, checkReceipt)
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
@@ -198,12 +202,18 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, clien
 	if err != nil {
 		return err
 	}
+	fresh := ev.ID
 	ev.ID = receiptEventID(rc.InvocationID)
-	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
-	if err != nil {
-		return err
+	f, err := s.appendAwait(ctx, rc.Key, ev)
+	if errors.Is(err, eventlog.ErrIDTaken) {
+		// A bus client knows its invocation ids, so it can publish something
+		// under this receipt's event id first: the receipt goes in under a fresh
+		// id rather than not at all.
+		s.cfg.Logger.Warn("dispatcher: a receipt's event id was taken; appended under another", "invocation", rc.InvocationID, "err", err)
+		ev.ID = fresh
+		f, err = s.appendAwait(ctx, rc.Key, ev)
 	}
-	if _, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait); err != nil {
+	if err != nil {
 		return err
 	}
 	// In the log: now tell a bus client waiting for it. A notice that does not go
@@ -215,6 +225,16 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, clien
 		s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
 	}
 	return nil
+}
+
+// appendAwait appends a receipt and waits until it is in the log.
+func (s *Service) appendAwait(ctx context.Context, key string, ev eventlog.Event) (jetstream.PubAckFuture, error) {
+	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(key), ev)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.cfg.Log.AwaitAppendedWithin(ctx, f, receiptAckWait)
+	return f, err
 }
 
 // receiptAckWait bounds the wait for the log to acknowledge a receipt.
