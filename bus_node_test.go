@@ -3,6 +3,7 @@ package capdir_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -511,5 +512,30 @@ func TestBusClientCannotTakeItsReceiptsEventID(t *testing.T) {
 	code, body := nodetest.Do(t, g.n, "GET", "/api/receipts/"+req.InvocationID, "")
 	if code != 200 || !strings.Contains(body, `"result":"Hello, Ada!"`) {
 		t.Fatalf("the invocation ran, but its receipt is not in the log: %d %s", code, body)
+	}
+}
+
+// A credential used under another client's name is refused by the server, and
+// Invoke says so rather than only that it timed out.
+func TestInvokeUnderAnotherNameSaysWhy(t *testing.T) {
+	g := startGuardedNode(t)
+	seed, err := nats.NkeyOptionFromSeed(g.seeds["c1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(g.n.Log.ClientURL(), append(wire.ClientOptions("c2"), seed, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // the server sends no reply: only the deadline ends the publish
+	defer cancel()
+	before := stateOf(t, g.n)
+	_, err = wire.Invoke(ctx, nc, "c2", "GREET", "x")
+	if !errors.Is(err, wire.ErrRefused) || !strings.Contains(err.Error(), `is "c2" the client this credential was made for?`) {
+		t.Fatalf("err = %v", err)
+	}
+	if after := stateOf(t, g.n); after != before {
+		t.Fatalf("a refused request changed the log: %+v -> %+v", before, after)
 	}
 }

@@ -3,7 +3,9 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -83,7 +85,7 @@ func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts .
 		return rc, err
 	}
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
-		return rc, fmt.Errorf("publish request on %s: %w", subject, err)
+		return rc, publishError(nc, client, subject, err)
 	}
 	var m *nats.Msg
 	select {
@@ -97,4 +99,15 @@ func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts .
 	}
 	err = got.DataAs(&rc)
 	return rc, err
+}
+
+// publishError says why a request was not acknowledged. The server refuses a
+// publish outside the client's permissions without a reply, so the publish only
+// times out; the refusal itself arrives as the connection's last error.
+func publishError(nc *nats.Conn, client, subject string, err error) error {
+	if last := nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), subject) {
+		return fmt.Errorf("%w: publish request on %s: the server refused it (%v): is %q the client this credential was made for? "+
+			"(capdir bus list shows the names)", ErrRefused, subject, last, client)
+	}
+	return fmt.Errorf("publish request on %s: %w", subject, err)
 }

@@ -14,6 +14,9 @@ var (
 	// ErrInboxPrefix is returned by Invoke on a connection whose inbox prefix is not
 	// the client's (see ClientOptions): the server would refuse the replies.
 	ErrInboxPrefix = errors.New("wire: wrong inbox prefix")
+	// ErrRefused is returned by Invoke when the server refused to let the client
+	// publish its request: the credential is not the named client's.
+	ErrRefused = errors.New("wire: request refused by the server")
 	// ErrBadOption is returned for an invalid Invoke option.
 	ErrBadOption = errors.New("wire: bad option")
 )
