@@ -604,3 +604,31 @@ func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
 		t.Fatalf("%d receipts for %s", n, first.InvocationID)
 	}
 }
+
+// A log written before bus subjects existed has the dispatch consumer with one
+// filter, capdir's own request subjects: starting the service updates it to take
+// bus clients' requests too.
+func TestConsumerFromBeforeBusSubjectsIsUpdated(t *testing.T) {
+	st := newStack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := st.log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
+		Durable: dispatcher.ConsumerName, FilterSubject: wire.RequestSubjects, AckPolicy: jetstream.AckExplicitPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	rc, err := wire.Invoke(ctx, busConn(t, st, "c1"), "c1", "SAY", "still here")
+	if err != nil || rc.Result != "still here" {
+		t.Fatalf("bus request after the update: %+v, %v", rc, err)
+	}
+	if rc := invoke(t, s, "SAY", "and here"); rc.Result != "and here" {
+		t.Fatalf("own request after the update: %+v", rc)
+	}
+}
