@@ -438,7 +438,8 @@ type laggingWorker struct {
 	proj *projector.Projector
 }
 
-func startLaggingWorker(t *testing.T, w *brkWorld, natsURL, creds string) *laggingWorker {
+func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string) *laggingWorker {
+	natsURL := a.Log.ClientURL()
 	t.Helper()
 	lw := &laggingWorker{}
 	l, err := eventlog.Open(context.Background(), eventlog.Config{NATSURL: natsURL, Creds: creds, Clock: w.clock.Now})
@@ -461,7 +462,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, natsURL, creds string) *laggi
 	}
 	svc, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: lw.proj, Env: w.env.lookup, TagSalt: salt, Workers: 2, Name: "lagging",
-		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now,
+		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now, Tokens: a.Verifier,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -494,7 +495,7 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 		c.NATSListen = freePort(t)
 		creds = addBusIdentity(t, c.DataDir, "lagging", eventlog.RoleNode)
 	})
-	lw := startLaggingWorker(t, w, a.Log.ClientURL(), creds)
+	lw := startLaggingWorker(t, w, a, creds)
 	a.Dispatch.Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
 	w.addRow(t, a, key)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -31,6 +32,17 @@ func addBusIdentity(t testing.TB, dataDir, name, role string, serve ...string) s
 		t.Fatal(err)
 	}
 	return seed
+}
+
+// busToken is a capability token for sub that may invoke keys, minted with the
+// node's own minter: a bus client is never the owner, so it needs one to run a row.
+func busToken(t testing.TB, n *capdir.Node, sub string, keys ...string) string {
+	t.Helper()
+	tok, _, err := n.Minter.Mint(token.MintRequest{Subject: sub, Scope: token.Scope{Keys: keys}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // guardedNode is a node whose embedded NATS server listens on a loopback port, with
@@ -366,7 +378,8 @@ func TestBusClientsOwnSubjectIsItsOwn(t *testing.T) {
 	})
 }
 
-// The happy path: a client with its credential and wire.Invoke gets its receipt;
+// The happy path: a client with its credential, a capability token and wire.Invoke
+// gets its receipt (without the token, a refusal: a bus client is never the owner);
 // a service answers the rows of the nats runner that name its subject.
 func TestBusClientInvokesAndServiceServes(t *testing.T) {
 	g := startGuardedNode(t)
@@ -377,7 +390,14 @@ func TestBusClientInvokesAndServiceServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Actor != "nats:c1" || rc.Result != "Hello, Ada!" || rc.Status != wire.StatusProvenMaterialResult {
+	if rc.Actor != "nats:c1" || rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran {
+		t.Fatalf("receipt without a token = %+v", rc)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "GREET", "Ada", wire.WithToken(busToken(t, g.n, "c1-agent", "GREET")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Actor != "token:c1-agent" || rc.Result != "Hello, Ada!" || rc.Status != wire.StatusProvenMaterialResult {
 		t.Fatalf("receipt = %+v", rc)
 	}
 	// Without the client's inbox prefix, Invoke says what to fix instead of waiting.
@@ -472,8 +492,9 @@ func TestBusIdentitiesTakeEffectAtStart(t *testing.T) {
 }
 
 // A client knows its invocation ids, hence the event id its receipt would be
-// appended under: publishing something under that id first must not leave the
-// invocation without a receipt in the log.
+// appended under were it derived from the invocation id alone: publishing
+// something under that id first must not leave the invocation without a receipt in
+// the log (receipt event ids are keyed with the deployment's secret).
 func TestBusClientCannotTakeItsReceiptsEventID(t *testing.T) {
 	g := startGuardedNode(t)
 	c1 := g.connect(t, "c1")
@@ -483,7 +504,8 @@ func TestBusClientCannotTakeItsReceiptsEventID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ev, req, err := wire.NewBusRequest("c1", "GREET", "Ada", time.Now())
+	req := wire.InvocationRequest{Key: "GREET", Body: "Ada", Credential: wire.ClientActor("c1"), Token: busToken(t, g.n, "c1-agent", "GREET")}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,11 +145,11 @@ func TestSampleClusterConfigServesCapdir(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	demo, demoErrs := connect("demo", wire.ClientOptions("demo")...)
-	rc, err := wire.Invoke(ctx, demo, "demo", "GREET", "Ada")
+	rc, err := wire.Invoke(ctx, demo, "demo", "GREET", "Ada", wire.WithToken(busToken(t, n, "demo", "GREET")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Actor != "nats:demo" || rc.Result != "Hello, Ada!" {
+	if rc.Actor != "token:demo" || rc.Result != "Hello, Ada!" {
 		t.Fatalf("receipt = %+v", rc)
 	}
 	demo.Publish("$JS.API.STREAM.LIST", nil)

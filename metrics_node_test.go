@@ -76,7 +76,7 @@ func TestNodeMetricsArePerNode(t *testing.T) {
 		// process collectors.
 		for _, name := range []string{
 			"capdir_log_appends_total", "capdir_projector_lag_events", "capdir_projector_batch_events",
-			"capdir_projector_events_applied_total", "capdir_invocations_total", "capdir_invocation_seconds",
+			"capdir_projector_events_applied_total", "capdir_projector_events_skipped_total", "capdir_invocations_total", "capdir_invocation_seconds",
 			"go_goroutines", "process_cpu_seconds_total",
 		} {
 			if !strings.Contains(text, "# TYPE "+name+" ") {

@@ -22,6 +22,7 @@ import (
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/dispatcher/runner/httprunner"
@@ -73,16 +74,40 @@ type Config struct {
 	HTTPTimeout time.Duration
 	// AckWait is how long a worker may hold a request before redelivery.
 	AckWait time.Duration
-	// DispatchWait is how long POST /api/dispatch waits before answering 202.
+	// DispatchWait is how long POST /api/dispatch waits before answering 202
+	// (api.DefaultDispatchWait when 0).
 	DispatchWait time.Duration
 	// HTTPListener, when set, is where the node serves HTTP instead of listening on
 	// HTTPAddr: a caller that must know the address is free before it creates
 	// anything listens first. Start takes it over, and closes it when it fails.
 	HTTPListener net.Listener
+	// The HTTP server's limits; see http.go for the defaults a zero value takes. A
+	// negative timeout means none. HTTPWriteTimeout must exceed DispatchWait.
+	HTTPReadHeaderTimeout time.Duration
+	HTTPReadTimeout       time.Duration
+	HTTPWriteTimeout      time.Duration
+	HTTPIdleTimeout       time.Duration
+	HTTPMaxHeaderBytes    int
+	// MaxImports is how many imports may run at once (api.DefaultMaxImports when 0).
+	MaxImports int
+	// MaxImportBytes caps an import body (api.DefaultMaxImportBody when 0).
+	MaxImportBytes int64
 	// Name identifies this node on receipts (the hostname when empty).
-	Name   string
+	Name string
+	// TokenKeyFile is the capability tokens' signing key (PKCS #8 PEM, mode 0600),
+	// created on first start: TokenKeyPath(DataDir) when empty. Nodes of one
+	// deployment load the same key (copy the file, or name a shared one).
+	TokenKeyFile string
+	// TokenAudience is the audience every token this node mints carries and every
+	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
+	// share the key agree without configuration.
+	TokenAudience string
+	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
+	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// ComposeConfig configures flow and agent rows (agents.go).
+	ComposeConfig
 }
 
 // Node is a running capdir node. Stop is idempotent.
@@ -92,6 +117,10 @@ type Node struct {
 	Projector *projector.Projector
 	Dispatch  *dispatcher.Service
 	API       *api.Server
+	// Minter mints this deployment's capability tokens (POST /api/tokens), and
+	// Verifier checks them for the gate; one of each per node (the verifier caches).
+	Minter   *token.Minter
+	Verifier *token.Verifier
 	// Registry holds this node's metrics (and the Go and process collectors), the
 	// registry its GET /metrics serves. Two nodes in one process count apart.
 	// Register an embedder's own collectors on it to serve them there too.
@@ -153,6 +182,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	limits, err := cfg.httpLimits()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ComposeConfig.Validate(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -165,7 +201,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			lock.Unlock()
 		}
 	}()
-	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry()}
+	minter, verifier, err := newTokens(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry(),
+		Minter: minter, Verifier: verifier}
 	m, err := newMetrics(n.Registry)
 	if err != nil {
 		return nil, err
@@ -179,7 +220,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.Projector, err = projector.Open(projector.Config{
 		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Linger: projLinger(cfg.ProjLinger),
-		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector,
+		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector, Clock: cfg.Clock,
 	})
 	if err != nil {
 		n.Log.Close()
@@ -190,7 +231,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
-	if n.Dispatch, err = newDispatch(n.Log, n.Projector, cfg, secrets, m.dispatch); err != nil {
+	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
 		return nil, err
@@ -198,7 +239,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
-		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry,
+		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
+		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -213,7 +256,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	if cfg.HTTPListener != nil || cfg.HTTPAddr != "" {
-		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr); err != nil {
+		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr, limits); err != nil {
 			n.Stop(context.Background())
 			return nil, err
 		}
@@ -232,7 +275,7 @@ func (n *Node) goRun(f func() error) {
 }
 
 // serveHTTP serves the facade on ln, or on a new listener on addr when ln is nil.
-func (n *Node) serveHTTP(ln net.Listener, addr string) error {
+func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error {
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
@@ -240,7 +283,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string) error {
 		}
 	}
 	n.listener = ln
-	n.http = &http.Server{Handler: n.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.http = limits.server(n.API.Handler())
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -261,19 +304,27 @@ func (n *Node) URL() string {
 // Failed delivers the first error of a background component (projector, HTTP).
 func (n *Node) Failed() <-chan error { return n.runErr }
 
-// Stop shuts the node down in order: stop taking HTTP requests (letting those in
-// flight finish within ctx), stop the workers and the projector, close bbolt, drain
-// and close the log, then release the data dir.
+// Stop shuts the node down in order, within ctx: stop taking HTTP requests and let
+// those in flight finish; drain the dispatcher (stop taking invocation requests,
+// let the calls in flight finish and write their receipts); then stop the
+// projector, close bbolt, close the log, and release the data dir. When ctx ends first, what is still
+// in flight is cut off: HTTP connections are closed, calls are cancelled without a
+// receipt and run again by another node or the next start, and the error matches
+// ctx's error (and dispatcher.ErrDrainCut when calls were cancelled). Stop is
+// idempotent; later calls return the first one's result.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		var errs []error
 		if n.http != nil {
 			if err := n.http.Shutdown(ctx); err != nil {
-				errs = append(errs, err)
+				n.http.Close()
+				errs = append(errs, fmt.Errorf("node: HTTP requests in flight cut off: %w", err))
 			}
 		}
 		if n.Dispatch != nil {
-			n.Dispatch.Stop()
+			if err := n.Dispatch.Drain(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if n.cancel != nil {
 			n.cancel()
@@ -337,10 +388,11 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 	return s, nil
 }
 
-// newDispatch builds the runners (fn with the built-ins, http, nats) and the
+// newDispatch builds the runners (fn with the built-ins, http, nats, flow, agent) and the
 // dispatch service. Every runner and the breaker's credential tag read the
 // environment through the same guard, so a row reads only what secrets allows.
-func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
+func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
+	l, p := n.Log, n.Projector
 	env := cfg.Env
 	if env == nil {
 		env = os.LookupEnv
@@ -362,15 +414,19 @@ func newDispatch(l *eventlog.Log, p *projector.Projector, cfg Config, secrets ru
 	if err != nil {
 		return nil, err
 	}
+	composed, err := composers(cfg.ComposeConfig, env, salt)
+	if err != nil {
+		return nil, err
+	}
 	return dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
-		Runners: runner.Runners{
+		Runners: withRunners(composed, runner.Runners{
 			runner.RunnerFn:   fnrunner.New(fns),
 			runner.RunnerHTTP: httpRunner,
 			runner.RunnerNATS: natsRunner,
-		},
+		}),
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m,
+		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
@@ -27,16 +28,33 @@ type Config struct {
 	// DispatchWait is how long POST /api/dispatch waits for the receipt before
 	// answering 202 with the invocation id.
 	DispatchWait time.Duration
-	// MaxBody caps request bodies (default 4 MiB).
+	// MaxBody caps request bodies (default 4 MiB), and with the log's MaxData the
+	// size of one row, as sent and as the log stores it.
 	MaxBody int64
+	// MaxImportBody caps an import body (default DefaultMaxImportBody). The import
+	// streams its rows, so memory does not grow with it.
+	MaxImportBody int64
+	// MaxImports is how many imports may run at once (default DefaultMaxImports); an
+	// import over it is refused with 429.
+	MaxImports int
+	// ImportSpoolDir is where an import in the JSON array form is spooled while its
+	// syntax is checked, before any row is written (os.TempDir() when empty). The
+	// file is removed at once and vanishes when the import ends.
+	ImportSpoolDir string
+	// HTTPReadTimeout and HTTPWriteTimeout are the HTTP server's read and write
+	// timeouts (0: none). An import, which may take longer, extends both as it goes:
+	// its body may not stall for longer than HTTPReadTimeout, and its answer has
+	// HTTPWriteTimeout to be written.
+	HTTPReadTimeout  time.Duration
+	HTTPWriteTimeout time.Duration
 	// Breaker is the breaker policy, for GET /api/breaker's closing times.
 	Breaker breaker.Config
 	// SecretEnv is the operator's allow-list of the environment variables a row's
 	// auth column may name; a write naming any other is refused. The zero value
 	// allows none (the node passes runner.DefaultSecretEnv unless told otherwise).
 	SecretEnv runner.SecretEnv
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	Clock     func() time.Time
+	Logger    *slog.Logger
 	// Metrics holds the facade's own metrics (see NewMetrics); a private,
 	// unregistered set when nil.
 	Metrics *Metrics
@@ -44,17 +62,35 @@ type Config struct {
 	// also holds Metrics. When nil the route is not served (404): the facade never
 	// serves the process-wide default registry.
 	Gatherer prometheus.Gatherer
+	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
+	Minter *token.Minter
 }
+
+// Defaults of Config.
+const (
+	// DefaultDispatchWait is how long POST /api/dispatch waits for the receipt.
+	DefaultDispatchWait = 30 * time.Second
+	// DefaultMaxImportBody is the default cap on an import body: 1 GiB.
+	DefaultMaxImportBody = 1 << 30
+	// DefaultMaxImports is how many imports may run at once by default.
+	DefaultMaxImports = 2
+)
 
 func (c *Config) setDefaults() {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 10 * time.Second
 	}
 	if c.DispatchWait == 0 {
-		c.DispatchWait = 30 * time.Second
+		c.DispatchWait = DefaultDispatchWait
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = 4 << 20
+	}
+	if c.MaxImportBody == 0 {
+		c.MaxImportBody = DefaultMaxImportBody
+	}
+	if c.MaxImports == 0 {
+		c.MaxImports = DefaultMaxImports
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -76,8 +112,14 @@ func (c *Config) Validate() error {
 	if c.Projector == nil {
 		errs = append(errs, errors.New("api: a projector is required"))
 	}
+	if c.MaxBody < 0 || c.MaxImportBody < 0 || c.MaxImports < 0 {
+		errs = append(errs, errors.New("api: MaxBody, MaxImportBody and MaxImports must not be negative"))
+	}
 	if len(c.TerminalKey) < 16 {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))
+	}
+	if c.Minter == nil {
+		errs = append(errs, errors.New("api: a token minter is required"))
 	}
 	return errors.Join(errs...)
 }

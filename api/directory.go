@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -32,7 +31,13 @@ func (s *Server) registerDirectory() {
 // directoryWriter returns the directory writer over the server's log and projection. It
 // holds no state of its own, so every request may build one.
 func (s *Server) directoryWriter() *dirWriter {
-	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout, secrets: s.cfg.SecretEnv}
+	return &dirWriter{log: s.cfg.Log, proj: s.cfg.Projector, clock: s.cfg.Clock, timeout: s.cfg.WriteTimeout, secrets: s.cfg.SecretEnv, rowLimit: s.rowLimit()}
+}
+
+// rowLimit is the size limit of one row, as sent and as the log stores it: the
+// request body cap, and what fits in one event of the log (its MaxData).
+func (s *Server) rowLimit() int64 {
+	return min(s.cfg.MaxBody, int64(s.cfg.Log.MaxData()))
 }
 
 // dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the article's
@@ -48,31 +53,19 @@ func okResponse(p dirPending) dirWriteResponse {
 	return dirWriteResponse{OK: true, Key: p.mutation.Key, UpdatedAt: p.mutation.Row.UpdatedAt, Ignored: p.ignored}
 }
 
-// readFields reads a capped request body and decodes it with contract.DecodeFields.
-func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (contract.Fields, error) {
-	body, err := readCapped(w, r, s.cfg.MaxBody)
+// readFields reads a request body of at most one row's size and decodes it with
+// contract.DecodeFields. what names the body in messages.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request, what string) (contract.Fields, error) {
+	body, err := readBody(w, r, s.rowLimit(), what)
 	if err != nil {
 		return contract.Fields{}, err
 	}
 	return contract.DecodeFields(body)
 }
 
-// readCapped reads the whole body, refusing one larger than limit bytes.
-func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("%w: the limit is %d bytes", errDirBodyTooLarge, limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading the request body: %v", contract.ErrMalformedJSON, err)
-	}
-	return body, nil
-}
-
 // createRow is POST /api/directory: 201 {"ok":true,"key":…,"updated_at":…}.
 func (s *Server) createRow(w http.ResponseWriter, r *http.Request) {
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the row")
 	if err != nil {
 		writeDirError(w, "", err)
 		return
@@ -89,7 +82,7 @@ func (s *Server) createRow(w http.ResponseWriter, r *http.Request) {
 // replaceRow is PUT /api/directory/{key}: 201 when it created the row, else 200.
 func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the row")
 	if err != nil {
 		writeDirError(w, key, err)
 		return
@@ -110,7 +103,7 @@ func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) {
 // fields outside the allow-list.
 func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
-	f, err := s.readFields(w, r)
+	f, err := s.readFields(w, r, "the patch")
 	if err != nil {
 		writeDirError(w, key, err)
 		return

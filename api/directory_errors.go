@@ -17,8 +17,6 @@ var (
 	errDirExists = errors.New("exists")
 	// errDirNotFound: GET, PATCH or DELETE of a key that is not in the directory.
 	errDirNotFound = errors.New("not_found")
-	// errDirBodyTooLarge: the request body (or one import row) is larger than the cap.
-	errDirBodyTooLarge = errors.New("request body too large")
 	// errDirBadQuery: a query parameter of a directory route is not usable.
 	errDirBadQuery = errors.New("bad query parameter")
 	// errDirNotVisible: the event was appended but the projector did not apply it
@@ -35,7 +33,9 @@ var (
 //	     refusals, bad query parameters
 //	404  not_found
 //	409  exists; conflict (another writer changed the key first)
-//	413  body too large
+//	408  the body stopped arriving before the read timeout
+//	413  payload_too_large: the body, a row, or a row as the log stores it
+//	429  too_many_imports
 //	504  appended but not projected within the write timeout
 //	503  anything else (the log or the projection failed)
 func dirStatus(err error) int {
@@ -44,8 +44,12 @@ func dirStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, errDirExists), errors.Is(err, eventlog.ErrConflict):
 		return http.StatusConflict
-	case errors.Is(err, errDirBodyTooLarge):
+	case errors.Is(err, errPayloadTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBodyTimeout):
+		return http.StatusRequestTimeout
+	case errors.Is(err, errTooManyImports):
+		return http.StatusTooManyRequests
 	case errors.Is(err, errDirNotVisible):
 		return http.StatusGatewayTimeout
 	case errors.Is(err, contract.ErrHygieneRefused),
@@ -56,7 +60,8 @@ func dirStatus(err error) int {
 		errors.Is(err, contract.ErrRequired),
 		errors.Is(err, contract.ErrInvalid),
 		errors.Is(err, contract.ErrKeyMismatch),
-		errors.Is(err, errDirBadQuery):
+		errors.Is(err, errDirBadQuery),
+		errors.Is(err, errMalformedDispatch):
 		return http.StatusBadRequest
 	}
 	return http.StatusServiceUnavailable

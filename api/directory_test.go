@@ -192,7 +192,7 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 		{name: "DELETE of an absent key", method: "DELETE", path: "/api/directory/NOPE",
 			status: 404, exact: `{"error":"not_found","key":"NOPE"}`},
 		{name: "body too large", method: "POST", path: "/api/directory", body: `{"key":"BIG","type":"fn","content":"` + strings.Repeat("x", 5<<20) + `"}`,
-			status: 413, contains: "request body too large: the limit is 4194304 bytes"},
+			status: 413, contains: "payload_too_large: the row is 5242918 bytes; the limit is 4194304"},
 		{name: "list: bad limit", method: "GET", path: "/api/directory?limit=-1",
 			status: 400, contains: "limit must be an integer of at least 1"},
 		{name: "list: bad enabled", method: "GET", path: "/api/directory?enabled=maybe",

@@ -30,6 +30,9 @@ type dirWriter struct {
 	clock   func() time.Time
 	timeout time.Duration // how long a write waits to become visible
 	secrets runner.SecretEnv
+	// rowLimit caps the row as the log stores it (JSON escapes such as \u003c for
+	// '<' can make it several times the size it was sent at).
+	rowLimit int64
 }
 
 // dirPending is a write that has been decided but not yet appended.
@@ -43,7 +46,8 @@ type dirPending struct {
 
 // prepare reads key and runs build, then checks the row's credential against the
 // operator's allow-list. Errors: a *contract.ValidationError for a bad key or a
-// variable rows may not read, build's error, or errDirUnavailable.
+// variable rows may not read, build's error, errPayloadTooLarge for a row too large
+// for the log, or errDirUnavailable.
 func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 	if err := contract.ValidateKey(key); err != nil {
 		return dirPending{}, err
@@ -70,6 +74,9 @@ func (w *dirWriter) prepare(key string, build dirBuild) (dirPending, error) {
 	if err != nil {
 		return dirPending{}, fmt.Errorf("%w: %v", errDirUnavailable, err)
 	}
+	if n := int64(len(ev.Data)); n > w.rowLimit {
+		return dirPending{}, fmt.Errorf("%w: the row is %d bytes as the log stores it (JSON escapes such as \\u003c for '<' count); the limit is %d", errPayloadTooLarge, n, w.rowLimit)
+	}
 	return dirPending{mutation: m, ignored: ignored, existed: oldp != nil, expect: seq, event: ev}, nil
 }
 
@@ -89,9 +96,9 @@ func (w *dirWriter) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 	return f, nil
 }
 
-// awaitAsync waits for an appendAsync's acknowledgement.
+// awaitAsync waits for an appendAsync's acknowledgement, at most the write timeout.
 func (w *dirWriter) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
-	seq, err := eventlog.AwaitAck(ctx, f)
+	seq, err := eventlog.AwaitAckWithin(ctx, f, w.timeout)
 	return seq, classifyAppend(err)
 }
 

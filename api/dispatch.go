@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +22,10 @@ import (
 // worker believes it only on capdir's own request subject).
 const OwnerActor = wire.OwnerActor
 
-// registerDispatch adds the dispatch and receipt routes.
+// registerDispatch adds the dispatch and receipt routes. Dispatch takes the owner
+// key or a capability token (dispatch_token.go); the receipt routes are the owner's.
 func (s *Server) registerDispatch() {
-	s.mux.HandleFunc("POST /api/dispatch", s.owner(s.dispatchPost))
+	s.mux.HandleFunc("POST /api/dispatch", s.dispatchPost)
 	s.mux.HandleFunc("GET /api/dispatch", s.dispatchGet)
 	s.mux.HandleFunc("GET /api/receipts/{id}", s.owner(s.receiptOwner))
 	s.mux.HandleFunc("GET /api/receipts", s.owner(s.receiptsByKey))
@@ -36,35 +39,70 @@ type dispatchBody struct {
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
-	var in dispatchBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, dispatchBodyError(err))
+	tok, ok := s.dispatchCaller(w, r)
+	if !ok {
 		return
 	}
-	s.dispatch(w, r, in)
+	in, err := readDispatchBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		writeError(w, dirStatus(err), err.Error())
+		return
+	}
+	s.dispatch(w, r, in, tok)
 }
 
-// dispatchGet serves three things: ?confirm=inv_… (public, keyless), and the RUN NOW
-// form ?key=…&body=… (owner).
+// readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
+// one JSON object, nothing after it. Errors: errPayloadTooLarge, errBodyTimeout, or
+// errMalformedDispatch.
+func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (dispatchBody, error) {
+	const what = "the request body"
+	var in dispatchBody
+	if r.ContentLength > limit {
+		return in, tooLarge(what, r.ContentLength, limit)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
+	if err == nil {
+		if _, err = dec.Token(); err == nil {
+			err = errors.New("data after the JSON object")
+		} else if err == io.EOF {
+			return in, nil
+		}
+	}
+	if errors.As(err, new(*http.MaxBytesError)) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return in, bodyError(err, what, r.ContentLength, limit)
+	}
+	return in, malformedDispatch(dispatchBodyError(err))
+}
+
+// dispatchGet serves ?confirm=inv_… (public, keyless), the RUN NOW form
+// ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=… and
+// ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		s.confirm(w, r, inv)
 		return
 	}
-	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_… or ?key=KEY&body=ARGS")
+	if isDiscovery(q) {
+		s.discoveryGet(w, r)
 		return
 	}
-	s.owner(func(w http.ResponseWriter, r *http.Request) {
-		shape, _ := strconv.ParseBool(q.Get("shape"))
-		s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape})
-	})(w, r)
+	if q.Get("key") == "" {
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+		return
+	}
+	tok, ok := s.dispatchCaller(w, r)
+	if !ok {
+		return
+	}
+	shape, _ := strconv.ParseBool(q.Get("shape"))
+	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape}, tok)
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody) {
+// dispatch invokes the row for the owner (tok empty) or the holder of tok.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody, tok string) {
 	if s.cfg.Dispatcher == nil {
 		writeError(w, http.StatusServiceUnavailable, "dispatch is not running on this node")
 		return
@@ -75,7 +113,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	rc, err := s.cfg.Dispatcher.Invoke(ctx, eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor})
+	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor}
+	if tok != "" {
+		req.Credential, req.Token = wire.BearerCredential, tok
+	}
+	rc, err := s.cfg.Dispatcher.Invoke(ctx, req)
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
@@ -95,6 +137,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
 		writeJSON(w, http.StatusNotFound, unknownKeyAnswer(&rc))
+		return
+	}
+	if code := tokenRefusalStatus(rc.Status); code != 0 {
+		writeJSON(w, code, tokenRefusedReceipt(&rc))
 		return
 	}
 	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
@@ -165,10 +211,11 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) {
 	}
 }
 
-// receiptOwner is the whole receipt, arguments and result included.
+// receiptOwner is the whole receipt, arguments and result included, with its
+// steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) {
 	if rc, ok := s.receipt(w, r, r.PathValue("id"), false); ok {
-		writeJSON(w, http.StatusOK, rc)
+		writeJSON(w, http.StatusOK, s.receiptTree(rc))
 	}
 }
 

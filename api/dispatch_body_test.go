@@ -1,12 +1,9 @@
 package api_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -35,13 +32,4 @@ func TestDispatchBodyOfTheWrongShape(t *testing.T) {
 	if after := dataSeq(t, n); after != before {
 		t.Fatalf("refused dispatches appended: data stream %d -> %d", before, after)
 	}
-}
-
-func dataSeq(t testing.TB, n *capdir.Node) uint64 {
-	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), eventlog.DataStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
 }

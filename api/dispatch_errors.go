@@ -54,3 +54,12 @@ func unknownKeyAnswer(rc *eventlog.Receipt) map[string]json.RawMessage {
 	m["trace"], _ = json.Marshal(rc.Trace)
 	return m
 }
+
+// malformedDispatchError is a dispatch body that does not decode: its message is
+// the sentence for the caller, and it matches errMalformedDispatch.
+type malformedDispatchError struct{ msg string }
+
+func (e *malformedDispatchError) Error() string { return e.msg }
+func (e *malformedDispatchError) Unwrap() error { return errMalformedDispatch }
+
+func malformedDispatch(msg string) error { return &malformedDispatchError{msg} }

@@ -1,7 +1,20 @@
 // Package api is capdir's HTTP facade: the directory REST surface, dispatch,
-// receipts, breakers, health and metrics. Owner routes require the x-terminal-key
-// header; public routes (a receipt's public view and confirm) show no arguments, no
-// results and no secrets.
+// receipts, breakers, capability tokens, health and metrics. Owner routes require
+// the x-terminal-key header (a capability token there is 401: the route needs the
+// owner key); dispatch also takes a capability token as Authorization: Bearer;
+// public routes (a receipt's public view and confirm) show no arguments, no results
+// and no secrets.
+//
+// # Capability tokens
+//
+//	POST   /api/tokens        (owner) mint; 201 {"token","jti","exp","claims"}
+//	DELETE /api/tokens/{jti}  (owner) revoke: one TOKEN_REVOKED, answered once folded
+//	POST   /api/dispatch      with Authorization: Bearer <token>: the token's checks of
+//	                          who the caller is run first (401, nothing appended), then
+//	                          the gate's; a refusal maps by tokenRefusalStatus
+//	                          (401 REFUSED_TOKEN, 403 REFUSED_SCOPE, 409
+//	                          REFUSED_CONTRACT_CHANGED, 413 REFUSED_PAYLOAD_TOO_LARGE)
+//	                          with the literal reason in "error"
 //
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.
@@ -42,12 +55,21 @@
 //	409  {"error":"exists: …","key":…} (POST of a present key);
 //	     {"error":"conflict: … retry"} (another writer changed the key between this
 //	     request's read and its append; nothing was written)
-//	413  body over Config.MaxBody (an import body may be 64 times that, each row MaxBody)
+//	408  request_timeout: the body stopped arriving before the server's read timeout
+//	413  payload_too_large, naming the limit: a body over Config.MaxBody, a row over the
+//	     row limit (MaxBody, and the log's MaxData for the row as the log stores it),
+//	     an import body over Config.MaxImportBody; an import row over the row limit
+//	     fails alone, in "failed"
+//	429  too_many_imports: Config.MaxImports imports are running (Retry-After)
 //	503  the log or the projection failed
 //	504  appended, but not projected within Config.WriteTimeout; it will show up
 //
 // Hygiene refusals are 400 rather than 422 so that every "fix your request" answer
 // has one status; the body's "error" prefix tells them apart.
+//
+// A request refused before its body is read (401, 413 by its declared length, 429) is
+// answered at once with Connection: close; the server neither reads the rest of the
+// body nor waits for it (see guardBody).
 //
 // # Caveats
 //
@@ -55,6 +77,11 @@
 //     applied gets a 409 conflict even though no other request is in flight: retry.
 //   - An import is not atomic: the rows that pass are written even when others fail.
 //     Only an import body that is not well-formed JSON (an array) is refused whole.
+//     An NDJSON body that stops early (a stall past the read timeout, the import cap)
+//     keeps the rows before that point; the answer says so in "error".
+//   - An import streams: an NDJSON row is written as it arrives; an array is spooled to
+//     a temporary file (Config.ImportSpoolDir) while its syntax is checked, then
+//     written. Memory holds one row and the failures, not the body.
 //   - A key repeated within one import fails with "exists" unless ?mode=upsert, where
 //     the later row replaces the earlier one.
 package api

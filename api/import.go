@@ -1,29 +1,33 @@
 package api
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
+	"hash/maphash"
+	"io"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 const (
-	// importBodyFactor: an import body may be this many times Config.MaxBody
-	// (256 MiB by default); each row in it is still capped at MaxBody.
-	importBodyFactor = 64
 	// importWindow is how many appends an import keeps in flight at once; it stays
 	// under the log's async publish limit.
 	importWindow = 1024
+	// importWindowBytes bounds the events an import keeps in flight, in bytes (one
+	// row at a time when a row is larger).
+	importWindowBytes = 4 << 20
 	// importRowsPerTimeout: the final wait for the projection gets one write
 	// timeout per this many rows (and at least one).
 	importRowsPerTimeout = 10000
+	// importRetryAfter is the Retry-After of a refusal over Config.MaxImports.
+	importRetryAfter = "5"
 )
 
 // UpsertQuery is the query of an import that replaces rows whose key is present.
@@ -44,13 +48,9 @@ type ImportFailure struct {
 type ImportResult struct {
 	OK     int             `json:"ok"`
 	Failed []ImportFailure `json:"failed"`
-	Error  string          `json:"error,omitempty"` // set only when the rows were written but are not yet visible
-}
-
-// importRow is one row of an import body, undecoded.
-type importRow struct {
-	index, line int
-	raw         []byte
+	// Error is set when the rows were written but are not yet visible, or when the
+	// body stopped before its end (NDJSON: the rows before that point were imported).
+	Error string `json:"error,omitempty"`
 }
 
 // importDirectory is POST /api/directory/import[?mode=upsert]. The body is a JSON
@@ -60,11 +60,18 @@ type importRow struct {
 // is NDJSON. An array that is not well-formed JSON is refused whole (400, nothing
 // written); every other problem fails only its row.
 //
+// The body is streamed: rows are read and written one at a time, so memory does not
+// grow with the body. An array is first spooled to a temporary file while its syntax
+// is checked; NDJSON rows are written as they arrive. At most Config.MaxImports
+// imports run at once; one more is refused at once with 429, before its body is
+// read.
+//
 // Each row goes through the directory writer like a POST (contract.Create), or, with
 // mode=upsert and a key that is present, like a PUT (contract.Replace). Without
 // upsert a present key, or a key repeated in the body, fails that row with "exists".
-// The answer, 200, is {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent
-// once every written row is visible.
+// A row over the row limit fails with payload_too_large. The answer, 200, is
+// {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent once every written row
+// is visible.
 func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) {
 	var upsert bool
 	switch mode := r.URL.Query().Get("mode"); mode {
@@ -72,108 +79,128 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) {
 	case "upsert":
 		upsert = true
 	default:
+		closeUnread(w, r)
 		writeDirError(w, "", fmt.Errorf("%w: mode must be create (the default) or upsert; got %q", errDirBadQuery, mode))
 		return
 	}
-	body, err := readCapped(w, r, s.cfg.MaxBody*importBodyFactor)
-	if err != nil {
-		writeDirError(w, "", err)
+	const what = "the import body"
+	limit := s.cfg.MaxImportBody
+	if r.ContentLength > limit {
+		closeUnread(w, r)
+		writeDirError(w, "", fmt.Errorf("%w; split the rows into several imports", tooLarge(what, r.ContentLength, limit)))
 		return
 	}
-	rows, err := splitImport(body, r.Header.Get("Content-Type"))
-	if err != nil {
-		writeDirError(w, "", err)
+	select {
+	case s.imports <- struct{}{}:
+		defer func() { <-s.imports }()
+	default:
+		closeUnread(w, r)
+		w.Header().Set("Retry-After", importRetryAfter)
+		writeDirError(w, "", fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", errTooManyImports, cap(s.imports)))
 		return
 	}
-	im := &importer{w: s.directoryWriter(), upsert: upsert, rowLimit: s.cfg.MaxBody, seen: map[string]int{}}
-	for _, row := range rows {
-		im.add(r.Context(), row)
+	// The import may outlast the server's timeouts: its body is allowed to take as
+	// long as it needs without stalling, and its answer gets a write timeout of its own.
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	body := bufio.NewReaderSize(&progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}, 64<<10)
+	rows, done, err := s.importRows(body, r.Header.Get("Content-Type"))
+	if err != nil { // nothing was written: a whole refusal, {"error":…} as other routes answer
+		err = importReadError(err, r, limit)
+		s.answerImport(w, rc, dirStatus(err), map[string]string{"error": dirMessage("", err)})
+		return
 	}
-	res := ImportResult{Failed: []ImportFailure{}}
+	defer done()
+	// Once rows are being written the import runs to its end and answers for every
+	// row, even when the body stops early (which cancels the request's context) or
+	// the client goes away: each wait is bounded by the write timeout.
+	ctx := context.WithoutCancel(r.Context())
+	im := &importer{w: s.directoryWriter(), upsert: upsert, seed: maphash.MakeSeed(), seen: map[uint64]int{}}
+	var readErr error
+	for {
+		row, err := rows.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			readErr = fmt.Errorf("%w; the rows before that point were imported (see ok and failed)", importReadError(err, r, limit))
+			break
+		}
+		im.add(ctx, row)
+	}
 	status := http.StatusOK
-	if err := im.drain(r.Context()); err != nil {
-		status, res.Error = dirStatus(err), dirMessage("", err)
+	err = im.drain(ctx)
+	if readErr != nil {
+		err = readErr
 	}
-	res.OK = im.ok
-	res.Failed = append(res.Failed, im.failed...)
+	if err != nil {
+		status = dirStatus(err)
+	}
+	s.answerImport(w, rc, status, importResult(im, err))
+}
+
+// importRows returns the body's rows: NDJSON as it arrives, an array from its spool.
+// done releases them.
+func (s *Server) importRows(body *bufio.Reader, contentType string) (rows rowSource, done func(), err error) {
+	array, lines, err := sniffImport(body, contentType)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !array {
+		return &ndjsonRows{br: body, limit: s.rowLimit(), line: lines}, func() {}, nil
+	}
+	return spoolArray(body, s.cfg.ImportSpoolDir, s.rowLimit())
+}
+
+// importResult is an import's answer: what im did, and the error that ended it
+// early or kept its rows from being visible, if any.
+func importResult(im *importer, err error) ImportResult {
+	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...)}
+	if err != nil {
+		res.Error = dirMessage("", err)
+	}
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
-	writeJSON(w, status, res)
+	return res
 }
 
-// splitImport cuts an import body into rows. Only an empty body or an array that is
-// not well-formed JSON is an error.
-func splitImport(body []byte, contentType string) ([]importRow, error) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return nil, fmt.Errorf("%w: empty body; send a JSON array of row objects, or NDJSON (one row object per line)", contract.ErrMalformedJSON)
+// answerImport writes an import's answer within the server's write timeout.
+func (s *Server) answerImport(w http.ResponseWriter, rc *http.ResponseController, status int, v any) {
+	if s.cfg.HTTPWriteTimeout > 0 {
+		rc.SetWriteDeadline(time.Now().Add(s.cfg.HTTPWriteTimeout))
 	}
-	mt, _, _ := mime.ParseMediaType(contentType)
-	switch mt {
-	case "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines", "application/jsonlines":
-		return splitNDJSON(body), nil
-	}
-	if trimmed[0] != '[' {
-		return splitNDJSON(body), nil
-	}
-	if !json.Valid(trimmed) {
-		var v any
-		err := json.Unmarshal(trimmed, &v)
-		return nil, fmt.Errorf("%w: the body starts with '[' but is not a well-formed JSON array (%v); nothing was imported", contract.ErrMalformedJSON, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if _, err := dec.Token(); err != nil { // '['
-		return nil, fmt.Errorf("%w: %v", contract.ErrMalformedJSON, err)
-	}
-	var rows []importRow
-	for i := 0; dec.More(); i++ {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%w: element %d: %v", contract.ErrMalformedJSON, i, err)
-		}
-		rows = append(rows, importRow{index: i, raw: raw})
-	}
-	return rows, nil
-}
-
-// splitNDJSON returns the non-blank lines of body as rows.
-func splitNDJSON(body []byte) []importRow {
-	var rows []importRow
-	line := 0
-	for len(body) > 0 {
-		line++
-		var l []byte
-		l, body, _ = bytes.Cut(body, []byte("\n"))
-		if l = bytes.TrimSpace(l); len(l) > 0 {
-			rows = append(rows, importRow{index: len(rows), line: line, raw: l})
-		}
-	}
-	return rows
+	writeJSON(w, status, v)
 }
 
 // importer writes an import's rows through the directory writer, keeping up to
-// importWindow appends in flight. It is used by one request at a time.
+// importWindow appends (and importWindowBytes of events) in flight. It keeps nothing
+// of a row once its append is acknowledged but a hash of its key and its index (for
+// a key repeated in the import), and the failures. It is used by one request at a
+// time.
 type importer struct {
-	w        *dirWriter
-	upsert   bool
-	rowLimit int64
+	w      *dirWriter
+	upsert bool
 
-	seen     map[string]int // key → index of the row of this import that wrote it
+	seed     maphash.Seed
+	seen     map[uint64]int // hash of a key → index of the row of this import that wrote it
 	inflight []importInflight
+	bytes    int // event bytes in flight
 	maxSeq   uint64
 	ok       int
 	failed   []ImportFailure
 }
 
 type importInflight struct {
-	row    importRow
+	row    importRow // without its bytes
 	key    string
+	size   int
 	future jetstream.PubAckFuture
 }
 
-// add decides one row and starts appending it, or records why it failed.
+// add decides one row and starts appending it, or records why it failed. It keeps
+// no reference to row.raw.
 func (im *importer) add(ctx context.Context, row importRow) {
-	if int64(len(row.raw)) > im.rowLimit {
-		im.fail(row, rawKey(row.raw), fmt.Errorf("%w: the row is %d bytes; the limit is %d", errDirBodyTooLarge, len(row.raw), im.rowLimit))
+	if row.size > im.w.rowLimit {
+		im.fail(row, prefixKey(row.raw), tooLarge("the row", row.size, im.w.rowLimit))
 		return
 	}
 	f, err := contract.DecodeFields(row.raw)
@@ -181,13 +208,14 @@ func (im *importer) add(ctx context.Context, row importRow) {
 		im.fail(row, rawKey(row.raw), err)
 		return
 	}
+	row.raw = nil
 	key := f.Values.Key
-	if at, dup := im.seen[key]; dup {
-		if !im.upsert {
-			im.failMsg(row, key, fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, at, UpsertQuery), "")
-			return
-		}
-		// The later row replaces the earlier one: it must see it, so settle first.
+	hash := maphash.String(im.seed, key)
+	earlier, dup := im.seen[hash]
+	if dup {
+		// The later row meets the earlier one (upsert: replaces it; else: fails with
+		// exists): let the earlier be visible first. (Two keys of one hash, at odds
+		// of one in 2^64, only cost this wait: the projection then decides.)
 		if err := im.drain(ctx); err != nil {
 			im.fail(row, key, err)
 			return
@@ -198,6 +226,10 @@ func (im *importer) add(ctx context.Context, row importRow) {
 		build = buildUpsert(key, f)
 	}
 	p, err := im.w.prepare(key, build)
+	if dup && errors.Is(err, errDirExists) {
+		im.failMsg(row, key, fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, earlier, UpsertQuery), "")
+		return
+	}
 	if err != nil {
 		im.fail(row, key, err)
 		return
@@ -207,9 +239,11 @@ func (im *importer) add(ctx context.Context, row importRow) {
 		im.fail(row, key, err)
 		return
 	}
-	im.seen[key] = row.index
-	im.inflight = append(im.inflight, importInflight{row: row, key: key, future: future})
-	if len(im.inflight) >= importWindow {
+	im.seen[hash] = row.index
+	size := len(p.event.Data)
+	im.inflight = append(im.inflight, importInflight{row: row, key: key, size: size, future: future})
+	im.bytes += size
+	for len(im.inflight) >= importWindow || (im.bytes > importWindowBytes && len(im.inflight) > 1) {
 		im.settle(ctx, im.inflight[0])
 		im.inflight = im.inflight[1:]
 	}
@@ -217,10 +251,11 @@ func (im *importer) add(ctx context.Context, row importRow) {
 
 // settle waits for one append's acknowledgement and records its outcome.
 func (im *importer) settle(ctx context.Context, in importInflight) {
+	im.bytes -= in.size
 	seq, err := im.w.awaitAsync(ctx, in.future)
 	if err != nil {
-		if im.seen[in.key] == in.row.index {
-			delete(im.seen, in.key)
+		if hash := maphash.String(im.seed, in.key); im.seen[hash] == in.row.index {
+			delete(im.seen, hash)
 		}
 		im.fail(in.row, in.key, err)
 		return

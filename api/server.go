@@ -2,11 +2,12 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -20,12 +21,17 @@ type Dispatcher interface {
 	// BreakerDecision is the gate's decision for a breaker state now, including
 	// whether the credential its row names has been replaced.
 	BreakerDecision(st breaker.State) breaker.Decision
+	// Caller checks who presents a capability token, as the gate will (see
+	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
+	Caller(raw string) (*token.Claims, *gate.Refusal)
 }
 
 // Server is the HTTP facade.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg     Config
+	mux     *http.ServeMux
+	handler http.Handler
+	imports chan struct{} // one token per import running; capacity Config.MaxImports
 }
 
 // New builds the facade and its routes.
@@ -34,13 +40,14 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), imports: make(chan struct{}, cfg.MaxImports)}
 	s.routes()
+	s.handler = guardBody(s.mux)
 	return s, nil
 }
 
 // Handler is the facade's http.Handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -50,17 +57,24 @@ func (s *Server) routes() {
 	s.registerDirectory()
 	s.registerDispatch()
 	s.registerBreaker()
+	s.registerTokens()
 }
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.
 var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)
 
-// owner wraps a handler with the x-terminal-key check.
+// owner wraps a handler with the x-terminal-key check, made before anything of the
+// request's body is read: a refused request's body is not waited for (closeUnread).
+// A capability token is not the owner's key: a caller that sent one is told the
+// route needs the owner key.
 func (s *Server) owner(h http.HandlerFunc) http.HandlerFunc {
-	want := []byte(s.cfg.TerminalKey)
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("x-terminal-key"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !s.isOwnerKey(r.Header.Get("x-terminal-key")) {
+			closeUnread(w, r)
+			if r.Header.Get("Authorization") != "" {
+				writeJSON(w, http.StatusUnauthorized, ownerOnlyBody)
+				return
+			}
 			writeJSON(w, http.StatusUnauthorized, unauthorizedBody)
 			return
 		}

@@ -29,6 +29,25 @@
 // {"error":…,"how_to_fix":…,"state_changed":false}. ErrNoRecognizedFields's message is
 // the literal "no recognized fields".
 //
+// # Documents and the registry
+//
+// NewDocument turns a row and a DocContext (the public base URL, the Viewer, the
+// auth column's form and variable names, the open breaker's literal) into the
+// row's contract Document, which Markdown and JSON render with the same blocks:
+// path, capability and when to use, RUN NOW, example call, type · runner · auth ·
+// risk, inputs and outputs, affordances (computed for the Viewer), the machine
+// contract, invocation/ledger/repair URLs and four troubleshooting entries chosen
+// by the row's runner. It never sees a credential value. Each quoted docstring
+// line is cut to DocLineCap bytes, the example to DocExampleCap, an inlined
+// input_schema to DocSchemaCap, so a document stays close to its scaffolding's
+// size (3.5–3.8 KB for the four rows under testdata/golden/document).
+//
+// Viewer is the reader's credential in the abstract (owner, capability token with
+// scope and risk ceiling, none): Discovers says whether it may find a row (enabled
+// and in scope), MayInvoke whether the server would let it call one.
+// NewRegistryEntry and SortRegistry build the registry: one compact entry per row,
+// in planner order (planner_rank, then the canonical order).
+//
 // # Caveats
 //
 //   - Text columns use "" for SQL NULL; a stored row cannot tell an empty string from

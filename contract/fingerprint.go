@@ -41,10 +41,7 @@ type contractFields struct {
 // description, seq, planner_visible, planner_rank, allowed_categories and timestamps.
 // Tokens pin this value; receipts record it.
 func Fingerprint(r *Row) string {
-	risk, status := "low", "disabled"
-	if r.Sensitive == 1 {
-		risk = "high"
-	}
+	risk, status := r.Risk(), "disabled"
 	if r.Enabled == 1 {
 		status = "enabled"
 	}

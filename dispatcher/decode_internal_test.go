@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -67,30 +66,5 @@ func TestDecodeRequestTakesTheSenderFromTheSubject(t *testing.T) {
 				t.Fatalf("sender %+v, credential %q, dir_seq %d, key %q; want %+v, %q, %d, SAY", from, req.Credential, req.DirSeq, req.Key, tt.want, tt.cred, tt.dirSeq)
 			}
 		})
-	}
-}
-
-// A caller waiting for a receipt is woken by a RECEIPT event on a receipt subject
-// only: one a bus client published on its own subject is not the engine's.
-func TestWaitersTakeReceiptsFromReceiptSubjectsOnly(t *testing.T) {
-	w := newWaiters()
-	const inv = "inv_01j00000000000000000000000"
-	ch := w.add(inv)
-	ev, _ := wire.NewEvent(time.Now(), wire.TypeReceipt, "engine:forged", wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv}, Result: "forged"})
-	ev.ID = receiptEventID(inv)
-	forged := eventlog.Stored{Event: ev, Stream: wire.DataStream, Subject: wire.BusRequestSubject("c1", "K")}
-	w.seen(wire.DataStream, &forged)
-	select {
-	case rc := <-ch:
-		t.Fatalf("a receipt from a bus subject woke the caller: %+v", rc)
-	default:
-	}
-	genuine := forged
-	genuine.Subject = wire.ReceiptSubject("K")
-	w.seen(wire.DataStream, &genuine)
-	select {
-	case <-ch:
-	default:
-		t.Fatal("the engine's receipt did not wake the caller")
 	}
 }

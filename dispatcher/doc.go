@@ -9,6 +9,13 @@
 // receipt means a redelivery and a crash after it means the redelivery finds the
 // receipt and does not run again.
 //
+// A runner that composes other rows (flow, agent) runs them through its call's
+// runner.Invoker (sub.go): each step is a real invocation with its own request
+// event (on wire.StepSubject), the parent's gate and credential, and its own
+// receipt naming the parent, run inline in the parent's worker; its invocation id
+// derives from the parent's, so a redelivered parent reuses the steps that
+// completed. Cycles and nesting past MaxDepth are refused.
+//
 // The clock, the credential environment and the logger are injected through
 // ServiceConfig (time.Now, os.LookupEnv and slog.Default when unset).
 //
@@ -19,4 +26,19 @@
 //     the projection is what keeps one receipt per invocation.
 //   - A request held by a worker is kept in progress every third of AckWait; a run
 //     longer than RunTimeout is cancelled.
+//   - Drain lets calls in flight finish and NAKs the requests delivered to this
+//     service but not started. A request the server was sending to this service as
+//     it stopped pulling reaches nobody, and is redelivered after AckWait.
+//   - A call cut short by Stop, or by Drain past its context, gets no receipt: it
+//     is run again, so its upstream may see it twice. Exactly one receipt is kept
+//     per invocation, never more.
+//   - A step cut short by a stop gets no receipt and runs again with its parent;
+//     a step that completed is reused, never run again, as long as the parent asks
+//     for it with the same key and body (an agent whose model chooses another tool
+//     the second time fails instead). Steps run inline, so a fan-out's branches
+//     run at once in one worker, and nothing bounds a call tree's total steps but
+//     the flow runner's bounds and MaxDepth.
+//   - Receipt sizes are counted JSON-encoded, as the event carries them; a receipt
+//     the log still refuses for good is replaced by a small failure receipt
+//     (ERR:receipt:too_large:<bytes>) rather than run again.
 package dispatcher

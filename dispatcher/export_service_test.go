@@ -1,8 +1,36 @@
 package dispatcher
 
-import "github.com/capdir/capdir/eventlog"
+import (
+	"crypto/ecdsa"
+	"testing"
+
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog"
+)
 
 // SetFailpoints installs the crash points used by redelivery tests.
 func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*eventlog.InvocationRequest) error) {
 	c.beforeReceipt, c.beforeAck = beforeReceipt, beforeAck
+}
+
+// Draining is closed once Drain (or Stop) has begun.
+func Draining(s *Service) <-chan struct{} { return s.draining }
+
+// NewTestTokens is a minter and a verifier of a fresh signing key, for services
+// under test.
+func NewTestTokens(t testing.TB) (*token.Minter, *token.Verifier) {
+	t.Helper()
+	k, err := token.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := token.NewMinter(token.MinterConfig{Key: k, Audience: "capdir-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := token.NewVerifier(token.VerifierConfig{Keys: []*ecdsa.PublicKey{k.Public()}, Audience: "capdir-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, v
 }

@@ -3,8 +3,8 @@ package dispatcher
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -61,8 +61,10 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 	d.Upstream = o.Upstream
 	d.CostUSD = o.CostUSD
 	d.CredTag = o.CredTag
+	d.Children = o.Children
+	d.PromptTokens, d.CompletionTokens = o.PromptTokens, o.CompletionTokens
 	switch {
-	case shape:
+	case shape && d.OK:
 		d.Status = wire.StatusShapeOnly
 		d.Ran = false
 		d.Extra = map[string]any{"shape": o.Shape}
@@ -80,45 +82,74 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 }
 
 // finish stamps times and computes the fingerprints over the whole input and
-// output, then bounds what the receipt stores: the result to resultCap, and body and
-// result together to budget bytes, so the receipt fits in one event. What was cut is
+// output, then bounds what the receipt stores, counted as the event will carry it
+// (JSON-encoded, see jsonLen): the result to resultCap bytes, and body and result
+// together to budget bytes, so the receipt fits in one event. What was cut is
 // marked, and Extra["truncated"] is set.
 func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Receipt {
 	d.FinishedAt = finished.UTC()
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
 	d.Fingerprints.Input = Fingerprint(d.Body)
 	d.Fingerprints.Output = Fingerprint(d.Result)
+	d.boundChildren()
+	bodyLen, resultLen := jsonLen(d.Body), jsonLen(d.Result)
 	cut := false
-	if resultCap > 0 && len(d.Result) > resultCap {
-		d.Result, cut = truncate(d.Result, resultCap), true
+	if resultCap > 0 && resultLen > resultCap {
+		d.Result, resultLen = truncate(d.Result, resultCap)
+		cut = true
 	}
-	if budget > 0 && len(d.Body)+len(d.Result) > budget {
+	if budget > 0 && bodyLen+resultLen > budget {
 		// Keep the smaller of the two whole when it fits in half the budget.
-		bodyMax := max(budget/2, budget-len(d.Result))
-		d.Body = truncate(d.Body, min(len(d.Body), bodyMax))
-		d.Result = truncate(d.Result, budget-len(d.Body))
+		bodyMax := max(budget/2, budget-resultLen)
+		d.Body, bodyLen = truncate(d.Body, min(bodyLen, bodyMax))
+		d.Result, _ = truncate(d.Result, budget-bodyLen)
 		cut = true
 	}
 	if cut {
-		if d.Extra == nil {
-			d.Extra = map[string]any{}
-		}
-		d.Extra["truncated"] = true
+		d.markTruncated()
 	}
 	return d.Receipt
 }
 
-// truncMark ends a stored text that was cut.
-const truncMark = "…[truncated]"
+func (d *draft) markTruncated() {
+	if d.Extra == nil {
+		d.Extra = map[string]any{}
+	}
+	d.Extra["truncated"] = true
+}
 
-// truncate cuts s to at most n bytes (the mark included) on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// failureBodyMax bounds the body a failure receipt keeps (JSON-encoded bytes).
+const failureBodyMax = 1 << 10
+
+// failureReceipt is the small receipt stored in place of rc when the log refused
+// rc for good (err, see appendFailure; size is the length of rc's data). It keeps
+// what the call was and how it touched the breaker: ids, row, timings, the
+// fingerprints of the whole input and output, the upstream status, the credential
+// tag; the result is the literal of receiptFailure, the body is cut short, and
+// nothing else the runner returned is kept. A call whose target ran is
+// RAN_WITH_ERROR, any other FAILED_BEFORE_RUN.
+func failureReceipt(rc *eventlog.Receipt, err error, size int) eventlog.Receipt {
+	f := eventlog.Receipt{
+		ReceiptSummary:    rc.ReceiptSummary,
+		Result:            receiptFailure(err, size).Text,
+		CredTag:           rc.CredTag,
+		Parent:            rc.Parent,
+		Children:          rc.Children,
+		PromptTokens:      rc.PromptTokens,
+		CompletionTokens:  rc.CompletionTokens,
+		BreakerGeneration: rc.BreakerGeneration,
+		BreakerKind:       rc.BreakerKind,
+		Worker:            rc.Worker,
+		Extra:             map[string]any{"truncated": true},
 	}
-	n = max(n-len(truncMark), 0)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	f.Body, _ = truncate(rc.Body, failureBodyMax)
+	f.OK, f.Material = false, false
+	f.Status = wire.StatusFailedBeforeRun
+	if f.Ran {
+		f.Status = wire.StatusRanWithError
 	}
-	return s[:n] + truncMark
+	if math.IsNaN(f.CostUSD) || math.IsInf(f.CostUSD, 0) {
+		f.CostUSD = 0 // encoding/json refuses both
+	}
+	return f
 }

@@ -54,7 +54,7 @@ func TestFinishFitsTheReceiptInOneEvent(t *testing.T) {
 		})
 	}
 	// A cut never splits a rune.
-	if s := truncate(strings.Repeat("é", 40), 30); !utf8.ValidString(s) || len(s) > 30 {
+	if s, _ := truncate(strings.Repeat("é", 40), 30); !utf8.ValidString(s) || len(s) > 30 {
 		t.Fatalf("truncate split a rune or overran: %q (%d)", s, len(s))
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
@@ -45,19 +47,29 @@ type ServiceConfig struct {
 	// RunTimeout bounds one runner call (default 60s).
 	RunTimeout time.Duration
 	// MaxPayload is the payload ceiling on a request body (default 1 MiB, and never
-	// more than the log accepts in one event).
+	// more than the log accepts in one event, JSON-encoded).
 	MaxPayload int
-	// ResultCap bounds the result stored on a receipt (default 1 MiB). A receipt
-	// must also fit in one event: see receiptBudget.
+	// ResultCap bounds the result stored on a receipt, in bytes as the event
+	// carries it, JSON-encoded (default 1 MiB). A receipt must also fit in one
+	// event: see receiptBudget.
 	ResultCap int
 	// Suggestions is how many did_you_mean keys an unknown key gets (default 5).
 	Suggestions int
+	// MaxDepth bounds how deep steps nest (a flow's steps are at depth 1, their
+	// own steps at 2, …; DefaultMaxDepth when 0): a deeper step is refused with
+	// ERR:flow:depth:<depth>><max>. See sub.go.
+	MaxDepth int
 	// Name identifies this node's workers on receipts (default the hostname).
 	Name   string
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
 	Metrics *Metrics
+	// Tokens verifies the capability tokens of every caller that is not the owner;
+	// required (see gate.Config.Tokens). Keep one per process: it caches.
+	Tokens *token.Verifier
+	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
+	Revoked func(jti string) bool
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -93,6 +105,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Suggestions == 0 {
 		c.Suggestions = 5
 	}
+	if c.MaxDepth == 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
 	if c.Name == "" {
 		c.Name, _ = os.Hostname()
 	}
@@ -104,6 +119,9 @@ func (c *ServiceConfig) setDefaults() {
 	}
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
+	}
+	if c.Revoked == nil && c.Projector != nil {
+		c.Revoked = c.Projector.Revoked
 	}
 }
 
@@ -125,8 +143,14 @@ func (c *ServiceConfig) Validate() error {
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
 	}
+	if c.MaxDepth < 0 {
+		errs = append(errs, errors.New("dispatcher: max depth must not be negative"))
+	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Tokens == nil {
+		errs = append(errs, errors.New("dispatcher: a token verifier (Tokens) is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -145,21 +169,32 @@ func TagSaltFor(terminalKey string) string {
 }
 
 // Service runs dispatcher workers and lets callers invoke rows and wait for the
-// receipt. Start it once; Stop is idempotent.
+// receipt. Start it once; stop it with Drain (calls in flight finish) or Stop
+// (they are cancelled), both idempotent.
 type Service struct {
 	cfg           ServiceConfig
-	receiptBudget int // bytes a receipt may spend on body and result
+	receiptBudget int // JSON-encoded bytes a receipt may spend on body and result
 	waiters       *waiters
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
+	sharedLog     bool // other processes may append to the log (revocation.go)
 
-	mu       sync.Mutex
-	cc       jetstream.ConsumeContext
-	work     chan jetstream.Msg
-	wg       sync.WaitGroup
-	cancel   context.CancelFunc
-	stopOnce sync.Once
-	closed   chan struct{}
+	mu      sync.Mutex
+	cc      jetstream.ConsumeContext
+	work    chan jetstream.Msg
+	held    []heldSlot
+	workers sync.WaitGroup // the workers
+	wg      sync.WaitGroup // the heartbeat
+	cancel  context.CancelFunc
+
+	// Stopping: draining is closed when Drain (or Stop) begins; the first caller
+	// drains, later ones wait for closed. hurry cancels the calls in flight once.
+	stopping  atomic.Bool
+	draining  chan struct{}
+	hurryOnce sync.Once
+	cutErr    error // what hurry cut short, under mu
+	stopErr   error // the first Drain's result, read after closed
+	closed    chan struct{}
 }
 
 // NewService wires a service to its projector (receipt waiters and the did_you_mean
@@ -170,13 +205,15 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, err
 	}
 	// A request and a receipt are one event each: a body, and a receipt's body and
-	// result together, must fit in what the log accepts.
+	// result together, must fit in what the log accepts, JSON-encoded.
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
-	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(), suggest: suggest.New(), closed: make(chan struct{})}
+	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(newReceiptIDs(cfg.TagSalt)), suggest: suggest.New(),
+		draining: make(chan struct{}), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log)}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
+		Tokens:  cfg.Tokens, Revoked: cfg.Revoked,
 	})
 	if err != nil {
 		return nil, err
@@ -212,40 +249,19 @@ func (s *Service) Start(ctx context.Context) error {
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan jetstream.Msg, s.cfg.Workers)
-	held := make([]heldSlot, s.cfg.Workers)
-	for i := range held {
-		s.wg.Add(1)
-		go func(slot *heldSlot) {
-			defer s.wg.Done()
-			// Each worker's calls derive from its own context: contexts derived
-			// from one shared parent contend on its list of children.
-			wctx, wcancel := context.WithCancel(runCtx)
-			defer wcancel()
-			for m := range s.work {
-				if wctx.Err() != nil {
-					continue // stopping: left unacknowledged, so it is redelivered
-				}
-				slot.hold(m)
-				s.handle(wctx, m)
-				slot.hold(nil)
-			}
-		}(&held[i])
+	s.held = make([]heldSlot, s.cfg.Workers)
+	for i := range s.held {
+		s.workers.Add(1)
+		go s.worker(runCtx, &s.held[i])
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		keepInProgress(runCtx, held, s.cfg.AckWait/3)
+		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		select {
-		case s.work <- m:
-		case <-runCtx.Done():
-		}
-	}, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers))
 	if err != nil {
-		cancel()
-		close(s.work)
-		s.wg.Wait()
+		s.Stop()
 		return fmt.Errorf("dispatcher: consume: %w", err)
 	}
 	s.mu.Lock()
@@ -254,29 +270,133 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops taking requests, cancels the runs in flight (their requests are not
-// acknowledged and will be redelivered) and waits for the workers.
+// deliver is the consumer's callback: it hands a request to a free worker, or,
+// once draining, gives it back (NAK) for another worker or the next start.
+func (s *Service) deliver(m jetstream.Msg) {
+	select {
+	case <-s.draining:
+		m.Nak()
+		return
+	default:
+	}
+	select {
+	case s.work <- m:
+	case <-s.draining:
+		m.Nak()
+	}
+}
+
+// worker runs requests until the work channel closes. A request it takes after
+// draining began is given back, not started.
+func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
+	defer s.workers.Done()
+	// Each worker's calls derive from its own context: contexts derived from one
+	// shared parent contend on its list of children.
+	wctx, wcancel := context.WithCancel(runCtx)
+	defer wcancel()
+	for m := range s.work {
+		select {
+		case <-s.draining:
+			m.Nak()
+			continue
+		default:
+		}
+		slot.hold(m)
+		s.handle(wctx, m)
+		slot.hold(nil)
+	}
+}
+
+// Drain stops the service gracefully, as jetstream's ConsumeContext.Drain does
+// for a consumer: it stops pulling requests at once and gives back (NAKs) those
+// delivered but not started, so another worker or the next start runs them; the
+// calls in flight run to the end and write their receipts and acks. When ctx ends
+// first, the calls still in flight are cancelled as Stop cancels them: they get
+// no receipt and are NAKed, to be run again. Drain then returns an error matching
+// ErrDrainCut and ctx's error; nil when nothing had to be cancelled.
+//
+// Drain and Stop may be called any number of times, from any goroutine: the first
+// call drains; a later one waits for it, and when its own ctx ends first it
+// cancels the calls in flight. Every call returns the first call's result.
+func (s *Service) Drain(ctx context.Context) error {
+	if !s.stopping.CompareAndSwap(false, true) {
+		select {
+		case <-s.closed:
+		case <-ctx.Done():
+			s.hurry(ctx.Err())
+			<-s.closed
+		}
+		return s.stopErr
+	}
+	s.stopErr = s.drain(ctx)
+	close(s.closed)
+	return s.stopErr
+}
+
+// Stop is Drain with a context already cancelled: it stops taking requests,
+// cancels the calls in flight (their requests are NAKed and will be redelivered)
+// and waits for the workers. It is idempotent, and safe during or after Drain.
 func (s *Service) Stop() {
-	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		cc := s.cc
-		s.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Drain(ctx)
+}
+
+func (s *Service) drain(ctx context.Context) error {
+	close(s.draining)
+	if s.work == nil {
+		return nil // never started
+	}
+	s.mu.Lock()
+	cc := s.cc
+	s.mu.Unlock()
+	idle := make(chan struct{})
+	go func() {
 		if cc != nil {
+			// The callback gives back what is still buffered, so this is quick;
+			// after it, nothing more is delivered.
 			cc.Drain()
 			<-cc.Closed()
+		}
+		close(s.work)
+		s.workers.Wait()
+		close(idle)
+	}()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		s.hurry(ctx.Err())
+		<-idle
+	}
+	s.cancel() // the heartbeat
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cutErr
+}
+
+// hurry cancels the calls in flight, once; cause is why.
+func (s *Service) hurry(cause error) {
+	s.hurryOnce.Do(func() {
+		n := 0
+		for i := range s.held {
+			if s.held[i].holding() {
+				n++
+			}
+		}
+		if n > 0 {
+			s.mu.Lock()
+			s.cutErr = drainCut(n, cause)
+			s.mu.Unlock()
+			s.cfg.Logger.Warn("dispatcher: drain cut short; cancelling calls in flight", "calls", n, "cause", cause)
 		}
 		if s.cancel != nil {
 			s.cancel()
 		}
-		if s.work != nil {
-			close(s.work)
-		}
-		s.wg.Wait()
-		close(s.closed)
 	})
 }
 
-// Closed is closed once Stop has finished.
+// Closed is closed once Drain or Stop has finished.
 func (s *Service) Closed() <-chan struct{} { return s.closed }
 
 // ErrPayloadTooLarge is returned by Invoke for a body over the payload ceiling;
@@ -285,7 +405,7 @@ var ErrPayloadTooLarge = errors.New("payload_too_large")
 
 // envelopeReserve is what an event needs beside its body or result: the envelope,
 // ids, fingerprints, timings and a shape preview.
-const envelopeReserve = 64 << 10
+const envelopeReserve = eventlog.EnvelopeReserve
 
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
 // returned receipt carries the invocation id and trace to look up later.
@@ -299,6 +419,11 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
 	if len(req.Body) > s.cfg.MaxPayload {
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
+	}
+	if enc := jsonLen(req.Body); enc > s.receiptBudget {
+		// The request event carries the body JSON-encoded, where '<' or a control
+		// character is six bytes: it must fit in one event too.
+		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
 	}
 	if err := contract.ValidateKey(req.Key); err != nil {
 		return eventlog.Receipt{}, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
@@ -27,11 +28,13 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 type stack struct {
-	log  *eventlog.Log
-	proj *projector.Projector
-	fns  *fnrunner.Registry
-	stop context.CancelFunc
-	done chan error
+	log    *eventlog.Log
+	proj   *projector.Projector
+	fns    *fnrunner.Registry
+	minter *token.Minter
+	tokens *token.Verifier
+	stop   context.CancelFunc
+	done   chan error
 }
 
 // newStack runs a real log and projector; services are added by newService.
@@ -43,6 +46,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	st := &stack{log: l, proj: p, fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
+	st.minter, st.tokens = dispatcher.NewTestTokens(t)
 	fnrunner.RegisterBuiltins(st.fns, fnrunner.BuiltinConfig{Clock: time.Now})
 	return st
 }
@@ -62,7 +66,7 @@ func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)
 	t.Helper()
 	cfg := dispatcher.ServiceConfig{
 		Log: st.log, Projector: st.proj, Logger: quiet, Workers: 4, Name: "w",
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -174,6 +178,9 @@ func TestDisabledRowRefused(t *testing.T) {
 	}
 }
 
+// A bus client invokes over NATS alone (wire.Invoke). It is never the owner: with
+// no capability token the gate refuses it and nothing runs; with one, the row runs
+// and the receipt names the token's subject.
 func TestInvokeOverNATS(t *testing.T) {
 	st := newStack(t)
 	s := st.newService(t, nil)
@@ -188,9 +195,26 @@ func TestInvokeOverNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Result != "over the bus" || rc.Actor != "nats:test" || !rc.Material {
-		t.Fatalf("receipt = %+v", rc)
+	if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran || rc.Actor != "nats:test" {
+		t.Fatalf("receipt without a token = %+v", rc)
 	}
+	rc, err = wire.Invoke(ctx, nc, "test", "SAY", "over the bus", wire.WithToken(st.mint(t, "billing", "SAY")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Result != "over the bus" || rc.Actor != "token:billing" || !rc.Material {
+		t.Fatalf("receipt with a token = %+v", rc)
+	}
+}
+
+// mint is a capability token for sub that may invoke keys, from the stack's minter.
+func (st *stack) mint(t *testing.T, sub string, keys ...string) string {
+	t.Helper()
+	tok, _, err := st.minter.Mint(token.MintRequest{Subject: sub, Scope: token.Scope{Keys: keys}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // busConn is a connection playing the bus client named client: the log here has
@@ -207,7 +231,8 @@ func busConn(t *testing.T, st *stack, client string) *nats.Conn {
 
 // A request on a bus client's subject is the client's, whatever its body says: a
 // body claiming the owner's credential, another actor, or a directory position
-// gets a receipt naming the client. On capdir's own subject, the credential stands.
+// gets a receipt naming the client, and, carrying no capability token, is refused
+// (token:required) without running. On capdir's own subject, the credential stands.
 func TestBusRequestIsNeverTheOwners(t *testing.T) {
 	st := newStack(t)
 	s := st.newService(t, nil)
@@ -246,6 +271,9 @@ func TestBusRequestIsNeverTheOwners(t *testing.T) {
 		if rc.Actor != "nats:c1" || rc.InvocationID != req.InvocationID || m.Subject != wire.ReceiptNoticeSubject("c1", "SAY", req.InvocationID) {
 			t.Fatalf("receipt on %s = %+v; want actor nats:c1", m.Subject, rc)
 		}
+		if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran {
+			t.Fatalf("a bus request claiming the owner without a token: %+v; want %s token:required, not run", rc, wire.StatusRefusedToken)
+		}
 		// A directory position far ahead would have held the worker 5 s first.
 		if el := time.Since(start); el > 4*time.Second {
 			t.Fatalf("the receipt took %v: the worker waited for the directory position the client claimed", el)
@@ -253,7 +281,7 @@ func TestBusRequestIsNeverTheOwners(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no receipt notice for the bus request")
 	}
-	if rc := invoke(t, s, "SAY", "hi"); rc.Actor != wire.OwnerActor {
+	if rc := invoke(t, s, "SAY", "hi"); rc.Actor != wire.OwnerActor || rc.Result != "hi" {
 		t.Fatalf("capdir's own request: actor %q, want %q", rc.Actor, wire.OwnerActor)
 	}
 }
@@ -417,7 +445,7 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	}
 	caller, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: st.log, Projector: p, Logger: quiet, Workers: 1, Name: "caller",
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)},
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -514,9 +542,10 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	nc := busConn(t, st, "c1")
+	tok := wire.WithToken(st.mint(t, "c1", "SAY"))
 	var invs []string
 	for i := 0; i < 10; i++ {
-		rc, err := wire.Invoke(ctx, nc, "c1", "SAY", "hi")
+		rc, err := wire.Invoke(ctx, nc, "c1", "SAY", "hi", tok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -575,14 +604,16 @@ func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
 	nc := busConn(t, st, "c1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	first, err := wire.Invoke(ctx, nc, "c1", "COUNT", "")
-	if err != nil {
-		t.Fatal(err)
+	raw := st.mint(t, "c1", "COUNT")
+	tok := wire.WithToken(raw)
+	first, err := wire.Invoke(ctx, nc, "c1", "COUNT", "", tok)
+	if err != nil || !first.Ran {
+		t.Fatalf("first invocation: %+v, %v", first, err)
 	}
 	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
 		t.Fatal(err)
 	}
-	again := wire.InvocationRequest{InvocationID: first.InvocationID, Key: "COUNT"}
+	again := wire.InvocationRequest{InvocationID: first.InvocationID, Key: "COUNT", Token: raw}
 	ev, err := wire.PrepareRequest(time.Now(), &again)
 	if err != nil {
 		t.Fatal(err)
@@ -594,7 +625,7 @@ func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
 	}
 	// One worker takes requests in order: once the next one has its receipt, the
 	// reused id has been handled.
-	if _, err := wire.Invoke(ctx, nc, "c1", "COUNT", ""); err != nil {
+	if _, err := wire.Invoke(ctx, nc, "c1", "COUNT", "", tok); err != nil {
 		t.Fatal(err)
 	}
 	if n := runs.Load(); n != 2 {
@@ -624,7 +655,7 @@ func TestConsumerFromBeforeBusSubjectsIsUpdated(t *testing.T) {
 	}
 	defer s.Stop()
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
-	rc, err := wire.Invoke(ctx, busConn(t, st, "c1"), "c1", "SAY", "still here")
+	rc, err := wire.Invoke(ctx, busConn(t, st, "c1"), "c1", "SAY", "still here", wire.WithToken(st.mint(t, "c1", "SAY")))
 	if err != nil || rc.Result != "still here" {
 		t.Fatalf("bus request after the update: %+v, %v", rc, err)
 	}

@@ -64,8 +64,9 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 	var runs atomic.Int32
 	fns := fnrunner.NewRegistry()
 	fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
+	_, tokens := NewTestTokens(t)
 	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Workers: 1, AckWait: time.Second,
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}})
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}

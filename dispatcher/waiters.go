@@ -11,35 +11,52 @@ import (
 // a worker of this process hands over the receipt it appended (deliver); a receipt
 // appended by another node's worker wakes its waiter when this node reads it.
 type waiters struct {
-	mu sync.Mutex
-	m  map[string]chan eventlog.Receipt
+	ids receiptIDs
+	mu  sync.Mutex
+	m   map[string]waiter // by invocation id
+	ev  map[string]string // receipt event id -> invocation id
 }
 
-func newWaiters() *waiters { return &waiters{m: map[string]chan eventlog.Receipt{}} }
+type waiter struct {
+	ch      chan eventlog.Receipt
+	eventID string
+}
+
+func newWaiters(ids receiptIDs) *waiters {
+	return &waiters{ids: ids, m: map[string]waiter{}, ev: map[string]string{}}
+}
 
 func (w *waiters) add(inv string) chan eventlog.Receipt {
-	ch := make(chan eventlog.Receipt, 1)
+	wt := waiter{ch: make(chan eventlog.Receipt, 1), eventID: w.ids.of(inv)}
 	w.mu.Lock()
-	w.m[inv] = ch
+	w.m[inv] = wt
+	w.ev[wt.eventID] = inv
 	w.mu.Unlock()
-	return ch
+	return wt.ch
 }
 
 func (w *waiters) remove(inv string) {
-	w.mu.Lock()
-	delete(w.m, inv)
-	w.mu.Unlock()
+	w.take(inv)
 }
 
 // take removes and returns inv's waiter, if any.
 func (w *waiters) take(inv string) (chan eventlog.Receipt, bool) {
 	w.mu.Lock()
-	ch, ok := w.m[inv]
+	wt, ok := w.m[inv]
 	if ok {
 		delete(w.m, inv)
+		delete(w.ev, wt.eventID)
 	}
 	w.mu.Unlock()
-	return ch, ok
+	return wt.ch, ok
+}
+
+// byEvent is the invocation id whose receipt has event id id, if someone waits.
+func (w *waiters) byEvent(id string) (string, bool) {
+	w.mu.Lock()
+	inv, ok := w.ev[id]
+	w.mu.Unlock()
+	return inv, ok
 }
 
 // deliver wakes rc's waiter with the receipt a worker of this process has just
@@ -52,19 +69,22 @@ func (w *waiters) deliver(rc *eventlog.Receipt) {
 
 // seen is the projector's OnSeen hook: it wakes the waiter of a receipt appended by
 // another node's worker as soon as this node reads it, without waiting for the
-// batch to commit. The invocation id comes from the receipt's event id (see
-// receiptEventID; Invoke mints the inv_ ids it is derived from), so receipts nobody
-// waits for are not decoded.
+// batch to commit. A waiter is found by the receipt's event id (receiptIDs), so
+// receipts nobody waits for are not decoded; only a RECEIPT stored on a receipt
+// subject, for the invocation it names, wakes anyone.
 func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt || !wire.IsReceiptSubject(s.Subject) {
 		return
 	}
-	ch, ok := w.take(receiptInvocationID(s.ID))
-	if !ok {
+	inv, ok := w.byEvent(s.ID)
+	if !ok || wire.ParseSubject(s.Subject).Family != wire.ReceiptFamily {
 		return
 	}
 	var rc eventlog.Receipt
-	if err := s.DataAs(&rc); err == nil {
+	if err := s.DataAs(&rc); err != nil || rc.InvocationID != inv {
+		return
+	}
+	if ch, ok := w.take(inv); ok {
 		ch <- rc
 	}
 }

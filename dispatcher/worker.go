@@ -13,6 +13,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,17 +81,33 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		m.Ack()
 		return
 	}
+	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
 	d := newDraft(&req, from.actor, s.cfg.Name, started)
-	s.run(ctx, &req, d, &in)
+	s.run(ctx, &req, d, &in, nil)
+	if ctx.Err() != nil {
+		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
+		// call cut short; the request goes back to be run again elsewhere or at
+		// the next start.
+		m.Nak()
+		return
+	}
 	if s.cfg.beforeReceipt != nil {
 		if err := s.cfg.beforeReceipt(&req); err != nil {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.appendReceipt(ctx, &rc, from.client); err != nil {
-		if ctx.Err() == nil {
+	if err := s.storeReceipt(ctx, &rc, from.client); err != nil {
+		switch {
+		case permanent(err):
+			// Not even the failure receipt can be stored: running the call again
+			// would not change that.
+			s.cfg.Logger.Error("dispatcher: no receipt can be stored; request dropped", "invocation", req.InvocationID, "err", err)
+			m.Term()
+		case ctx.Err() != nil:
+			m.Nak()
+		default:
 			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
 			m.NakWithDelay(time.Second)
 		}
@@ -122,6 +139,12 @@ func (h *heldSlot) hold(m jetstream.Msg) {
 	h.mu.Unlock()
 }
 
+func (h *heldSlot) holding() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m != nil
+}
+
 // keepInProgress tells JetStream, every interval until ctx ends, that each request
 // a worker has held for at least an interval is still in progress, so a slow call
 // is not redelivered to another worker and run twice. With interval a third of
@@ -148,9 +171,13 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 }
 
 // run passes the request through the gate and, if admitted, the runner, filling d.
-// in holds the projection reads for the request, after the waits in handle.
-func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input) {
+// in holds the projection reads for the request, after the waits in handle. up
+// places a step in its call tree (sub.go); nil for a request from the queue.
+func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
 	a, refusal := s.gate.Check(in)
+	if a.Token != nil {
+		d.Actor = wire.TokenActor(a.Token.Subject)
+	}
 	if a.Row != nil {
 		d.row(a.Row, a.Fingerprint)
 	}
@@ -161,7 +188,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.BreakerGeneration = a.BreakerGeneration
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
 }
 
@@ -193,27 +220,70 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 	return s.gate.Decide(st, auth)
 }
 
+// storeReceipt appends rc (see appendReceipt). When the log refuses it for good
+// (too large, unencodable: see appendFailure), it appends the small failure
+// receipt of failureReceipt instead and replaces *rc with it: the call is not run
+// again for a receipt that could never be stored. client is the bus client that
+// requested the call, told on its notice subject; "" for none.
+func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt, client string) error {
+	size, err := s.appendReceipt(ctx, rc, client)
+	if err == nil || !permanent(err) {
+		return err
+	}
+	s.cfg.Logger.Error("dispatcher: receipt refused by the log; storing a failure receipt instead", "invocation", rc.InvocationID, "bytes", size, "err", err)
+	f := failureReceipt(rc, err, size)
+	if _, err := s.appendReceipt(ctx, &f, client); err != nil {
+		return err
+	}
+	*rc = f
+	return nil
+}
+
 // appendReceipt appends the receipt under an event id derived from the invocation
-// id, so a duplicate receipt inside the log's duplicate window is not stored, and
-// once it is stored announces it on the notice subject of the bus client that
-// requested it (none for capdir's own requests: their callers wait in-process).
-func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, client string) error {
+// id (keyed: see receiptIDs), so a duplicate receipt inside the log's duplicate
+// window is not stored, and once it is stored announces it on the notice subject
+// of the bus client that requested it (none for capdir's own requests and for
+// steps: their callers wait in-process). A failure a retry may mend (a timeout, no
+// responders while the stream elects a leader) is retried with the same event id,
+// for up to receiptRetryFor; one it cannot mend is returned at once, classified by
+// appendFailure. It returns the length of the receipt's data.
+func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, client string) (int, error) {
 	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
+	}
+	ev.ID = s.waiters.ids.of(rc.InvocationID)
+	size := len(ev.Data)
+	if size > s.cfg.Log.MaxPayload() {
+		return size, receiptTooLarge(size, nats.ErrMaxPayload)
+	}
+	give := time.Now().Add(receiptRetryFor)
+	for wait := receiptRetryFirst; ; wait = min(2*wait, receiptRetryMax) {
+		err = s.tryAppendReceipt(ctx, rc, ev, client)
+		if err == nil {
+			return size, nil
+		}
+		err = appendFailure(err, size)
+		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || time.Now().Add(wait).After(give) {
+			return size, err
+		}
+		s.cfg.Logger.Warn("dispatcher: receipt append failed; retrying", "invocation", rc.InvocationID, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return size, err
+		}
+	}
+}
+
+func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev eventlog.Event, client string) error {
+	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
 	}
-	fresh := ev.ID
-	ev.ID = receiptEventID(rc.InvocationID)
-	f, err := s.appendAwait(ctx, rc.Key, ev)
-	if errors.Is(err, eventlog.ErrIDTaken) {
-		// A bus client knows its invocation ids, so it can publish something
-		// under this receipt's event id first: the receipt goes in under a fresh
-		// id rather than not at all.
-		s.cfg.Logger.Warn("dispatcher: a receipt's event id was taken; appended under another", "invocation", rc.InvocationID, "err", err)
-		ev.ID = fresh
-		f, err = s.appendAwait(ctx, rc.Key, ev)
-	}
-	if err != nil {
+	if _, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait); err != nil {
 		return err
 	}
 	// In the log: now tell a bus client waiting for it. A notice that does not go
@@ -227,28 +297,29 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, clien
 	return nil
 }
 
-// appendAwait appends a receipt and waits until it is in the log.
-func (s *Service) appendAwait(ctx context.Context, key string, ev eventlog.Event) (jetstream.PubAckFuture, error) {
-	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(key), ev)
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.cfg.Log.AwaitAppendedWithin(ctx, f, receiptAckWait)
-	return f, err
-}
+const (
+	// receiptAckWait bounds the wait for the log to acknowledge a receipt.
+	receiptAckWait = 10 * time.Second
+	// A receipt whose append failed for a reason that may pass is appended again
+	// (the request held in progress meanwhile), first after receiptRetryFirst,
+	// doubling up to receiptRetryMax, for up to receiptRetryFor; only then is the
+	// request handed back, to be checked for its receipt and run again.
+	receiptRetryFirst = 100 * time.Millisecond
+	receiptRetryMax   = 2 * time.Second
+	receiptRetryFor   = 30 * time.Second
+)
 
-// receiptAckWait bounds the wait for the log to acknowledge a receipt.
-const receiptAckWait = 10 * time.Second
-
-// sender is who appended a request, as its subject says (wire.ParseRequestSubject).
+// sender is who appended a request, as its subject says (wire.ParseSubject).
 type sender struct {
 	// client is the bus client's name; "" for capdir's own request subject.
 	client string
-	// actor is who the receipt names: the bus client, or the credential capdir
+	// actor is who the receipt names (before the gate: a token holder's receipt
+	// names the token's subject): the bus client, or the credential capdir
 	// attested on its own subject.
 	actor string
-	// owner: capdir attests the owner's credential (gate.Input.Owner). Only on
-	// capdir's own subject, which only capdir's connections may publish on.
+	// owner: capdir attests the owner's credential (gate.Input.Owner); see
+	// wire.OwnerAttested. Only on capdir's own subject, which only capdir's
+	// connections may publish on.
 	owner bool
 }
 
@@ -260,8 +331,8 @@ type sender struct {
 // and key empty: they are derived from the event id and the subject.
 func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) {
 	var req eventlog.InvocationRequest
-	origin, ok := wire.ParseRequestSubject(m.Subject())
-	if !ok {
+	subj := wire.ParseSubject(m.Subject())
+	if subj.Family != wire.RequestFamily && subj.Family != wire.BusRequestFamily {
 		return req, sender{}, fmt.Errorf("subject %s is not capdir.data.req.<KEY> nor capdir.data.bus.<CLIENT>.<KEY>", m.Subject())
 	}
 	ev, err := eventlog.DecodeShared(m.Data())
@@ -275,9 +346,9 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) 
 		return req, sender{}, err
 	}
 	if req.Key == "" {
-		req.Key = origin.Key
+		req.Key = subj.Key
 	}
-	if req.Key != origin.Key {
+	if req.Key != subj.Key {
 		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
 	}
 	if req.InvocationID == "" {
@@ -286,11 +357,11 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) 
 	if req.Trace == "" {
 		req.Trace = wire.NewTrace()
 	}
-	if origin.Client != "" {
-		actor := wire.ClientActor(origin.Client)
+	if subj.Family == wire.BusRequestFamily {
+		actor := wire.ClientActor(subj.Client)
 		req.Credential = actor
 		req.DirSeq = 0 // a client cannot know it; a claimed one would only hold a worker
-		return req, sender{client: origin.Client, actor: actor}, nil
+		return req, sender{client: subj.Client, actor: actor}, nil
 	}
 	actor := req.Credential
 	if actor == "" {
@@ -299,5 +370,5 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) 
 	if actor == "" {
 		actor = "nats:anonymous"
 	}
-	return req, sender{actor: actor, owner: req.Credential == wire.OwnerActor}, nil
+	return req, sender{actor: actor, owner: wire.OwnerAttested(m.Subject(), req.Credential)}, nil
 }

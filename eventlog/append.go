@@ -104,42 +104,6 @@ func AwaitAckWithin(ctx context.Context, f jetstream.PubAckFuture, d time.Durati
 	return awaitAck(ctx, f, t.C)
 }
 
-// AwaitAppendedWithin is AwaitAckWithin for an append whose event id must be its
-// own. JetStream acknowledges a message whose id it stored within the duplicate
-// window as a duplicate, and does not store it; when the message stored under
-// that id is on another subject, another writer chose the id first (a bus client
-// can publish anything with any Nats-Msg-Id on its own subject), the event is not
-// in the log, and the error matches ErrIDTaken: append it again under a fresh id.
-func (l *Log) AwaitAppendedWithin(ctx context.Context, f jetstream.PubAckFuture, d time.Duration) (uint64, error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	var ack *jetstream.PubAck
-	select {
-	case ack = <-f.Ok():
-	case err := <-f.Err():
-		return 0, classify(err)
-	case <-t.C:
-		return 0, ErrAckTimeout
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-	if !ack.Duplicate {
-		return ack.Sequence, nil
-	}
-	s, ok := l.streams[ack.Stream]
-	if !ok {
-		return 0, fmt.Errorf("eventlog: append acknowledged by unknown stream %q", ack.Stream)
-	}
-	stored, err := s.GetMsg(ctx, ack.Sequence)
-	if err != nil {
-		return 0, fmt.Errorf("eventlog: check the message a duplicate append matched: %w", err)
-	}
-	if want := f.Msg().Subject; stored.Subject != want {
-		return 0, fmt.Errorf("%w: %s was stored at %d on %s, not on %s", ErrIDTaken, f.Msg().Header.Get(jetstream.MsgIDHeader), ack.Sequence, stored.Subject, want)
-	}
-	return ack.Sequence, nil
-}
-
 func awaitAck(ctx context.Context, f jetstream.PubAckFuture, late <-chan time.Time) (uint64, error) {
 	select {
 	case ack := <-f.Ok():

@@ -41,7 +41,8 @@ type Config struct {
 	StartTimeout time.Duration
 	// Clock stamps new events; time.Now when nil.
 	Clock func() time.Time
-	// Logger receives the embedded server's notable events; slog.Default when nil.
+	// Logger receives the embedded NATS server's notices, warnings and errors
+	// (component=nats-server); slog.Default when nil.
 	Logger *slog.Logger
 	// Metrics counts appends (see NewMetrics); a private, unregistered set when nil.
 	Metrics *Metrics

@@ -23,8 +23,4 @@ var (
 	// ErrCreds is returned when the credential file for an external cluster
 	// (Config.Creds) cannot be used.
 	ErrCreds = errors.New("eventlog: bad NATS credential file")
-	// ErrIDTaken is returned by AwaitAppendedWithin when the log took an append for
-	// a duplicate of a message another writer stored under the same event id on
-	// another subject: the event is not in the log.
-	ErrIDTaken = errors.New("eventlog: event id taken by a message on another subject")
 )

@@ -115,7 +115,6 @@ func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
 		SyncAlways:   always,
 		SyncInterval: interval,
 		NoSigs:       true,
-		NoLog:        true,
 		MaxPayload:   EmbeddedMaxPayload,
 		DontListen:   cfg.Listen == "",
 	}
@@ -138,6 +137,7 @@ func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: embedded server: %w", err)
 	}
+	srv.SetLoggerV2(serverLog{cfg.Logger}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(cfg.StartTimeout) {
 		srv.Shutdown()
@@ -202,6 +202,15 @@ const EmbeddedMaxPayload = 8 << 20
 // MaxPayload is the largest message the connected server accepts: an event's whole
 // envelope must fit in it.
 func (l *Log) MaxPayload() int { return int(l.nc.MaxPayload()) }
+
+// EnvelopeReserve is what an event needs beside its data: the envelope's id, type,
+// time and actor, and the message headers. An event's data fits in the log when it
+// is at most [Log.MaxData] bytes.
+const EnvelopeReserve = 64 << 10
+
+// MaxData is the largest event data (a row, a body, a receipt's body and result
+// together) the log accepts: MaxPayload less EnvelopeReserve.
+func (l *Log) MaxData() int { return l.MaxPayload() - EnvelopeReserve }
 
 // Conn is the underlying NATS connection (shared; do not close it).
 func (l *Log) Conn() *nats.Conn { return l.nc }

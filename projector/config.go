@@ -38,6 +38,10 @@ type Config struct {
 	// Metrics measures the batches folded (see NewMetrics); a private, unregistered
 	// set when nil.
 	Metrics *Metrics
+	// Clock tells when a revoked token has expired, so its revocation need no longer
+	// be held in memory (see Revoked); time.Now when nil. Give it the clock the
+	// dispatcher's gate uses.
+	Clock func() time.Time
 
 	// beforeCommit, when set, runs inside the batch transaction after the events
 	// are applied and before the checkpoint commits. Returning an error abandons
@@ -59,6 +63,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 }
 

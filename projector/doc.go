@@ -10,6 +10,47 @@
 // Callers that wrote an event can wait until it is applied ([Projector.WaitFor]),
 // which gives read-your-writes on top of an asynchronous fold.
 //
+// # Fold-time checks
+//
+// Nothing is believed because it claims so. Before it folds an event the projector
+// checks it (check.go), and it folds only an event that passes:
+//
+//   - its type is one this version folds, and its subject is of that type's family
+//     ([wire.ParseSubject]): DIRECTORY_MUTATE on capdir.ctl.dir.<KEY>,
+//     INVOCATION_REQUESTED on capdir.data.req.<KEY> or capdir.data.bus.<CLIENT>.<KEY>,
+//     RECEIPT on capdir.data.rcpt.<KEY> (or, in logs written before receipts shared
+//     their row's subject, capdir.data.rcpt.<KEY>.<INVOCATION>, naming its
+//     invocation), BREAKER_RESET on capdir.data.breaker.<KEY>.
+//     NATS permissions decide who may write which family (only capdir's own
+//     connection writes rows, receipts and resets), so the family is who wrote it;
+//   - its data decodes, and every key it names is its subject's key (a mutation's
+//     key and its row's key, a receipt's key, a reset's key, a request's key when
+//     it names one);
+//   - a mutation's action is create, replace, patch or delete, it carries a row
+//     unless it deletes, and the row's type is fn, http, agent or flow; a receipt
+//     names its invocation.
+//
+// Any other event is skipped: a warning names it (stream, sequence, subject, type,
+// id) and why, never its data (no body, result or credential), it is counted in
+// capdir_projector_events_skipped_total{stream,reason}, and the checkpoint moves
+// past it like any other event, so one bad event never stalls the projector. A
+// skipped event on a key's directory subject still records its sequence as the
+// key's last: JetStream counts it, and the key's next write expects it.
+//
+// The rule for what is checked at fold time: fold-time checks are structural and
+// stable across versions (who wrote it, decodable, key matches subject, known type).
+// A write rule tightened later (hygiene, the nats runner's target rules, the secret
+// variable allow-list, input_schema compilation, and whatever comes next) is
+// enforced at the door, by the directory write path, and never at fold time. The
+// log is kept forever and replayed by every later version: a rule checked at fold
+// time would make an old log replay to a different directory than the one its
+// owner used, would drop rows that were legal when written, and would make a
+// version upgrade rewrite history. The checks above hold of every event any
+// version of capdir has written, so they only ever drop forged or broken events.
+// They are pure functions of the event and its subject, so a live projection and a
+// replay of the same log (Rebuild) skip exactly the same events and have the same
+// Digest.
+//
 // # Caveats
 //
 //   - By default bbolt commits without fsync: the log is the source of truth and the

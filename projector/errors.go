@@ -60,3 +60,28 @@ func (e *LogBehindError) Error() string {
 
 // Unwrap makes a LogBehindError match ErrLogBehind.
 func (e *LogBehindError) Unwrap() error { return ErrLogBehind }
+
+// skipError is an event the fold does not apply: it failed a fold-time check
+// (check.go). It never leaves the package: apply logs it, counts it under its
+// reason, and moves the checkpoint past the event. Its message names keys, types
+// and subjects only, never an event's body, result or credential.
+type skipError struct {
+	reason string // a reason* label of capdir_projector_events_skipped_total
+	msg    string
+}
+
+func (e *skipError) Error() string { return e.msg }
+
+func skipf(reason, format string, args ...any) error {
+	return &skipError{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// skipReason is err's reason label: a skipError's, or reasonFoldError for an event
+// that passed the checks and still could not be stored.
+func skipReason(err error) string {
+	var se *skipError
+	if errors.As(err, &se) {
+		return se.reason
+	}
+	return reasonFoldError
+}

@@ -9,3 +9,6 @@ func SetBeforeCommit(c *Config, fn func(stream string, batch []eventlog.Stored) 
 
 // SetLingerFrom makes batches linger from n waiting events instead of two.
 func SetLingerFrom(c *Config, n int) { c.lingerFrom = n }
+
+// RevokedLeeway is how long past its exp a revocation stays in memory.
+const RevokedLeeway = revokedLeeway

@@ -3,11 +3,9 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
-	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
@@ -15,7 +13,16 @@ import (
 
 // effects are in-memory consequences of a batch, published only after it commits.
 type effects struct {
-	dir []dirChange
+	dir     []dirChange
+	skips   []skipped
+	revoked []wire.TokenRevoked
+}
+
+// skipped is an event the batch did not fold, and why (see skipError).
+type skipped struct {
+	seq              uint64
+	subject, typ, id string
+	err              error
 }
 
 type dirChange struct {
@@ -31,45 +38,35 @@ type folder struct {
 	fx      *effects
 }
 
+// fold applies s if it passes the fold-time checks (check.go); otherwise it returns
+// a *skipError and applies nothing but s's place on its key's directory subject.
 func (f *folder) fold(s *eventlog.Stored) error {
-	if s.Invalid != "" {
-		return fmt.Errorf("not an event: %s", s.Invalid)
+	subj := wire.ParseSubject(s.Subject)
+	if subj.Family == wire.DirectoryFamily {
+		// JetStream counts every message on a key's subject, folded or not, and
+		// the key's next write expects the last one: a skipped event on it that
+		// were not recorded would make every later write of the key a conflict.
+		if err := f.tx.Bucket(bucketDirSeq).Put([]byte(subj.Key), u64(s.Seq)); err != nil {
+			return err
+		}
 	}
-	// A bus client's subjects are the only part of the log a client can write:
-	// what it publishes there is folded as its request, or not at all (a receipt, a
-	// directory mutation or a breaker reset it wrote would otherwise be believed).
-	if wire.IsBusRequestSubject(s.Subject) && s.Type != eventlog.TypeInvocationRequested {
-		return fmt.Errorf("%s event on a bus client's request subject %s", s.Type, s.Subject)
+	r, err := checkEvent(s, subj)
+	if err != nil {
+		return err
 	}
-	switch s.Type {
-	case eventlog.TypeDirectoryMutate:
-		return f.directory(s)
-	case eventlog.TypeInvocationRequested:
-		return f.request(s)
-	case eventlog.TypeReceipt:
-		return f.receipt(s)
-	case eventlog.TypeBreakerReset:
-		return f.breakerReset(s)
-	}
-	return nil // types this version does not project
+	return r.fold(f, s, subj)
 }
 
-func (f *folder) directory(s *eventlog.Stored) error {
-	var m eventlog.DirectoryMutation
-	if err := s.DataAs(&m); err != nil {
-		return err
-	}
-	if err := contract.ValidateKey(m.Key); err != nil {
-		return err
-	}
-	key := []byte(m.Key)
-	if err := f.tx.Bucket(bucketDirSeq).Put(key, u64(s.Seq)); err != nil {
+func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
+	key := subj.Key
+	m, err := checkMutation(s, key)
+	if err != nil {
 		return err
 	}
 	rows := f.tx.Bucket(bucketRows)
-	if m.Action == eventlog.ActionDelete || m.Row == nil {
-		f.fx.dir = append(f.fx.dir, dirChange{key: m.Key, deleted: true})
-		return rows.Delete(key)
+	if m.Action == eventlog.ActionDelete {
+		f.fx.dir = append(f.fx.dir, dirChange{key: key, deleted: true})
+		return rows.Delete([]byte(key))
 	}
 	row := *m.Row
 	row.RowNum = 0
@@ -77,8 +74,8 @@ func (f *folder) directory(s *eventlog.Stored) error {
 	if err != nil {
 		return err
 	}
-	f.fx.dir = append(f.fx.dir, dirChange{key: m.Key, seq: row.Seq})
-	return rows.Put(key, b)
+	f.fx.dir = append(f.fx.dir, dirChange{key: key, seq: row.Seq})
+	return rows.Put([]byte(key), b)
 }
 
 // requestHead is the part of a request the fold reads.
@@ -87,17 +84,12 @@ type requestHead struct {
 	Key          string `json:"key"`
 }
 
-func (f *folder) request(s *eventlog.Stored) error {
-	var r requestHead
-	if err := s.DataAs(&r); err != nil {
+// request records a request as pending. A bus client may leave its key and
+// invocation id empty: checkRequest derives them as the dispatcher does.
+func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
+	r, err := checkRequest(s, subj.Key)
+	if err != nil {
 		return err
-	}
-	// A bus client may leave both empty: the dispatcher derives them the same way.
-	if r.InvocationID == "" {
-		r.InvocationID = eventlog.RequestInvocationID(s.ID)
-	}
-	if r.Key == "" {
-		r.Key = s.Subject[strings.LastIndexByte(s.Subject, '.')+1:]
 	}
 	return f.tx.Bucket(bucketInvocations).Put([]byte(r.InvocationID), []byte(r.Key))
 }
@@ -113,13 +105,10 @@ type receiptHead struct {
 	BreakerKind       string    `json:"breaker_kind"`
 }
 
-func (f *folder) receipt(s *eventlog.Stored) error {
-	var r receiptHead
-	if err := s.DataAs(&r); err != nil {
+func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
+	r, err := checkReceipt(s, subj)
+	if err != nil {
 		return err
-	}
-	if r.InvocationID == "" {
-		return fmt.Errorf("receipt without invocation id")
 	}
 	rb := f.tx.Bucket(bucketReceipts)
 	if rb.Get([]byte(r.InvocationID)) != nil {
@@ -152,9 +141,9 @@ func (f *folder) observe(r *receiptHead) error {
 	return putBreaker(bb, next)
 }
 
-func (f *folder) breakerReset(s *eventlog.Stored) error {
-	var r eventlog.BreakerReset
-	if err := s.DataAs(&r); err != nil {
+func (f *folder) breakerReset(s *eventlog.Stored, subj wire.Subject) error {
+	r, err := checkReset(s, subj.Key)
+	if err != nil {
 		return err
 	}
 	bb := f.tx.Bucket(bucketBreakers)

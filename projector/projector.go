@@ -22,6 +22,8 @@ type Projector struct {
 	db    *bolt.DB
 	index *orderIndex
 	rows  *rowCache
+	// revoked holds the token revocations folded so far (revoked.go).
+	revoked *revokedSet
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -84,6 +86,7 @@ func Open(cfg Config) (*Projector, error) {
 		db:      db,
 		index:   newOrderIndex(),
 		rows:    newRowCache(),
+		revoked: newRevokedSet(cfg.Clock),
 		applied: map[string]*atomic.Uint64{},
 		hurry:   map[string]chan struct{}{},
 		changed: make(chan struct{}),
@@ -144,6 +147,7 @@ func (p *Projector) load() error {
 		if p.folded, err = loadFolded(tx); err != nil {
 			return err
 		}
+		p.revoked.load(tx)
 		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
 			var r struct {
 				Seq *int64 `json:"seq"`
@@ -370,7 +374,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 				continue // already applied: replaying an event is harmless
 			}
 			if err := f.fold(&batch[i]); err != nil {
-				p.cfg.Logger.Warn("projector: event skipped", "stream", stream, "seq", batch[i].Seq, "err", err)
+				fx.skip(&batch[i], err)
 			}
 		}
 		if p.cfg.beforeCommit != nil {
@@ -387,7 +391,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	if err != nil {
 		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
 	}
+	p.reportSkips(stream, fx.skips) // before WaitFor returns: a waiter sees them counted
 	p.rows.invalidate(fx.dir)
+	p.revoked.add(fx.revoked)
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
 	p.index.apply(fx.dir)
@@ -403,7 +409,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	p.cfg.Metrics.batch(stream, len(batch))
+	p.cfg.Metrics.batch(stream, len(batch), len(fx.skips))
 	for _, fn := range p.appliedSubs {
 		fn(stream, batch)
 	}

@@ -113,34 +113,17 @@ func (f Filter) match(r *contract.Row) bool {
 // List returns matching rows in canonical order, skipping offset matches and
 // returning at most limit, plus the total number of matches.
 func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
-	keys := p.index.keys()
 	out := []contract.Row{}
 	total := 0
-	err := p.db.View(func(tx *bolt.Tx) error {
-		rows := tx.Bucket(bucketRows)
-		for i, k := range keys {
-			v := rows.Get([]byte(k))
-			if v == nil {
-				continue
-			}
-			var r contract.Row
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("row %s: %w", k, err)
-			}
-			if !f.match(&r) {
-				continue
-			}
-			total++
-			if total <= offset || len(out) >= limit {
-				continue
-			}
-			r.RowNum = i + 1
-			out = append(out, r)
+	err := p.Each(f, func(r *contract.Row) error {
+		total++
+		if total > offset && len(out) < limit {
+			out = append(out, *r)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("projector: list: %w", err)
+		return nil, 0, err
 	}
 	return out, total, nil
 }

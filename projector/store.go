@@ -15,9 +15,10 @@ var (
 	bucketReceipts    = []byte("receipts")     // invocation id -> receipt JSON
 	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> invocation id
 	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON
+	bucketRevoked     = []byte("revoked")      // token id -> exp (Unix seconds), see revoked.go
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers}
+var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
 // projection folded (logcheck.go). It says which log the projection came from, not

@@ -9,6 +9,12 @@
 // ZZ_TEST_TEMPERATURE POST receipt; the other rows' updated_at is a placeholder,
 // "2026-07-26 00:00:00", the snapshot date, and their created_at is null as on
 // old rows.
+//
+// document_rows.json holds two stand-in rows, ROUTER (agent, with includes) and
+// CONTENT_SEARCH (flow), which with NOW and GROK_MODELS give one row of each type
+// for the contract documents in golden/document (KEY.md and KEY.json, as GET
+// /api/dispatch?key=KEY&format=… serves them with the public URL
+// https://capdir.example; `go test ./contract -run Golden -update` rewrites them).
 package testdata
 
 import _ "embed"

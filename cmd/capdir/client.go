@@ -83,6 +83,9 @@ type apiClient struct {
 	hc      *http.Client
 	// keySource says where key came from, for the message of a 401.
 	keySource string
+	// token, when set, is a capability token sent as Authorization: Bearer
+	// instead of the owner key; tokenSource says where it came from.
+	token, tokenSource string
 }
 
 func newAPIClient(base, key string, timeout time.Duration) *apiClient {
@@ -131,7 +134,11 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 	if err != nil {
 		return err
 	}
-	req.Header.Set("x-terminal-key", c.key)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	} else {
+		req.Header.Set("x-terminal-key", c.key)
+	}
 	req.Header.Set("accept", "application/json")
 	if body != nil {
 		req.Header.Set("content-type", contentType)
@@ -154,7 +161,7 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 			e.Message = msg.Error
 		}
 		if resp.StatusCode == http.StatusUnauthorized {
-			e.Message += ": " + c.refusedKey()
+			e.Message += ": " + c.refused()
 		}
 		return e
 	}
@@ -165,6 +172,15 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 		return errors.Join(fmt.Errorf("%s %s: unexpected answer %.200q", method, path, raw), err)
 	}
 	return nil
+}
+
+// refused explains a 401: which credential the server refused and how to give another.
+func (c *apiClient) refused() string {
+	if c.token != "" {
+		return fmt.Sprintf("%s refused the capability token from %s; ask the owner for a valid one (capdir token mint) "+
+			"and pass it with --token or CAPDIR_TOKEN", c.base, c.tokenSource)
+	}
+	return c.refusedKey()
 }
 
 // refusedKey explains a 401: which key the server refused and how to give another.

@@ -19,7 +19,8 @@ func invokeCmd() *cobra.Command {
 		Short: "Invoke a row on a running capdir server and print its result and invocation id",
 		Long: "Invoke a row on a running capdir server. BODY is one string of arguments separated by |\n" +
 			"(for example 'a|b'). The result goes to stdout, then a line with the invocation id and the\n" +
-			"receipt status. The exit status is non-zero when the result is an ERR: string.",
+			"receipt status. The exit status is non-zero when the result is an ERR: string.\n\n" +
+			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.",
 		Example: "  # the rows of the README's walk-through\n" +
 			"  capdir invoke GREET Ada\n" +
 			"  capdir invoke GREET Ada --json\n" +
@@ -27,10 +28,12 @@ func invokeCmd() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 	}
 	sf := addServerFlags(cmd, 0)
+	var tok string
 	cmd.Flags().BoolVar(&shape, "shape", false, "build the outbound request and print it instead of sending it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's whole JSON answer")
+	cmd.Flags().StringVar(&tok, "token", "", "invoke with this capability token instead of the owner key (default $CAPDIR_TOKEN)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := sf.client()
+		c, err := sf.tokenClient(tok)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
@@ -23,6 +24,7 @@ func init() { register(serveCmd) }
 func serveCmd() *cobra.Command {
 	var cfg capdir.Config
 	var logLevel string
+	var shutdownTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -30,7 +32,8 @@ func serveCmd() *cobra.Command {
 			"Environment:\n" +
 			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
 			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
-			"                       <data>/terminal.key, generated (mode 0600) on first start\n\n" +
+			"                       <data>/terminal.key, generated (mode 0600) on first start\n" +
+			"  CAPDIR_AGENT_PROVIDERS  the agent providers (PREFIX=BASE_URL,…) when --agent-provider is not given\n\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			logger, err := newLogger(logLevel)
@@ -42,11 +45,23 @@ func serveCmd() *cobra.Command {
 			if err := cfg.Breaker.Validate(); err != nil {
 				return err
 			}
+			cfg.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.AgentProviders, os.LookupEnv)
+			if err := cfg.ComposeConfig.Validate(); err != nil {
+				return err
+			}
+			if shutdownTimeout < 0 {
+				return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more (0 cancels calls in flight at once)", shutdownTimeout)
+			}
 			switch {
 			case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
 				return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
 			case cfg.ProjLinger == 0:
 				cfg.ProjLinger = -1 // 0 on the command line means no linger
+			}
+			for _, d := range []*time.Duration{&cfg.HTTPReadHeaderTimeout, &cfg.HTTPReadTimeout, &cfg.HTTPWriteTimeout, &cfg.HTTPIdleTimeout} {
+				if *d == 0 {
+					*d = -1 // 0 on the command line means none
+				}
 			}
 			// Refuse a dir in use and a taken port before creating anything.
 			if err := capdir.CheckFree(cfg.DataDir); err != nil {
@@ -90,8 +105,9 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 			logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
-			return serveUntil(ctx, n, logger)
+			return serveUntil(ctx, n, shutdownTimeout, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -113,8 +129,20 @@ func serveCmd() *cobra.Command {
 	f.StringSliceVar(&cfg.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
+	f.DurationVar(&cfg.HTTPReadHeaderTimeout, "http-read-header-timeout", capdir.DefaultHTTPReadHeaderTimeout, "how long reading a request's line and headers may take (0 = no limit)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", capdir.DefaultHTTPReadTimeout, "how long reading a whole request may take, body included; an import's body may take longer but not stall for longer (0 = no limit)")
+	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", api.DefaultDispatchWait+capdir.HTTPWriteMargin, "how long a request may take from the end of its headers to the end of its answer; must exceed the dispatch wait (30s), which POST /api/dispatch spends waiting for its receipt (0 = no limit)")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", capdir.DefaultHTTPIdleTimeout, "how long a keep-alive connection may wait for its next request (0 = no limit)")
+	f.IntVar(&cfg.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
+	f.IntVar(&cfg.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
+	f.Int64Var(&cfg.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
+	f.StringVar(&cfg.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
+		"(default <data>/token-signing.pem); give every node of a deployment the same file")
+	f.StringVar(&cfg.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	composeFlags(cmd, &cfg.ComposeConfig)
 	return cmd
 }
 
@@ -132,18 +160,31 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 }
 
 // serveUntil runs n until ctx is done (a clean stop: nil) or a component fails (its
-// error, so that capdir serve exits non-zero saying why), then stops it.
-func serveUntil(ctx context.Context, n *capdir.Node, logger *slog.Logger) error {
+// error, so that capdir serve exits non-zero saying why), then stops it within
+// timeout.
+func serveUntil(ctx context.Context, n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
 	var failed error
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down: letting calls in flight finish", "timeout", timeout)
 	case failed = <-n.Failed():
-		logger.Error("component failed; shutting down", "err", failed)
+		logger.Error("component failed; shutting down", "err", failed, "timeout", timeout)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return errors.Join(failed, shutdown(n, timeout, logger))
+}
+
+// shutdown stops n within timeout; a second SIGINT or SIGTERM meanwhile cuts it
+// short.
+func shutdown(n *capdir.Node, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return errors.Join(failed, n.Stop(sctx))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := n.Stop(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -164,8 +166,27 @@ func TestServeReturnsTheFailureOfARunningNode(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	logtest.Recreate(t, n.Log, eventlog.ControlStream)
-	err := serveUntil(context.Background(), n, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	err := serveUntil(context.Background(), n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve ended with %v; want the projector's ErrLogBehind", err)
+	}
+}
+
+// serve documents its drain and refuses a negative --shutdown-timeout before
+// anything starts.
+func TestServeShutdownTimeoutFlag(t *testing.T) {
+	help := run(t, "serve", "--help")
+	if !strings.Contains(help, "--shutdown-timeout") || !strings.Contains(help, "calls in flight") || !strings.Contains(help, "(default 30s)") {
+		t.Fatalf("serve --help does not document --shutdown-timeout:\n%s", help)
+	}
+	dir := t.TempDir()
+	cmd := rootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"serve", "--data", dir, "--http", "127.0.0.1:0", "--shutdown-timeout", "-1s"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "--shutdown-timeout -1s") {
+		t.Fatalf("serve --shutdown-timeout -1s: %v", err)
 	}
 }

@@ -212,11 +212,13 @@ func TestGateCheck(t *testing.T) {
 			g, err := gate.New(gate.Config{
 				MaxPayload: ceiling, Breaker: breaker.Config{Threshold: 8, Cooldown: cooldown},
 				Env: runner.MapEnv(env), TagSalt: tagSalt, Suggest: sug.suggest, Clock: clock.Now,
+				Tokens: testVerifier(t), Revoked: neverRevoked,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := tc.in
+			in.Owner = true // these checks hold for the owner; token_checks_test.go has the token holders'
 			in.Req = &wire.InvocationRequest{InvocationID: "inv_test", Key: tc.key, Body: tc.body}
 			if in.Row != nil {
 				in.Fingerprint = "fp-" + in.Row.Key
@@ -268,11 +270,12 @@ func TestGateReplacedCredentialClosesBreaker(t *testing.T) {
 	g, err := gate.New(gate.Config{
 		MaxPayload: ceiling, Breaker: breaker.Config{Threshold: 8, Cooldown: cooldown},
 		Env: runner.MapEnv(env), TagSalt: tagSalt, Clock: clock.Now,
+		Tokens: testVerifier(t), Revoked: neverRevoked,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &gate.Input{Req: &wire.InvocationRequest{Key: "API"}, Row: httpRow(), Breaker: openBreaker("API")}
+	in := &gate.Input{Req: &wire.InvocationRequest{Key: "API"}, Row: httpRow(), Breaker: openBreaker("API"), Owner: true}
 	if _, r := g.Check(in); r == nil || r.Status != wire.StatusRefusedBreakerOpen {
 		t.Fatalf("before the rotation: %+v, want %s", r, wire.StatusRefusedBreakerOpen)
 	}

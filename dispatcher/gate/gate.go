@@ -27,13 +27,12 @@ type Config struct {
 	// Clock is the breaker's and the tokens' clock; time.Now when nil.
 	Clock func() time.Time
 	// Tokens verifies capability tokens (keep one per process: it caches the
-	// tokens it has verified). With Tokens set, a request runs only if capdir
-	// attests it is the owner's (Input.Owner) or it carries a token that passes
-	// every token check (token_checks.go). Nil turns the credential checks off:
-	// every request is treated as the owner's, as before tokens existed.
+	// tokens it has verified); required. A request runs only if capdir attests it
+	// is the owner's (Input.Owner) or it carries a token that passes every token
+	// check (token_checks.go): there is no gate without the token checks.
 	Tokens *token.Verifier
 	// Revoked reports whether the token with this id has been revoked (a
-	// TOKEN_REVOKED event folded); required with Tokens.
+	// TOKEN_REVOKED event folded); required.
 	Revoked func(jti string) bool
 }
 
@@ -58,7 +57,10 @@ func (c *Config) Validate() error {
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Tokens != nil && c.Revoked == nil {
+	if c.Tokens == nil {
+		errs = append(errs, errors.New("gate: Tokens is required: every request that capdir does not attest as the owner's must carry a capability token"))
+	}
+	if c.Revoked == nil {
 		errs = append(errs, errors.New("gate: Revoked is required with Tokens"))
 	}
 	return errors.Join(errs...)
@@ -100,6 +102,10 @@ type Input struct {
 	// to be the owner's (its credential field) is not this. An owner's request
 	// skips the token checks.
 	Owner bool
+	// RevokedErr is a failure to learn whether the request's token has been
+	// revoked (the worker could not bring its projection up to the token's
+	// revocation in the log): the token is then refused, never admitted unchecked.
+	RevokedErr error
 }
 
 // Admission is what the gate learned about a request, refused or not: the row it

@@ -303,26 +303,90 @@ func TestGateUnknownKeySuggestionsForTheOwner(t *testing.T) {
 	}
 }
 
-// TestGateTokensOff: without a verifier the gate admits what it admitted before
-// tokens existed, owner or not.
-func TestGateTokensOff(t *testing.T) {
-	g, err := gate.New(gate.Config{MaxPayload: 1024})
+// testVerifier is a verifier of a fresh key, for gates whose tests need no token.
+func testVerifier(t testing.TB) *token.Verifier {
+	t.Helper()
+	k, err := token.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := &contract.Row{Key: "GREET", Type: "fn", Target: "greet", Enabled: 1}
-	a, r := g.Check(&gate.Input{Req: &wire.InvocationRequest{Key: "GREET"}, Row: row})
-	if r != nil || a.Row != row || a.Token != nil {
-		t.Fatalf("tokens off: %+v %+v", a, r)
+	v, err := token.NewVerifier(token.VerifierConfig{Keys: []*ecdsa.PublicKey{k.Public()}, Audience: audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func neverRevoked(string) bool { return false }
+
+// TestGateConfigNeedsTokens: there is no gate without the token checks, so no
+// request that capdir does not attest as the owner's runs without a token.
+func TestGateConfigNeedsTokens(t *testing.T) {
+	_, err := gate.New(gate.Config{MaxPayload: 1024})
+	if err == nil || !strings.Contains(err.Error(), "Tokens is required") || !strings.Contains(err.Error(), "Revoked is required") {
+		t.Fatalf("gate.New without Tokens and Revoked = %v", err)
+	}
+	_, err = gate.New(gate.Config{MaxPayload: 1, Tokens: testVerifier(t)})
+	if err == nil || !strings.Contains(err.Error(), "Revoked is required with Tokens") {
+		t.Fatalf("gate.New without Revoked = %v", err)
 	}
 }
 
-func TestGateConfigNeedsRevokedWithTokens(t *testing.T) {
-	k, _ := token.GenerateKey()
-	v, _ := token.NewVerifier(token.VerifierConfig{Keys: []*ecdsa.PublicKey{k.Public()}, Audience: audience})
-	_, err := gate.New(gate.Config{MaxPayload: 1, Tokens: v})
-	if err == nil || !strings.Contains(err.Error(), "Revoked is required with Tokens") {
-		t.Fatalf("gate.New without Revoked = %v", err)
+// TestGateRevocationUnknown: a token whose revocation the worker could not look
+// up is refused, not admitted unchecked; the owner is not concerned.
+func TestGateRevocationUnknown(t *testing.T) {
+	w := newTokenWorld(t)
+	tok, _ := w.mint(token.MintRequest{Scope: scope("GREET")})
+	in := w.input("GREET", "", tok, false)
+	in.RevokedErr = errors.New("eventlog: last message of capdir.ctl.token.x: timeout")
+	a, r := w.gate.Check(in)
+	if r == nil || r.Status != wire.StatusFailedBeforeRun || r.Reason != "ERR:revocation:eventlog: last message of capdir.ctl.token.x: timeout" || a.Token == nil {
+		t.Fatalf("refusal %+v, admission %+v", r, a)
+	}
+	in = w.input("GREET", "", "", true)
+	in.RevokedErr = errors.New("ignored")
+	if _, r := w.gate.Check(in); r != nil {
+		t.Fatalf("owner refused: %+v", r)
+	}
+}
+
+// TestGateCaller: an entry point's check of who the caller is gives the same
+// literal refusals as the gate, in the same order, and reads no row.
+func TestGateCaller(t *testing.T) {
+	w := newTokenWorld(t)
+	good, c := w.mint(token.MintRequest{Subject: "ci@build-3", Scope: scope("NOROW")})
+	revoked, rc := w.mint(token.MintRequest{Scope: scope("GREET")})
+	w.revoked[rc.ID] = true
+	other, _ := token.NewMinter(token.MinterConfig{Key: w.key, Audience: "capdir-other"})
+	foreign, _, _ := other.Mint(token.MintRequest{Subject: "agent-7", Scope: scope("GREET")}, t0)
+	ownerSub := c
+	ownerSub.ID, ownerSub.Subject = "f0", "owner"
+	for _, tc := range []struct {
+		name, raw string
+		at        time.Duration
+		reason    string
+	}{
+		{"none", "", 0, "token:required"},
+		{"garbage", "garbage", 0, "token:malformed"},
+		{"expired", good, time.Hour, "token:expired"},
+		{"revoked", revoked, 0, "token:revoked"},
+		{"other audience", foreign, 0, "token:audience:capdir-other"},
+		{"owner subject", w.forge(ownerSub), 0, "token:owner_subject"},
+	} {
+		w.now = t0.Add(tc.at)
+		_, r := w.gate.Caller(tc.raw)
+		if r == nil || r.Status != wire.StatusRefusedToken || r.Reason != tc.reason {
+			t.Errorf("%s: Caller refusal %+v, want %s", tc.name, r, tc.reason)
+		}
+		_, rg := w.gate.Check(w.input("GREET", "", tc.raw, false))
+		if rg == nil || r == nil || rg.Reason != r.Reason {
+			t.Errorf("%s: the gate says %+v, Caller %+v", tc.name, rg, r)
+		}
+	}
+	w.now = t0
+	got, r := w.gate.Caller(good)
+	if r != nil || got == nil || got.Subject != "ci@build-3" || got.ID != c.ID {
+		t.Fatalf("Caller(good) = %+v, %+v", got, r)
 	}
 }
 

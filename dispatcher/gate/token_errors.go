@@ -16,6 +16,11 @@ func refuseToken(err error) *Refusal {
 	return &Refusal{Status: wire.StatusRefusedToken, Reason: token.Reason(err)}
 }
 
+// refuseRevocationUnknown: ERR:revocation:<err>, like an unreadable row or breaker.
+func refuseRevocationUnknown(err error) *Refusal {
+	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:revocation:" + err.Error()}
+}
+
 func refuseScope(key string) *Refusal {
 	return &Refusal{Status: wire.StatusRefusedScope, Reason: "scope:" + key}
 }

@@ -2,8 +2,8 @@
 // a runner gets and the [Outcome] it reports, the name-to-runner map, argument
 // splitting and escape-aware substitution, credential application and redaction,
 // and the ERR: literals common to all runners. One sub-package per runner
-// implements it (fnrunner, httprunner, natsrunner), and every one of them runs the
-// conformance suite in runnertest from its own tests.
+// implements it (fnrunner, httprunner, natsrunner, flowrunner, agentrunner), and
+// every one of them runs the conformance suite in runnertest from its own tests.
 //
 // # Arguments
 //

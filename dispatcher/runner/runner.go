@@ -14,6 +14,7 @@ const (
 	RunnerFn   = "fn"
 	RunnerHTTP = "http"
 	RunnerNATS = contract.RunnerNATS
+	RunnerFlow = contract.TypeFlow
 )
 
 // DefaultMaxResultBytes caps a runner's result when its configuration leaves the
@@ -31,6 +32,48 @@ type Call struct {
 	Vars map[string]string
 	// Shape asks for the fully built request without sending it.
 	Shape bool
+	// Sub lets a runner that composes other rows (flow, agent) run them as real
+	// invocations on behalf of this call; nil where the dispatcher offers none.
+	Sub Invoker
+}
+
+// Invoker runs other rows for a call that composes them. Each Invoke is a real
+// invocation: it passes the same gate as the parent (the parent caller's
+// credential and scope apply), gets its own receipt naming the parent invocation
+// and sharing its trace, and is counted against the configured depth and fan-out
+// bounds. Implementations are safe for concurrent use and honour ctx.
+type Invoker interface {
+	// Invoke runs key with body as step name of the parent call (name is unique
+	// within the parent, e.g. "1", "2.A", "tool-3": a redelivered parent finds the
+	// step's receipt by it and does not run it again). A refusal by the gate is not
+	// an error: it is a Step whose Result is the refusal's literal reason.
+	Invoke(ctx context.Context, name, key, body string) (Step, error)
+	// Tools lists the enabled rows in the given categories ("*" for all; a
+	// comma-separated list otherwise) that the parent caller may invoke.
+	Tools(ctx context.Context, categories string) ([]Tool, error)
+	// Row reads one row as the parent caller may see it (agent includes).
+	Row(ctx context.Context, key string) (*contract.Row, error)
+}
+
+// Step is the outcome of one invocation made through an Invoker.
+type Step struct {
+	InvocationID string
+	Status       string // the step receipt's status
+	Result       string
+	OK           bool
+	CostUSD      float64
+}
+
+// Tool is a row offered to a model as a callable tool.
+type Tool struct {
+	Key         string
+	Description string
+	// Parameters is the JSON Schema of the arguments: the row's input_schema, or
+	// {"type":"object","properties":{"args":{"type":"string"}}}.
+	Parameters json.RawMessage
+	// Schema reports whether Parameters is the row's own input_schema (arguments
+	// are then sent as a JSON object), not the single args string.
+	Schema bool
 }
 
 // Arguments returns the positional arguments of c.
@@ -50,10 +93,19 @@ type Outcome struct {
 	Shape    map[string]any // shape mode: the fully built outbound request, redacted
 	CredTag  string         // Credential.Tag of the credential applied, "" if none
 	CostUSD  float64
+	// Children are the invocation ids of the invocations a composing runner (flow,
+	// agent) made through Call.Sub, in the order it made them (a fan-out's branches
+	// in branch order), for the receipt tree; nil for a runner that composes none.
+	Children []string
 	// Err is the typed failure behind an "ERR:" Result produced by the dispatcher
 	// (match with errors.Is); nil on success and when a function or a NATS responder
 	// itself answered with text starting "ERR:".
 	Err error
+
+	// PromptTokens and CompletionTokens are the model tokens a call used, summed
+	// over its model requests (the agent runner); 0 for runners that call no model.
+	PromptTokens     int64
+	CompletionTokens int64
 }
 
 // OK reports whether the result is not an "ERR:" string.

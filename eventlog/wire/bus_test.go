@@ -11,37 +11,32 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-func TestParseRequestSubject(t *testing.T) {
+// TestParseSubjectBusClient pins how a request's subject names its sender: the
+// worker's actor and the projector's checks both come from it.
+func TestParseSubjectBusClient(t *testing.T) {
 	long := strings.Repeat("c", wire.MaxClientNameLen+1)
 	tests := []struct {
 		subject string
-		want    wire.RequestOrigin
-		ok      bool
+		want    wire.Subject
 	}{
-		{wire.RequestSubject("GREET"), wire.RequestOrigin{Key: "GREET"}, true},
-		{wire.BusRequestSubject("billing-1", "GREET"), wire.RequestOrigin{Key: "GREET", Client: "billing-1"}, true},
-		{"capdir.data.req.", wire.RequestOrigin{}, false},
-		{"capdir.data.req.A.B", wire.RequestOrigin{}, false},
-		{"capdir.data.bus.GREET", wire.RequestOrigin{}, false},
-		{"capdir.data.bus..GREET", wire.RequestOrigin{}, false},
-		{"capdir.data.bus.c1.", wire.RequestOrigin{}, false},
-		{"capdir.data.bus.c1.A.B", wire.RequestOrigin{}, false},
-		{"capdir.data.bus.c*.GREET", wire.RequestOrigin{}, false},
-		{"capdir.data.bus." + long + ".GREET", wire.RequestOrigin{}, false},
-		{wire.ReceiptSubject("GREET"), wire.RequestOrigin{}, false},
-		{wire.DirectorySubject("GREET"), wire.RequestOrigin{}, false},
-		{"svc.GREET", wire.RequestOrigin{}, false},
+		{wire.RequestSubject("GREET"), wire.Subject{Family: wire.RequestFamily, Key: "GREET"}},
+		{wire.BusRequestSubject("billing-1", "GREET"), wire.Subject{Family: wire.BusRequestFamily, Client: "billing-1", Key: "GREET"}},
+		{"capdir.data.req.", wire.Subject{}},
+		{"capdir.data.req.A.B", wire.Subject{}},
+		{"capdir.data.bus.GREET", wire.Subject{}},
+		{"capdir.data.bus..GREET", wire.Subject{}},
+		{"capdir.data.bus.c1.", wire.Subject{}},
+		{"capdir.data.bus.c1.A.B", wire.Subject{}},
+		{"capdir.data.bus.c*.GREET", wire.Subject{}},
+		{"capdir.data.bus." + long + ".GREET", wire.Subject{}},
+		{"svc.GREET", wire.Subject{}},
 	}
 	for _, tt := range tests {
-		got, ok := wire.ParseRequestSubject(tt.subject)
-		if ok != tt.ok || (ok && got != tt.want) {
-			t.Errorf("ParseRequestSubject(%q) = %+v, %v; want %+v, %v", tt.subject, got, ok, tt.want, tt.ok)
+		if got := wire.ParseSubject(tt.subject); got != tt.want {
+			t.Errorf("ParseSubject(%q) = %+v; want %+v", tt.subject, got, tt.want)
 		}
 	}
-	// The two families do not overlap, and the consumer takes both.
-	if wire.IsBusRequestSubject(wire.RequestSubject("bus")) || !wire.IsBusRequestSubject(wire.BusRequestSubject("c1", "K")) {
-		t.Error("IsBusRequestSubject confuses the families")
-	}
+	// The consumer takes both families that workers run, and not steps.
 	if len(wire.AllRequestSubjects) != 2 || wire.AllRequestSubjects[0] != wire.RequestSubjects || wire.AllRequestSubjects[1] != wire.BusRequestSubjects {
 		t.Errorf("AllRequestSubjects = %v", wire.AllRequestSubjects)
 	}

@@ -17,7 +17,9 @@ import (
 // A bus client invokes a row with a NATS connection and nothing else of capdir's:
 // its credential (an nkey seed capdir bus add-client wrote), its connection
 // options, and Invoke, which publishes the request into the log on the client's
-// own subject and waits for the receipt's notice.
+// own subject and waits for the receipt's notice. A bus client is never the owner:
+// it needs a capability token (wire.WithToken). This one has none, so the gate
+// refuses it (token:required) and nothing runs; the receipt says so.
 func ExampleInvoke() {
 	dir, _ := os.MkdirTemp("", "wire-example")
 	defer os.RemoveAll(dir)
@@ -51,6 +53,6 @@ func ExampleInvoke() {
 	}
 	defer nc.Close()
 	rc, err := wire.Invoke(ctx, nc, "example", "NO_SUCH_ROW", "x")
-	fmt.Println(rc.Status, rc.Ran, rc.Actor, err)
-	// Output: REFUSED_UNKNOWN_KEY false nats:example <nil>
+	fmt.Println(rc.Status, rc.Result, rc.Ran, rc.Actor, err)
+	// Output: REFUSED_TOKEN token:required false nats:example <nil>
 }

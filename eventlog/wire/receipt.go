@@ -77,6 +77,16 @@ type Receipt struct {
 	// Extra carries structured output that is not a string: shape mode's request
 	// preview, or the unknown_key refusal with did_you_mean.
 	Extra map[string]any `json:"extra,omitempty"`
+	// Parent is the invocation id of the call this one is a step of (a flow's
+	// step, an agent's tool call); empty for a top-level call. Children are the
+	// invocation ids of this call's own steps, in the order they were made.
+	Parent   string   `json:"parent,omitempty"`
+	Children []string `json:"children,omitempty"`
+	// PromptTokens and CompletionTokens are the model tokens the call used (agent
+	// rows), summed over its model requests; the tokens of its steps are on their
+	// own receipts.
+	PromptTokens     int64 `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64 `json:"completion_tokens,omitempty"`
 	// Breaker bookkeeping: the credential tag and breaker generation the call ran
 	// under, so replaying receipts rebuilds every breaker.
 	CredTag           string `json:"cred_tag,omitempty"`

@@ -11,11 +11,6 @@ const InvocationPrefix = "inv_"
 // client may leave it empty): InvocationPrefix and its event id in lower case.
 func RequestInvocationID(eventID string) string { return InvocationPrefix + strings.ToLower(eventID) }
 
-// OwnerActor is the credential capdir attests for a request it wrote after checking
-// the owner key. It is believed only on capdir's own request subject
-// (RequestSubject); on a bus client's subject it means nothing.
-const OwnerActor = "owner:terminal-key"
-
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {
 	InvocationID string `json:"invocation_id"` // inv_<ULID>
@@ -35,4 +30,13 @@ type InvocationRequest struct {
 	// worker on another node waits until it has applied as much before it reads the
 	// row, so a row is callable the moment its write returns, on every node.
 	DirSeq uint64 `json:"dir_seq,omitempty"`
+	// Parent, Depth and Chain place a step (a request on StepSubject, written by
+	// the engine) in its call tree: the invocation id of the call that made it,
+	// how deep it is (1 for a step of a top-level call), and the keys of its
+	// ancestors from the top-level call down to its parent, joined by '>' ("A>B";
+	// a key never holds one). A worker takes them from its own bookkeeping, never
+	// from a request it is sent.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Chain  string `json:"chain,omitempty"`
 }

@@ -20,7 +20,9 @@ const (
 	breakerPrefix   = dataPrefix + "breaker."
 	requestPrefix   = dataPrefix + "req."
 	busPrefix       = dataPrefix + "bus."
+	stepPrefix      = dataPrefix + "step."
 	receiptPrefix   = dataPrefix + "rcpt."
+	tokenPrefix     = controlPrefix + "token."
 	noticePrefix    = capdirToken + ".receipt."
 )
 
@@ -46,9 +48,10 @@ func RequestSubject(key string) string { return requestPrefix + key }
 const RequestSubjects = requestPrefix + ">"
 
 // BusRequestSubject is where the bus client named client publishes its invocation
-// requests for one row. The client's NATS permissions allow it this subject family
-// only (BusClientSubjects), so the subject says who sent the request, whatever its
-// body claims: a request here is never the owner's.
+// requests for one row: capdir.data.bus.<CLIENT>.<KEY>. The client's NATS
+// permissions allow it this subject family only (BusClientSubjects), so the subject
+// says who sent the request, whatever its body claims: a request here is never the
+// owner's (see ParseSubject, BusRequestFamily).
 func BusRequestSubject(client, key string) string { return busPrefix + client + "." + key }
 
 // BusClientSubjects matches every request of one bus client: what its permissions
@@ -58,41 +61,17 @@ func BusClientSubjects(client string) string { return busPrefix + client + ".>" 
 // BusRequestSubjects matches every bus client's requests.
 const BusRequestSubjects = busPrefix + ">"
 
-// AllRequestSubjects are both request families, capdir's own and the bus clients':
-// what the dispatcher's workers consume.
+// AllRequestSubjects are both request families a worker takes from the queue,
+// capdir's own and the bus clients': what the dispatcher's consumer filters. Step
+// requests (StepSubject) are not among them: their caller's worker runs them.
 var AllRequestSubjects = []string{RequestSubjects, BusRequestSubjects}
 
-// RequestOrigin is who appended a request, as its subject says.
-type RequestOrigin struct {
-	// Key is the row key, the subject's last token.
-	Key string
-	// Client is the bus client's name for a request on BusRequestSubject; "" for a
-	// request capdir itself appended on RequestSubject.
-	Client string
-}
-
-// ParseRequestSubject reads a request's subject: capdir.data.req.<KEY> (capdir's own)
-// or capdir.data.bus.<CLIENT>.<KEY> (a bus client's). ok is false for any other
-// subject, or one whose client or key is not valid. The worker and the projector
-// both read requests through it, so they agree on who sent one.
-func ParseRequestSubject(subject string) (o RequestOrigin, ok bool) {
-	if key, found := strings.CutPrefix(subject, requestPrefix); found {
-		return RequestOrigin{Key: key}, ValidKey(key)
-	}
-	rest, found := strings.CutPrefix(subject, busPrefix)
-	if !found {
-		return RequestOrigin{}, false
-	}
-	client, key, found := strings.Cut(rest, ".")
-	if !found || !ValidClientName(client) || !ValidKey(key) {
-		return RequestOrigin{}, false
-	}
-	return RequestOrigin{Key: key, Client: client}, true
-}
-
-// IsBusRequestSubject reports whether subject is in a bus client's request family
-// (valid or not): the only part of the log a client can write.
-func IsBusRequestSubject(subject string) bool { return strings.HasPrefix(subject, busPrefix) }
+// StepSubject is where the requests of steps are appended: the invocations a
+// composing row (a flow, an agent) makes on behalf of its call, which the worker
+// running that call runs itself, inline. They are on the data stream like every
+// request, so the projection shows a step pending until its receipt, and outside
+// AllRequestSubjects, so no worker takes one from the queue. Only capdir writes here.
+func StepSubject(key string) string { return stepPrefix + key }
 
 // ReceiptSubject is where the receipts of one row are appended. The invocation id is
 // in the receipt, not in the subject: the NATS server keeps state for every subject a

@@ -4,9 +4,13 @@
 // subject, capdir.receipt.<CLIENT>.<KEY>.<invocation id>. It connects as the bus
 // client the operator made with capdir bus add-client:
 //
+// A bus client is never the owner: it presents a capability token (-token, default
+// $CAPDIR_TOKEN), which the owner mints with capdir token mint.
+//
 //	./capdir bus add-client demo                # writes capdir-data/bus/demo.nk
 //	./capdir serve --nats-listen 127.0.0.1:4222 &
-//	go run ./examples/natsclient -nats nats://127.0.0.1:4222 -client demo -nkey capdir-data/bus/demo.nk NOW
+//	CAPDIR_TOKEN=$(./capdir token mint --sub demo --key NOW) \
+//	  go run ./examples/natsclient -nats nats://127.0.0.1:4222 -client demo -nkey capdir-data/bus/demo.nk NOW
 package main
 
 import (
@@ -28,7 +32,7 @@ func main() {
 	client := flag.String("client", "", "the bus client's name (capdir bus add-client NAME); required")
 	nkey := flag.String("nkey", "", "the client's nkey seed file (capdir bus add-client writes DATA/bus/NAME.nk)")
 	creds := flag.String("creds", "", "the client's .creds file (user JWT and seed), for a cluster configured with them")
-	token := flag.String("token", "", "a capability token to send with the request, or @FILE to read it from FILE")
+	token := flag.String("token", os.Getenv("CAPDIR_TOKEN"), "a capability token to send with the request, or @FILE to read it from FILE (default $CAPDIR_TOKEN)")
 	body := flag.String("body", "", "the invocation body: arguments separated by |")
 	flag.Parse()
 	if err := run(*url, *client, *nkey, *creds, *token, *body, flag.Args()); err != nil {

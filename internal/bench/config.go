@@ -18,12 +18,13 @@ const (
 	ScenarioNATS      = "nats"
 	ScenarioHTTP      = "http"
 	ScenarioHTTPRow   = "httprow"
+	ScenarioFlow      = "flow"
 	ScenarioReplay    = "replay"
 	ScenarioDirectory = "directory"
 )
 
 // Scenarios lists every scenario name in run order.
-var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioReplay, ScenarioDirectory}
+var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioFlow, ScenarioReplay, ScenarioDirectory}
 
 // Config configures Run.
 type Config struct {
@@ -79,6 +80,7 @@ type counts struct {
 	floorAsync, floorSync int
 	invokeSeq, invokePar  int
 	httpRow               int
+	flowSeq, flowPar      int // fn invocations; the flows measured are a third as many
 	replayEvents          int
 	directoryRows         int
 	lookups               int
@@ -88,8 +90,8 @@ type counts struct {
 func (c *Config) counts() counts {
 	if c.Quick {
 		return counts{floorAsync: 50_000, floorSync: 3_000, invokeSeq: 1_000, invokePar: 8_000, httpRow: 500,
-			replayEvents: 60_000, directoryRows: 20_000, lookups: 300, budget: 4 * time.Second}
+			flowSeq: 600, flowPar: 6_000, replayEvents: 60_000, directoryRows: 20_000, lookups: 300, budget: 4 * time.Second}
 	}
 	return counts{floorAsync: 200_000, floorSync: 20_000, invokeSeq: 5_000, invokePar: 50_000, httpRow: 3_000,
-		replayEvents: 200_000, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
+		flowSeq: 3_000, flowPar: 30_000, replayEvents: 200_000, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
 }

@@ -1,7 +1,8 @@
 // Package bench measures capdir end to end on one machine: the raw JetStream
 // publish floor, fn invocations through the NATS request subject and through
-// POST /api/dispatch, an http row against a local upstream, replaying the log into a
-// fresh bbolt file, and a 100k-row directory. capdir bench prints its results as a
+// POST /api/dispatch, an http row against a local upstream, a three-step fn flow
+// against one fn call, replaying the log into a fresh bbolt file, and a 100k-row
+// directory. capdir bench prints its results as a
 // table; the go test benchmarks in this package and in projector run the same
 // scenario code.
 //

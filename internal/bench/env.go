@@ -155,6 +155,11 @@ func (e *Env) CreateRow(ctx context.Context, row map[string]any) error {
 
 // Do sends an owner request to the node and returns its status and body.
 func (e *Env) Do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	return e.do(ctx, method, path, contentType, body, "x-terminal-key", TerminalKey)
+}
+
+// do sends a request with one credential header and returns its status and body.
+func (e *Env) do(ctx context.Context, method, path, contentType string, body []byte, header, credential string) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -163,7 +168,7 @@ func (e *Env) Do(ctx context.Context, method, path, contentType string, body []b
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("x-terminal-key", TerminalKey)
+	req.Header.Set(header, credential)
 	if contentType != "" {
 		req.Header.Set("content-type", contentType)
 	}

@@ -17,10 +17,12 @@ const EchoBody = "hello, capdir benchmark"
 
 // NATSInvoke returns an Op that invokes the echo row as a bus client does
 // (wire.Invoke on nc, connected as BusClient by Env.ConnectBus: the request event
-// in, the receipt event out) and checks the result.
-func NATSInvoke(nc *nats.Conn) Op {
+// in, the receipt event out) and checks the result. A bus client is never the
+// owner: it presents the capability token tok (Env.MintToken for EchoKey).
+func NATSInvoke(nc *nats.Conn, tok string) Op {
+	withToken := wire.WithToken(tok)
 	return func(ctx context.Context, i int) error {
-		rc, err := wire.Invoke(ctx, nc, BusClient, EchoKey, EchoBody)
+		rc, err := wire.Invoke(ctx, nc, BusClient, EchoKey, EchoBody, withToken)
 		if err != nil {
 			return err
 		}

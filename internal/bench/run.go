@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -76,10 +77,10 @@ func (r *runner) add(res ...Result) {
 	r.results = append(r.results, res...)
 }
 
-// shared runs the scenarios that share one node: floor, nats, http, httprow.
+// shared runs the scenarios that share one node: floor, nats, http, httprow, flow.
 func (r *runner) shared(ctx context.Context) error {
 	need := false
-	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow} {
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioFlow} {
 		need = need || r.cfg.wants(s)
 	}
 	if !need {
@@ -103,11 +104,15 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	if r.cfg.wants(ScenarioNATS) {
 		r.progress(ScenarioNATS, "fn over the request subject, 1 and %d in flight", Parallel)
+		tok, err := e.MintToken(ctx, BusClient, time.Hour, EchoKey)
+		if err != nil {
+			return err
+		}
 		nc, err := e.ConnectBus(nats.Name("capdir-bench"))
 		if err != nil {
 			return fmt.Errorf("bench: connect bus client: %w", err)
 		}
-		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
 		nc.Close()
 		if err != nil {
 			return err
@@ -129,10 +134,30 @@ func (r *runner) shared(ctx context.Context) error {
 			return err
 		}
 		r.add(lean)
+		// A caller other than the owner presents a capability token: the verifier's
+		// cache makes every call after the first cost a hash and a lookup.
+		tok, err := e.MintToken(ctx, "bench", time.Hour, EchoKey)
+		if err != nil {
+			return err
+		}
+		bearer, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (capability token)",
+			e.HTTPInvokeToken(tok), c.invokePar, Parallel, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(bearer)
 	}
 	if r.cfg.wants(ScenarioHTTPRow) {
 		r.progress(ScenarioHTTPRow, "http row vs the upstream directly, %d rounds", c.httpRow)
 		res, err := HTTPRow(ctx, e, c.httpRow, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	if r.cfg.wants(ScenarioFlow) {
+		r.progress(ScenarioFlow, "a 3-step fn flow vs one fn call over POST /api/dispatch, 1 and %d in flight", Parallel)
+		res, err := Flow(ctx, e, c.flowSeq, c.flowPar, Parallel, c.budget)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
@@ -102,6 +103,19 @@ func Do(t testing.TB, n *capdir.Node, method, path, body string) (int, string) {
 // DoKey is Do with an explicit owner key ("" sends none).
 func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, string) {
 	t.Helper()
+	return do(t, n, method, path, body, "x-terminal-key", key)
+}
+
+// DoToken is Do with a capability token (Authorization: Bearer) instead of the
+// owner key.
+func DoToken(t testing.TB, n *capdir.Node, method, path, body, token string) (int, string) {
+	t.Helper()
+	return do(t, n, method, path, body, "Authorization", "Bearer "+token)
+}
+
+// do sends the request with header set to value (unless value is empty).
+func do(t testing.TB, n *capdir.Node, method, path, body, header, value string) (int, string) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -110,8 +124,8 @@ func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("x-terminal-key", key)
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	if body != "" {
 		req.Header.Set("content-type", "application/json")
@@ -126,4 +140,49 @@ func DoKey(t testing.TB, n *capdir.Node, method, path, body, key string) (int, s
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// WaitDispatchIdle waits until the dispatch consumer of l has nothing left to
+// deliver, nothing delivered and unacknowledged, and nothing awaiting redelivery:
+// no further call can follow.
+func WaitDispatchIdle(t testing.TB, l *eventlog.Log) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		cons, err := l.JetStream().Consumer(ctx, eventlog.DataStream, dispatcher.ConsumerName)
+		if err != nil {
+			t.Fatalf("dispatch consumer: %v", err)
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatalf("dispatch consumer: %v", err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the dispatch consumer never went idle: %d pending, %d unacknowledged, %d redelivered",
+				info.NumPending, info.NumAckPending, info.NumRedelivered)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Receipts reads every receipt for the invocation inv in l, in log order.
+func Receipts(t testing.TB, l *eventlog.Log, inv string) []eventlog.Receipt {
+	t.Helper()
+	var rcs []eventlog.Receipt
+	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
+		var rc eventlog.Receipt
+		if s.Type == eventlog.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
+			rcs = append(rcs, rc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read receipts: %v", err)
+	}
+	return rcs
 }

@@ -71,6 +71,10 @@ type Harness struct {
 	// Amplify are rows with a template referencing $1 a thousand times, one row per
 	// template the runner substitutes (an http row's target and body).
 	Amplify []*contract.Row
+	// NoTemplate says the runner substitutes no template at all (the agent runner
+	// sends the body verbatim as the user message): Amplify is then empty and the
+	// substitution test is skipped. Every other runner leaves it false.
+	NoTemplate bool
 	// Failures are rows that fail, each in its own way, with the body "x".
 	Failures []*contract.Row
 

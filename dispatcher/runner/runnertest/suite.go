@@ -25,8 +25,8 @@ const promptly = 5 * time.Second
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.Name == "" || h.New == nil || h.Echo == nil || h.Block == nil || h.Large == nil ||
-		len(h.Secrets) == 0 || len(h.Amplify) == 0 {
-		t.Fatal("runnertest: Harness needs Name, New, Echo, Block, Large, Secrets and Amplify")
+		len(h.Secrets) == 0 || (len(h.Amplify) == 0) != h.NoTemplate {
+		t.Fatal("runnertest: Harness needs Name, New, Echo, Block, Large, Secrets, and Amplify unless NoTemplate")
 	}
 	t.Run("Echo", func(t *testing.T) { testEcho(t, h) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, h) })
@@ -229,6 +229,9 @@ func testErrorLiterals(t *testing.T, h Harness) {
 }
 
 func testSubstitution(t *testing.T, h Harness) {
+	if h.NoTemplate {
+		t.Skip("the runner substitutes no template")
+	}
 	body := strings.Repeat("a", 1_000_000)
 	want := "ERR:substitution_too_large:" + strconv.Itoa(runner.DefaultMaxSubstitutionBytes)
 	for _, limit := range []int{0, 64 << 10} {

@@ -1,0 +1,112 @@
+package dispatcher
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var (
+	// ErrDrainCut is returned by Drain when its context ended with calls still in
+	// flight: they were cancelled, got no receipt, and their requests are run again
+	// by another worker or the next start. It wraps the context's error too.
+	ErrDrainCut = errors.New("dispatcher: drain cut short")
+	// ErrReceiptTooLarge: the log refuses the receipt for its size. A retry
+	// cannot mend it; the engine stores a small failure receipt instead.
+	ErrReceiptTooLarge = errors.New("dispatcher: receipt too large for one event")
+	// ErrReceiptUnstorable: the log refuses the receipt for a reason a retry
+	// cannot mend (it cannot be encoded, its subject is invalid).
+	ErrReceiptUnstorable = errors.New("dispatcher: receipt refused by the log")
+)
+
+// drainCut is the error of a drain that had to cancel n calls because of cause.
+func drainCut(n int, cause error) error {
+	return fmt.Errorf("%w: %d call(s) in flight cancelled, without a receipt; their requests will be run again: %w", ErrDrainCut, n, cause)
+}
+
+// receiptTooLarge is the error for a receipt whose data is size bytes.
+func receiptTooLarge(size int, cause error) error {
+	return fmt.Errorf("%w: %d bytes: %w", ErrReceiptTooLarge, size, cause)
+}
+
+// receiptFailure is the result a failure receipt carries in place of the one the
+// log refused: ERR:receipt:too_large:<bytes of the refused receipt's data>, or
+// ERR:receipt:unstorable.
+func receiptFailure(err error, size int) *runner.Error {
+	if errors.Is(err, ErrReceiptTooLarge) {
+		return runner.NewError(ErrReceiptTooLarge, "ERR:receipt:too_large:"+strconv.Itoa(size))
+	}
+	return runner.NewError(ErrReceiptUnstorable, "ERR:receipt:unstorable")
+}
+
+// appendFailure classifies an append's failure: one a retry cannot mend (the
+// event is too large for the connection or the stream, its subject is invalid,
+// it is not a valid event) is wrapped in ErrReceiptTooLarge or
+// ErrReceiptUnstorable; any other (a timeout, no responders while a stream
+// elects its leader, a closed connection, an ended context) is returned as is.
+// size is the length of the receipt's data.
+func appendFailure(err error, size int) error {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload),
+		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum:
+		return receiptTooLarge(size, err)
+	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, wire.ErrBadEvent):
+		return fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
+	}
+	return err
+}
+
+// permanent reports whether a receipt's append failed for good (see appendFailure).
+func permanent(err error) bool {
+	return errors.Is(err, ErrReceiptTooLarge) || errors.Is(err, ErrReceiptUnstorable)
+}
+
+// Sentinel errors of steps: the invocations a composing runner (flow, agent)
+// makes through its call's runner.Invoker (sub.go).
+var (
+	// ErrCycle: a step would invoke a key already on its chain of ancestors (a
+	// flow or agent reaching itself, directly or through others). The step is
+	// refused with ERR:flow:cycle:<KEY>><…>><KEY>; nothing runs.
+	ErrCycle = errors.New("dispatcher: step cycle")
+	// ErrTooDeep: a step would be deeper than ServiceConfig.MaxDepth. It is
+	// refused with ERR:flow:depth:<depth>><max>; nothing runs.
+	ErrTooDeep = errors.New("dispatcher: steps nested too deep")
+	// ErrStepName: a runner named a step with something other than 1 to 128
+	// characters of A-Z a-z 0-9 _ - and '.'. Nothing is appended.
+	ErrStepName = errors.New("dispatcher: bad step name")
+	// ErrStepKey: a runner asked for a step of a key no row can have.
+	ErrStepKey = errors.New("dispatcher: bad step key")
+	// ErrStepMismatch: a redelivered call asked for a step whose stored receipt
+	// is for another key or another body (an agent whose model chose differently
+	// the second time). The stored step is not run again, nor a new one under
+	// its name.
+	ErrStepMismatch = errors.New("dispatcher: step already ran differently")
+	// ErrStepTruncated: a redelivered call asked for a completed step whose
+	// stored result was cut to fit the receipt: it cannot be reused whole.
+	ErrStepTruncated = errors.New("dispatcher: stored step result is truncated")
+	// ErrNoRow: a row a composing runner asked for (an agent's include) does not
+	// exist, is disabled, or is outside what the caller may invoke: the three
+	// read alike, so a token holder learns nothing of rows outside its scope.
+	ErrNoRow = errors.New("no such row for this caller")
+)
+
+// errCycle is the refusal of a step of key under chain, the keys from the
+// top-level call down to its parent: ERR:flow:cycle:, then the keys from key's
+// first place in chain down to key again, joined by '>'.
+func errCycle(chain []string, key string) *runner.Error {
+	loop := chain[slices.Index(chain, key):]
+	return runner.NewError(ErrCycle, "ERR:flow:cycle:"+strings.Join(loop, ">")+">"+key)
+}
+
+// errTooDeep is the refusal of a step at depth over limit.
+func errTooDeep(depth, limit int) *runner.Error {
+	return runner.NewError(ErrTooDeep, "ERR:flow:depth:"+strconv.Itoa(depth)+">"+strconv.Itoa(limit))
+}

@@ -1,0 +1,106 @@
+package agentrunner
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// Agent runner defaults.
+const (
+	// DefaultTimeout bounds one model request, response included.
+	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxSteps is how many model requests one call may make.
+	DefaultMaxSteps = 8
+	// DefaultMaxResponseBytes caps one model response body.
+	DefaultMaxResponseBytes = 4 << 20 // 4 MiB
+)
+
+// Config configures the agent runner.
+type Config struct {
+	// Providers routes a model id to its OpenAI-compatible server (ParseProviders).
+	// A model no entry matches fails with ERR:agent:no_provider:<model>.
+	Providers Providers
+	// Prices gives Outcome.CostUSD (ParsePrices); a model without a price costs 0.
+	Prices Prices
+	// Env resolves the environment variables the auth column names; required (the
+	// same guarded Env the http runner gets: runner.SecretEnv.Guard).
+	Env runner.Env
+	// Client sends the model requests; http.DefaultClient's transport when nil. The
+	// runner sends through a copy that follows no redirect (a credential stays on
+	// the provider's URL); Client itself is not modified.
+	Client *http.Client
+	// Timeout bounds one model request; DefaultTimeout when 0.
+	Timeout time.Duration
+	// MaxSteps bounds the model requests of one call; DefaultMaxSteps when 0. A
+	// model still calling tools in its last allowed answer fails the call with
+	// ERR:agent:step_limit:<MaxSteps>.
+	MaxSteps int
+	// MaxResponseBytes caps one model response body; DefaultMaxResponseBytes when
+	// 0. A larger one fails the call with ERR:agent:response_too_large:<cap>.
+	MaxResponseBytes int64
+	// MaxResultBytes caps the final answer; runner.DefaultMaxResultBytes when 0. A
+	// larger one fails the call with ERR:agent:result_too_large:<cap>.
+	MaxResultBytes int64
+	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag).
+	TagSalt string
+}
+
+func (c *Config) setDefaults() {
+	if c.Client == nil {
+		c.Client = &http.Client{Transport: http.DefaultTransport}
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = runner.DefaultMaxResultBytes
+	}
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Env == nil {
+		errs = append(errs, errors.New("agentrunner: Config.Env is required"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.Timeout must not be negative"))
+	}
+	if c.MaxSteps < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.MaxSteps must not be negative"))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.MaxResponseBytes must not be negative"))
+	}
+	if c.MaxResultBytes < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.MaxResultBytes must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner runs agent rows; see the package documentation. It is safe for
+// concurrent use.
+type Runner struct {
+	cfg    Config
+	client *http.Client // cfg.Client, following no redirect
+}
+
+// New validates cfg and returns the runner.
+func New(cfg Config) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	client := *cfg.Client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Runner{cfg: cfg, client: &client}, nil
+}

@@ -1,0 +1,169 @@
+package flowrunner
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Defaults of the bounds a Config leaves at 0.
+const (
+	DefaultMaxSteps  = 32
+	DefaultMaxFanout = 8
+)
+
+// Config configures the flow runner.
+type Config struct {
+	// MaxSteps bounds the steps of one flow (a fan-out counts as one step);
+	// DefaultMaxSteps when 0. A longer flow fails with ERR:flow:steps:<n>><max>
+	// before any step runs.
+	MaxSteps int
+	// MaxFanout bounds the branches of one fan-out; DefaultMaxFanout when 0. A wider
+	// fan-out fails with ERR:flow:fanout:<n>><max> before any step runs.
+	MaxFanout int
+	// MaxSubstitutionBytes bounds each step's substituted body;
+	// runner.DefaultMaxSubstitutionBytes when 0. Larger stops the flow with
+	// ERR:substitution_too_large:<limit> before that step is invoked.
+	MaxSubstitutionBytes int
+	// MaxResultBytes caps the flow's result; runner.DefaultMaxResultBytes when 0. A
+	// larger last output fails the flow with ERR:flow:result_too_large:<cap>.
+	MaxResultBytes int64
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxFanout == 0 {
+		c.MaxFanout = DefaultMaxFanout
+	}
+	if c.MaxSubstitutionBytes == 0 {
+		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = runner.DefaultMaxResultBytes
+	}
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxSteps < 0 {
+		errs = append(errs, errors.New("flowrunner: Config.MaxSteps must not be negative"))
+	}
+	if c.MaxFanout < 0 {
+		errs = append(errs, errors.New("flowrunner: Config.MaxFanout must not be negative"))
+	}
+	if c.MaxSubstitutionBytes < 0 {
+		errs = append(errs, errors.New("flowrunner: Config.MaxSubstitutionBytes must not be negative"))
+	}
+	if c.MaxResultBytes < 0 {
+		errs = append(errs, errors.New("flowrunner: Config.MaxResultBytes must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner runs flow rows: each step is a real invocation of another row, made
+// through the call's runner.Invoker (Call.Sub). It holds no state between calls
+// and is safe for concurrent use.
+type Runner struct {
+	cfg Config
+}
+
+// New validates cfg and returns the runner.
+func New(cfg Config) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Run implements runner.Runner. It parses the row's content, held to the bounds,
+// before invoking anything; in shape mode it returns the plan
+// (runner.Shaped) and invokes nothing. Otherwise it runs the steps in order
+// through c.Sub, as the package documentation describes. c.Vars is not read: a
+// flow's variables are its own $PREV and bindings.
+func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
+	content := ""
+	if c.Row != nil {
+		content = c.Row.Content
+	}
+	plan, err := parse(content, bounds{steps: r.cfg.MaxSteps, fanout: r.cfg.MaxFanout})
+	if err != nil {
+		return runner.FailedWith(err)
+	}
+	if c.Shape {
+		return r.shape(plan, c.Arguments())
+	}
+	if c.Sub == nil {
+		return runner.Failed(errNoInvoker())
+	}
+	e := &execution{r: r, sub: c.Sub, args: c.Arguments()}
+	return e.run(ctx, plan)
+}
+
+// shape is the plan as shape mode shows it: each body with the flow's arguments
+// substituted, $PREV and bindings (known only once steps run) left as written.
+func (r *Runner) shape(plan *Plan, args []string) runner.Outcome {
+	steps := make([]any, 0, len(plan.Steps))
+	for _, s := range plan.Steps {
+		var m map[string]any
+		if s.Fanout() {
+			branches := make([]any, 0, len(s.Branches))
+			for _, br := range s.Branches {
+				bm, err := r.shapeCall(br.Name, br.Key, br.Body, br.Bind, args)
+				if err != nil {
+					return runner.FailedWith(err)
+				}
+				branches = append(branches, bm)
+			}
+			m = map[string]any{"name": s.Name, "branches": branches}
+			if s.Bind != "" {
+				m["bind"] = s.Bind
+			}
+		} else {
+			var err error
+			if m, err = r.shapeCall(s.Name, s.Key, s.Body, s.Bind, args); err != nil {
+				return runner.FailedWith(err)
+			}
+		}
+		steps = append(steps, m)
+	}
+	shape := map[string]any{"shape": true, "runner": runner.RunnerFlow, "steps": steps}
+	return runner.Shaped(runner.RedactDeep(shape, nil).(map[string]any))
+}
+
+func (r *Runner) shapeCall(name, key, tmpl, bind string, args []string) (map[string]any, error) {
+	body, err := runner.Substitute(tmpl, args, nil, runner.ModeRaw, r.cfg.MaxSubstitutionBytes)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"name": name, "key": key, "body": body}
+	if bind != "" {
+		m["bind"] = bind
+	}
+	return m, nil
+}
+
+// ran reports whether a step's target was reached, from its receipt's status.
+func ran(st runner.Step) bool {
+	return st.Status == wire.StatusProvenMaterialResult || st.Status == wire.StatusRanWithError
+}
+
+// verdict is what stops a flow after a step named name returned st, err; nil
+// when the flow goes on.
+func verdict(name string, st runner.Step, err error) *runner.Error {
+	switch {
+	case err != nil:
+		return errInvoke(name, err)
+	case strings.HasPrefix(st.Result, "ERR:"):
+		return errStepFailed(st.Result)
+	case !st.OK:
+		return errRefused(name, st.Result)
+	}
+	return nil
+}

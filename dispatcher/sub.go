@@ -1,0 +1,379 @@
+package dispatcher
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Steps. A composing runner (flow, agent) runs other rows through its call's
+// runner.Invoker, the invoker below. Each step is a real invocation: its own
+// INVOCATION_REQUESTED event (on wire.StepSubject, which no worker consumes),
+// the same gate as its parent's call (the parent caller's credential and token,
+// so its scope, the breaker and every other check apply as they would to a call
+// the caller made itself), its own receipt naming the parent and sharing its
+// trace. A step runs inline, in the worker that runs the parent: a flow waiting
+// for its steps never waits for a free worker, so any number of flows in flight
+// cannot starve the workers their steps need, and the parent's request is kept
+// in progress while they run.
+//
+// A step's invocation id is derived from its parent's and its name
+// (StepInvocationID), so a redelivered parent finds the steps that completed
+// before the crash by their receipts and reuses their results instead of running
+// them again.
+
+// DefaultMaxDepth is ServiceConfig.MaxDepth's default: a top-level call's steps
+// are at depth 1, theirs at 2, …; a step deeper than the bound is refused.
+const DefaultMaxDepth = 8
+
+// MaxTools bounds the rows one Invoker.Tools call lists (what OpenAI-compatible
+// servers accept in one request).
+const MaxTools = 128
+
+const (
+	// maxStepNameLen bounds a step name: a flow's branch name carries its key.
+	maxStepNameLen = 256
+	// maxStepIDLen bounds a step's invocation id; a longer one is a digest.
+	maxStepIDLen = 200
+	// maxChildrenBytes bounds the JSON of a receipt's children list, which takes
+	// its room from the event's envelope reserve.
+	maxChildrenBytes = 16 << 10
+	// toolsPage is how many rows Tools reads at once.
+	toolsPage = 256
+)
+
+// StepInvocationID is the invocation id of the step called name of the call
+// parent: parent, '-', and name with each '.' replaced by '~' ("inv_…-3~SEND" for
+// the branch "3.SEND"), since an invocation id is a subject token. An id that
+// would be longer than 200 bytes is "inv_s" and 32 hex digits of a SHA-256 of
+// both instead.
+func StepInvocationID(parent, name string) string {
+	id := parent + "-" + strings.ReplaceAll(name, ".", "~")
+	if len(id) <= maxStepIDLen {
+		return id
+	}
+	h := sha256.Sum256([]byte(parent + "\x00" + name))
+	return wire.InvocationPrefix + "s" + hex.EncodeToString(h[:16])
+}
+
+// stepEventID is the event id of a step's request: derived from its invocation
+// id, so a parent redelivered inside the log's duplicate window does not store
+// the request twice.
+func stepEventID(invocationID string) string {
+	return "step_" + strings.TrimPrefix(invocationID, wire.InvocationPrefix)
+}
+
+// lineage is where a call sits in its call tree.
+type lineage struct {
+	// stop is the context of the worker running the top-level call. Once it ends
+	// (Stop, a drain past its deadline) every call of the tree is cut short
+	// without a receipt, and the top-level request is handed back to run again.
+	stop  context.Context
+	depth int      // 0 for a top-level call
+	chain []string // the keys from the top-level call down to this one
+}
+
+// guard refuses a step of key made by the call at l: a key already on the chain
+// (a cycle) or a step deeper than limit.
+func (l *lineage) guard(key string, limit int) *runner.Error {
+	if slices.Contains(l.chain, key) {
+		return errCycle(l.chain, key)
+	}
+	if l.depth+1 > limit {
+		return errTooDeep(l.depth+1, limit)
+	}
+	return nil
+}
+
+// invoker is the runner.Invoker of one call. It is safe for concurrent use (a
+// fan-out's branches invoke at once): it only reads its fields.
+type invoker struct {
+	s      *Service
+	req    *wire.InvocationRequest // the call's request: id, trace, key, credential, token
+	d      *draft                  // the call's receipt: its actor
+	owner  bool                    // capdir attests the caller is the owner
+	claims *token.Claims           // the caller's verified token; nil for the owner
+	up     *lineage                // the call's parent; nil for a top-level call
+	stop   context.Context         // see lineage.stop
+}
+
+// invoker is the Invoker a call's runner gets: ctx is the context run was given
+// (the worker's, for a top-level call), owner and claims what the gate admitted
+// the call as, up the call's own place in its tree (nil for a top-level call).
+func (s *Service) invoker(ctx context.Context, req *wire.InvocationRequest, d *draft, owner bool, claims *token.Claims, up *lineage) runner.Invoker {
+	v := &invoker{s: s, req: req, d: d, owner: owner, claims: claims, up: up, stop: ctx}
+	if up != nil {
+		v.stop = up.stop
+	}
+	return v
+}
+
+// lineage is the call's own place: its parent's, one deeper, its key appended.
+func (v *invoker) lineage() lineage {
+	if v.up == nil {
+		return lineage{stop: v.stop, chain: []string{v.req.Key}}
+	}
+	return lineage{stop: v.stop, depth: v.up.depth + 1, chain: append(v.up.chain[:len(v.up.chain):len(v.up.chain)], v.req.Key)}
+}
+
+// Invoke implements runner.Invoker: see the comment at the top of this file. It
+// returns an error, and appends nothing, for a step name or key that cannot be
+// one and a body the log cannot carry; a step cut short because the worker is
+// stopping gets no receipt and returns the stop's error.
+func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.Step, error) {
+	s := v.s
+	if err := checkStep(name, key); err != nil {
+		return runner.Step{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return runner.Step{}, err
+	}
+	if enc := jsonLen(body); enc > s.receiptBudget {
+		return runner.Step{}, fmt.Errorf("%w: the body of step %s is %d bytes once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, name, enc, s.receiptBudget)
+	}
+	lin := v.lineage()
+	req := wire.InvocationRequest{
+		InvocationID: StepInvocationID(v.req.InvocationID, name), Trace: v.req.Trace, Key: key, Body: body,
+		Credential: v.req.Credential, Token: v.req.Token,
+		Parent: v.req.InvocationID, Depth: lin.depth + 1, Chain: strings.Join(lin.chain, ">"),
+	}
+	if st, done, err := s.doneStep(&req); done || err != nil {
+		return st, err
+	}
+	ev, err := wire.NewEvent(s.cfg.Clock(), wire.TypeInvocationRequested, req.Credential, req)
+	if err != nil {
+		return runner.Step{}, err
+	}
+	ev.ID = stepEventID(req.InvocationID)
+	f, err := s.cfg.Log.AppendAsync(wire.StepSubject(key), ev)
+	if err != nil {
+		return runner.Step{}, err
+	}
+	ack := &pendingAppend{f: f}
+	d := newDraft(&req, v.d.Actor, s.cfg.Name, s.cfg.Clock())
+	d.Parent = req.Parent
+	if refusal := lin.guard(key, s.cfg.MaxDepth); refusal != nil {
+		d.refuse(wire.StatusFailedBeforeRun, refusal.Text, nil)
+	} else {
+		in, err := s.stepInput(ctx, v.stop, &req, ack)
+		if err != nil {
+			return runner.Step{}, err
+		}
+		in.Owner = v.owner
+		s.run(ctx, &req, d, &in, &lin)
+	}
+	return s.finishStep(v.stop, d, ack)
+}
+
+// pendingAppend is an async append awaited by more than one reader: a future's
+// acknowledgement can be received only once.
+type pendingAppend struct {
+	f    jetstream.PubAckFuture
+	done bool
+	seq  uint64
+	err  error
+}
+
+// await waits for the acknowledgement, or its failure, once, and returns the
+// sequence; later calls return the same. Only the step's goroutine calls it.
+func (p *pendingAppend) await(stop context.Context, invocationID string) (uint64, error) {
+	if !p.done {
+		p.seq, p.err = eventlog.AwaitAckWithin(stop, p.f, receiptAckWait)
+		p.done = true
+		if p.err != nil {
+			p.err = fmt.Errorf("dispatcher: step %s: request not appended: %w", invocationID, p.err)
+		}
+	}
+	return p.seq, p.err
+}
+
+// checkStep refuses a step name that is not 1 to 256 characters of A-Z a-z 0-9
+// _ - and '.', and a key no row can have.
+func checkStep(name, key string) error {
+	if name == "" || len(name) > maxStepNameLen || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") != "" {
+		return fmt.Errorf("%w: %.64q", ErrStepName, name)
+	}
+	if !wire.ValidKey(key) {
+		return fmt.Errorf("%w: %.64q", ErrStepKey, key)
+	}
+	return nil
+}
+
+// doneStep looks for req's receipt: a redelivered parent finds there the steps
+// that completed before, and reuses their results. A receipt for another key or
+// body, or one whose result was cut, is an error: the step is neither reused
+// nor run again.
+func (s *Service) doneStep(req *wire.InvocationRequest) (runner.Step, bool, error) {
+	rc, _, err := s.cfg.Projector.Receipt(req.InvocationID)
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		return runner.Step{}, false, nil
+	case err != nil:
+		return runner.Step{}, true, err
+	case rc.Key != req.Key || rc.Fingerprints.Input != Fingerprint(req.Body):
+		return runner.Step{}, true, fmt.Errorf("%w: %s ran as %s with another body", ErrStepMismatch, req.InvocationID, rc.Key)
+	case rc.Extra["truncated"] == true:
+		return runner.Step{}, true, fmt.Errorf("%w: %s", ErrStepTruncated, req.InvocationID)
+	}
+	return stepOf(&rc, rc.Result), true, nil
+}
+
+func stepOf(rc *wire.Receipt, result string) runner.Step {
+	return runner.Step{InvocationID: rc.InvocationID, Status: rc.Status, Result: result, OK: rc.OK, CostUSD: rc.CostUSD}
+}
+
+// stepInput is what the gate reads for a step, as handle reads it for a request
+// from the queue: the row (caught up with the log when this node has not folded
+// it yet) and, for a row that can strike, its breaker once everything appended
+// before the step's request is folded. Waits end with stop, not with ctx: a
+// step a fan-out cancels still gets its receipt.
+func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationRequest, ack *pendingAppend) (gate.Input, error) {
+	g := s.cfg.Projector.Gate(req.Key, "")
+	if errors.Is(g.RowErr, projector.ErrNotFound) {
+		g = s.catchUpRow(ctx, req, "", g)
+	}
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	if g.RowErr != nil {
+		return in, nil
+	}
+	in.Row = &g.Row
+	if gate.CanStrike(&g.Row) {
+		seq, err := ack.await(stop, req.InvocationID)
+		if err != nil {
+			return in, err
+		}
+		if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
+			wctx, cancel := context.WithTimeout(stop, 5*time.Second)
+			s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
+			cancel()
+		}
+		in.Breaker, in.BreakerErr = s.cfg.Projector.Breaker(req.Key)
+	}
+	return in, nil
+}
+
+// finishStep stores the step's receipt once its request is in the log, and
+// returns the step: its result whole, as the runner gave it, even when the
+// receipt stores it cut. A step cut short by stop gets no receipt.
+func (s *Service) finishStep(stop context.Context, d *draft, ack *pendingAppend) (runner.Step, error) {
+	if err := stop.Err(); err != nil {
+		return runner.Step{}, err
+	}
+	if _, err := ack.await(stop, d.InvocationID); err != nil {
+		return runner.Step{}, err
+	}
+	result := d.Result
+	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
+	stored := rc.Result
+	if err := s.storeReceipt(stop, &rc, ""); err != nil {
+		return runner.Step{}, err
+	}
+	if rc.Result != stored { // a failure receipt took its place
+		result = rc.Result
+	}
+	s.cfg.Metrics.receipt(&rc)
+	return stepOf(&rc, result), nil
+}
+
+// Tools implements runner.Invoker: the enabled, planner-visible rows of the
+// categories (comma-separated; "*" for every category) that the caller may
+// invoke (gate.Permits: a token's scope, pin and risk ceiling), in the order the
+// categories are named and, within one, the directory's canonical order; at most
+// MaxTools. The call's own key and its ancestors' are left out: invoking one
+// would be refused as a cycle.
+func (v *invoker) Tools(ctx context.Context, categories string) ([]runner.Tool, error) {
+	cats := splitCategories(categories)
+	chain := v.lineage().chain
+	enabled := 1
+	var out []runner.Tool
+	seen := map[string]bool{}
+	for _, cat := range cats {
+		for offset := 0; len(out) < MaxTools; offset += toolsPage {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rows, total, err := v.s.cfg.Projector.List(projector.Filter{Category: cat, Enabled: &enabled}, offset, toolsPage)
+			if err != nil {
+				return nil, err
+			}
+			for i := range rows {
+				r := &rows[i]
+				if len(out) == MaxTools || seen[r.Key] || r.PlannerVisible != 1 || slices.Contains(chain, r.Key) || !gate.Permits(v.claims, r) {
+					continue
+				}
+				seen[r.Key] = true
+				out = append(out, runner.ToolOf(r))
+			}
+			if len(rows) == 0 || offset+len(rows) >= total {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// splitCategories reads a categories column: "" (every category) when any item
+// is "*", else the non-blank items, trimmed.
+func splitCategories(s string) []string {
+	var out []string
+	for _, c := range strings.Split(s, ",") {
+		switch c = strings.TrimSpace(c); c {
+		case "*":
+			return []string{""}
+		case "":
+		default:
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Row implements runner.Invoker: the row called key, when it is enabled and the
+// caller may invoke it (gate.Permits); any other key is ErrNoRow alike.
+func (v *invoker) Row(ctx context.Context, key string) (*contract.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	row, _, err := v.s.cfg.Projector.Row(key)
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		return nil, ErrNoRow
+	case err != nil:
+		return nil, err
+	case row.Enabled != 1 || !gate.Permits(v.claims, &row):
+		return nil, ErrNoRow
+	}
+	return &row, nil
+}
+
+// boundChildren keeps the children list within maxChildrenBytes of JSON; those
+// cut are counted in Extra["children_truncated"] (the whole list's length).
+func (d *draft) boundChildren() {
+	n := 2
+	for i, id := range d.Children {
+		if n += jsonLen(id) + 3; n > maxChildrenBytes {
+			if d.Extra == nil {
+				d.Extra = map[string]any{}
+			}
+			d.Extra["children_truncated"] = len(d.Children)
+			d.Children = d.Children[:i]
+			return
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package dispatcher
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Only a RECEIPT stored on a receipt subject, naming the invocation waited for,
+// wakes its waiter: one published on a request subject or a bus client's subject
+// under the right event id does not, nor does one for another invocation.
+func TestWaitersWakeOnlyOnAStoredReceipt(t *testing.T) {
+	w := newWaiters(newReceiptIDs("salt"))
+	inv := "inv_01abc"
+	ch := w.add(inv)
+	receipt := func(subject, forInv string) *eventlog.Stored {
+		data, _ := json.Marshal(wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: forInv, Key: "K"}, Result: "forged"})
+		return &eventlog.Stored{Event: wire.Event{ID: w.ids.of(inv), Type: wire.TypeReceipt, Data: data}, Subject: subject}
+	}
+	w.seen(wire.DataStream, receipt(wire.RequestSubject("K"), inv))
+	w.seen(wire.DataStream, receipt(wire.BusRequestSubject("c1", "K"), inv))
+	w.seen(wire.DataStream, receipt(wire.ReceiptSubject("K"), "inv_other"))
+	select {
+	case rc := <-ch:
+		t.Fatalf("woken by a forged receipt: %+v", rc)
+	default:
+	}
+	w.seen(wire.DataStream, receipt(wire.ReceiptSubject("K"), inv))
+	select {
+	case rc := <-ch:
+		if rc.InvocationID != inv {
+			t.Fatalf("woken with %+v", rc)
+		}
+	default:
+		t.Fatal("the stored receipt did not wake its waiter")
+	}
+	if a, b := newReceiptIDs("one").of(inv), newReceiptIDs("two").of(inv); a == b || len(a) != len("rcpt_")+26 {
+		t.Fatalf("receipt ids %q and %q: want keyed ids of 26 characters", a, b)
+	}
+}

@@ -1,0 +1,89 @@
+package capdir
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/capdir/capdir/api"
+)
+
+// Defaults of the HTTP server's limits (Config.HTTP*). A zero field takes its
+// default; a negative timeout means none.
+const (
+	// DefaultHTTPReadHeaderTimeout bounds reading a request's line and headers.
+	DefaultHTTPReadHeaderTimeout = 10 * time.Second
+	// DefaultHTTPReadTimeout bounds reading a whole request, body included. An
+	// import's body may take longer, but may not stall for longer than this.
+	DefaultHTTPReadTimeout = 30 * time.Second
+	// DefaultHTTPIdleTimeout is how long a keep-alive connection may wait for its
+	// next request.
+	DefaultHTTPIdleTimeout = 60 * time.Second
+	// DefaultHTTPMaxHeaderBytes caps a request's line and headers (the GET form of
+	// dispatch carries its body in the URL); more is answered 431.
+	DefaultHTTPMaxHeaderBytes = 1 << 20
+	// HTTPWriteMargin is what the default write timeout adds to the dispatch wait.
+	// The write timeout runs from the end of a request's headers to the end of its
+	// answer, so it covers the handler: POST /api/dispatch waits up to the dispatch
+	// wait for its receipt, then writes its answer.
+	HTTPWriteMargin = 30 * time.Second
+)
+
+// httpLimits are the HTTP server's limits with defaults applied (0: none).
+type httpLimits struct {
+	readHeader, read, write, idle time.Duration
+	maxHeaderBytes                int
+}
+
+// httpLimits applies the defaults to the HTTP fields of c and checks them. The
+// write timeout must exceed the dispatch wait, or a dispatch that waits its full
+// time could never deliver its 202.
+func (c *Config) httpLimits() (httpLimits, error) {
+	pick := func(d, def time.Duration) time.Duration {
+		switch {
+		case d == 0:
+			return def
+		case d < 0:
+			return 0
+		}
+		return d
+	}
+	wait := c.DispatchWait
+	if wait <= 0 {
+		wait = api.DefaultDispatchWait
+	}
+	l := httpLimits{
+		readHeader:     pick(c.HTTPReadHeaderTimeout, DefaultHTTPReadHeaderTimeout),
+		read:           pick(c.HTTPReadTimeout, DefaultHTTPReadTimeout),
+		write:          pick(c.HTTPWriteTimeout, wait+HTTPWriteMargin),
+		idle:           pick(c.HTTPIdleTimeout, DefaultHTTPIdleTimeout),
+		maxHeaderBytes: c.HTTPMaxHeaderBytes,
+	}
+	if l.maxHeaderBytes == 0 {
+		l.maxHeaderBytes = DefaultHTTPMaxHeaderBytes
+	}
+	var errs []error
+	if l.write > 0 && l.write <= wait {
+		errs = append(errs, fmt.Errorf("node: the HTTP write timeout (%v, --http-write-timeout) must exceed the dispatch wait (%v): it covers POST /api/dispatch's wait for the receipt and the answer after it", l.write, wait))
+	}
+	if l.maxHeaderBytes < 0 {
+		errs = append(errs, fmt.Errorf("node: the HTTP header size cap (--http-max-header-bytes) must be positive; got %d", l.maxHeaderBytes))
+	}
+	if c.MaxImports < 0 || c.MaxImportBytes < 0 {
+		errs = append(errs, errors.New("node: --max-imports and --max-import-bytes must not be negative"))
+	}
+	return l, errors.Join(errs...)
+}
+
+// server is the HTTP server over h with the limits l.
+func (l httpLimits) server(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.readHeader,
+		ReadTimeout:       l.read,
+		WriteTimeout:      l.write,
+		IdleTimeout:       l.idle,
+		MaxHeaderBytes:    l.maxHeaderBytes,
+	}
+}
