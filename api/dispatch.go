@@ -33,9 +33,9 @@ func (s *Server) registerDispatch() {
 }
 
 type dispatchBody struct {
-	Key   string `json:"key"`
-	Body  string `json:"body"`
-	Shape bool   `json:"shape"`
+	Key   string       `json:"key"`
+	Body  dispatchArgs `json:"body"`
+	Shape bool         `json:"shape"`
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) {
@@ -76,13 +76,17 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, malformedDispatch(dispatchBodyError(err))
 }
 
-// dispatchGet serves ?confirm=inv_… (public, keyless), the RUN NOW form
-// ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=… and
-// ?registry=1.
+// dispatchGet serves ?confirm=inv_… (public, keyless), ?ask=… (ask.go), the RUN NOW
+// form ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=…
+// and ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		s.confirm(w, r, inv)
+		return
+	}
+	if q.Has("ask") {
+		s.askGet(w, r)
 		return
 	}
 	if isDiscovery(q) {
@@ -90,7 +94,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("key") == "" {
-		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+		writeError(w, http.StatusBadRequest, "GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 		return
 	}
 	tok, ok := s.dispatchCaller(w, r)
@@ -98,7 +102,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
-	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: q.Get("body"), Shape: shape}, tok)
+	s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok)
 }
 
 // dispatch invokes the row for the owner (tok empty) or the holder of tok.
@@ -111,9 +115,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadRequest, `"key" is required`)
 		return
 	}
+	if err := s.argsRefused(in, tok); err != nil {
+		writeError(w, dirStatus(err), err.Error())
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body, Shape: in.Shape, Credential: OwnerActor}
+	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
 	if tok != "" {
 		req.Credential, req.Token = wire.BearerCredential, tok
 	}
@@ -148,7 +156,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, dispatchStatus(rc.Status), out)
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the article's field order.

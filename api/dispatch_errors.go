@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 )
 
@@ -25,7 +26,7 @@ func dispatchBodyError(err error) string {
 		case "key":
 			return `"key" must be a string naming a row, like "GREET"`
 		case "body":
-			return `"body" must be a string of pipe-separated arguments, like "Ada|42"`
+			return contract.PipeBodyRule
 		case "shape":
 			return `"shape" must be true or false`
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -32,6 +33,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	imports chan struct{} // one token per import running; capacity Config.MaxImports
+	ask     *ask.Index    // the rows for GET /api/dispatch?ask= (ask.go)
 }
 
 // New builds the facade and its routes.
@@ -41,6 +43,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), imports: make(chan struct{}, cfg.MaxImports)}
+	var err error
+	if s.ask, err = newAskIndex(cfg.Projector); err != nil {
+		return nil, err
+	}
 	s.routes()
 	s.handler = guardBody(s.mux)
 	return s, nil

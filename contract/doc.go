@@ -48,6 +48,15 @@
 // NewRegistryEntry and SortRegistry build the registry: one compact entry per row,
 // in planner order (planner_rank, then the canonical order).
 //
+// # Arguments
+//
+// CompileSignature maps a row's pipe arguments onto its input_schema (the ARGS
+// line's $N=name pairs, else the schema's property order) and compiles the schema
+// with CompileSchema, the function the write path validates it with. The gate
+// checks every call with the Signature: CheckPipe for a pipe body, PipeOf for an
+// object of named arguments (which it also turns into the pipe body the runner
+// gets). Their errors are *InputError values wrapping ErrInput, one sentence each.
+//
 // # Caveats
 //
 //   - Text columns use "" for SQL NULL; a stored row cannot tell an empty string from

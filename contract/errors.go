@@ -27,6 +27,9 @@ var (
 	// ErrHygieneRefused: a write was refused by the registry hygiene gate.
 	// The concrete error is a *RefusalError.
 	ErrHygieneRefused = errors.New("registry_hygiene_refused")
+	// ErrInput: a call's arguments do not satisfy the row's input_schema (see
+	// Signature). The concrete error is an *InputError.
+	ErrInput = errors.New("input")
 )
 
 // ValidationError is one problem with one field. Decoding, validation and the write

@@ -24,7 +24,7 @@ type Metrics struct {
 var receiptStatuses = []string{
 	wire.StatusProvenMaterialResult, wire.StatusRanWithError, wire.StatusFailedBeforeRun, wire.StatusShapeOnly,
 	wire.StatusRefusedUnknownKey, wire.StatusRefusedBreakerOpen, wire.StatusRefusedDisabled,
-	wire.StatusRefusedPayloadTooLarge, wire.StatusRefusedBadRequest,
+	wire.StatusRefusedPayloadTooLarge, wire.StatusRefusedBadRequest, wire.StatusRefusedInput,
 }
 
 // NewMetrics builds the dispatcher's metrics and registers them on reg:

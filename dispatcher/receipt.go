@@ -33,10 +33,19 @@ func newDraft(req *eventlog.InvocationRequest, actor, worker string, started tim
 			Key:          req.Key,
 			StartedAt:    started.UTC(),
 		},
-		Body:        req.Body,
+		Body:        sentBody(req),
 		Worker:      worker,
 		BreakerKind: breaker.NotCounted.String(),
 	}}
+}
+
+// sentBody is the request's arguments as a receipt records them until the gate
+// admits the call: the pipe body, or the text of an arguments object.
+func sentBody(req *eventlog.InvocationRequest) string {
+	if len(req.Args) > 0 && req.Body == "" {
+		return string(req.Args)
+	}
+	return req.Body
 }
 
 // row records the row the request runs against and its contract fingerprint.

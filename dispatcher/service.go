@@ -417,10 +417,10 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // matching ErrPending. The projection may fold the receipt a moment after Invoke
 // returns: Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
-	if len(req.Body) > s.cfg.MaxPayload {
-		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, len(req.Body), s.cfg.MaxPayload)
+	if n := len(req.Body) + len(req.Args); n > s.cfg.MaxPayload { // Args: the arguments object, if any
+		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
 	}
-	if enc := jsonLen(req.Body); enc > s.receiptBudget {
+	if enc := jsonLen(req.Body) + len(req.Args); enc > s.receiptBudget {
 		// The request event carries the body JSON-encoded, where '<' or a control
 		// character is six bytes: it must fit in one event too.
 		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)

@@ -60,7 +60,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, Owner: from.owner}
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
@@ -186,9 +187,10 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration
+	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: req.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
 }
 

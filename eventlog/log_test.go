@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,9 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		`{"invocation_id":"inv_1","trace":"t_1","key":"K","body":"a|b \"q\" é \u2028","credential":"owner:terminal-key","dir_seq":7}`,
 		`{"INVOCATION_ID":"inv_2","Key":"K2"}`,
 		`{"key":"K","extra":{"nested":[1,2,{"x":null}]},"body":""}`,
+		`{"key":"K","args":{"latitude":37.77,"tags":["a|b",{"x":null}]}}`,
+		`{"key":"K","args":null}`,
+		`{"key":"K","args":"37.77|1"}`,
 		`{"key":"K","dir_seq":-1}`,
 		`{"key":"K","dir_seq":"7"}`,
 		`{"key":"K",}`,
@@ -261,7 +265,7 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("%s: encoding/json err %v, DataAs err %v", in, werr, gerr)
 		}
-		if werr == nil && got != want {
+		if werr == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
 		}
 		if gerr != nil && !errors.Is(gerr, eventlog.ErrBadEvent) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
@@ -29,6 +30,7 @@ type dirChange struct {
 	key     string
 	seq     *int64
 	deleted bool
+	row     *contract.Row // the row as committed; nil when deleted
 }
 
 // folder applies events to one bbolt transaction.
@@ -74,7 +76,7 @@ func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	f.fx.dir = append(f.fx.dir, dirChange{key: key, seq: row.Seq})
+	f.fx.dir = append(f.fx.dir, dirChange{key: key, seq: row.Seq, row: &row})
 	return rows.Put([]byte(key), b)
 }
 

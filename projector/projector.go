@@ -35,6 +35,7 @@ type Projector struct {
 	// change exactly once.
 	hooksMu     sync.RWMutex
 	dirWatchers []func(key string, deleted bool)
+	rowWatchers []func(key string, row *contract.Row) // watch_rows.go
 	appliedSubs []func(stream string, batch []eventlog.Stored)
 	seenSubs    []func(stream string, s *eventlog.Stored)
 
@@ -400,6 +401,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	for _, c := range fx.dir {
 		for _, w := range p.dirWatchers {
 			w(c.key, c.deleted)
+		}
+		for _, w := range p.rowWatchers {
+			w(c.key, c.row)
 		}
 	}
 	if last := batch[len(batch)-1].Seq; last > p.applied[stream].Load() {

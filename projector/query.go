@@ -51,6 +51,11 @@ type GateView struct {
 	// Fingerprint is contract.Fingerprint(&Row).
 	Fingerprint string
 	RowErr      error
+	// Signature is the row's compiled input_schema and argument mapping, nil when
+	// it has none; SignatureErr is why it does not compile. Both are compiled once
+	// per row version and shared by every call.
+	Signature    *contract.Signature
+	SignatureErr error
 }
 
 // Gate reads the row for a request to key. When invocationID is not empty it first
@@ -76,6 +81,7 @@ func (p *Projector) Gate(key, invocationID string) GateView {
 		return g
 	}
 	g.Row, g.Fingerprint = gr.Row, gr.Fingerprint
+	g.Signature, g.SignatureErr = gr.Signature, gr.SignatureErr
 	g.Row.RowNum = p.index.rank(key)
 	return g
 }
@@ -92,7 +98,7 @@ func (p *Projector) gateRow(key string) (*cachedRow, error) {
 		return nil, err
 	}
 	row.RowNum = 0
-	gr = &cachedRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
+	gr = newCachedRow(row)
 	p.rows.put(key, gr, gen)
 	return gr, nil
 }

@@ -28,6 +28,20 @@ type cachedRow struct {
 	Row contract.Row
 	// Fingerprint is contract.Fingerprint(&Row).
 	Fingerprint string
+	// Signature is Row's input_schema compiled with its argument mapping
+	// (contract.CompileSignature), nil for a row without one; SignatureErr is
+	// why it did not compile. Compiled once per row version: the cache drops it
+	// with the row.
+	Signature    *contract.Signature
+	SignatureErr error
+}
+
+// newCachedRow decodes what the gate needs of row once: its fingerprint and its
+// compiled signature.
+func newCachedRow(row contract.Row) *cachedRow {
+	gr := &cachedRow{Row: row, Fingerprint: contract.Fingerprint(&row)}
+	gr.Signature, gr.SignatureErr = contract.CompileSignature(&row)
+	return gr
 }
 
 func newRowCache() *rowCache { return &rowCache{m: make(map[string]*cachedRow)} }

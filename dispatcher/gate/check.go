@@ -5,7 +5,7 @@ package gate
 type check func(g *Gate, in *Input, a *Admission) *Refusal
 
 // checks is the gate, in order. Each refusal's literal reason is in errors.go,
-// token_errors.go, or (token:…) the token package's errors.go. The token checks
+// token_errors.go, input_errors.go, or (token:…) the token package's errors.go. The token checks
 // (token_checks.go) pass the owner's requests; a token holder meets its scope
 // before anything that depends on which rows exist, so it cannot learn of a row
 // outside its scope.
@@ -22,13 +22,14 @@ var checks = []check{
 	fixedBody,       // body_fixed:<fixed>!=<sent>
 	tokenPayload,    // payload_ceiling:<size>><max>
 	rowEnabled,      // ERR:disabled:<KEY>
+	inputSchema,     // ERR:input:<what is wrong> (input_check.go) — the arguments against the row's input_schema
 	breakerClosed,   // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
 }
 
 // payloadCeiling refuses a body over the ceiling. The entry points refuse one
 // before appending it; this holds for a bus client's request too.
 func payloadCeiling(g *Gate, in *Input, _ *Admission) *Refusal {
-	if n := len(in.Req.Body); n > g.cfg.MaxPayload {
+	if n := sentLen(in.Req); n > g.cfg.MaxPayload {
 		return refusePayload(n, g.cfg.MaxPayload)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package gate_test
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -61,6 +63,32 @@ func httpRow() *contract.Row {
 	return &contract.Row{Key: "API", Type: contract.TypeHTTP, Target: "GET http://127.0.0.1:1/x", Auth: "bearer:" + credEnv, Enabled: 1}
 }
 
+// pointSchema requires a number x ($1) and takes a number y ($2).
+const pointSchema = `{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x"]}`
+
+// pointRow is an fn row with an input_schema: it cannot strike.
+func pointRow() *contract.Row {
+	return &contract.Row{Key: "PT", Type: contract.TypeFn, Target: "echo", Enabled: 1, Content: "# WHAT: a point\n# ARGS: $1=x | $2=y", InputSchema: pointSchema}
+}
+
+// pointAPI is an http row with the same input_schema: it can strike.
+func pointAPI() *contract.Row {
+	r := httpRow()
+	r.Content, r.InputSchema = "# WHAT: a point\n# ARGS: $1=x | $2=y", pointSchema
+	return r
+}
+
+func withSchema(r *contract.Row, schema string) *contract.Row { r.InputSchema = schema; return r }
+
+// signatureOf compiles a signature as the projector would, for Input.Signature.
+func signatureOf(r *contract.Row) *contract.Signature {
+	s, err := contract.CompileSignature(r)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func disabled(r *contract.Row) *contract.Row { r.Enabled = 0; return r }
 
 // oldTag is the credential tag of oldToken, the one the open breaker remembers.
@@ -88,7 +116,9 @@ type gateCase struct {
 	name string
 	key  string // the request's key
 	body string
-	in   gate.Input // Req is filled from key and body
+	args string     // the request's arguments object, "" for none
+	runs string     // the body the runner gets when admitted; "" means body
+	in   gate.Input // Req is filled from key, body and args
 	env  string     // the value of API_TOKEN now ("" when unset)
 	// after is how long after openedAt the request is checked (fake clock).
 	after time.Duration
@@ -135,7 +165,50 @@ func gateCases() []gateCase {
 			name: "disabled row", key: "GREET", body: "Ada", in: gate.Input{Row: disabled(fnRow())},
 			status: wire.StatusRefusedDisabled, reason: "ERR:disabled:GREET",
 		},
-		// 4. breakerClosed
+		// 4. inputSchema
+		{name: "input: numbers", key: "PT", body: "1|2", in: gate.Input{Row: pointRow()}},
+		{name: "input: the optional one absent", key: "PT", body: "1", in: gate.Input{Row: pointRow()}},
+		{
+			name: "input: not a number", key: "PT", body: "a|2", in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedInput, reason: `ERR:input:x: must be number, got string "a"`,
+		},
+		{
+			name: "input: required one absent", key: "PT", body: "|2", in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedInput, reason: "ERR:input:x: is required",
+		},
+		{
+			name: "input: one argument too many", key: "PT", body: "1|2|3", in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedInput, reason: `ERR:input:takes at most 2 arguments (x | y), got 3; a "|" inside an argument splits it in two`,
+		},
+		{name: "input: an object runs as its pipe form", key: "PT", args: `{"x":1}`, runs: "1", in: gate.Input{Row: pointRow()}},
+		{name: "input: a null object is none", key: "PT", body: "1", args: `null`, in: gate.Input{Row: pointRow()}},
+		{
+			name: "input: an object that fails", key: "PT", args: `{"x":[]}`, in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedInput, reason: "ERR:input:x: must be number, got array",
+		},
+		{
+			name: "input: an object and a body", key: "PT", body: "1", args: `{"x":1}`, in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedInput, reason: "ERR:input:send the arguments either as the body string or as one object of named arguments, not both",
+		},
+		{
+			name: "input: an object to a row without input_schema", key: "GREET", args: `{"a":1}`, in: gate.Input{Row: fnRow()},
+			status: wire.StatusRefusedInput,
+			reason: `ERR:input:"body" must be a string of pipe-separated arguments, like "Ada|42" (this row has no input_schema, so its arguments have no names)`,
+		},
+		{name: "input: a row without input_schema takes any body", key: "GREET", body: "a|b|c|d", in: gate.Input{Row: fnRow()}},
+		{
+			name: "input: the given signature is the one checked", key: "PT", body: "a",
+			in: gate.Input{Row: pointRow(), Signature: signatureOf(withSchema(pointRow(), `{"properties":{"x":{"type":"string"}}}`))},
+		},
+		{
+			name: "input: a schema that does not compile", key: "PT", body: "1", in: gate.Input{Row: withSchema(pointRow(), `{"type":`)},
+			status: wire.StatusFailedBeforeRun, reason: "ERR:input_schema: must be a JSON Schema as a JSON string; it is not valid JSON: unexpected EOF",
+		},
+		{
+			name: "input: the given compile error", key: "PT", body: "1", in: gate.Input{Row: pointRow(), SignatureErr: errors.New("input_schema: gone bad")},
+			status: wire.StatusFailedBeforeRun, reason: "ERR:input_schema: gone bad",
+		},
+		// 5. breakerClosed
 		{
 			name: "open breaker on an http row", key: "API", in: gate.Input{Row: httpRow(), Breaker: openBreaker("API")},
 			env: oldToken, after: time.Minute,
@@ -194,6 +267,38 @@ func gateCases() []gateCase {
 			name: "disabled and breaker unreadable: disabled first", key: "API", in: gate.Input{Row: disabled(httpRow()), BreakerErr: errBreaker},
 			status: wire.StatusRefusedDisabled, reason: "ERR:disabled:API",
 		},
+		{
+			name: "oversized object: payload first", key: "PT", args: `{"x":123}`, in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedPayloadTooLarge, reason: "ERR:payload_too_large:9>8", noRow: true,
+		},
+		{
+			name: "body and object over the ceiling together: payload first", key: "PT", body: "12", args: `{"x":1}`, in: gate.Input{Row: pointRow()},
+			status: wire.StatusRefusedPayloadTooLarge, reason: "ERR:payload_too_large:9>8", noRow: true,
+		},
+		{
+			name: "unknown key and bad input: unknown first", key: "GRET", body: "a", in: gate.Input{NotFound: true, RowErr: errMissing},
+			status: wire.StatusRefusedUnknownKey, noRow: true, suggest: []string{"GRET"},
+			reason: `{"attempted":"GRET","did_you_mean":["GREET","GREEN"],"error":"unknown_key","ran":false}`,
+			extra:  unknownGRET,
+		},
+		{
+			name: "disabled and bad input: disabled first", key: "PT", body: "a", in: gate.Input{Row: disabled(pointRow())},
+			status: wire.StatusRefusedDisabled, reason: "ERR:disabled:PT",
+		},
+		{
+			name: "bad input and breaker open: input first", key: "API", body: "a", in: gate.Input{Row: pointAPI(), Breaker: openBreaker("API")},
+			env: oldToken, after: time.Minute,
+			status: wire.StatusRefusedInput, reason: `ERR:input:x: must be number, got string "a"`,
+		},
+		{
+			name: "bad input and breaker unreadable: input first", key: "API", body: "a", in: gate.Input{Row: pointAPI(), BreakerErr: errBreaker},
+			status: wire.StatusRefusedInput, reason: `ERR:input:x: must be number, got string "a"`,
+		},
+		{
+			name: "good input and breaker open: breaker", key: "API", body: "1", in: gate.Input{Row: pointAPI(), Breaker: openBreaker("API")},
+			env: oldToken, after: time.Minute,
+			status: wire.StatusRefusedBreakerOpen, reason: breakerOpenMessage, extra: breakerExtra, gen: 3,
+		},
 	}
 }
 
@@ -220,6 +325,9 @@ func TestGateCheck(t *testing.T) {
 			in := tc.in
 			in.Owner = true // these checks hold for the owner; token_checks_test.go has the token holders'
 			in.Req = &wire.InvocationRequest{InvocationID: "inv_test", Key: tc.key, Body: tc.body}
+			if tc.args != "" {
+				in.Req.Args = json.RawMessage(tc.args)
+			}
 			if in.Row != nil {
 				in.Fingerprint = "fp-" + in.Row.Key
 			}
@@ -237,6 +345,9 @@ func TestGateCheck(t *testing.T) {
 				if !reflect.DeepEqual(r.Extra, tc.extra) {
 					t.Errorf("extra: got %#v, want %#v", r.Extra, tc.extra)
 				}
+			}
+			if runs := cmp.Or(tc.runs, tc.body); r == nil && a.Body != runs {
+				t.Errorf("the runner gets %q, want %q", a.Body, runs)
 			}
 			if tc.noRow {
 				if a.Row != nil || a.Fingerprint != "" {

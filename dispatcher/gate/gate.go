@@ -91,6 +91,12 @@ type Input struct {
 	RowErr error
 	// Fingerprint is the row's contract fingerprint.
 	Fingerprint string
+	// Signature is the row's compiled input_schema and argument mapping
+	// (contract.CompileSignature, compiled once per row version by the
+	// projector), nil when the row has none; SignatureErr is why it does not
+	// compile. Left nil for a row with input_schema, the gate compiles it itself.
+	Signature    *contract.Signature
+	SignatureErr error
 	// Breaker is the key's breaker state, read only for rows that can strike
 	// (CanStrike); BreakerErr is a failure to read it.
 	Breaker    breaker.State
@@ -117,12 +123,15 @@ type Admission struct {
 	// Token is the verified token the request came with, from the first token
 	// check on, even if a later check refused it; nil for the owner.
 	Token *token.Claims
+	// Body is the body the runner gets: the request's pipe body, or the pipe form
+	// of its arguments object (see inputSchema).
+	Body string
 }
 
 // Check runs every check in order and returns the first refusal, or nil when the
 // request may run.
 func (g *Gate) Check(in *Input) (Admission, *Refusal) {
-	var a Admission
+	a := Admission{Body: in.Req.Body}
 	for _, c := range checks {
 		if r := c(g, in, &a); r != nil {
 			return a, r

@@ -118,18 +118,19 @@ func riskCeiling(_ *Gate, _ *Input, a *Admission) *Refusal {
 	return nil
 }
 
-// fixedBody refuses a body other than the token's fixed body.
+// fixedBody refuses a body other than the token's fixed body, and any arguments
+// object: a fixed body is one pipe body.
 func fixedBody(_ *Gate, in *Input, a *Admission) *Refusal {
-	if a.Token != nil && a.Token.Body != nil && *a.Token.Body != in.Req.Body {
-		return refuseBodyFixed(*a.Token.Body, in.Req.Body)
+	if a.Token != nil && a.Token.Body != nil && (*a.Token.Body != in.Req.Body || sentArgs(in.Req) != nil) {
+		return refuseBodyFixed(*a.Token.Body, sentText(in.Req))
 	}
 	return nil
 }
 
 // tokenPayload refuses a body over the token's own payload ceiling.
 func tokenPayload(_ *Gate, in *Input, a *Admission) *Refusal {
-	if a.Token != nil && a.Token.MaxPayload > 0 && len(in.Req.Body) > a.Token.MaxPayload {
-		return refuseTokenPayload(len(in.Req.Body), a.Token.MaxPayload)
+	if a.Token != nil && a.Token.MaxPayload > 0 && sentLen(in.Req) > a.Token.MaxPayload {
+		return refuseTokenPayload(sentLen(in.Req), a.Token.MaxPayload)
 	}
 	return nil
 }

@@ -36,6 +36,9 @@ const (
 	// StatusRefusedContractChanged: the token pins a contract fingerprint and the
 	// row's contract has changed since (HTTP 409): mint a token for the new one.
 	StatusRefusedContractChanged = "REFUSED_CONTRACT_CHANGED"
+	// StatusRefusedInput: the arguments do not satisfy the row's input_schema
+	// (ERR:input:<what is wrong>); nothing ran (HTTP 400).
+	StatusRefusedInput = "REFUSED_INPUT"
 )
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.

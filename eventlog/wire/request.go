@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -17,7 +18,12 @@ type InvocationRequest struct {
 	Trace        string `json:"trace"`         // t_<...>
 	Key          string `json:"key"`
 	Body         string `json:"body"`
-	Shape        bool   `json:"shape,omitempty"`
+	// Args are the arguments as one JSON object of named arguments, an alternative
+	// to Body for a row with input_schema: the gate validates the object as it is
+	// and runs the row with its pipe form (the values in the row's argument order).
+	// A request carries Body or Args, not both; JSON null counts as no Args.
+	Args  json.RawMessage `json:"args,omitempty"`
+	Shape bool            `json:"shape,omitempty"`
 	// Credential is the caller's attestation: OwnerActor when the facade checked the
 	// owner key. A bus client's request is attributed to ClientActor(<client>) from
 	// its subject, whatever this field says. Never a secret.
