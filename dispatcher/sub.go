@@ -70,13 +70,6 @@ func StepInvocationID(parent, name string) string {
 	return wire.InvocationPrefix + "s" + hex.EncodeToString(h[:16])
 }
 
-// stepEventID is the event id of a step's request: derived from its invocation
-// id, so a parent redelivered inside the log's duplicate window does not store
-// the request twice.
-func stepEventID(invocationID string) string {
-	return "step_" + strings.TrimPrefix(invocationID, wire.InvocationPrefix)
-}
-
 // lineage is where a call sits in its call tree.
 type lineage struct {
 	// stop is the context of the worker running the top-level call. Once it ends
@@ -158,7 +151,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.St
 	if err != nil {
 		return runner.Step{}, err
 	}
-	ev.ID = stepEventID(req.InvocationID)
+	ev.ID = s.waiters.ids.step(req.InvocationID) // keyed: see receiptIDs.step
 	f, err := s.cfg.Log.AppendAsync(wire.StepSubject(key), ev)
 	if err != nil {
 		return runner.Step{}, err
