@@ -172,6 +172,8 @@ func TagSaltFor(terminalKey string) string {
 // receipt. Start it once; stop it with Drain (calls in flight finish) or Stop
 // (they are cancelled), both idempotent.
 type Service struct {
+	// startSeq is the data stream's last sequence when Start ran (see handle).
+	startSeq      uint64
 	cfg           ServiceConfig
 	receiptBudget int // JSON-encoded bytes a receipt may spend on body and result
 	waiters       *waiters
@@ -244,6 +246,15 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
 	}
+	// A request appended before this start may have run under an earlier process
+	// whose acknowledgement JetStream had not yet made durable when it died: such a
+	// request can come back as a first delivery. Every request up to here is
+	// checked for its receipt before it runs (handle).
+	last, err := s.cfg.Log.LastSeq(ctx, eventlog.DataStream)
+	if err != nil {
+		return fmt.Errorf("dispatcher: data stream: %w", err)
+	}
+	s.startSeq = last
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the

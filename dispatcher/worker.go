@@ -37,13 +37,14 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// A redelivered request may already have its receipt (the worker before this
 	// one appended it and stopped before the ack): then it is not run again. So may
 	// a first delivery that waited so long that it may have been redelivered
-	// meanwhile. The projection is settled first, so a receipt appended anywhere
+	// meanwhile, and one appended before this process started (an earlier process
+	// may have run it and died before JetStream made its ack durable). The projection is settled first, so a receipt appended anywhere
 	// before this delivery is seen. A fresh first delivery has none; were another
 	// request event to carry the same invocation id, the receipt's event id,
 	// derived from it, keeps the log to one.
 	md, mdErr := m.Metadata()
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
+	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
 		checkReceipt = req.InvocationID
 		m.InProgress()
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -58,6 +58,18 @@
 //     page cache survives it); after an operating-system crash the file is checked
 //     on open and rebuilt from the log when it is inconsistent. Set Config.Sync to
 //     fsync every batch instead.
+//   - A damaged file is never served (damage.go). A clean Close seals the file (its
+//     size and SHA-256 in <path>.sum), and Open compares the seal before bbolt reads
+//     the file: any byte changed since, a value inside a row included, is found. A
+//     file without a seal (an unclean stop, or a file an older version closed) must
+//     open read-only, be as long as its meta page says, read back page by page, and
+//     pass bbolt's check; a value changed inside such a file cannot be found. A
+//     damaged file is set aside as <path>.corrupt and the projection folded again
+//     from sequence 1 when the log holds every event; when retention has removed
+//     some, Open refuses it with a [DamagedError] (matching [ErrDamaged]) naming the
+//     file and capdir replay, rather than serve a shorter history. The seal costs a
+//     read of the file at Close and at Open: about 0.25 s for a 179 MB projection of
+//     100k rows and 200k invocation events, beside about 1.8 s for the rest of Open.
 //   - row_num needs a rank over the canonical order, which bbolt cannot give; an
 //     in-memory order index (keys and seq only) is rebuilt on open and kept in step
 //     with every commit.

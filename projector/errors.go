@@ -20,7 +20,40 @@ var (
 	// checkpoint, was deleted, or is not the stream the projection was built from.
 	// Folding on would skip events without a word, so the projector stops.
 	ErrLogBehind = errors.New("projector: the log is behind the projection")
+	// ErrDamaged is returned (inside a *DamagedError) by Open when the projection
+	// file is damaged (it does not match the checksum written when it was last
+	// closed, or bbolt finds it inconsistent) and the log cannot rebuild all of it.
+	// Serving from it, or from a rebuild, would serve a shorter history.
+	ErrDamaged = errors.New("projector: the projection is damaged")
 )
+
+// DamagedError says which projection file is damaged, how, and what to do. It
+// matches ErrDamaged.
+type DamagedError struct {
+	Path   string
+	Reason string
+	// Stream is a stream whose events before FirstSeq the log no longer holds
+	// (retention removed them); empty when Open was given no log.
+	Stream   string
+	FirstSeq uint64
+}
+
+func (e *DamagedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: %s", ErrDamaged, e.Path, e.Reason)
+	if e.Stream != "" {
+		fmt.Fprintf(&b, "; the log cannot rebuild all of it: stream %s holds events from sequence %d on (retention removed those before it)", e.Stream, e.FirstSeq)
+	} else {
+		b.WriteString("; no log was given to rebuild it from")
+	}
+	b.WriteString(". capdir will not serve from this file: it would serve a shorter history without a word." +
+		" Restore the file from a backup, or stop capdir and run `capdir replay` to rebuild the projection from the log as it is" +
+		" (without the events the log no longer holds)")
+	return b.String()
+}
+
+// Unwrap makes a DamagedError match ErrDamaged.
+func (e *DamagedError) Unwrap() error { return ErrDamaged }
 
 // LogBehindError says which stream no longer matches the projection and what to do.
 // It matches ErrLogBehind.

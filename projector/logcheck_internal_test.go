@@ -3,6 +3,7 @@ package projector
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,7 +30,8 @@ func TestProjectionWithoutARecordedStream(t *testing.T) {
 			}
 		}
 	}
-	// openUnrecorded opens the projection after erasing its recorded streams.
+	// openUnrecorded opens the projection after erasing its recorded streams, and
+	// its seal: a version that recorded no streams wrote no seal either.
 	openUnrecorded := func() *Projector {
 		t.Helper()
 		db, err := bolt.Open(path, 0o600, nil)
@@ -39,6 +41,9 @@ func TestProjectionWithoutARecordedStream(t *testing.T) {
 		err = db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketStreams) })
 		if cerr := db.Close(); err != nil || cerr != nil {
 			t.Fatal(err, cerr)
+		}
+		if err := os.Remove(sealPath(path)); err != nil {
+			t.Fatal(err)
 		}
 		p, err := Open(Config{Path: path, Log: l})
 		if err != nil {

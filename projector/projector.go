@@ -60,23 +60,14 @@ func Open(cfg Config) (*Projector, error) {
 	}
 	dirty := dirtyMarker(cfg.Path)
 	_, wasDirty := os.Stat(dirty)
+	// A damaged file is never read (damage.go): it is set aside and the projection
+	// starts again from the log, or refused when the log cannot rebuild all of it.
+	if err := vet(cfg, wasDirty == nil); err != nil {
+		return nil, err
+	}
 	db, err := openBolt(cfg)
 	if err != nil {
 		return nil, err
-	}
-	if wasDirty == nil && !cfg.Sync {
-		// The last run did not close cleanly and commits were not fsynced: make
-		// sure the file is consistent, else start it again from the log.
-		if cerr := check(db); cerr != nil {
-			db.Close()
-			cfg.Logger.Warn("projection inconsistent after an unclean stop; rebuilding from the log", "path", cfg.Path, "err", cerr)
-			if err := os.Rename(cfg.Path, cfg.Path+".corrupt"); err != nil {
-				return nil, fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
-			}
-			if db, err = openBolt(cfg); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if err := os.WriteFile(dirty, nil, 0o600); err != nil {
 		db.Close()
@@ -125,14 +116,13 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 	return db, nil
 }
 
-func check(db *bolt.DB) error {
-	return db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for err := range tx.Check() {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	})
+// check runs bbolt's consistency check over tx and joins what it finds.
+func check(tx *bolt.Tx) error {
+	var errs []error
+	for err := range tx.Check() {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func dirtyMarker(path string) string { return path + ".open" }
@@ -420,7 +410,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	return nil
 }
 
-// Close closes the bbolt file and, on a clean close, removes the unclean-stop marker.
+// Close closes the bbolt file and, on a clean close, seals it (writes its size and
+// SHA-256 beside it, for the next Open to compare) and removes the unclean-stop
+// marker.
 func (p *Projector) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
@@ -432,6 +424,9 @@ func (p *Projector) Close() error {
 			err = cerr
 		}
 		if err == nil {
+			if serr := writeSeal(p.cfg.Path); serr != nil {
+				p.cfg.Logger.Warn("projection not sealed; the next start checks it with bbolt's check only", "path", p.cfg.Path, "err", serr)
+			}
 			os.Remove(dirtyMarker(p.cfg.Path))
 		}
 	})

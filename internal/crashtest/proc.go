@@ -1,0 +1,146 @@
+//go:build unix
+
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Build compiles cmd/capdir into dir and returns the binary's path.
+func Build(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "capdir")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/capdir/capdir/cmd/capdir").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build cmd/capdir: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// FreeAddr returns a loopback address no one listens on now. Every child of a test
+// serves on the same one, so a client needs no new URL after a restart.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Server is one `capdir serve` child process.
+type Server struct {
+	URL     string
+	LogPath string // its stderr
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error // Wait's result, once exited is closed
+}
+
+// Spawn starts `capdir serve` on dataDir with HTTP on addr and the owner key key;
+// its stderr goes to logPath. extra are further serve flags.
+func Spawn(bin, dataDir, addr, key, logPath string, extra ...string) (*Server, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"serve", "--data", dataDir, "--http", addr, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "CAPDIR_TERMINAL_KEY="+key)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start capdir serve: %w", err)
+	}
+	s := &Server{URL: "http://" + addr, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		s.err = cmd.Wait()
+		logf.Close()
+		close(s.exited)
+	}()
+	return s, nil
+}
+
+// Ready waits until GET /healthz answers 200. It fails when the process exits
+// first or ctx ends.
+func (s *Server) Ready(ctx context.Context) error {
+	c := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if resp, err := c.Get(s.URL + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("capdir serve exited before it answered /healthz: %v\n%s", s.err, s.Tail(40))
+		case <-ctx.Done():
+			return fmt.Errorf("capdir serve did not answer /healthz: %w\n%s", ctx.Err(), s.Tail(40))
+		case <-tick.C:
+		}
+	}
+}
+
+// Exited is closed once the process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// Kill sends SIGKILL and waits until the process is gone.
+func (s *Server) Kill() error {
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-s.exited
+	return nil
+}
+
+// Stop sends SIGTERM and waits for the process to exit; its exit status is the
+// error (nil for a clean stop).
+func (s *Server) Stop(ctx context.Context) error {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-s.exited:
+		return s.err
+	case <-ctx.Done():
+		s.Kill()
+		return fmt.Errorf("capdir serve did not stop on SIGTERM: %w", ctx.Err())
+	}
+}
+
+// Tail is the last n lines the process wrote.
+func (s *Server) Tail(n int) string {
+	b, _ := os.ReadFile(s.LogPath)
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// Run runs a capdir command to its end and returns its stdout; a failure carries
+// its stderr.
+func Run(ctx context.Context, bin string, args ...string) (string, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("capdir %v: %w: %s", args, err, errb.String())
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,61 @@
+package projector_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/projector"
+)
+
+// A clean Close seals the file; a file changed after it is refused by an Open
+// that has no log to rebuild it from, with a message naming the file and
+// capdir replay, and is left as it is.
+func TestOpenRefusesADamagedFileWithoutALog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	p, err := projector.Open(projector.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".sum"); err != nil {
+		t.Fatalf("a clean close wrote no seal: %v", err)
+	}
+	p, err = projector.Open(projector.Config{Path: path}) // sealed and sound
+	if err != nil {
+		t.Fatalf("open a sealed, sound file: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1 // a byte of a free page: harmless, but not what was closed
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = projector.Open(projector.Config{Path: path})
+	var de *projector.DamagedError
+	if !errors.As(err, &de) || !errors.Is(err, projector.ErrDamaged) || de.Path != path {
+		t.Fatalf("open a changed file without a log: %v; want a *DamagedError for %s", err, path)
+	}
+	for _, want := range []string{path, "SHA-256", "no log was given", "capdir replay"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, b) {
+		t.Fatal("the refused file was changed")
+	}
+	if _, err := os.Stat(path + ".sum"); err != nil {
+		t.Fatalf("the refused file's seal was removed: %v", err)
+	}
+}
