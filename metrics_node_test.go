@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -61,13 +62,28 @@ func TestNodeMetricsArePerNode(t *testing.T) {
 		n    *capdir.Node
 		want float64
 	}{{"a", a, 3}, {"b", b, 1}} {
-		text := scrape(t, tc.n)
-		for _, series := range []string{
+		series := []string{
 			`capdir_invocations_total{status="PROVEN_MATERIAL_RESULT"}`,
 			`capdir_invocation_seconds_count`,
 			`capdir_log_appends_total{result="ok",type="RECEIPT"}`,
 			`capdir_log_appends_total{result="ok",type="INVOCATION_REQUESTED"}`,
-		} {
+		}
+		// A dispatch can be answered a moment before its worker has counted it (the
+		// projection may wake the caller first): wait for the counts, within bounds.
+		var text string
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			text = scrape(t, tc.n)
+			done := true
+			for _, s := range series {
+				if got, ok := sample(text, s); !ok || got < tc.want {
+					done = false
+				}
+			}
+			if done || time.Now().After(deadline) {
+				break
+			}
+		}
+		for _, series := range series {
 			if got, ok := sample(text, series); !ok || got != tc.want {
 				t.Errorf("node %s: %s = %v (present %v), want %v", tc.name, series, got, ok, tc.want)
 			}

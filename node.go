@@ -102,6 +102,11 @@ type Config struct {
 	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
 	// share the key agree without configuration.
 	TokenAudience string
+	// ApprovalTTL is how long a token holder's call to a sensitive row waits for
+	// the owner's decision before it expires (dispatcher.DefaultApprovalTTL when 0);
+	// ApprovalSweep is how often the node looks for expired approvals (2s when 0).
+	ApprovalTTL   time.Duration
+	ApprovalSweep time.Duration
 	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
 	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
@@ -427,6 +432,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		}),
 		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
 		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
+		Approvals: dispatcher.ApprovalConfig{TTL: cfg.ApprovalTTL, Sweep: cfg.ApprovalSweep},
 	})
 }
 

@@ -172,8 +172,17 @@ func TestTokenRiskCeiling(t *testing.T) {
 		t.Fatal("the receipt holds the token")
 	}
 
+	// A high token passes the ceiling; the row being sensitive, the call then waits
+	// for the owner's approval (watcher_node_test.go).
 	high := mint(t, n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"risk":"high"}`)
-	inv := mustAdmit(t, dispatchWith(t, n, high.Token, "PAY", "10"), "10")
+	held := dispatchWith(t, n, high.Token, "PAY", "10")
+	if held.code != 202 || held.Status != wire.StatusPendingApproval {
+		t.Fatalf("high token on a sensitive row: %d %s; want 202 %s", held.code, held.body, wire.StatusPendingApproval)
+	}
+	inv := held.InvocationID
+	if code, body := nodetest.Do(t, n, "POST", "/api/approvals/"+inv, `{"decision":"approve"}`); code != 200 {
+		t.Fatalf("approve: %d %s", code, body)
+	}
 	if rc := ownerReceipt(t, n, inv); rc.Actor != "token:billing-agent" || rc.Status != wire.StatusProvenMaterialResult {
 		t.Fatalf("receipt = %+v", rc)
 	}

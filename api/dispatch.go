@@ -143,6 +143,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 		writeError(w, http.StatusBadGateway, "dispatch failed: "+err.Error())
 		return
 	}
+	if rc.Status == wire.StatusPendingApproval {
+		writeJSON(w, http.StatusAccepted, pendingApprovalAnswer(&rc))
+		return
+	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
 		writeJSON(w, http.StatusNotFound, unknownKeyAnswer(&rc))
 		return

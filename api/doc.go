@@ -16,6 +16,15 @@
 //	                          REFUSED_CONTRACT_CHANGED, 413 REFUSED_PAYLOAD_TOO_LARGE)
 //	                          with the literal reason in "error"
 //
+// # Approvals (approvals.go)
+//
+//	POST   /api/dispatch         a token holder's call to a sensitive row: 202
+//	                             {"pending":true,"status":"PENDING_APPROVAL","approval":…}
+//	GET    /api/approvals        (owner) the calls waiting for a decision, body included
+//	GET    /api/approvals/{id}   (owner) one approval in any state
+//	POST   /api/approvals/{id}   (owner) {"decision":"approve"|"deny"}; 409 decided,
+//	                             410 expired, 404 unknown
+//
 // Every write becomes an event on the log; a handler answers after the projector has
 // applied it, so a client always reads its own writes.
 //

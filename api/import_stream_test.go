@@ -163,7 +163,11 @@ func TestImportStreamsRowsInBoundedMemory(t *testing.T) {
 			}
 			grew := int64(peak) - int64(base)
 			t.Logf("%d MiB imported in %v; live heap %d MiB before, at most %+d MiB during", rows*size>>20, time.Since(start).Round(time.Millisecond), base>>20, grew>>20)
-			if limit := int64(rows * size / 2); grew > limit {
+			// A streaming import holds a few rows and the failures' list (10–25 MiB
+			// measured, depending on the machine's load and so on when the collector
+			// runs); one that reads its body whole holds all of it and more (44–75 MiB
+			// measured).
+			if limit := int64(rows * size * 3 / 4); grew > limit {
 				t.Fatalf("the live heap grew by %d MiB importing %d MiB; want under %d MiB", grew>>20, rows*size>>20, limit>>20)
 			}
 		})

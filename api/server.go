@@ -64,6 +64,7 @@ func (s *Server) routes() {
 	s.registerDispatch()
 	s.registerBreaker()
 	s.registerTokens()
+	s.registerApprovals()
 }
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.

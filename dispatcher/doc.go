@@ -7,7 +7,10 @@
 // sub-packages) runs; whatever happens, the worker appends exactly one receipt for
 // the invocation id and only then acknowledges the request, so a crash before the
 // receipt means a redelivery and a crash after it means the redelivery finds the
-// receipt and does not run again.
+// receipt and does not run again. One exception: a call the gate holds for the
+// owner's approval (a sensitive row, a caller other than the owner) is acknowledged
+// with an APPROVAL_REQUESTED event and no receipt; its one receipt comes with the
+// decision, the approved run, or the expiry (approval.go).
 //
 // A runner that composes other rows (flow, agent) runs them through its call's
 // runner.Invoker (sub.go): each step is a real invocation with its own request

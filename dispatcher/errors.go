@@ -26,6 +26,22 @@ var (
 	ErrReceiptUnstorable = errors.New("dispatcher: receipt refused by the log")
 )
 
+// The owner's decisions on approvals (approval.go).
+var (
+	// ErrBadDecision: a decision other than approve or deny.
+	ErrBadDecision = errors.New(`dispatcher: the decision must be "approve" or "deny"`)
+	// ErrApprovalUnknown: no approval was requested for the invocation.
+	ErrApprovalUnknown = errors.New("dispatcher: no approval was requested for this invocation")
+	// ErrApprovalDecided: the approval already has its decision; the first stands.
+	ErrApprovalDecided = errors.New("dispatcher: the approval is already decided")
+	// ErrApprovalExpired: the approval expired before a decision.
+	ErrApprovalExpired = errors.New("dispatcher: the approval has expired")
+	// ErrApprovalRequestGone: the request the approval names is no longer in the
+	// log (the data stream's retention removed it) or is not the request the
+	// approval was asked for, so it cannot run.
+	ErrApprovalRequestGone = errors.New("dispatcher: the request the approval names is not in the log")
+)
+
 // drainCut is the error of a drain that had to cancel n calls because of cause.
 func drainCut(n int, cause error) error {
 	return fmt.Errorf("%w: %d call(s) in flight cancelled, without a receipt; their requests will be run again: %w", ErrDrainCut, n, cause)

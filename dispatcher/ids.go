@@ -48,6 +48,22 @@ func (r receiptIDs) of(invocationID string) string {
 // request id would make the log drop the request as a duplicate.
 func (r receiptIDs) step(invocationID string) string {
 	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte("step\x00" + invocationID))
+	m.Write([]byte("step\x00"))
+	m.Write([]byte(invocationID))
 	return stepIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+}
+
+// rerunIDPrefix starts the event id of an approved call's request (approval.go).
+const rerunIDPrefix = "rrun_"
+
+// rerun is the event id of the request capdir appends again for invocationID once
+// the owner approved it: rrun_ and 26 base32 characters of an HMAC-SHA256 keyed
+// like the receipts' ids, over another domain. The worker admits a held call only
+// on a request with this id, which no one without the secret can compute; derived,
+// so appending it again inside the log's duplicate window stores nothing.
+func (r receiptIDs) rerun(invocationID string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("approved run\x00"))
+	m.Write([]byte(invocationID))
+	return rerunIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
 }

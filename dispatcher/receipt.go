@@ -22,6 +22,8 @@ func Fingerprint(s string) string {
 // draft is a receipt under construction.
 type draft struct {
 	eventlog.Receipt
+	// pending: the gate held the call for the owner's approval (approval.go).
+	pending bool
 }
 
 func newDraft(req *eventlog.InvocationRequest, actor, worker string, started time.Time) *draft {

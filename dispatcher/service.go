@@ -70,6 +70,8 @@ type ServiceConfig struct {
 	Tokens *token.Verifier
 	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
 	Revoked func(jti string) bool
+	// Approvals configures the watcher's approvals of sensitive calls (approval.go).
+	Approvals ApprovalConfig
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -120,6 +122,7 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
+	c.Approvals.setDefaults()
 	if c.Revoked == nil && c.Projector != nil {
 		c.Revoked = c.Projector.Revoked
 	}
@@ -215,7 +218,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },
-		Tokens:  cfg.Tokens, Revoked: cfg.Revoked,
+		Tokens:  cfg.Tokens, Revoked: cfg.Revoked, Approval: s.approvalState,
 	})
 	if err != nil {
 		return nil, err
@@ -270,6 +273,7 @@ func (s *Service) Start(ctx context.Context) error {
 		defer s.wg.Done()
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
+	s.startSweeper(runCtx)
 	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers))
 	if err != nil {
 		s.Stop()

@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"sync"
 
+	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -73,7 +74,11 @@ func (w *waiters) deliver(rc *eventlog.Receipt) {
 // receipts nobody waits for are not decoded; only a RECEIPT stored on a receipt
 // subject, for the invocation it names, wakes anyone.
 func (w *waiters) seen(stream string, s *eventlog.Stored) {
-	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt || !wire.IsReceiptSubject(s.Subject) {
+	if stream == wire.ControlStream && s.Type == wire.TypeApprovalRequested {
+		w.seenApproval(s)
+		return
+	}
+	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt {
 		return
 	}
 	inv, ok := w.byEvent(s.ID)
@@ -85,6 +90,31 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 		return
 	}
 	if ch, ok := w.take(inv); ok {
+		ch <- rc
+	}
+}
+
+// seenApproval wakes the waiter of a call another node's worker held for the
+// owner's approval, with the pending state (never stored as a receipt).
+func (w *waiters) seenApproval(s *eventlog.Stored) {
+	subj := wire.ParseSubject(s.Subject)
+	if subj.Family != wire.ApprovalFamily {
+		return
+	}
+	w.mu.Lock()
+	_, ok := w.m[subj.Key]
+	w.mu.Unlock()
+	if !ok {
+		return
+	}
+	var ar wire.ApprovalRequested
+	if err := s.DataAs(&ar); err != nil || ar.InvocationID != subj.Key {
+		return
+	}
+	p := gate.PendingApprovalRefusal()
+	rc := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
+		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Reason}
+	if ch, ok := w.take(subj.Key); ok {
 		ch <- rc
 	}
 }

@@ -40,3 +40,36 @@ func TestWaitersWakeOnlyOnAStoredReceipt(t *testing.T) {
 		t.Fatalf("receipt ids %q and %q: want keyed ids of 26 characters", a, b)
 	}
 }
+
+// A caller waiting on one node for a call another node's worker held is woken with
+// the pending state when this node reads the APPROVAL_REQUESTED: only from the
+// control stream, on the invocation's own approval subject.
+func TestWaitersWakeOnAHeldCall(t *testing.T) {
+	w := newWaiters(newReceiptIDs("salt"))
+	inv := "inv_01held"
+	ch := w.add(inv)
+	held := func(stream, subject, forInv string) (string, *eventlog.Stored) {
+		data, _ := json.Marshal(wire.ApprovalRequested{InvocationID: forInv, Key: "PAY", Trace: "t_1", Actor: "token:agent-7"})
+		return stream, &eventlog.Stored{Event: wire.Event{ID: "01X", Type: wire.TypeApprovalRequested, Data: data}, Subject: subject}
+	}
+	w.seen(held(wire.DataStream, wire.ApprovalSubject(inv), inv))
+	w.seen(held(wire.ControlStream, wire.ApprovalSubject("inv_other"), inv))
+	w.seen(held(wire.ControlStream, wire.DirectorySubject("PAY"), inv))
+	select {
+	case rc := <-ch:
+		t.Fatalf("woken by %+v", rc)
+	default:
+	}
+	w.seen(held(wire.ControlStream, wire.ApprovalSubject(inv), inv))
+	select {
+	case rc := <-ch:
+		if rc.InvocationID != inv || rc.Status != wire.StatusPendingApproval || rc.Trace != "t_1" || rc.Key != "PAY" || rc.Actor != "token:agent-7" {
+			t.Fatalf("woken with %+v", rc)
+		}
+	default:
+		t.Fatal("the held call did not wake its waiter")
+	}
+	if r := newReceiptIDs("one"); r.rerun(inv) == r.of(inv) || len(r.rerun(inv)) != len("rrun_")+26 || r.rerun(inv) == newReceiptIDs("two").rerun(inv) {
+		t.Fatal("a re-run's id must be keyed, and apart from the receipt's")
+	}
+}

@@ -66,6 +66,11 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
+	in.Rerun = s.rerun(m, &in)
+	if in.Rerun {
+		// capdir's re-run of an approved call: a bus client's is announced to it.
+		from.client = rerunClient(req.Credential)
+	}
 	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(&g.Row) {
 		// A breaker is a fold over the data stream, and this node's projection may
 		// lag the node that appended the request. For a row that can strike, wait
@@ -92,6 +97,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		// call cut short; the request goes back to be run again elsewhere or at
 		// the next start.
 		m.Nak()
+		return
+	}
+	if d.pending {
+		s.holdForApproval(ctx, m, &req, d) // no receipt yet: see approval.go
 		return
 	}
 	if s.cfg.beforeReceipt != nil {
@@ -185,6 +194,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	}
 	if refusal != nil {
 		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
+		d.pending = refusal.Kind == gate.KindPending
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration

@@ -43,6 +43,8 @@ var rules = map[string]rule{
 	wire.TypeReceipt:             {[]wire.Family{wire.ReceiptFamily}, (*folder).receipt},
 	wire.TypeBreakerReset:        {[]wire.Family{wire.BreakerFamily}, (*folder).breakerReset},
 	wire.TypeTokenRevoked:        {[]wire.Family{wire.TokenFamily}, (*folder).tokenRevoked},
+	wire.TypeApprovalRequested:   {[]wire.Family{wire.ApprovalFamily}, (*folder).approvalRequested},
+	wire.TypeApprovalDecided:     {[]wire.Family{wire.ApprovalFamily}, (*folder).approvalDecided},
 }
 
 // checkEvent finds s's rule: s must be an envelope of a type this version folds,

@@ -29,7 +29,11 @@ func digestDB(db *bolt.DB) (string, error) {
 	err := db.View(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			write(name)
-			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+			b := tx.Bucket(name)
+			if b == nil {
+				continue // a file an older version wrote: an empty bucket
+			}
+			err := b.ForEach(func(k, v []byte) error {
 				write(k)
 				write(v)
 				return nil

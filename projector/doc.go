@@ -20,7 +20,9 @@
 //     INVOCATION_REQUESTED on capdir.data.req.<KEY> or capdir.data.bus.<CLIENT>.<KEY>,
 //     RECEIPT on capdir.data.rcpt.<KEY> (or, in logs written before receipts shared
 //     their row's subject, capdir.data.rcpt.<KEY>.<INVOCATION>, naming its
-//     invocation), BREAKER_RESET on capdir.data.breaker.<KEY>.
+//     invocation), BREAKER_RESET on capdir.data.breaker.<KEY>, TOKEN_REVOKED on
+//     capdir.ctl.token.<JTI>, APPROVAL_REQUESTED and APPROVAL_DECIDED on
+//     capdir.ctl.approval.<INVOCATION> (approvals.go).
 //     NATS permissions decide who may write which family (only capdir's own
 //     connection writes rows, receipts and resets), so the family is who wrote it;
 //   - its data decodes, and every key it names is its subject's key (a mutation's

@@ -16,9 +16,15 @@ var (
 	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> invocation id
 	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON
 	bucketRevoked     = []byte("revoked")      // token id -> exp (Unix seconds), see revoked.go
+	// Approvals (approvals.go): invocation id -> Approval JSON; the undecided ones;
+	// decision time 0x.. invocation id, in time order.
+	bucketApprovals        = []byte("approvals")
+	bucketApprovalsPending = []byte("approvals_pending")
+	bucketApprovalsDecided = []byte("approvals_decided")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked}
+var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
+	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
 // projection folded (logcheck.go). It says which log the projection came from, not

@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/spf13/cobra"
@@ -62,6 +63,9 @@ func serveCmd() *cobra.Command {
 				if *d == 0 {
 					*d = -1 // 0 on the command line means none
 				}
+			}
+			if cfg.ApprovalTTL <= 0 {
+				return fmt.Errorf("--approval-ttl %v: give a positive duration, such as 15m", cfg.ApprovalTTL)
 			}
 			// Refuse a dir in use and a taken port before creating anything.
 			if err := capdir.CheckFree(cfg.DataDir); err != nil {
@@ -139,6 +143,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
 		"(default <data>/token-signing.pem); give every node of a deployment the same file")
 	f.StringVar(&cfg.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
+	f.DurationVar(&cfg.ApprovalTTL, "approval-ttl", dispatcher.DefaultApprovalTTL, "how long a token holder's call to a sensitive row waits for the owner's approval before it expires (REFUSED_APPROVAL_EXPIRED)")
 	f.StringVar(&cfg.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

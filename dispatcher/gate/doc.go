@@ -6,5 +6,7 @@
 // the literal reason the caller sees. The order is the list in check.go.
 //
 // A refusal is never an error of the gate: it becomes a receipt with ran:false,
-// written like any other.
+// written like any other. The one exception is the last check, the watcher
+// (watcher.go): a refusal of Kind KindPending holds a call to a sensitive row for
+// the owner's approval, and gets its receipt once the call is decided.
 package gate

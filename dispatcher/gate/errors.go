@@ -14,6 +14,9 @@ type Refusal struct {
 	Status string
 	Reason string
 	Extra  map[string]any
+	// Kind is empty for a refusal that becomes a receipt, KindPending for a request
+	// held for the owner's approval (watcher.go): that one gets no receipt yet.
+	Kind string
 }
 
 // The literal refusals. Each text is produced here and nowhere else.
@@ -53,4 +56,34 @@ func refuseBreakerOpen(key string, threshold int, d breaker.Decision) *Refusal {
 	return &Refusal{Status: wire.StatusRefusedBreakerOpen, Reason: breaker.Message(key, threshold), Extra: map[string]any{
 		"opened_at": d.OpenedAt, "closes_at": d.ClosesAt,
 	}}
+}
+
+// The watcher's (watcher.go). A held call is answered approval_pending and gets its
+// receipt later: approval_denied or approval_expired, or the call's own.
+
+// PendingApprovalRefusal is the answer to a call held for the owner's approval.
+func PendingApprovalRefusal() *Refusal {
+	return &Refusal{Status: wire.StatusPendingApproval, Reason: "approval_pending", Kind: KindPending}
+}
+
+// ApprovalDeniedRefusal is the refusal on the receipt of a call the owner denied.
+func ApprovalDeniedRefusal() *Refusal {
+	return &Refusal{Status: wire.StatusRefusedApprovalDenied, Reason: "approval_denied"}
+}
+
+// ApprovalExpiredRefusal is the refusal on the receipt of a call whose approval
+// expired undecided.
+func ApprovalExpiredRefusal() *Refusal {
+	return &Refusal{Status: wire.StatusRefusedApprovalExpired, Reason: "approval_expired"}
+}
+
+// refuseApprovalID: a bus client named an invocation id that cannot name an
+// approval's subject, so the owner cannot be asked.
+func refuseApprovalID() *Refusal {
+	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:bad_invocation_id"}
+}
+
+// refuseNotApproved: a re-run whose approval is not granted for its key and body.
+func refuseNotApproved() *Refusal {
+	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:not_granted"}
 }

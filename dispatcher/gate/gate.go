@@ -34,6 +34,9 @@ type Config struct {
 	// Revoked reports whether the token with this id has been revoked (a
 	// TOKEN_REVOKED event folded); required.
 	Revoked func(jti string) bool
+	// Approval reads the owner's approval of an invocation (watcher.go). When nil,
+	// no approval is ever granted: a sensitive row runs for the owner only.
+	Approval func(invocationID string) Approval
 }
 
 func (c *Config) setDefaults() {
@@ -112,6 +115,11 @@ type Input struct {
 	// revoked (the worker could not bring its projection up to the token's
 	// revocation in the log): the token is then refused, never admitted unchecked.
 	RevokedErr error
+	// Rerun reports that capdir appended the request again once its approval was
+	// decided (its event id is keyed with the deployment's secret): the watcher
+	// admits it with a granted approval. Any other request to a sensitive row from
+	// a caller other than the owner is held for approval.
+	Rerun bool
 }
 
 // Admission is what the gate learned about a request, refused or not: the row it

@@ -30,8 +30,9 @@ func TestGateInputAfterTokenChecks(t *testing.T) {
 		name, key, body, args, tok string
 		status, reason             string
 	}{
-		{name: "admitted: pipe", key: "PT", body: "1|2", tok: ptHigh},
-		{name: "admitted: object", key: "PT", args: `{"x":1}`, tok: ptHigh},
+		// Arguments that pass reach the watcher, the last check: the row is sensitive.
+		{name: "input passes: pipe", key: "PT", body: "1|2", tok: ptHigh, status: wire.StatusPendingApproval, reason: "approval_pending"},
+		{name: "input passes: object", key: "PT", args: `{"x":1}`, tok: ptHigh, status: wire.StatusPendingApproval, reason: "approval_pending"},
 		{name: "input", key: "PT", body: "a", tok: ptHigh, status: wire.StatusRefusedInput, reason: `ERR:input:x: must be number, got string "a"`},
 		{name: "scope before input", key: "PT", body: "a", tok: greet, status: wire.StatusRefusedScope, reason: "scope:PT"},
 		{name: "scope before an object", key: "PT", args: `{"z":1}`, tok: greet, status: wire.StatusRefusedScope, reason: "scope:PT"},

@@ -102,7 +102,7 @@ func (w *tokenWorld) forge(c token.Claims) string {
 
 // input is what the worker would hand the gate for key.
 func (w *tokenWorld) input(key, body, tok string, owner bool) *gate.Input {
-	in := &gate.Input{Req: &wire.InvocationRequest{Key: key, Body: body, Token: tok}, Owner: owner}
+	in := &gate.Input{Req: &wire.InvocationRequest{InvocationID: "inv_test", Key: key, Body: body, Token: tok}, Owner: owner}
 	if row, ok := w.rows[key]; ok {
 		in.Row, in.Fingerprint = row, contract.Fingerprint(row)
 	} else {
@@ -227,7 +227,7 @@ func TestGateTokenChecks(t *testing.T) {
 		// 7. risk ceiling.
 		{"sensitive row, low token", "PAY", "", payLow, false, 0, scopeSt, "risk_ceiling:low<row:high"},
 		{"risk beats fixed body", "PAY", "9|9", payLowFixed, false, 0, scopeSt, "risk_ceiling:low<row:high"},
-		{"sensitive row, high token", "PAY", "", payHigh, false, 0, admitted, ""},
+		{"sensitive row, high token: held for the owner's approval", "PAY", "", payHigh, false, 0, wire.StatusPendingApproval, "approval_pending"},
 		// 8. fixed body.
 		{"body not the fixed one", "GREET", "Bob", fixed, false, 0, scopeSt, "body_fixed:" + sum16("Ada") + "!=" + sum16("Bob")},
 		{"fixed body sent", "GREET", "Ada", fixed, false, 0, admitted, ""},

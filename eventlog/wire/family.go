@@ -30,9 +30,12 @@ const (
 	// TokenFamily: capdir.ctl.token.<JTI>, capability token revocations; Key holds
 	// the token id.
 	TokenFamily
+	// ApprovalFamily: capdir.ctl.approval.<INVOCATION>, the approval of one call to
+	// a sensitive row; Key holds the invocation id.
+	ApprovalFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token", "approval"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -66,6 +69,7 @@ var familyPrefixes = []struct {
 	{breakerPrefix, BreakerFamily},
 	{stepPrefix, StepFamily},
 	{tokenPrefix, TokenFamily},
+	{approvalPrefix, ApprovalFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and

@@ -20,6 +20,8 @@ func TestParseSubject(t *testing.T) {
 		// Logs written before receipts shared their row's subject.
 		{"capdir.data.rcpt.GREET.inv_01", wire.Subject{Family: wire.ReceiptFamily, Key: "GREET", Invocation: "inv_01"}},
 		{wire.BreakerSubject("GREET"), wire.Subject{Family: wire.BreakerFamily, Key: "GREET"}},
+		{wire.ApprovalSubject("inv_01"), wire.Subject{Family: wire.ApprovalFamily, Key: "inv_01"}},
+		{"capdir.ctl.approval.inv.x", wire.Subject{}},
 
 		{"capdir.ctl.dir.", wire.Subject{}},
 		{"capdir.ctl.dir.A.B", wire.Subject{}},

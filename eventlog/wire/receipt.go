@@ -39,6 +39,16 @@ const (
 	// StatusRefusedInput: the arguments do not satisfy the row's input_schema
 	// (ERR:input:<what is wrong>); nothing ran (HTTP 400).
 	StatusRefusedInput = "REFUSED_INPUT"
+	// StatusRefusedApprovalDenied: the row is sensitive and the owner denied the
+	// call its approval (HTTP 403).
+	StatusRefusedApprovalDenied = "REFUSED_APPROVAL_DENIED"
+	// StatusRefusedApprovalExpired: the row is sensitive and the owner did not
+	// decide on the call before its approval expired (HTTP 410).
+	StatusRefusedApprovalExpired = "REFUSED_APPROVAL_EXPIRED"
+	// StatusPendingApproval is never a receipt's: it is the answer to a call to a
+	// sensitive row that waits for the owner's approval (HTTP 202). Its receipt
+	// comes once the owner decides or the approval expires.
+	StatusPendingApproval = "PENDING_APPROVAL"
 )
 
 // Fingerprints are SHA-256 hex digests carried by every receipt.

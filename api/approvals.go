@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
+)
+
+// Approver is what the approval routes need from the dispatch service, beside
+// Dispatcher: the owner's decisions on calls the watcher held, and the held call's
+// body. A Dispatcher that is not an Approver serves no approval (503).
+type Approver interface {
+	// LookupApproval is an invocation's approval (dispatcher.ErrApprovalUnknown
+	// when there is none).
+	LookupApproval(ctx context.Context, inv string) (projector.Approval, error)
+	// DecideApproval records and carries out the owner's decision, approve or
+	// deny: see dispatcher.Service.DecideApproval.
+	DecideApproval(ctx context.Context, inv, decision, by string) (wire.Receipt, error)
+	// ApprovalBody is the held call's body, read back from the log.
+	ApprovalBody(ctx context.Context, a *projector.Approval) (string, error)
+}
+
+// registerApprovals adds the approval routes, all the owner's:
+//
+//	GET  /api/approvals       the calls waiting for a decision (?limit=, default 100)
+//	GET  /api/approvals/{id}  one approval, in whatever state
+//	POST /api/approvals/{id}  {"decision":"approve"|"deny"}: append APPROVAL_DECIDED
+//	                          and carry it out (409 decided, 410 expired, 404 unknown)
+func (s *Server) registerApprovals() {
+	s.mux.HandleFunc("GET /api/approvals", s.owner(s.approvalList))
+	s.mux.HandleFunc("GET /api/approvals/{id}", s.owner(s.approvalGet))
+	s.mux.HandleFunc("POST /api/approvals/{id}", s.owner(s.approvalDecide))
+}
+
+// ApprovalView is one approval as the owner sees it, the call's body included:
+// the log is the owner's.
+type ApprovalView struct {
+	InvocationID    string     `json:"invocation_id"`
+	Key             string     `json:"key"`
+	Trace           string     `json:"trace"`
+	Actor           string     `json:"actor"`
+	State           string     `json:"state"` // pending, approved, denied, expired
+	Body            *string    `json:"body"`
+	BodyError       string     `json:"body_error,omitempty"`
+	BodyFingerprint string     `json:"body_fingerprint"`
+	RequestedAt     time.Time  `json:"requested_at"`
+	ExpiresAt       time.Time  `json:"expires_at"`
+	DecidedBy       string     `json:"decided_by,omitempty"`
+	DecidedAt       *time.Time `json:"decided_at,omitempty"`
+	Decide          string     `json:"decide,omitempty"` // where to POST the decision while pending
+	Receipt         string     `json:"receipt"`
+}
+
+// approver is the dispatch service's approval side, or nil after answering 503.
+func (s *Server) approver(w http.ResponseWriter) Approver {
+	if ap, ok := s.cfg.Dispatcher.(Approver); ok {
+		return ap
+	}
+	writeError(w, http.StatusServiceUnavailable, "dispatch is not running on this node")
+	return nil
+}
+
+// approvalView is a as the owner sees it now.
+func (s *Server) approvalView(ctx context.Context, ap Approver, a *projector.Approval) ApprovalView {
+	v := ApprovalView{InvocationID: a.InvocationID, Key: a.Key, Trace: a.Trace, Actor: a.Actor, State: approvalState(a, s.cfg.Clock()),
+		BodyFingerprint: a.BodyFingerprint, RequestedAt: a.RequestedAt, ExpiresAt: a.ExpiresAt, DecidedBy: a.DecidedBy,
+		Receipt: "/api/receipts/" + a.InvocationID}
+	if a.Decided() {
+		at := a.DecidedAt
+		v.DecidedAt = &at
+	}
+	if v.State == approvalPending {
+		v.Decide = approvalPath(a.InvocationID)
+	}
+	body, err := ap.ApprovalBody(ctx, a)
+	if err != nil {
+		v.BodyError = err.Error()
+	} else {
+		v.Body = &body
+	}
+	return v
+}
+
+// approvalList answers {"approvals":[…]}: the calls waiting for a decision now,
+// oldest first.
+func (s *Server) approvalList(w http.ResponseWriter, r *http.Request) {
+	ap := s.approver(w)
+	if ap == nil {
+		return
+	}
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit must be an integer from 1 to 1000")
+			return
+		}
+		limit = n
+	}
+	s.settleControl(r)
+	pending, err := s.cfg.Projector.PendingApprovals()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "approvals unavailable: "+err.Error())
+		return
+	}
+	out := []ApprovalView{}
+	now := s.cfg.Clock()
+	for i := range pending {
+		if pending[i].ExpiredAt(now) || len(out) == limit {
+			continue
+		}
+		out = append(out, s.approvalView(r.Context(), ap, &pending[i]))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+// approvalGet answers one approval's ApprovalView.
+func (s *Server) approvalGet(w http.ResponseWriter, r *http.Request) {
+	ap := s.approver(w)
+	if ap == nil {
+		return
+	}
+	a, err := ap.LookupApproval(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeApprovalError(w, r.PathValue("id"), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.approvalView(r.Context(), ap, &a))
+}
+
+// maxDecisionBody bounds POST /api/approvals/{id}'s body.
+const maxDecisionBody = 1 << 10
+
+// approvalDecide records the owner's decision and answers with the outcome: the
+// denial's receipt, or the approved call's once it ran (202 while it runs on past
+// the dispatch wait).
+func (s *Server) approvalDecide(w http.ResponseWriter, r *http.Request) {
+	ap := s.approver(w)
+	if ap == nil {
+		return
+	}
+	var in struct {
+		Decision string `json:"decision"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxDecisionBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object")
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "malformed body ("+strings.TrimPrefix(err.Error(), "json: ")+"); "+decisionShapeHint)
+		return
+	}
+	if in.Decision != wire.DecisionApprove && in.Decision != wire.DecisionDeny {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("decision %q is neither approve nor deny; %s", in.Decision, decisionShapeHint))
+		return
+	}
+	id := r.PathValue("id")
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
+	defer cancel()
+	rc, err := ap.DecideApproval(ctx, id, in.Decision, OwnerActor)
+	switch {
+	case errors.Is(err, dispatcher.ErrPending):
+		writeJSON(w, http.StatusAccepted, decisionAnswer(in.Decision, id, nil))
+	case err != nil:
+		writeApprovalError(w, id, err)
+	default:
+		writeJSON(w, http.StatusOK, decisionAnswer(in.Decision, id, &rc))
+	}
+}
+
+// settleControl waits, as settle does for the data stream, until this node has
+// folded the control stream as the log held it: approvals requested or decided
+// through another node are listed.
+func (s *Server) settleControl(r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
+	defer cancel()
+	if err := s.cfg.Projector.Settle(ctx, wire.ControlStream); err != nil && r.Context().Err() == nil {
+		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
+	}
+}

@@ -1,0 +1,37 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNoMessage is returned by ReadSeq when the stream holds no message at the
+// sequence: it was never appended, or retention removed it.
+var ErrNoMessage = errors.New("eventlog: no message at that sequence")
+
+// ReadSeq reads the one event at seq in stream, asking the log itself. A message
+// that is not an event envelope is returned with Invalid set, as Read does.
+func (l *Log) ReadSeq(ctx context.Context, stream string, seq uint64) (Stored, error) {
+	s, ok := l.streams[stream]
+	if !ok {
+		return Stored{}, fmt.Errorf("eventlog: unknown stream %q", stream)
+	}
+	m, err := s.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return Stored{}, fmt.Errorf("%w: %s %d", ErrNoMessage, stream, seq)
+	}
+	if err != nil {
+		return Stored{}, fmt.Errorf("eventlog: message %d of %s: %w", seq, stream, err)
+	}
+	st := Stored{Stream: stream, Subject: m.Subject, Seq: m.Sequence}
+	ev, err := Decode(m.Data)
+	if err != nil {
+		st.Invalid = err.Error()
+		return st, nil
+	}
+	st.Event = ev
+	return st, nil
+}
