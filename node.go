@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/mcp"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -122,6 +123,8 @@ type Node struct {
 	Projector *projector.Projector
 	Dispatch  *dispatcher.Service
 	API       *api.Server
+	// MCP is the MCP server the facade serves at /mcp.
+	MCP *mcp.Handler
 	// Minter mints this deployment's capability tokens (POST /api/tokens), and
 	// Verifier checks them for the gate; one of each per node (the verifier caches).
 	Minter   *token.Minter
@@ -241,12 +244,28 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	askIndex, err := api.NewAskIndex(n.Projector)
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
+	n.MCP, err = mcp.New(mcp.Config{
+		Search:    mcp.AskSearch(askIndex, n.Projector),
+		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
+		DispatchWait: cfg.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
+	})
+	if err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
 		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
-		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -256,6 +275,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
+	n.goRun(func() error { return n.MCP.Run(runCtx) })
 	if err := n.Dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
@@ -289,6 +309,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.API.Handler())
+	n.http.RegisterOnShutdown(n.MCP.Close) // MCP sessions' streams would hold Shutdown open
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err

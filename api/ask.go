@@ -19,9 +19,10 @@ import (
 // over 512 bytes, only common words, over 20 words), a bad limit, or ?ask= with
 // ?key= or &body= is 400 with what to fix.
 
-// newAskIndex builds the ask index over p's rows and keeps it current with every
-// directory commit.
-func newAskIndex(p *projector.Projector) (*ask.Index, error) {
+// NewAskIndex builds the ask index over p's rows and keeps it current with every
+// directory commit. A node builds one and gives it to the facade (Config.Ask) and
+// to the MCP server's search mode.
+func NewAskIndex(p *projector.Projector) (*ask.Index, error) {
 	x := ask.New()
 	if err := p.WatchRows(x.Apply); err != nil {
 		return nil, err

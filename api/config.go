@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
@@ -10,11 +11,15 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures a Server.
 type Config struct {
+	// Ask is the index behind GET /api/dispatch?ask= (NewAskIndex over Projector
+	// when nil).
+	Ask       *ask.Index
 	Log       *eventlog.Log
 	Projector *projector.Projector
 	// Dispatcher serves invocations; routes that need it answer 503 when nil.
@@ -64,6 +69,8 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
 	Minter *token.Minter
+	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
+	MCP http.Handler
 }
 
 // Defaults of Config.

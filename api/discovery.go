@@ -75,19 +75,8 @@ func (s *Server) document(w http.ResponseWriter, key, format string, v contract.
 	writeJSON(w, http.StatusOK, body[:len(body)-1]) // writeJSON adds the newline
 }
 
-// authInfo is what a row's auth column reads, parsed as the runner parses it: the
-// form and the variable names. The spec is read with an empty environment, so no
-// value is ever looked up.
-func authInfo(spec string) contract.AuthInfo {
-	if strings.TrimSpace(spec) == "" {
-		return contract.AuthInfo{}
-	}
-	cred, err := runner.ApplyAuth(spec, runner.MapEnv(nil), &runner.OutboundRequest{})
-	if err != nil {
-		return contract.AuthInfo{Malformed: true}
-	}
-	return contract.AuthInfo{Form: cred.Form, Variables: cred.Names}
-}
+// authInfo is what a row's auth column reads (runner.DescribeAuth).
+func authInfo(spec string) contract.AuthInfo { return runner.DescribeAuth(spec) }
 
 // registryAnswer is the answer to GET /api/dispatch?registry=1.
 type registryAnswer struct {

@@ -43,9 +43,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), imports: make(chan struct{}, cfg.MaxImports)}
-	var err error
-	if s.ask, err = newAskIndex(cfg.Projector); err != nil {
-		return nil, err
+	s.ask = cfg.Ask
+	if s.ask == nil {
+		var err error
+		if s.ask, err = NewAskIndex(cfg.Projector); err != nil {
+			return nil, err
+		}
 	}
 	s.routes()
 	s.handler = guardBody(s.mux)
@@ -65,6 +68,9 @@ func (s *Server) routes() {
 	s.registerBreaker()
 	s.registerTokens()
 	s.registerApprovals()
+	if s.cfg.MCP != nil {
+		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method
+	}
 }
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.

@@ -44,8 +44,9 @@ type Credential struct {
 func (c Credential) Applied() bool { return len(c.values) > 0 }
 
 // Secrets returns every string a caller must scrub from output: the applied values,
-// their wire encodings (base64 for basic, URL-encoded for query) and the escaped
-// forms an upstream's JSON echo gives them, longest first.
+// their wire encodings (base64 for basic), each also URL query- and path-escaped
+// (as an upstream gives them back in a URL or a redirect's Location), and the
+// escaped forms an upstream's JSON echo gives all of these, longest first.
 func (c Credential) Secrets() []string {
 	out := make([]string, 0, len(c.forms))
 	seen := make(map[string]bool, len(c.forms))
@@ -88,8 +89,7 @@ func (c *Credential) use(name string, env Env) (string, bool, error) {
 		return "", false, err
 	}
 	c.values = append(c.values, v)
-	c.forms = append(c.forms, v)
-	c.forms = appendJSONForms(c.forms, v)
+	c.forms = appendForms(c.forms, v)
 	return v, true, nil
 }
 
@@ -104,6 +104,17 @@ func lookup(name string, env Env) (string, bool, error) {
 		return "", false, nil
 	}
 	return v, true, nil
+}
+
+// appendForms appends v and the forms an upstream may give it back in: URL query-
+// and path-escaped (an echoed URL, or a redirect's Location, which a refusal
+// quotes), and each of these inside a JSON string (appendJSONForms).
+func appendForms(forms []string, v string) []string {
+	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+		forms = append(forms, f)
+		forms = appendJSONForms(forms, f)
+	}
+	return forms
 }
 
 // appendJSONForms appends the forms v takes inside a JSON string, as encoding/json
@@ -175,7 +186,7 @@ func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
 		}
 		if ok {
 			enc := base64.StdEncoding.EncodeToString([]byte(v + ":"))
-			cred.forms = append(cred.forms, enc)
+			cred.forms = appendForms(cred.forms, enc)
 			req.SetHeader("Authorization", "Basic "+enc)
 		}
 	case "query":
@@ -193,9 +204,7 @@ func ApplyAuth(spec string, env Env, req *OutboundRequest) (Credential, error) {
 			return Credential{}, err
 		}
 		if ok {
-			enc := url.QueryEscape(v)
-			cred.forms = append(cred.forms, enc, url.PathEscape(v))
-			req.URL = appendQuery(req.URL, url.QueryEscape(param)+"="+enc)
+			req.URL = appendQuery(req.URL, url.QueryEscape(param)+"="+url.QueryEscape(v))
 		}
 	case "headers":
 		if err := applyHeaders(prefix, rest, env, req, &cred); err != nil {
@@ -277,9 +286,8 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool, error) {
 		return "", false, nil
 	}
 	cred.values = append(cred.values, used...)
-	cred.forms = append(cred.forms, used...)
 	for _, v := range used {
-		cred.forms = appendJSONForms(cred.forms, v)
+		cred.forms = appendForms(cred.forms, v)
 	}
 	return b.String(), true, nil
 }

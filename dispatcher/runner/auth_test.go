@@ -122,7 +122,7 @@ func TestCredentialSecretsCoverWireForms(t *testing.T) {
 		t.Errorf("redacted url = %v", got)
 	}
 	cred, _ = ApplyAuth("basic:U", env, req)
-	if s := cred.Secrets(); !reflect.DeepEqual(s, []string{"dXNlcjo=", "user"}) {
+	if s := cred.Secrets(); !reflect.DeepEqual(s, []string{"dXNlcjo%3D", "dXNlcjo=", "user"}) {
 		t.Errorf("Secrets = %q", s)
 	}
 }

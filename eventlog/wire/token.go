@@ -14,6 +14,10 @@ const (
 	// a caller that presented a capability token over HTTP (Authorization: Bearer).
 	// It claims nothing: the token is what the gate checks.
 	BearerCredential = "http:bearer"
+	// MCPBearerCredential is the credential capdir writes on a request it appends
+	// for an MCP client that presented a capability token (api/mcp). It claims
+	// nothing either: the token is what the gate checks.
+	MCPBearerCredential = "mcp:bearer"
 	// tokenActorPrefix starts the receipt actor of a token holder: token:<sub>.
 	tokenActorPrefix = "token:"
 )

@@ -66,6 +66,19 @@ func BenchmarkFnHTTP(b *testing.B) {
 	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, e.RawHTTPInvoke()) })
 }
 
+// BenchmarkFnMCP is an fn row end to end as an MCP client calls it: tools/call on
+// one streamable HTTP session, the receipt's result in the tool result.
+func BenchmarkFnMCP(b *testing.B) {
+	e := startEnv(b, false)
+	cs, err := e.MCPSession(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.MCPInvoke(cs)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.MCPInvoke(cs)) })
+}
+
 // BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request
 // event published to the request subject, the receipt event received.
 func BenchmarkFnNATS(b *testing.B) {

@@ -17,6 +17,7 @@ const (
 	ScenarioFloor     = "floor"
 	ScenarioNATS      = "nats"
 	ScenarioHTTP      = "http"
+	ScenarioMCP       = "mcp"
 	ScenarioHTTPRow   = "httprow"
 	ScenarioFlow      = "flow"
 	ScenarioReplay    = "replay"
@@ -24,7 +25,7 @@ const (
 )
 
 // Scenarios lists every scenario name in run order.
-var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioFlow, ScenarioReplay, ScenarioDirectory}
+var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioFlow, ScenarioReplay, ScenarioDirectory}
 
 // Config configures Run.
 type Config struct {

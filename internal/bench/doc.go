@@ -1,6 +1,7 @@
 // Package bench measures capdir end to end on one machine: the raw JetStream
-// publish floor, fn invocations through the NATS request subject and through
-// POST /api/dispatch, an http row against a local upstream, a three-step fn flow
+// publish floor, fn invocations through the NATS request subject, through
+// POST /api/dispatch and through MCP tools/call (the official Go SDK's client over
+// streamable HTTP), an http row against a local upstream, a three-step fn flow
 // against one fn call, replaying the log into a fresh bbolt file, and a 100k-row
 // directory. capdir bench prints its results as a
 // table; the go test benchmarks in this package and in projector run the same

@@ -77,10 +77,11 @@ func (r *runner) add(res ...Result) {
 	r.results = append(r.results, res...)
 }
 
-// shared runs the scenarios that share one node: floor, nats, http, httprow, flow.
+// shared runs the scenarios that share one node: floor, nats, http, mcp, httprow,
+// flow.
 func (r *runner) shared(ctx context.Context) error {
 	need := false
-	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioHTTPRow, ScenarioFlow} {
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioFlow} {
 		need = need || r.cfg.wants(s)
 	}
 	if !need {
@@ -92,8 +93,9 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	defer e.Close()
 	c := r.c
+	var httpRates []float64 // the http rows' rates at 1 and Parallel in flight, when measured
 	// The floor is measured whenever invocations are, so their ratio can be shown.
-	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) {
+	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) {
 		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
 		f, err := MeasureFloor(ctx, e.Node.Log.JetStream(), c.floorAsync, c.floorSync, c.budget)
 		if err != nil {
@@ -126,6 +128,7 @@ func (r *runner) shared(ctx context.Context) error {
 			return err
 		}
 		r.add(res...)
+		httpRates = []float64{res[0].Rate, res[1].Rate}
 		// net/http's client costs a good share of the CPU at 64 callers; the lean
 		// client's row is closer to what the server alone can do.
 		lean, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (lean client)",
@@ -147,6 +150,12 @@ func (r *runner) shared(ctx context.Context) error {
 		}
 		r.add(bearer)
 	}
+	if r.cfg.wants(ScenarioMCP) {
+		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session), 1 and %d in flight", Parallel)
+		if err := r.mcp(ctx, e, httpRates); err != nil {
+			return err
+		}
+	}
 	if r.cfg.wants(ScenarioHTTPRow) {
 		r.progress(ScenarioHTTPRow, "http row vs the upstream directly, %d rounds", c.httpRow)
 		res, err := HTTPRow(ctx, e, c.httpRow, c.budget)
@@ -163,5 +172,29 @@ func (r *runner) shared(ctx context.Context) error {
 		}
 		r.add(res...)
 	}
+	return nil
+}
+
+// mcp measures the echo row through MCP tools/call, one session shared by every
+// caller, and notes each rate's ratio to POST /api/dispatch's at the same
+// concurrency when httpRates holds them.
+func (r *runner) mcp(ctx context.Context, e *Env, httpRates []float64) error {
+	cs, err := e.MCPSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	res, err := Invocations(ctx, ScenarioMCP, "MCP tools/call", MCPInvoke(cs), r.c.invokeSeq, r.c.invokePar, Parallel, r.c.budget)
+	if err != nil {
+		return err
+	}
+	for i := range res {
+		if len(httpRates) == len(res) && httpRates[i] > 0 {
+			ratio := res[i].Rate / httpRates[i]
+			res[i].Note = fmt.Sprintf("%.2f× POST /api/dispatch at the same concurrency", ratio)
+			res[i].Values = map[string]float64{"http_ratio": ratio}
+		}
+	}
+	r.add(res...)
 	return nil
 }

@@ -84,7 +84,7 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	if !ok {
 		return toolNotOffered(shorten(name)), nil, nil
 	}
-	body, reason := toolBody(t, string(tc.Function.Arguments))
+	body, reason := ToolBody(t, string(tc.Function.Arguments))
 	if reason != "" {
 		return badToolArguments(name, reason), nil, nil
 	}
@@ -98,10 +98,11 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	return st.Result, &st, nil
 }
 
-// toolBody turns the model's arguments into the invocation body: for a tool with
-// its own schema, the arguments object itself (compact JSON); otherwise the string
-// in "args" ("" when absent). reason is non-empty when they cannot be read.
-func toolBody(t runner.Tool, args string) (body, reason string) {
+// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into the
+// invocation body: for a tool with its own schema, the arguments object itself
+// (compact JSON); otherwise the string in "args" ("" when absent). reason is
+// non-empty when they cannot be read.
+func ToolBody(t runner.Tool, args string) (body, reason string) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}

@@ -1,0 +1,87 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog/wire"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Proof is what a tool result says of its receipt, in structuredContent's
+// "proof" (the fields of POST /api/dispatch's proof, with the trace).
+type Proof struct {
+	OK            bool   `json:"ok"`
+	Ran           bool   `json:"ran"`
+	Status        string `json:"status"`
+	InvocationID  string `json:"invocation_id"`
+	Trace         string `json:"trace"`
+	PublicReceipt string `json:"public_receipt"`
+}
+
+// CallResult is a tool result's structuredContent: the result text (a literal
+// refusal or an ERR: string when isError) and the proof.
+type CallResult struct {
+	Result string `json:"result"`
+	Proof  Proof  `json:"proof"`
+}
+
+// Meta keys of a tool result.
+const (
+	MetaInvocationID = "capdir/invocation_id"
+	MetaStatus       = "capdir/status"
+)
+
+// invoke dispatches key with body for c, as POST /api/dispatch does for the same
+// credential (the same request event, gate, input checks and receipt), and
+// answers the receipt as a tool result. A refusal or an ERR: result is a tool
+// error whose text is the literal.
+func (h *Handler) invoke(ctx context.Context, c caller, key, body string) *sdk.CallToolResult {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
+	defer cancel()
+	// TODO(input schema): once wire.InvocationRequest carries Args
+	// (json.RawMessage) for object bodies, send a schema row's arguments there;
+	// until then they travel as their JSON text in Body, as the agent runner's do.
+	rc, err := h.cfg.Dispatcher.Invoke(ctx, c.request(key, body))
+	switch {
+	case errors.Is(err, dispatcher.ErrPending):
+		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait))
+		res.IsError = true
+		return res
+	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
+		return toolError(err.Error() + "; send less, or pass large data by reference")
+	case err != nil:
+		return toolError(err.Error()) // a malformed key (Invoke checks it), or the log failed
+	}
+	return h.result(&rc, rc.Result)
+}
+
+// result is a receipt as a tool result: text (the result, or the literal the
+// gate or runner wrote), then a line naming the receipt; the same in
+// structuredContent; the invocation id and status in _meta.
+func (h *Handler) result(rc *wire.Receipt, text string) *sdk.CallToolResult {
+	p := Proof{
+		OK: rc.OK, Ran: rc.Ran, Status: rc.Status, InvocationID: rc.InvocationID, Trace: rc.Trace,
+		PublicReceipt: strings.TrimRight(h.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
+	}
+	status := p.Status
+	if status == "" {
+		status = "PENDING"
+	}
+	return &sdk.CallToolResult{
+		Content: []sdk.Content{
+			&sdk.TextContent{Text: text},
+			&sdk.TextContent{Text: "invocation_id: " + p.InvocationID + " · " + status + " · receipt: " + p.PublicReceipt},
+		},
+		StructuredContent: CallResult{Result: text, Proof: p},
+		IsError:           !rc.OK,
+		Meta:              sdk.Meta{MetaInvocationID: p.InvocationID, MetaStatus: status},
+	}
+}
+
+// toolError is a tool error that has no receipt: nothing was appended.
+func toolError(text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+}

@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
+)
+
+// Dispatcher is what the MCP server needs from the dispatch service (the HTTP
+// facade's api.Dispatcher has the same two methods). Implementations must be safe
+// for concurrent use.
+type Dispatcher interface {
+	// Invoke appends the request and waits for its receipt. When ctx ends first it
+	// returns the request (with its invocation id) and an error matching
+	// dispatcher.ErrPending.
+	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
+	// Caller checks who presents a capability token, as the gate will: the
+	// token's claims, or the refusal its receipt would carry.
+	Caller(raw string) (*token.Claims, *gate.Refusal)
+}
+
+// Config configures a Handler.
+type Config struct {
+	// Projector is the directory the tool lists are projected from; required.
+	Projector *projector.Projector
+	// Dispatcher runs tools/call; required.
+	Dispatcher Dispatcher
+	// TerminalKey is the owner key (x-terminal-key); at least 16 characters.
+	TerminalKey string
+	// PublicURL starts the public receipt links and the contract documents' URLs
+	// (paths when empty).
+	PublicURL string
+	// DispatchWait is how long tools/call waits for the receipt
+	// (DefaultDispatchWait when 0); past it the call is answered as pending.
+	DispatchWait time.Duration
+	// BreakerThreshold is the breaker's strike count, quoted by describe's
+	// contract documents (the breaker package's default when 0).
+	BreakerThreshold int
+	// Search ranks rows for the search mode's search tool: WordMatch over the
+	// directory when nil. An index (the ask index) plugs in here.
+	Search Searcher
+	// SessionIdle closes a session that has sent no request for this long
+	// (DefaultSessionIdle when 0, never when negative).
+	SessionIdle time.Duration
+	// MaxBody caps one request body (DefaultMaxBody when 0).
+	MaxBody int64
+	Clock   func() time.Time
+	Logger  *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	// DefaultDispatchWait is tools/call's wait for the receipt, as POST
+	// /api/dispatch's.
+	DefaultDispatchWait = 30 * time.Second
+	// DefaultSessionIdle closes a session idle for an hour, the longest a
+	// capability token lives by default.
+	DefaultSessionIdle = time.Hour
+	// DefaultMaxBody caps a request body as the HTTP facade does: 4 MiB.
+	DefaultMaxBody = 4 << 20
+)
+
+func (c *Config) setDefaults() {
+	if c.DispatchWait == 0 {
+		c.DispatchWait = DefaultDispatchWait
+	}
+	if c.SessionIdle == 0 {
+		c.SessionIdle = DefaultSessionIdle
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Search == nil && c.Projector != nil {
+		c.Search = WordMatch(c.Projector)
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Projector == nil {
+		errs = append(errs, errors.New("mcp: a projector is required"))
+	}
+	if c.Dispatcher == nil {
+		errs = append(errs, errors.New("mcp: a dispatcher is required"))
+	}
+	if len(c.TerminalKey) < 16 {
+		errs = append(errs, errors.New("mcp: the terminal key must be at least 16 characters"))
+	}
+	if c.DispatchWait < 0 || c.MaxBody < 0 {
+		errs = append(errs, errors.New("mcp: DispatchWait and MaxBody must not be negative"))
+	}
+	return errors.Join(errs...)
+}

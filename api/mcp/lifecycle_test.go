@@ -1,0 +1,87 @@
+package mcp_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// awaitSessions waits until the node's MCP handler follows want sessions.
+func awaitSessions(t *testing.T, n *capdir.Node, want int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for n.MCP.OpenSessions() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d sessions, want %d", what, n.MCP.OpenSessions(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A session ends when its client closes it, when its token expires, and when its
+// token is found revoked.
+func TestSessionEnds(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	cs, err := dial(n, owner(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitSessions(t, n, 1, "after connecting")
+	cs.Close()
+	awaitSessions(t, n, 0, "after the client's close")
+
+	short, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Second)
+	connect(t, n, bearer(short), "", nil)
+	awaitSessions(t, n, 1, "a short token's session")
+	awaitSessions(t, n, 0, "once its token expired")
+
+	tok, claims := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	connect(t, n, bearer(tok), "", nil)
+	awaitSessions(t, n, 1, "a token's session")
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+claims.ID, ""); code != 200 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	postRow(t, n, greetRow("NEXT")) // the next directory change finds the token revoked
+	awaitSessions(t, n, 0, "once its token was revoked")
+}
+
+// Stopping a node with a session open (its stream of notifications included)
+// ends the session and does not wait out the shutdown timeout.
+func TestStopWithOpenSession(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	cs := connect(t, n, owner(), "", make(chan struct{}, 1))
+	if got := call(t, cs, "GREET", map[string]any{"args": "Ada"}); got.IsError {
+		t.Fatalf("GREET: %q", text(got))
+	}
+	nodetest.CheckReplay(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := n.Stop(ctx); err != nil {
+		t.Fatalf("stop with an MCP session open: %v (after %v)", err, time.Since(start))
+	}
+}
+
+// A session's stream of notifications outlives the HTTP server's read and write
+// timeouts: a row written after both have passed is still announced.
+func TestStreamOutlivesServerTimeouts(t *testing.T) {
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.DispatchWait = 100 * time.Millisecond
+		c.HTTPReadTimeout = 200 * time.Millisecond
+		c.HTTPWriteTimeout = 300 * time.Millisecond
+	})
+	changed := make(chan struct{}, 1)
+	cs := connect(t, n, owner(), "", changed)
+	time.Sleep(600 * time.Millisecond) // both timeouts pass: nothing to wait for but time
+	postRow(t, n, greetRow("LATE"))
+	awaitChange(t, changed, "a row written after the server's timeouts")
+	if names := listNames(t, cs); len(names) != 1 || names[0] != "LATE" {
+		t.Errorf("tools/list = %v", names)
+	}
+}
