@@ -66,7 +66,7 @@ func decideAsIfStopped(t *testing.T, st *stack, a *projector.Approval, decision 
 // awaitOneReceipt waits for inv's receipt and checks it is the log's only one.
 func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
 		if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
@@ -82,7 +82,9 @@ func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 		}
 	}
 	var rcs []wire.Receipt
-	err := st.log.Read(ctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	err := st.log.Read(rctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
 		var rc wire.Receipt
 		if s.Type == wire.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			rcs = append(rcs, rc)
