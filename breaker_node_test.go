@@ -358,10 +358,12 @@ func freePort(t *testing.T) string {
 // breaker is one fold of one log, so the count is shared.
 func TestBreakerSharedByTwoNodes(t *testing.T) {
 	w := newBrkWorld(t, always(401))
+	var bCreds string
 	a := nodetest.Start(t, func(c *capdir.Config) {
 		w.config(c)
 		c.NATSListen = freePort(t)
 		c.Name = "node-a"
+		bCreds = addBusIdentity(t, c.DataDir, "node-b", eventlog.RoleNode)
 	})
 	url := a.Log.ClientURL()
 	if url == "" {
@@ -370,6 +372,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 	b := nodetest.Start(t, func(c *capdir.Config) {
 		w.config(c)
 		c.NATSURL = url
+		c.NATSCreds = bCreds
 		c.Name = "node-b"
 	})
 	const key = "BRK_SHARED"
@@ -435,11 +438,11 @@ type laggingWorker struct {
 	proj *projector.Projector
 }
 
-func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node) *laggingWorker {
+func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string) *laggingWorker {
 	natsURL := a.Log.ClientURL()
 	t.Helper()
 	lw := &laggingWorker{}
-	l, err := eventlog.Open(context.Background(), eventlog.Config{NATSURL: natsURL, Clock: w.clock.Now})
+	l, err := eventlog.Open(context.Background(), eventlog.Config{NATSURL: natsURL, Creds: creds, Clock: w.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,8 +489,13 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node) *laggingWorke
 // the worker waits until its projection has reached the request.
 func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 	w := newBrkWorld(t, always(401))
-	a := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.NATSListen = freePort(t) })
-	lw := startLaggingWorker(t, w, a)
+	var creds string
+	a := nodetest.Start(t, func(c *capdir.Config) {
+		w.config(c)
+		c.NATSListen = freePort(t)
+		creds = addBusIdentity(t, c.DataDir, "lagging", eventlog.RoleNode)
+	})
+	lw := startLaggingWorker(t, w, a, creds)
 	a.Dispatch.Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
 	w.addRow(t, a, key)

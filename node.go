@@ -36,8 +36,13 @@ import (
 
 // Config configures a Node.
 type Config struct {
-	DataDir    string
-	NATSURL    string
+	DataDir string
+	NATSURL string
+	// NATSCreds is the credential file this node presents to NATSURL (a .creds file,
+	// or an nkey seed file from capdir bus add-client --role node).
+	NATSCreds string
+	// NATSListen makes the embedded server accept NATS clients on host:port; they
+	// authenticate as the bus identities recorded in DataDir (capdir bus).
 	NATSListen string
 	Replicas   int
 	Sync       string
@@ -215,7 +220,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
-		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
+		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Creds: cfg.NATSCreds, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
 		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.log,
 	})
 	if err != nil {

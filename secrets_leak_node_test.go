@@ -336,6 +336,8 @@ type leakWorld struct {
 	refused map[string]string // rows naming variables no row may read, by key
 	owner   []string          // the owner's header
 	bearer  []string          // a token holder's header
+	token   string            // that token, for the bus client's requests
+	bus     *busClient        // a bus client, leakBusClient
 	ids     []string          // every invocation
 	results map[string]leakAnswer
 }
@@ -369,6 +371,7 @@ func newLeakWorld(t *testing.T) *leakWorld {
 		return agenttest.Reply{Status: http.StatusUnauthorized, Body: `{"error":"bad credential ` + r.Header.Get("Authorization") + `"}`}
 	})
 	env := w.sec.env()
+	var busSeed string
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		c.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
@@ -376,7 +379,10 @@ func newLeakWorld(t *testing.T) *leakWorld {
 		c.Breaker = breaker.Config{Threshold: 3}
 		c.HTTPTimeout = 5 * time.Second
 		c.AgentProviders = []string{"deny-=" + w.denyModel.URL, "*=" + w.model.URL}
+		c.NATSListen = "127.0.0.1:0"
+		busSeed = addBusIdentity(t, c.DataDir, leakBusClient, eventlog.RoleClient)
 	})
+	w.bus = (&guardedNode{n: w.n, seeds: map[string]string{leakBusClient: busSeed}}).connect(t, leakBusClient)
 	w.cl = &leakClient{t: t, n: w.n}
 	return w
 }
@@ -475,19 +481,25 @@ func (w *leakWorld) callWithToken() {
 	if json.Unmarshal([]byte(out), &minted); code != http.StatusCreated || minted.Token == "" {
 		w.t.Fatalf("mint: %d %s", code, out)
 	}
-	w.bearer = []string{"Authorization", "Bearer " + minted.Token}
+	w.bearer, w.token = []string{"Authorization", "Bearer " + minted.Token}, minted.Token
 	for _, key := range w.keys {
 		w.ids = append(w.ids, w.cl.dispatch(key, w.canary, false, w.bearer...).id(), w.cl.dispatch(key, w.canary, true, w.bearer...).id())
 	}
 	w.cl.do("GET", "/api/dispatch?key=BASIC_ECHO&body="+w.canary, "", w.bearer...)
 }
 
-// callOverTheBus: the request subject, published with the node's own connection;
-// the receipt notices count as answers.
+// leakBusClient is the bus client the leak test invokes as.
+const leakBusClient = "leak-bus"
+
+// callOverTheBus: a bus client's requests on its own subject, with the token
+// holder's token; the receipt notices count as answers.
 func (w *leakWorld) callOverTheBus() {
 	for _, a := range leakAuths {
 		for _, shape := range []bool{false, true} {
-			rc := busInvoke(w.t, w.n, wire.InvocationRequest{Key: a.name + "_ECHO", Body: w.canary, Shape: shape, Credential: wire.OwnerActor})
+			rc := busInvoke(w.t, w.bus, leakBusClient, wire.InvocationRequest{Key: a.name + "_ECHO", Body: w.canary, Shape: shape, Token: w.token})
+			if rc.Actor != "token:leak-agent" || rc.Status == wire.StatusRefusedToken || rc.Status == wire.StatusRefusedScope {
+				w.t.Errorf("%s_ECHO over the bus: %s %q, actor %q; want the token holder's call", a.name, rc.Status, rc.Result, rc.Actor)
+			}
 			b, _ := json.Marshal(rc)
 			w.cl.said = append(w.cl.said, said{what: "the bus receipt notice for " + a.name + "_ECHO", body: b})
 			w.ids = append(w.ids, rc.InvocationID)

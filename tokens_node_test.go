@@ -395,9 +395,16 @@ func doHeader(t *testing.T, n *capdir.Node, kv ...string) (int, string) {
 // other, and once it is revoked on one it is refused on the other, even while that
 // node's projection has not yet folded the revocation (its worker asks the log).
 func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
-	a := nodetest.Start(t, func(c *capdir.Config) { c.NATSListen = freePort(t); c.Name = "node-a"; c.Workers = 2 })
+	var bCreds string
+	a := nodetest.Start(t, func(c *capdir.Config) {
+		c.NATSListen = freePort(t)
+		c.Name = "node-a"
+		c.Workers = 2
+		bCreds = addBusIdentity(t, c.DataDir, "node-b", eventlog.RoleNode)
+	})
 	b := nodetest.Start(t, func(c *capdir.Config) {
 		c.NATSURL = a.Log.ClientURL()
+		c.NATSCreds = bCreds
 		c.TokenKeyFile = a.Config.TokenKeyFile
 		c.Name = "node-b"
 		c.Workers = 2
@@ -447,25 +454,29 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 	mustAppendNothing(t, a, before, "a second revocation")
 }
 
-// busInvoke publishes req on the request subject with the node's own connection,
-// as capdir itself would, and waits for its receipt notice.
-func busInvoke(t *testing.T, n *capdir.Node, req wire.InvocationRequest) wire.Receipt {
+// busInvoke publishes req, as it is (whatever credential it claims), on the bus
+// client's own request subject with the client's connection, and waits for its
+// receipt notice.
+func busInvoke(t *testing.T, bc *busClient, client string, req wire.InvocationRequest) wire.Receipt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc := n.Log.Conn()
 	ev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notices := make(chan *nats.Msg, 1)
-	sub, err := nc.ChanSubscribe(wire.ReceiptNoticeSubject(req.Key, req.InvocationID), notices)
+	sub, err := bc.nc.ChanSubscribe(wire.ReceiptNoticeSubject(client, req.Key, req.InvocationID), notices)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
+	js, err := jetstream.New(bc.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, _ := json.Marshal(ev)
-	if _, err := n.Log.JetStream().PublishMsg(ctx, &nats.Msg{Subject: wire.RequestSubject(req.Key), Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: wire.BusRequestSubject(client, req.Key), Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
 		t.Fatal(err)
 	}
 	var rc wire.Receipt
@@ -481,12 +492,18 @@ func busInvoke(t *testing.T, n *capdir.Node, req wire.InvocationRequest) wire.Re
 	return rc
 }
 
-// A request carrying a token on capdir's request subject (published here with the
-// node's own connection) passes the same gate as one over HTTP and gets the same
-// literal reasons; without a token, a request that is not the owner's is refused.
+// A request carrying a token on a bus client's subject (published by a real bus
+// client) passes the same gate as one over HTTP and gets the same literal reasons;
+// without a token, a bus request is refused whatever credential it claims, the
+// owner's included. Only capdir's own request subject believes the owner.
 func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 	up := newBrkUpstream(t, always(200))
-	n := nodetest.Start(t, nil)
+	var seed string
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.NATSListen = "127.0.0.1:0"
+		seed = addBusIdentity(t, c.DataDir, "bus-test", eventlog.RoleClient)
+	})
+	bc := (&guardedNode{n: n, seeds: map[string]string{"bus-test": seed}}).connect(t, "bus-test")
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	tokRow(t, n, map[string]any{"key": "PAY", "type": "fn", "target": "echo", "sensitive": 1, "input_schema": `{"type":"string"}`})
 	tokRow(t, n, map[string]any{"key": "API", "type": "http", "target": "GET " + up.URL + "/v1?q=$1"})
@@ -520,7 +537,7 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 		if h.code != c.code || got != c.reason {
 			t.Errorf("%s over HTTP: %d %s; want %d %q", c.name, h.code, h.body, c.code, c.reason)
 		}
-		rc := busInvoke(t, n, wire.InvocationRequest{Key: c.key, Body: c.body, Credential: "nats:bus-test", Token: c.tok})
+		rc := busInvoke(t, bc, "bus-test", wire.InvocationRequest{Key: c.key, Body: c.body, Token: c.tok})
 		if rc.Status != c.status || rc.Result != c.reason {
 			t.Errorf("%s over the bus: %s %q; want %s %q", c.name, rc.Status, rc.Result, c.status, c.reason)
 		}
@@ -531,16 +548,20 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 	if h := up.hits.Load(); h != 0 {
 		t.Fatalf("the upstream was called %d times", h)
 	}
-	// No token and no owner attestation: refused, whatever the credential claims.
-	for _, cred := range []string{"nats:bus-test", "owner", "token:bus-agent", ""} {
-		rc := busInvoke(t, n, wire.InvocationRequest{Key: "SAY", Body: "x", Credential: cred})
-		if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran {
+	// No token: refused, whatever the credential claims, the owner's attestation
+	// included; the receipt names the client the subject names.
+	for _, cred := range []string{"nats:bus-test", "owner", wire.OwnerActor, "token:bus-agent", "nats:other", ""} {
+		rc := busInvoke(t, bc, "bus-test", wire.InvocationRequest{Key: "SAY", Body: "x", Credential: cred})
+		if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran || rc.Actor != "nats:bus-test" {
 			t.Errorf("credential %q without a token: %+v", cred, rc)
 		}
 	}
 	// The owner's attestation on capdir's own request subject is the owner.
-	if rc := busInvoke(t, n, wire.InvocationRequest{Key: "PAY", Body: "x", Credential: wire.OwnerActor}); rc.Status != wire.StatusProvenMaterialResult || rc.Actor != wire.OwnerActor {
-		t.Errorf("owner over the bus: %+v", rc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: "PAY", Body: "x", Credential: wire.OwnerActor})
+	if err != nil || rc.Status != wire.StatusProvenMaterialResult || rc.Actor != wire.OwnerActor {
+		t.Errorf("owner on capdir's own subject: %+v, %v", rc, err)
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 	"github.com/capdir/capdir/projector"
 )
 
-// OwnerActor is the credential attested for requests carrying the owner key.
+// OwnerActor is the credential attested for requests carrying the owner key (the
+// worker believes it only on capdir's own request subject).
 const OwnerActor = wire.OwnerActor
 
 // registerDispatch adds the dispatch and receipt routes. Dispatch takes the owner

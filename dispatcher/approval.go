@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate"
@@ -325,12 +326,31 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 // from its subject), whatever it claimed; any other keeps what it said.
 func rerunCredential(credential, subject string) string {
 	if subj := wire.ParseSubject(subject); subj.Family == wire.BusRequestFamily {
-		return "nats:" + subj.Client
+		return wire.ClientActor(subj.Client)
 	}
 	if credential == wire.OwnerActor {
 		return wire.BearerCredential // never reached: the owner's calls are never held
 	}
 	return credential
+}
+
+// rerunClient is the bus client whose approved call a re-run is, from the
+// credential rerunCredential gave it (capdir's own attestation, on its own
+// subject): its receipt is announced on that client's notice subject, as the
+// first run's would have been. "" for a call that did not come over the bus.
+func rerunClient(credential string) string {
+	if c, ok := strings.CutPrefix(credential, wire.ClientActor("")); ok && wire.ValidClientName(c) {
+		return c
+	}
+	return ""
+}
+
+// subjectClient is the bus client a request's subject names; "" for another.
+func subjectClient(subject string) string {
+	if subj := wire.ParseSubject(subject); subj.Family == wire.BusRequestFamily {
+		return subj.Client
+	}
+	return ""
 }
 
 // decisionReceipt stores the receipt of a call that did not run because of its
@@ -339,8 +359,10 @@ func rerunCredential(credential, subject string) string {
 // request is still in the log; its input fingerprint is the request's either way.
 func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r *gate.Refusal) (wire.Receipt, error) {
 	req := wire.InvocationRequest{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key}
-	if held, _, err := s.heldRequest(ctx, a); err == nil {
+	client := "" // the bus client that asked, told on its notice subject
+	if held, subject, err := s.heldRequest(ctx, a); err == nil {
 		req.Body = held.Body
+		client = subjectClient(subject)
 	}
 	now := s.cfg.Clock()
 	d := newDraft(&req, a.Actor, s.cfg.Name, now)
@@ -350,7 +372,7 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	d.refuse(r.Status, r.Reason, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)
 	rc.Fingerprints.Input = a.BodyFingerprint
-	if err := s.storeReceipt(ctx, &rc); err != nil {
+	if err := s.storeReceipt(ctx, &rc, client); err != nil {
 		return rc, err
 	}
 	s.cfg.Metrics.receipt(&rc)

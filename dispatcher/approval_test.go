@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // approvalStack is a running service with a sensitive PAY row and a high token.
@@ -63,7 +66,7 @@ func decideAsIfStopped(t *testing.T, st *stack, a *projector.Approval, decision 
 // awaitOneReceipt waits for inv's receipt and checks it is the log's only one.
 func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
 		if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
@@ -79,7 +82,9 @@ func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 		}
 	}
 	var rcs []wire.Receipt
-	err := st.log.Read(ctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	err := st.log.Read(rctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
 		var rc wire.Receipt
 		if s.Type == wire.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			rcs = append(rcs, rc)
@@ -130,4 +135,77 @@ func TestDecideApprovalRefusals(t *testing.T) {
 		t.Fatalf("approve after deny: %v", err)
 	}
 	awaitOneReceipt(t, st, a.InvocationID)
+}
+
+// A bus client's call held for approval is announced to it once decided, on its
+// own notice subject, as any of its calls: the denial's receipt, and the approved
+// re-run's (which capdir appends on its own subject, for the client).
+func TestABusClientsHeldCallIsAnnouncedOnceDecided(t *testing.T) {
+	st, s, tok := approvalStack(t)
+	nc := busConn(t, st, "c1")
+	notices := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(wire.ReceiptNotices("c1"), notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	held := func(body string) string {
+		req := wire.InvocationRequest{Key: "PAY", Body: body, Token: tok}
+		ev, err := wire.PrepareRequest(time.Now(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(ev)
+		if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "PAY"), data); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if err := st.proj.Settle(ctx, eventlog.ControlStream); err != nil {
+				t.Fatal(err)
+			}
+			if a, err := s.LookupApproval(ctx, req.InvocationID); err == nil && !a.Decided() {
+				return req.InvocationID
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the bus client's call %s was not held", req.InvocationID)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	denied, approved := held("7"), held("8")
+	if _, err := s.DecideApproval(ctx, denied, wire.DecisionDeny, wire.OwnerActor); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DecideApproval(ctx, approved, wire.DecisionApprove, wire.OwnerActor); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]func(wire.Receipt) bool{
+		wire.ReceiptNoticeSubject("c1", "PAY", denied): func(rc wire.Receipt) bool {
+			return rc.Status == wire.StatusRefusedApprovalDenied && !rc.Ran && rc.InvocationID == denied
+		},
+		wire.ReceiptNoticeSubject("c1", "PAY", approved): func(rc wire.Receipt) bool {
+			return rc.Status == wire.StatusProvenMaterialResult && rc.Result == "8" && rc.Actor == "token:agent-7" && rc.InvocationID == approved
+		},
+	}
+	for len(want) > 0 {
+		select {
+		case m := <-notices:
+			check, ok := want[m.Subject]
+			var rc wire.Receipt
+			got, err := wire.Decode(m.Data)
+			if !ok || err != nil || got.DataAs(&rc) != nil || !check(rc) {
+				t.Fatalf("notice on %s: %s", m.Subject, m.Data)
+			}
+			delete(want, m.Subject)
+		case <-ctx.Done():
+			t.Fatalf("no notice on %v", want)
+		}
+	}
 }

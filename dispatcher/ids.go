@@ -11,7 +11,8 @@ import (
 // invocation (a redelivered request) carries the same Nats-Msg-Id and is dropped by
 // the log's duplicate window. Keyed, so no one without the secret can compute it: a
 // bus client that could publish an event under a receipt's id before the engine
-// did would make the log drop the real receipt as a duplicate.
+// did would make the log drop the real receipt as a duplicate. The event ids of
+// steps' requests are derived the same way (step).
 type receiptIDs struct{ key []byte }
 
 // newReceiptIDs keys the ids with salt (ServiceConfig.TagSalt: derived from the
@@ -21,8 +22,12 @@ func newReceiptIDs(salt string) receiptIDs {
 	return receiptIDs{key: h[:]}
 }
 
-// receiptIDPrefix starts every receipt event id.
-const receiptIDPrefix = "rcpt_"
+// receiptIDPrefix starts every receipt event id, stepIDPrefix every step
+// request's.
+const (
+	receiptIDPrefix = "rcpt_"
+	stepIDPrefix    = "step_"
+)
 
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
@@ -32,6 +37,20 @@ func (r receiptIDs) of(invocationID string) string {
 	m := hmac.New(sha256.New, r.key)
 	m.Write([]byte(invocationID))
 	return receiptIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+}
+
+// step is the event id of the request of the step whose invocation id is
+// invocationID: step_ and 26 base32 characters of HMAC-SHA256, apart from the
+// receipt ids by a prefix in the MAC's input. Derived, so a parent redelivered
+// inside the log's duplicate window does not store the step's request twice;
+// keyed, because a bus client knows its own invocation ids and so its flow's step
+// invocation ids (StepInvocationID): an event it published first under a step's
+// request id would make the log drop the request as a duplicate.
+func (r receiptIDs) step(invocationID string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("step\x00"))
+	m.Write([]byte(invocationID))
+	return stepIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
 }
 
 // rerunIDPrefix starts the event id of an approved call's request (approval.go).

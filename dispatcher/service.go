@@ -238,13 +238,13 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // Start creates (or joins) the durable consumer and starts the workers.
 func (s *Service) Start(ctx context.Context) error {
 	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
-		FilterSubject: eventlog.RequestSubjects,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       s.cfg.AckWait,
-		MaxDeliver:    s.cfg.MaxDeliver,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxAckPending: 64 * 1024,
+		Durable:        ConsumerName,
+		FilterSubjects: wire.AllRequestSubjects, // capdir's own requests and the bus clients'
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        s.cfg.AckWait,
+		MaxDeliver:     s.cfg.MaxDeliver,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxAckPending:  64 * 1024,
 	})
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)

@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -177,6 +178,9 @@ func TestDisabledRowRefused(t *testing.T) {
 	}
 }
 
+// A bus client invokes over NATS alone (wire.Invoke). It is never the owner: with
+// no capability token the gate refuses it and nothing runs; with one, the row runs
+// and the receipt names the token's subject.
 func TestInvokeOverNATS(t *testing.T) {
 	st := newStack(t)
 	s := st.newService(t, nil)
@@ -186,22 +190,99 @@ func TestInvokeOverNATS(t *testing.T) {
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// A request on the request subject is the owner's only when it carries the
-	// owner's attestation (only capdir's own connection may publish there).
-	rc, err := wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", wire.OwnerActor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rc.Result != "over the bus" || rc.Actor != wire.OwnerActor || !rc.Material {
-		t.Fatalf("receipt = %+v", rc)
-	}
-	// Any other caller needs a capability token: without one nothing runs.
-	rc, err = wire.Invoke(ctx, st.log.Conn(), "SAY", "over the bus", "nats:test")
+	nc := busConn(t, st, "test")
+	rc, err := wire.Invoke(ctx, nc, "test", "SAY", "over the bus")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran || rc.Actor != "nats:test" {
 		t.Fatalf("receipt without a token = %+v", rc)
+	}
+	rc, err = wire.Invoke(ctx, nc, "test", "SAY", "over the bus", wire.WithToken(st.mint(t, "billing", "SAY")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Result != "over the bus" || rc.Actor != "token:billing" || !rc.Material {
+		t.Fatalf("receipt with a token = %+v", rc)
+	}
+}
+
+// mint is a capability token for sub that may invoke keys, from the stack's minter.
+func (st *stack) mint(t *testing.T, sub string, keys ...string) string {
+	t.Helper()
+	tok, _, err := st.minter.Mint(token.MintRequest{Subject: sub, Scope: token.Scope{Keys: keys}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// busConn is a connection playing the bus client named client: the log here has
+// no TCP listener, so it is an in-process connection with the client's options.
+func busConn(t *testing.T, st *stack, client string) *nats.Conn {
+	t.Helper()
+	nc, err := st.log.NewConn(wire.ClientOptions(client)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// A request on a bus client's subject is the client's, whatever its body says: a
+// body claiming the owner's credential, another actor, or a directory position
+// gets a receipt naming the client, and, carrying no capability token, is refused
+// (token:required) without running. On capdir's own subject, the credential stands.
+func TestBusRequestIsNeverTheOwners(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	nc := busConn(t, st, "c1")
+	notices := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(wire.ReceiptNotices("c1"), notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Credential: wire.OwnerActor, DirSeq: 1 << 60}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Actor = wire.OwnerActor
+	data, _ := json.Marshal(ev)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	start := time.Now()
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "SAY"), data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-notices:
+		var rc wire.Receipt
+		got, err := wire.Decode(m.Data)
+		if err != nil || got.DataAs(&rc) != nil {
+			t.Fatalf("notice %s: %v", m.Data, err)
+		}
+		if rc.Actor != "nats:c1" || rc.InvocationID != req.InvocationID || m.Subject != wire.ReceiptNoticeSubject("c1", "SAY", req.InvocationID) {
+			t.Fatalf("receipt on %s = %+v; want actor nats:c1", m.Subject, rc)
+		}
+		if rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" || rc.Ran {
+			t.Fatalf("a bus request claiming the owner without a token: %+v; want %s token:required, not run", rc, wire.StatusRefusedToken)
+		}
+		// A directory position far ahead would have held the worker 5 s first.
+		if el := time.Since(start); el > 4*time.Second {
+			t.Fatalf("the receipt took %v: the worker waited for the directory position the client claimed", el)
+		}
+	case <-ctx.Done():
+		t.Fatal("no receipt notice for the bus request")
+	}
+	if rc := invoke(t, s, "SAY", "hi"); rc.Actor != wire.OwnerActor || rc.Result != "hi" {
+		t.Fatalf("capdir's own request: actor %q, want %q", rc.Actor, wire.OwnerActor)
 	}
 }
 
@@ -449,17 +530,27 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	t.Cleanup(s.Stop)
 
 	notices := make(chan *nats.Msg, 64)
-	sub, err := st.log.Conn().ChanSubscribe("capdir.receipt.SAY.*", notices)
+	sub, err := st.log.Conn().ChanSubscribe(wire.ReceiptNoticeSubjects, notices)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	var invs []string
-	for i := 0; i < 20; i++ {
-		invs = append(invs, invoke(t, s, "SAY", "hi").InvocationID)
+	// Ten by capdir itself, then ten by a bus client.
+	for i := 0; i < 10; i++ {
+		invoke(t, s, "SAY", "hi")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	nc := busConn(t, st, "c1")
+	tok := wire.WithToken(st.mint(t, "c1", "SAY"))
+	var invs []string
+	for i := 0; i < 10; i++ {
+		rc, err := wire.Invoke(ctx, nc, "c1", "SAY", "hi", tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		invs = append(invs, rc.InvocationID)
+	}
 	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
 	if err != nil {
 		t.Fatal(err)
@@ -471,10 +562,12 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	if len(info.State.Subjects) != 1 || info.State.Subjects[eventlog.ReceiptSubject("SAY")] != 20 {
 		t.Fatalf("receipt subjects in the log: %v; want 20 receipts on %s", info.State.Subjects, eventlog.ReceiptSubject("SAY"))
 	}
-	// Workers announce receipts as their appends are acknowledged: in any order.
+	// Only the bus client's invocations are announced, on its own notice subjects;
+	// capdir's callers wait in-process. Each Invoke returned on its notice, and
+	// capdir's would have been published before them on the same connection.
 	want := map[string]bool{}
 	for _, inv := range invs {
-		want[eventlog.ReceiptNoticeSubject("SAY", inv)] = true
+		want[wire.ReceiptNoticeSubject("c1", "SAY", inv)] = true
 	}
 	for len(want) > 0 {
 		select {
@@ -485,11 +578,88 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 			delete(want, m.Subject)
 			ev, err := eventlog.Decode(m.Data)
 			var rc eventlog.Receipt
-			if err != nil || ev.DataAs(&rc) != nil || eventlog.ReceiptNoticeSubject("SAY", rc.InvocationID) != m.Subject || rc.Result != "hi" {
+			if err != nil || ev.DataAs(&rc) != nil || wire.ReceiptNoticeSubject("c1", "SAY", rc.InvocationID) != m.Subject || rc.Result != "hi" {
 				t.Fatalf("notice %s: %v %+v", m.Data, err, rc)
 			}
 		case <-ctx.Done():
 			t.Fatalf("no notice on %v", want)
 		}
+	}
+	if len(notices) != 0 {
+		t.Fatalf("%d notices more than the bus client's", len(notices))
+	}
+}
+
+// A bus client chooses its invocation ids; a request reusing one that already has
+// a receipt is not run again (one receipt per invocation id).
+func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
+	st := newStack(t)
+	var runs atomic.Int32
+	st.fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
+	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.Workers = 1 }) // in order
+	st.run(t)
+	s.Start(context.Background())
+	defer s.Stop()
+	st.putRow(t, fnRow("COUNT", "count", "# WHAT: count"))
+	nc := busConn(t, st, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw := st.mint(t, "c1", "COUNT")
+	tok := wire.WithToken(raw)
+	first, err := wire.Invoke(ctx, nc, "c1", "COUNT", "", tok)
+	if err != nil || !first.Ran {
+		t.Fatalf("first invocation: %+v, %v", first, err)
+	}
+	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+		t.Fatal(err)
+	}
+	again := wire.InvocationRequest{InvocationID: first.InvocationID, Key: "COUNT", Token: raw}
+	ev, err := wire.PrepareRequest(time.Now(), &again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(ev)
+	js, _ := jetstream.New(nc)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "COUNT"), data); err != nil {
+		t.Fatal(err)
+	}
+	// One worker takes requests in order: once the next one has its receipt, the
+	// reused id has been handled.
+	if _, err := wire.Invoke(ctx, nc, "c1", "COUNT", "", tok); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("the row ran %d times for two invocation ids", n)
+	}
+	if n := receiptsFor(t, st.log, first.InvocationID); n != 1 {
+		t.Fatalf("%d receipts for %s", n, first.InvocationID)
+	}
+}
+
+// A log written before bus subjects existed has the dispatch consumer with one
+// filter, capdir's own request subjects: starting the service updates it to take
+// bus clients' requests too.
+func TestConsumerFromBeforeBusSubjectsIsUpdated(t *testing.T) {
+	st := newStack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := st.log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
+		Durable: dispatcher.ConsumerName, FilterSubject: wire.RequestSubjects, AckPolicy: jetstream.AckExplicitPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	rc, err := wire.Invoke(ctx, busConn(t, st, "c1"), "c1", "SAY", "still here", wire.WithToken(st.mint(t, "c1", "SAY")))
+	if err != nil || rc.Result != "still here" {
+		t.Fatalf("bus request after the update: %+v, %v", rc, err)
+	}
+	if rc := invoke(t, s, "SAY", "and here"); rc.Result != "and here" {
+		t.Fatalf("own request after the update: %+v", rc)
 	}
 }

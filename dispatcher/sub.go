@@ -70,13 +70,6 @@ func StepInvocationID(parent, name string) string {
 	return wire.InvocationPrefix + "s" + hex.EncodeToString(h[:16])
 }
 
-// stepEventID is the event id of a step's request: derived from its invocation
-// id, so a parent redelivered inside the log's duplicate window does not store
-// the request twice.
-func stepEventID(invocationID string) string {
-	return "step_" + strings.TrimPrefix(invocationID, wire.InvocationPrefix)
-}
-
 // lineage is where a call sits in its call tree.
 type lineage struct {
 	// stop is the context of the worker running the top-level call. Once it ends
@@ -158,7 +151,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.St
 	if err != nil {
 		return runner.Step{}, err
 	}
-	ev.ID = stepEventID(req.InvocationID)
+	ev.ID = s.waiters.ids.step(req.InvocationID) // keyed: see receiptIDs.step
 	f, err := s.cfg.Log.AppendAsync(wire.StepSubject(key), ev)
 	if err != nil {
 		return runner.Step{}, err
@@ -279,7 +272,7 @@ func (s *Service) finishStep(stop context.Context, d *draft, ack *pendingAppend)
 	result := d.Result
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
 	stored := rc.Result
-	if err := s.storeReceipt(stop, &rc); err != nil {
+	if err := s.storeReceipt(stop, &rc, ""); err != nil {
 		return runner.Step{}, err
 	}
 	if rc.Result != stored { // a failure receipt took its place

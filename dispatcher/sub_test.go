@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,8 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/flowrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // withFlows registers the flow runner beside the fn runner.
@@ -233,5 +236,65 @@ func TestRequestsCannotClaimALineage(t *testing.T) {
 	step, _, err := st.proj.Receipt(rc.Children[0])
 	if err != nil || step.Parent != rc.InvocationID {
 		t.Fatalf("step receipt %+v (%v)", step, err)
+	}
+}
+
+// A bus client knows its own invocation ids, hence its flow's step invocation ids:
+// publishing something on its own subject first under the event id a step's
+// request would have, were it derived from the step's invocation id alone, does
+// not make the log drop the step's request as a duplicate.
+func TestABusClientCannotSuppressAStepRequest(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, withFlows(t))
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st.putRow(t, fnRow("FIRST", "echo", "# WHAT: first step"))
+	st.putRow(t, contract.Row{Key: "ONE_STEP", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: one step\nFIRST: $1"})
+	nc := busConn(t, st, "c1")
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	req := wire.InvocationRequest{Key: "ONE_STEP", Body: "x", Token: st.mint(t, "c1", "ONE_STEP", "FIRST")}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := dispatcher.StepInvocationID(req.InvocationID, "1")
+	unkeyed := "step_" + strings.TrimPrefix(step, wire.InvocationPrefix)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "ONE_STEP"), []byte("taken"), jetstream.WithMsgID(unkeyed)); err != nil {
+		t.Fatal(err)
+	}
+	notices := make(chan *nats.Msg, 1)
+	sub, err := nc.ChanSubscribe(wire.ReceiptNoticeSubject("c1", "ONE_STEP", req.InvocationID), notices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	data, _ := json.Marshal(ev)
+	if _, err := js.Publish(ctx, wire.BusRequestSubject("c1", "ONE_STEP"), data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-notices:
+		var rc wire.Receipt
+		got, err := wire.Decode(m.Data)
+		if err != nil || got.DataAs(&rc) != nil || rc.Result != "x" || rc.Actor != "token:c1" {
+			t.Fatalf("flow receipt %s: %v", m.Data, err)
+		}
+	case <-ctx.Done():
+		t.Fatal("no receipt notice for the flow")
+	}
+	if n := stepRequestEvents(t, st.log, step); n != 1 {
+		t.Fatalf("%d request events of step %s in the log, want 1", n, step)
+	}
+	if n := receiptsFor(t, st.log, step); n != 1 {
+		t.Fatalf("%d receipts of step %s in the log, want 1", n, step)
 	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // Only a RECEIPT stored on a receipt subject, naming the invocation waited for,
-// wakes its waiter: one published on a request subject under the right event id
-// does not, nor does one for another invocation.
+// wakes its waiter: one published on a request subject or a bus client's subject
+// under the right event id does not, nor does one for another invocation.
 func TestWaitersWakeOnlyOnAStoredReceipt(t *testing.T) {
 	w := newWaiters(newReceiptIDs("salt"))
 	inv := "inv_01abc"
@@ -20,6 +20,7 @@ func TestWaitersWakeOnlyOnAStoredReceipt(t *testing.T) {
 		return &eventlog.Stored{Event: wire.Event{ID: w.ids.of(inv), Type: wire.TypeReceipt, Data: data}, Subject: subject}
 	}
 	w.seen(wire.DataStream, receipt(wire.RequestSubject("K"), inv))
+	w.seen(wire.DataStream, receipt(wire.BusRequestSubject("c1", "K"), inv))
 	w.seen(wire.DataStream, receipt(wire.ReceiptSubject("K"), "inv_other"))
 	select {
 	case rc := <-ch:

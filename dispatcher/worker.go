@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 // request whose receipt already exists (a redelivery after the receipt was written)
 // is acknowledged without running again.
 func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
-	req, actor, err := decodeRequest(m)
+	req, from, err := decodeRequest(m)
 	if err != nil {
 		s.cfg.Logger.Warn("dispatcher: unusable request dropped", "subject", m.Subject(), "err", err)
 		m.Term()
@@ -53,17 +52,25 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 		}
 		cancel()
+	} else if from.client != "" {
+		// A bus client chooses its invocation ids: one that already has a
+		// receipt is not run again (the projection's view; no wait).
+		checkReceipt = req.InvocationID
 	}
 	g := s.cfg.Projector.Gate(req.Key, checkReceipt)
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
 	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
-		Owner: wire.OwnerAttested(m.Subject(), req.Credential), Signature: g.Signature, SignatureErr: g.SignatureErr}
+		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
 		in.Row = &g.Row
 	}
 	in.Rerun = s.rerun(m, &in)
+	if in.Rerun {
+		// capdir's re-run of an approved call: a bus client's is announced to it.
+		from.client = rerunClient(req.Credential)
+	}
 	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(&g.Row) {
 		// A breaker is a fold over the data stream, and this node's projection may
 		// lag the node that appended the request. For a row that can strike, wait
@@ -83,7 +90,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
-	d := newDraft(&req, actor, s.cfg.Name, started)
+	d := newDraft(&req, from.actor, s.cfg.Name, started)
 	s.run(ctx, &req, d, &in, nil)
 	if ctx.Err() != nil {
 		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
@@ -102,7 +109,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.storeReceipt(ctx, &rc); err != nil {
+	if err := s.storeReceipt(ctx, &rc, from.client); err != nil {
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again
@@ -229,15 +236,16 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 // storeReceipt appends rc (see appendReceipt). When the log refuses it for good
 // (too large, unencodable: see appendFailure), it appends the small failure
 // receipt of failureReceipt instead and replaces *rc with it: the call is not run
-// again for a receipt that could never be stored.
-func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt) error {
-	size, err := s.appendReceipt(ctx, rc)
+// again for a receipt that could never be stored. client is the bus client that
+// requested the call, told on its notice subject; "" for none.
+func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt, client string) error {
+	size, err := s.appendReceipt(ctx, rc, client)
 	if err == nil || !permanent(err) {
 		return err
 	}
 	s.cfg.Logger.Error("dispatcher: receipt refused by the log; storing a failure receipt instead", "invocation", rc.InvocationID, "bytes", size, "err", err)
 	f := failureReceipt(rc, err, size)
-	if _, err := s.appendReceipt(ctx, &f); err != nil {
+	if _, err := s.appendReceipt(ctx, &f, client); err != nil {
 		return err
 	}
 	*rc = f
@@ -245,13 +253,14 @@ func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt) error 
 }
 
 // appendReceipt appends the receipt under an event id derived from the invocation
-// id, so a duplicate receipt inside the log's duplicate window is not stored, and
-// once it is stored announces it on the invocation's notice subject. A failure a
-// retry may mend (a timeout, no responders while the stream elects a leader) is
-// retried with the same event id, for up to receiptRetryFor; one it cannot mend is
-// returned at once, classified by appendFailure. It returns the length of the
-// receipt's data.
-func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) (int, error) {
+// id (keyed: see receiptIDs), so a duplicate receipt inside the log's duplicate
+// window is not stored, and once it is stored announces it on the notice subject
+// of the bus client that requested it (none for capdir's own requests and for
+// steps: their callers wait in-process). A failure a retry may mend (a timeout, no
+// responders while the stream elects a leader) is retried with the same event id,
+// for up to receiptRetryFor; one it cannot mend is returned at once, classified by
+// appendFailure. It returns the length of the receipt's data.
+func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, client string) (int, error) {
 	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
@@ -263,7 +272,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) (int,
 	}
 	give := time.Now().Add(receiptRetryFor)
 	for wait := receiptRetryFirst; ; wait = min(2*wait, receiptRetryMax) {
-		err = s.tryAppendReceipt(ctx, rc, ev)
+		err = s.tryAppendReceipt(ctx, rc, ev, client)
 		if err == nil {
 			return size, nil
 		}
@@ -282,7 +291,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt) (int,
 	}
 }
 
-func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev eventlog.Event) error {
+func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev eventlog.Event, client string) error {
 	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
@@ -292,7 +301,10 @@ func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev
 	}
 	// In the log: now tell a bus client waiting for it. A notice that does not go
 	// out loses nothing; the receipt is in the log.
-	if err := s.cfg.Log.Notify(eventlog.ReceiptNoticeSubject(rc.Key, rc.InvocationID), f); err != nil {
+	if client == "" {
+		return nil
+	}
+	if err := s.cfg.Log.Notify(wire.ReceiptNoticeSubject(client, rc.Key, rc.InvocationID), f); err != nil {
 		s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
 	}
 	return nil
@@ -310,32 +322,59 @@ const (
 	receiptRetryFor   = 30 * time.Second
 )
 
-// decodeRequest reads a request message. Bus clients may leave the invocation id,
-// trace and key empty: they are derived from the event id and the subject.
-func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) {
+// sender is who appended a request, as its subject says (wire.ParseSubject).
+type sender struct {
+	// client is the bus client's name; "" for capdir's own request subject.
+	client string
+	// actor is who the receipt names (before the gate: a token holder's receipt
+	// names the token's subject): the bus client, or the credential capdir
+	// attested on its own subject.
+	actor string
+	// owner: capdir attests the owner's credential (gate.Input.Owner); see
+	// wire.OwnerAttested. Only on capdir's own subject, which only capdir's
+	// connections may publish on.
+	owner bool
+}
+
+// decodeRequest reads a request message and who sent it. capdir's own requests
+// (wire.RequestSubject) are believed: their credential is capdir's attestation. A
+// bus client's (wire.BusRequestSubject) is never the owner's, whatever its body
+// claims: its actor is the client the subject names, and its body's credential and
+// directory position are not kept. Bus clients may leave the invocation id, trace
+// and key empty: they are derived from the event id and the subject.
+func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) {
 	var req eventlog.InvocationRequest
+	subj := wire.ParseSubject(m.Subject())
+	if subj.Family != wire.RequestFamily && subj.Family != wire.BusRequestFamily {
+		return req, sender{}, fmt.Errorf("subject %s is not capdir.data.req.<KEY> nor capdir.data.bus.<CLIENT>.<KEY>", m.Subject())
+	}
 	ev, err := eventlog.DecodeShared(m.Data())
 	if err != nil {
-		return req, "", err
+		return req, sender{}, err
 	}
 	if ev.Type != eventlog.TypeInvocationRequested {
-		return req, "", fmt.Errorf("event type %q on a request subject", ev.Type)
+		return req, sender{}, fmt.Errorf("event type %q on a request subject", ev.Type)
 	}
 	if err := ev.DataAs(&req); err != nil {
-		return req, "", err
+		return req, sender{}, err
 	}
-	subjKey := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
 	if req.Key == "" {
-		req.Key = subjKey
+		req.Key = subj.Key
 	}
-	if req.Key != subjKey {
-		return req, "", fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
+	if req.Key != subj.Key {
+		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
 	}
 	if req.InvocationID == "" {
 		req.InvocationID = eventlog.RequestInvocationID(ev.ID)
 	}
 	if req.Trace == "" {
 		req.Trace = wire.NewTrace()
+	}
+	if subj.Family == wire.BusRequestFamily {
+		actor := wire.ClientActor(subj.Client)
+		req.Credential = actor
+		req.DirSeq = 0 // a client cannot know it; a claimed one would only hold a worker
+		return req, sender{client: subj.Client, actor: actor}, nil
 	}
 	actor := req.Credential
 	if actor == "" {
@@ -344,5 +383,5 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, string, error) 
 	if actor == "" {
 		actor = "nats:anonymous"
 	}
-	return req, actor, nil
+	return req, sender{actor: actor, owner: wire.OwnerAttested(m.Subject(), req.Credential)}, nil
 }

@@ -19,8 +19,16 @@ type Config struct {
 	// NATSURL connects to an existing NATS cluster instead of starting an embedded server.
 	NATSURL string
 	// Listen, when set, makes the embedded server accept TCP clients on this host:port.
-	// Empty means in-process connections only.
+	// They must authenticate: the server admits the bus identities recorded in
+	// DataDir (see AddBusClient), each with its role's permissions, and capdir's own
+	// connection with a key generated at start. Empty means in-process connections
+	// only, without authentication.
 	Listen string
+	// Creds is the credential file capdir's connection presents to NATSURL: a .creds
+	// file (user JWT and seed) or an nkey seed file (as capdir bus add-client --role
+	// node writes it), readable by its owner only. Empty connects without one (or
+	// with what NATSURL carries, nats://user:password@host).
+	Creds string
 	// Replicas is the stream replica count (1 for the embedded server; 3 on a cluster).
 	Replicas int
 	// Sync is the embedded store's fsync policy: "always" or a Go duration ("1s", "2m").
@@ -82,6 +90,12 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := c.syncPolicy(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Creds != "" && c.NATSURL == "" {
+		errs = append(errs, errors.New("eventlog: a credential file (--nats-creds) is for connecting to --nats-url; the embedded server needs none"))
+	}
+	if c.Listen != "" && c.NATSURL != "" {
+		errs = append(errs, errors.New("eventlog: --nats-listen is for the embedded server; with --nats-url, clients connect to the cluster"))
 	}
 	if c.DataMaxAge < 0 {
 		errs = append(errs, errors.New("eventlog: data retention must not be negative"))

@@ -13,4 +13,14 @@ var (
 	// ErrStreamNotFound is returned by State when the stream does not exist: it was
 	// deleted under the log.
 	ErrStreamNotFound = errors.New("eventlog: stream not found")
+	// ErrBusClient is returned for a bus identity record or request that is not
+	// valid: a bad name, key, role or subject.
+	ErrBusClient = errors.New("eventlog: bad bus client")
+	// ErrBusClientExists is returned by AddBusClient for a name already recorded.
+	ErrBusClientExists = errors.New("eventlog: bus client exists")
+	// ErrNoBusClient is returned by RemoveBusClient for a name not recorded.
+	ErrNoBusClient = errors.New("eventlog: no such bus client")
+	// ErrCreds is returned when the credential file for an external cluster
+	// (Config.Creds) cannot be used.
+	ErrCreds = errors.New("eventlog: bad NATS credential file")
 )

@@ -18,6 +18,8 @@ import (
 type Log struct {
 	cfg     Config
 	srv     *server.Server // nil when connected to an external cluster
+	auth    *busAuth       // the embedded server's authentication; nil when it does not listen
+	connOpt []nats.Option  // what authenticates capdir's connections
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	streams map[string]jetstream.Stream
@@ -54,18 +56,34 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 func (l *Log) connect() error {
 	opts := []nats.Option{nats.Name("capdir"), nats.MaxReconnects(-1)}
 	if l.cfg.NATSURL != "" {
-		nc, err := nats.Connect(l.cfg.NATSURL, opts...)
+		if l.cfg.Creds != "" {
+			creds, err := credsOption(l.cfg.Creds)
+			if err != nil {
+				return err
+			}
+			l.connOpt = append(l.connOpt, creds)
+		}
+		nc, err := nats.Connect(l.cfg.NATSURL, append(opts, l.connOpt...)...)
 		if err != nil {
 			return fmt.Errorf("eventlog: connect %s: %w", l.cfg.NATSURL, err)
 		}
 		l.nc = nc
 	} else {
-		srv, err := startEmbedded(&l.cfg)
+		if l.cfg.Listen != "" {
+			auth, err := newBusAuth(l.cfg.DataDir)
+			if err != nil {
+				return err
+			}
+			l.auth = auth
+			l.connOpt = append(l.connOpt, auth.connOption())
+		}
+		srv, err := startEmbedded(&l.cfg, l.auth)
 		if err != nil {
 			return err
 		}
 		l.srv = srv
-		nc, err := nats.Connect("", append(opts, nats.InProcessServer(srv))...)
+		l.connOpt = append(l.connOpt, nats.InProcessServer(srv))
+		nc, err := nats.Connect("", append(opts, l.connOpt...)...)
 		if err != nil {
 			return fmt.Errorf("eventlog: in-process connect: %w", err)
 		}
@@ -79,7 +97,16 @@ func (l *Log) connect() error {
 	return nil
 }
 
-func startEmbedded(cfg *Config) (*server.Server, error) {
+// NewConn opens another connection to the log's server with capdir's own
+// credential (in-process to the embedded server): for a component whose traffic
+// should not share the log's connection, or a test playing a bus client without a
+// TCP listener. The caller closes it.
+func (l *Log) NewConn(opts ...nats.Option) (*nats.Conn, error) {
+	all := append([]nats.Option{nats.Name("capdir")}, l.connOpt...)
+	return nats.Connect(l.cfg.NATSURL, append(all, opts...)...)
+}
+
+func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
 	always, interval, _ := cfg.syncPolicy()
 	opts := &server.Options{
 		ServerName:   "capdir",
@@ -97,6 +124,14 @@ func startEmbedded(cfg *Config) (*server.Server, error) {
 			return nil, err
 		}
 		opts.Host, opts.Port = host, port
+		if err := auth.apply(opts); err != nil {
+			return nil, err
+		}
+		if len(auth.clients) == 0 {
+			cfg.Logger.Warn("the embedded NATS server listens, but no bus client is recorded: none can connect; add one with capdir bus add-client NAME and restart", "listen", cfg.Listen)
+		} else {
+			cfg.Logger.Info("NATS clients must authenticate; admitted (capdir bus list)", "listen", cfg.Listen, "clients", identityNames(auth.clients))
+		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -107,6 +142,12 @@ func startEmbedded(cfg *Config) (*server.Server, error) {
 	if !srv.ReadyForConnections(cfg.StartTimeout) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("%w: embedded server did not accept connections within %s", ErrNotReady, cfg.StartTimeout)
+	}
+	if auth != nil {
+		if err := auth.enableJetStream(srv); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
 	}
 	return srv, nil
 }

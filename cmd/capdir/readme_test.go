@@ -50,7 +50,7 @@ func TestREADMEShellLinesPasteAsWritten(t *testing.T) {
 }
 
 // README's Layout table names exactly the packages of the tree (go list ./...),
-// plus testdata and docs.
+// plus testdata, docs and examples/cluster.
 func TestREADMELayoutMatchesTheTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -78,7 +78,7 @@ func TestREADMELayoutMatchesTheTree(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	const module = "github.com/capdir/capdir"
-	want := map[string]bool{"testdata": true, "docs": true}
+	want := map[string]bool{"testdata": true, "docs": true, "examples/cluster": true}
 	for _, p := range strings.Fields(string(out)) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
 		if rel == "" {

@@ -3,20 +3,31 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// NewRequest builds the INVOCATION_REQUESTED event a bus client publishes to
-// RequestSubject(key), with fresh invocation and trace ids. actor names the
-// client (for example "nats:billing-service").
-func NewRequest(key, body, actor string, now time.Time) (subject string, ev Event, req InvocationRequest, err error) {
-	req = InvocationRequest{Key: key, Body: body, Credential: actor}
-	ev, err = PrepareRequest(now, &req)
-	return RequestSubject(key), ev, req, err
+// NewBusRequest builds the INVOCATION_REQUESTED event the bus client named client
+// publishes to BusRequestSubject(client, key), with fresh invocation and trace ids,
+// attributed to ClientActor(client) (the worker takes the actor from the subject
+// anyway).
+func NewBusRequest(client, key, body string, now time.Time) (subject string, ev Event, req InvocationRequest, err error) {
+	return busRequest(client, InvocationRequest{Key: key, Body: body}, now)
+}
+
+// busRequest completes req as client's request: its actor, ids and event.
+func busRequest(client string, req InvocationRequest, now time.Time) (string, Event, InvocationRequest, error) {
+	if err := CheckClientName(client); err != nil {
+		return "", Event{}, req, err
+	}
+	req.Credential = ClientActor(client)
+	ev, err := PrepareRequest(now, &req)
+	return BusRequestSubject(client, req.Key), ev, req, err
 }
 
 // PrepareRequest checks req's key, mints the invocation and trace ids it lacks, and
@@ -36,18 +47,31 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 }
 
 // Invoke is a bus client's whole invocation: subscribe to the receipt notice
-// subject, publish the request into the log (waiting for JetStream's ack), and wait
-// for the receipt. It needs only a NATS connection to the cluster capdir uses.
-func Invoke(ctx context.Context, nc *nats.Conn, key, body, actor string) (Receipt, error) {
+// subject, publish the request into the log on the client's own request subject
+// (waiting for JetStream's ack), and wait for the receipt. client is the name the
+// client's credential was made for (capdir bus add-client NAME); nc must be
+// connected with that credential and wire.ClientOptions(client), else Invoke
+// returns an error matching ErrInboxPrefix before publishing anything. It needs
+// nothing else of capdir's.
+func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts ...InvokeOption) (Receipt, error) {
 	var rc Receipt
-	subject, ev, req, err := NewRequest(key, body, actor, time.Now())
+	var o invokeOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return rc, err
+		}
+	}
+	subject, ev, req, err := busRequest(client, InvocationRequest{Key: key, Body: body, Token: o.token}, time.Now())
 	if err != nil {
+		return rc, err
+	}
+	if err := checkInbox(nc, client); err != nil {
 		return rc, err
 	}
 	// One receipt is expected: a channel of one, not SubscribeSync's default
 	// 64k-slot buffer (half a megabyte allocated per call).
 	receipts := make(chan *nats.Msg, 1)
-	sub, err := nc.ChanSubscribe(ReceiptNoticeSubject(key, req.InvocationID), receipts)
+	sub, err := nc.ChanSubscribe(ReceiptNoticeSubject(client, key, req.InvocationID), receipts)
 	if err != nil {
 		return rc, err
 	}
@@ -61,7 +85,7 @@ func Invoke(ctx context.Context, nc *nats.Conn, key, body, actor string) (Receip
 		return rc, err
 	}
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
-		return rc, fmt.Errorf("publish request: %w", err)
+		return rc, publishError(nc, client, subject, err)
 	}
 	var m *nats.Msg
 	select {
@@ -75,4 +99,15 @@ func Invoke(ctx context.Context, nc *nats.Conn, key, body, actor string) (Receip
 	}
 	err = got.DataAs(&rc)
 	return rc, err
+}
+
+// publishError says why a request was not acknowledged. The server refuses a
+// publish outside the client's permissions without a reply, so the publish only
+// times out; the refusal itself arrives as the connection's last error.
+func publishError(nc *nats.Conn, client, subject string, err error) error {
+	if last := nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), subject) {
+		return fmt.Errorf("%w: publish request on %s: the server refused it (%v): is %q the client this credential was made for? "+
+			"(capdir bus list shows the names)", ErrRefused, subject, last, client)
+	}
+	return fmt.Errorf("publish request on %s: %w", subject, err)
 }

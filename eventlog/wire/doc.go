@@ -13,10 +13,13 @@
 //
 // # Subjects
 //
-// Requests go to [RequestSubject](key) on the data stream; the node whose worker
-// wrote a receipt announces it on [ReceiptNoticeSubject](key, invocation id), a plain
-// NATS message outside the streams. Every stored subject ends with the row key.
-// [ParseSubject] splits a stored subject into its [Family] (which events it holds)
-// and key; the projector folds an event only if its type belongs to its subject's
-// family.
+// capdir's own requests go to [RequestSubject](key) on the data stream, a bus
+// client's to its own [BusRequestSubject](client, key), the steps of a flow or an
+// agent to [StepSubject](key). The node whose worker wrote the receipt of a bus
+// client's request announces it on [ReceiptNoticeSubject](client, key, invocation
+// id), a plain NATS message outside the streams. Every stored subject ends with the
+// row key (a revocation's, with the token id). [ParseSubject] splits a stored
+// subject into its [Family] (which events it holds), bus client and key; the
+// projector folds an event only if its type belongs to its subject's family, and
+// the worker takes a request's sender from it.
 package wire

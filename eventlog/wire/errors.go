@@ -8,6 +8,17 @@ var (
 	// ErrBadKey is returned for a key that is not 1 to MaxKeyLen characters of
 	// A-Z a-z 0-9 _ -.
 	ErrBadKey = errors.New("wire: bad key")
+	// ErrBadClient is returned for a bus client name that is not 1 to
+	// MaxClientNameLen characters of A-Z a-z 0-9 _ -.
+	ErrBadClient = errors.New("wire: bad bus client name")
+	// ErrInboxPrefix is returned by Invoke on a connection whose inbox prefix is not
+	// the client's (see ClientOptions): the server would refuse the replies.
+	ErrInboxPrefix = errors.New("wire: wrong inbox prefix")
+	// ErrRefused is returned by Invoke when the server refused to let the client
+	// publish its request: the credential is not the named client's.
+	ErrRefused = errors.New("wire: request refused by the server")
+	// ErrBadOption is returned for an invalid Invoke option.
+	ErrBadOption = errors.New("wire: bad option")
 )
 
 var (

@@ -74,11 +74,13 @@ var familyPrefixes = []struct {
 
 // ParseSubject splits a subject of the log into its family, client, key and
 // invocation. A subject outside every family, or whose key is not ValidKey, or a bus
-// subject without a client token, gives Family NoFamily and nothing else.
+// subject whose client token is not ValidClientName, gives Family NoFamily and
+// nothing else. The worker and the projector both read a request's sender through
+// it, so they agree on who sent one.
 func ParseSubject(subject string) Subject {
 	if rest, ok := strings.CutPrefix(subject, busPrefix); ok {
 		client, key, ok := strings.Cut(rest, ".")
-		if !ok || client == "" || !ValidKey(key) {
+		if !ok || !ValidClientName(client) || !ValidKey(key) {
 			return Subject{}
 		}
 		return Subject{Family: BusRequestFamily, Client: client, Key: key}

@@ -35,7 +35,7 @@ func TestParseSubject(t *testing.T) {
 		{"capdir.data.rcpt.GREET.inv.x", wire.Subject{}},
 		{"capdir.data.breaker.A.B", wire.Subject{}},
 		{"capdir.data.other.GREET", wire.Subject{}},
-		{wire.ReceiptNoticeSubject("GREET", "inv_01"), wire.Subject{}},
+		{wire.ReceiptNoticeSubject("alice", "GREET", "inv_01"), wire.Subject{}},
 		{"", wire.Subject{}},
 	} {
 		if got := wire.ParseSubject(tc.subject); got != tc.want {

@@ -24,8 +24,9 @@ type InvocationRequest struct {
 	// A request carries Body or Args, not both; JSON null counts as no Args.
 	Args  json.RawMessage `json:"args,omitempty"`
 	Shape bool            `json:"shape,omitempty"`
-	// Credential is the caller's attestation: "owner:terminal-key" when the facade
-	// checked the owner key, "nats:<name>" for a bus client. Never a secret.
+	// Credential is the caller's attestation: OwnerActor when the facade checked the
+	// owner key. A bus client's request is attributed to ClientActor(<client>) from
+	// its subject, whatever this field says. Never a secret.
 	Credential string `json:"credential"`
 	// Token is the caller's capability token (a compact ES256 JWT, see package
 	// dispatcher/gate/token) when the caller is not the owner; empty otherwise. It

@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // Stream names.
 const (
 	ControlStream = "CAPDIR_CONTROL"
@@ -20,6 +22,7 @@ const (
 	busPrefix       = dataPrefix + "bus."
 	stepPrefix      = dataPrefix + "step."
 	receiptPrefix   = dataPrefix + "rcpt."
+	tokenPrefix     = controlPrefix + "token."
 	noticePrefix    = capdirToken + ".receipt."
 )
 
@@ -35,23 +38,39 @@ func DirectorySubject(key string) string { return directoryPrefix + key }
 // reproduces the live state exactly.
 func BreakerSubject(key string) string { return breakerPrefix + key }
 
-// RequestSubject is where invocation requests for one row are appended. NATS clients
-// publish INVOCATION_REQUESTED envelopes here.
+// RequestSubject is where capdir itself (the HTTP facade, the CLI through it) appends
+// invocation requests for one row. Only capdir's own connections may publish here:
+// a request on this subject is believed (its credential is capdir's attestation).
+// Bus clients publish on BusRequestSubject instead.
 func RequestSubject(key string) string { return requestPrefix + key }
 
-// BusRequestSubject is where a bus client appends its invocation requests for one
-// row: capdir.data.bus.<CLIENT>.<KEY>. The client token lets NATS permissions give
-// each client a subject of its own.
+// RequestSubjects matches every request capdir itself appended.
+const RequestSubjects = requestPrefix + ">"
+
+// BusRequestSubject is where the bus client named client publishes its invocation
+// requests for one row: capdir.data.bus.<CLIENT>.<KEY>. The client's NATS
+// permissions allow it this subject family only (BusClientSubjects), so the subject
+// says who sent the request, whatever its body claims: a request here is never the
+// owner's (see ParseSubject, BusRequestFamily).
 func BusRequestSubject(client, key string) string { return busPrefix + client + "." + key }
 
-// RequestSubjects matches every invocation request.
-const RequestSubjects = requestPrefix + ">"
+// BusClientSubjects matches every request of one bus client: what its permissions
+// let it publish.
+func BusClientSubjects(client string) string { return busPrefix + client + ".>" }
+
+// BusRequestSubjects matches every bus client's requests.
+const BusRequestSubjects = busPrefix + ">"
+
+// AllRequestSubjects are both request families a worker takes from the queue,
+// capdir's own and the bus clients': what the dispatcher's consumer filters. Step
+// requests (StepSubject) are not among them: their caller's worker runs them.
+var AllRequestSubjects = []string{RequestSubjects, BusRequestSubjects}
 
 // StepSubject is where the requests of steps are appended: the invocations a
 // composing row (a flow, an agent) makes on behalf of its call, which the worker
 // running that call runs itself, inline. They are on the data stream like every
 // request, so the projection shows a step pending until its receipt, and outside
-// RequestSubjects, so no worker takes one from the queue. Only capdir writes here.
+// AllRequestSubjects, so no worker takes one from the queue. Only capdir writes here.
 func StepSubject(key string) string { return stepPrefix + key }
 
 // ReceiptSubject is where the receipts of one row are appended. The invocation id is
@@ -62,12 +81,24 @@ func ReceiptSubject(key string) string { return receiptPrefix + key }
 // ReceiptSubjects matches every receipt.
 const ReceiptSubjects = receiptPrefix + ">"
 
-// ReceiptNoticeSubject is where a node announces one invocation's receipt once it is
-// in the log, for a bus client waiting for it: a plain NATS message, outside the
-// streams, carrying the same RECEIPT envelope. Subscribe before publishing the request.
-func ReceiptNoticeSubject(key, invocationID string) string {
-	return noticePrefix + key + "." + invocationID
+// IsReceiptSubject reports whether subject is where the engine appends receipts.
+func IsReceiptSubject(subject string) bool { return strings.HasPrefix(subject, receiptPrefix) }
+
+// ReceiptNoticeSubject is where a node announces the receipt of one invocation a
+// bus client requested, once it is in the log: a plain NATS message, outside the
+// streams, carrying the same RECEIPT envelope. Subscribe before publishing the
+// request. The subject starts with the client's name, so NATS permissions let each
+// client read its own notices only (ReceiptNotices).
+func ReceiptNoticeSubject(client, key, invocationID string) string {
+	return noticePrefix + client + "." + key + "." + invocationID
 }
+
+// ReceiptNotices matches every receipt notice of one bus client: what its
+// permissions let it subscribe to.
+func ReceiptNotices(client string) string { return noticePrefix + client + ".>" }
+
+// ReceiptNoticeSubjects matches every receipt notice.
+const ReceiptNoticeSubjects = noticePrefix + ">"
 
 // StreamSubjects are the subjects a stream holds.
 func StreamSubjects(stream string) []string {

@@ -9,7 +9,9 @@ import (
 func TestReservedSubjectCoversCapdirsOwn(t *testing.T) {
 	own := []string{
 		DirectorySubject("K"), BreakerSubject("K"), RequestSubject("K"), ReceiptSubject("K"),
-		ReceiptNoticeSubject("K", "inv_01"), RequestSubjects, ReceiptSubjects, TokenSubject("0f3a"),
+		ReceiptNoticeSubject("c1", "K", "inv_01"), RequestSubjects, ReceiptSubjects,
+		BusRequestSubject("c1", "K"), BusClientSubjects("c1"), BusRequestSubjects, ReceiptNotices("c1"), ReceiptNoticeSubjects,
+		InboxPrefix("c1"), TokenSubject("0f3a"), StepSubject("K"),
 	}
 	for _, s := range Streams {
 		own = append(own, StreamSubjects(s)...)

@@ -54,9 +54,6 @@ const MaxTokenIDLen = 64
 // of A-Z a-z 0-9 _ -, so that it is one safe subject token.
 func ValidTokenID(jti string) bool { return len(jti) <= MaxTokenIDLen && ValidKey(jti) }
 
-// tokenPrefix starts the control-stream subjects of token revocations.
-const tokenPrefix = controlPrefix + "token."
-
 // TokenSubject is where the revocation of the token jti is appended: one subject
 // per token, so a node can ask the log whether one token is revoked without
 // reading the others.

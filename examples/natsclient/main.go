@@ -1,89 +1,101 @@
 // Command natsclient invokes a capdir row over NATS, with no HTTP involved: it
-// publishes an INVOCATION_REQUESTED event to capdir.data.req.<KEY> and reads the
-// RECEIPT event from its notice subject, capdir.receipt.<KEY>.<invocation id>.
-// A caller other than the owner presents a capability token (-token, default
+// publishes an INVOCATION_REQUESTED event on its own request subject,
+// capdir.data.bus.<CLIENT>.<KEY>, and reads the RECEIPT event from its own notice
+// subject, capdir.receipt.<CLIENT>.<KEY>.<invocation id>. It connects as the bus
+// client the operator made with capdir bus add-client:
+//
+// A bus client is never the owner: it presents a capability token (-token, default
 // $CAPDIR_TOKEN), which the owner mints with capdir token mint.
 //
-//	go run ./cmd/capdir serve --nats-listen 127.0.0.1:4222 &
-//	CAPDIR_TOKEN=$(go run ./cmd/capdir token mint --sub natsclient --key NOW) \
-//	  go run ./examples/natsclient -nats nats://127.0.0.1:4222 NOW
+//	./capdir bus add-client demo                # writes capdir-data/bus/demo.nk
+//	./capdir serve --nats-listen 127.0.0.1:4222 &
+//	CAPDIR_TOKEN=$(./capdir token mint --sub demo --key NOW) \
+//	  go run ./examples/natsclient -nats nats://127.0.0.1:4222 -client demo -nkey capdir-data/bus/demo.nk NOW
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 func main() {
-	url := flag.String("nats", nats.DefaultURL, "NATS URL of the capdir cluster")
+	url := flag.String("nats", nats.DefaultURL, "NATS URL of the capdir node or cluster")
+	client := flag.String("client", "", "the bus client's name (capdir bus add-client NAME); required")
+	nkey := flag.String("nkey", "", "the client's nkey seed file (capdir bus add-client writes DATA/bus/NAME.nk)")
+	creds := flag.String("creds", "", "the client's .creds file (user JWT and seed), for a cluster configured with them")
+	token := flag.String("token", os.Getenv("CAPDIR_TOKEN"), "a capability token to send with the request, or @FILE to read it from FILE (default $CAPDIR_TOKEN)")
 	body := flag.String("body", "", "the invocation body: arguments separated by |")
-	token := flag.String("token", os.Getenv("CAPDIR_TOKEN"), "capability token (default $CAPDIR_TOKEN)")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: natsclient [-nats URL] [-body 'a|b'] [-token T] KEY")
-		os.Exit(2)
-	}
-	nc, err := nats.Connect(*url, nats.Name("capdir-natsclient"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "connect:", err)
-		os.Exit(1)
-	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rc, err := invoke(ctx, nc, wire.InvocationRequest{Key: flag.Arg(0), Body: *body, Credential: "nats:natsclient", Token: *token})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	out, _ := json.MarshalIndent(rc, "", "  ")
-	fmt.Println(string(out))
-	if !rc.OK {
+	if err := run(*url, *client, *nkey, *creds, *token, *body, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "natsclient:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			fmt.Fprintln(os.Stderr, "usage: natsclient -client NAME (-nkey FILE | -creds FILE) [-nats URL] [-token TOKEN|@FILE] [-body 'a|b'] KEY")
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
-// invoke subscribes to the request's receipt notice, publishes the request into
-// the log (waiting for JetStream's ack) and waits for the receipt.
-func invoke(ctx context.Context, nc *nats.Conn, req wire.InvocationRequest) (wire.Receipt, error) {
-	var rc wire.Receipt
-	ev, err := wire.PrepareRequest(time.Now(), &req)
-	if err != nil {
-		return rc, err
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(url, client, nkey, creds, token, body string, args []string) error {
+	if len(args) != 1 {
+		return usageError{"give exactly one row key"}
 	}
-	receipts := make(chan *nats.Msg, 1)
-	sub, err := nc.ChanSubscribe(wire.ReceiptNoticeSubject(req.Key, req.InvocationID), receipts)
-	if err != nil {
-		return rc, err
+	if client == "" {
+		return usageError{"-client is required: the name the operator gave capdir bus add-client"}
 	}
-	defer sub.Unsubscribe()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return rc, err
+	if (nkey == "") == (creds == "") {
+		return usageError{"give one credential: -nkey FILE (the seed capdir bus add-client wrote) or -creds FILE"}
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return rc, err
-	}
-	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: wire.RequestSubject(req.Key), Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
-		return rc, fmt.Errorf("publish request: %w", err)
-	}
-	select {
-	case m := <-receipts:
-		var got wire.Event
-		if err := json.Unmarshal(m.Data, &got); err != nil {
-			return rc, err
+	opts := append(wire.ClientOptions(client), nats.Name("capdir-natsclient-"+client))
+	if nkey != "" {
+		seed, err := nats.NkeyOptionFromSeed(nkey)
+		if err != nil {
+			return fmt.Errorf("-nkey %s: %w", nkey, err)
 		}
-		return rc, got.DataAs(&rc)
-	case <-ctx.Done():
-		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, ctx.Err())
+		opts = append(opts, seed)
+	} else {
+		opts = append(opts, nats.UserCredentials(creds))
 	}
+	var invokeOpts []wire.InvokeOption
+	if token != "" {
+		if path, ok := strings.CutPrefix(token, "@"); ok {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("-token @%s: %w", path, err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		invokeOpts = append(invokeOpts, wire.WithToken(token))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return fmt.Errorf("connect %s as %s: %w", url, client, err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc, err := wire.Invoke(ctx, nc, client, args[0], body, invokeOpts...)
+	if err != nil {
+		return err
+	}
+	out, _ := json.MarshalIndent(rc, "", "  ")
+	fmt.Println(string(out))
+	if !rc.OK {
+		return fmt.Errorf("%s: %s", rc.Status, rc.Result)
+	}
+	return nil
 }

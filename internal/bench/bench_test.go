@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/internal/bench"
-	"github.com/nats-io/nats.go"
 )
 
 // startEnv starts a node for one benchmark function and stops it at cleanup.
@@ -84,13 +83,17 @@ func BenchmarkFnMCP(b *testing.B) {
 // event published to the request subject, the receipt event received.
 func BenchmarkFnNATS(b *testing.B) {
 	e := startEnv(b, true)
-	nc, err := nats.Connect(e.Node.Log.ClientURL())
+	tok, err := e.MintToken(context.Background(), bench.BusClient, time.Hour, bench.EchoKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc, err := e.ConnectBus()
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(nc.Close)
-	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(nc)) })
-	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(nc)) })
+	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(nc, tok)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(nc, tok)) })
 }
 
 // BenchmarkPublishFloor is the raw JetStream async publish rate of a request-sized

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,10 +16,16 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
 )
 
 // TerminalKey is the owner key of the nodes a bench run starts.
 const TerminalKey = "bench-terminal-key-0123456789"
+
+// BusClient is the bus client the nats scenario invokes as (see Env.ConnectBus).
+const BusClient = "bench"
 
 // Row keys the scenarios create.
 const (
@@ -30,9 +37,10 @@ const (
 type Env struct {
 	Node *capdir.Node
 	// Client is an HTTP client with enough idle connections for 64+ callers.
-	Client *http.Client
-	dir    string
-	owned  bool
+	Client  *http.Client
+	dir     string
+	owned   bool
+	busSeed string // BusClient's nkey seed file, with NATSListen
 
 	rawMu sync.Mutex
 	raw   *rawClient // RawHTTPInvoke's connections, made on first use
@@ -47,7 +55,8 @@ type EnvConfig struct {
 	// Workers is the node's dispatcher workers; the node's default when 0.
 	Workers int
 	// NATSListen makes the embedded server accept TCP clients on a free loopback
-	// port, for scenarios that play a separate bus client.
+	// port, for scenarios that play a separate bus client: BusClient, whose
+	// credential StartEnv records in the data dir (see Env.ConnectBus).
 	NATSListen bool
 	Logger     *slog.Logger
 }
@@ -76,6 +85,11 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 			return nil, err
 		}
 		ncfg.NATSListen = fmt.Sprintf("127.0.0.1:%d", port)
+		c := eventlog.BusClient{Name: BusClient, Role: eventlog.RoleClient}
+		if _, e.busSeed, err = eventlog.AddBusClient(ncfg.DataDir, c, time.Now()); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	n, err := capdir.Start(ctx, ncfg)
 	if err != nil {
@@ -92,6 +106,20 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// ConnectBus connects to the node's NATS listener as BusClient, as a bus client
+// does: its nkey seed and wire.ClientOptions. It needs EnvConfig.NATSListen.
+func (e *Env) ConnectBus(opts ...nats.Option) (*nats.Conn, error) {
+	if e.busSeed == "" {
+		return nil, errors.New("bench: the node has no NATS listener (EnvConfig.NATSListen)")
+	}
+	seed, err := nats.NkeyOptionFromSeed(e.busSeed)
+	if err != nil {
+		return nil, err
+	}
+	all := append(wire.ClientOptions(BusClient), seed)
+	return nats.Connect(e.Node.Log.ClientURL(), append(all, opts...)...)
 }
 
 // NewHTTPClient returns a client that keeps up to 256 idle connections per host,

@@ -23,7 +23,7 @@ const (
 // RequestPayload is a real INVOCATION_REQUESTED envelope for the echo row, as a bus
 // client publishes it: the payload size every floor figure uses.
 func RequestPayload() []byte {
-	_, ev, _, err := wire.NewRequest(EchoKey, "hello, capdir benchmark", "nats:bench", time.Now())
+	_, ev, _, err := wire.NewBusRequest(BusClient, EchoKey, "hello, capdir benchmark", time.Now())
 	if err != nil {
 		panic(err) // EchoKey is a valid key
 	}

@@ -16,15 +16,13 @@ import (
 const EchoBody = "hello, capdir benchmark"
 
 // NATSInvoke returns an Op that invokes the echo row as a bus client does
-// (wire.Invoke on nc: the request event in, the receipt event out) and
-// checks the result.
-func NATSInvoke(nc *nats.Conn) Op {
+// (wire.Invoke on nc, connected as BusClient by Env.ConnectBus: the request event
+// in, the receipt event out) and checks the result. A bus client is never the
+// owner: it presents the capability token tok (Env.MintToken for EchoKey).
+func NATSInvoke(nc *nats.Conn, tok string) Op {
+	withToken := wire.WithToken(tok)
 	return func(ctx context.Context, i int) error {
-		// A request on the request subject is the owner's when it carries the
-		// owner's attestation; any other caller needs a capability token, which
-		// wire.Invoke does not carry. The bench's client attests as the owner: the
-		// path measured (request event in, receipt notice out) is the same.
-		rc, err := wire.Invoke(ctx, nc, EchoKey, EchoBody, wire.OwnerActor)
+		rc, err := wire.Invoke(ctx, nc, BusClient, EchoKey, EchoBody, withToken)
 		if err != nil {
 			return err
 		}

@@ -106,11 +106,15 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	if r.cfg.wants(ScenarioNATS) {
 		r.progress(ScenarioNATS, "fn over the request subject, 1 and %d in flight", Parallel)
-		nc, err := nats.Connect(e.Node.Log.ClientURL(), nats.Name("capdir-bench"))
+		tok, err := e.MintToken(ctx, BusClient, time.Hour, EchoKey)
+		if err != nil {
+			return err
+		}
+		nc, err := e.ConnectBus(nats.Name("capdir-bench"))
 		if err != nil {
 			return fmt.Errorf("bench: connect bus client: %w", err)
 		}
-		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
 		nc.Close()
 		if err != nil {
 			return err
