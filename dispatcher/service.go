@@ -286,20 +286,29 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 // deliver is the consumer's callback: it hands a request to a free worker, or,
-// once draining, gives it back (NAK) for another worker or the next start.
+// once draining, gives it back for another worker or the next start.
 func (s *Service) deliver(m jetstream.Msg) {
 	select {
 	case <-s.draining:
-		m.Nak()
+		giveBack(m)
 		return
 	default:
 	}
 	select {
 	case s.work <- m:
 	case <-s.draining:
-		m.Nak()
+		giveBack(m)
 	}
 }
+
+// giveBackDelay is how long a request handed back by a stopping node waits before
+// JetStream delivers it again. Not at once: the stopping node's pulls may still be
+// outstanding, and a request redelivered to it at once would be handed back again,
+// each time counting against MaxDeliver until JetStream gave up on it.
+const giveBackDelay = 2 * time.Second
+
+// giveBack returns m to the log for another worker or the next start.
+func giveBack(m jetstream.Msg) { m.NakWithDelay(giveBackDelay) }
 
 // worker runs requests until the work channel closes. A request it takes after
 // draining began is given back, not started.
@@ -312,7 +321,7 @@ func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
 	for m := range s.work {
 		select {
 		case <-s.draining:
-			m.Nak()
+			giveBack(m)
 			continue
 		default:
 		}

@@ -96,7 +96,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
 		// call cut short; the request goes back to be run again elsewhere or at
 		// the next start.
-		m.Nak()
+		giveBack(m)
 		return
 	}
 	if d.pending {
@@ -117,7 +117,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 			s.cfg.Logger.Error("dispatcher: no receipt can be stored; request dropped", "invocation", req.InvocationID, "err", err)
 			m.Term()
 		case ctx.Err() != nil:
-			m.Nak()
+			giveBack(m)
 		default:
 			s.cfg.Logger.Error("dispatcher: receipt not appended; request will be redelivered", "invocation", req.InvocationID, "err", err)
 			m.NakWithDelay(time.Second)
