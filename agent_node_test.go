@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/runner/agentrunner/agenttest"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // rowJSON is a row with the given columns.
@@ -81,13 +83,100 @@ func TestAgentRowWithIncludesAndAToolCall(t *testing.T) {
 	}
 }
 
-// TODO(tokens): once the node verifies capability tokens (gate.Config.Tokens),
-// dispatch an agent row with a token whose scope names the agent and one tool
-// row but not a second row of the agent's allowed_categories, and check that the
-// model is offered only the row in scope, that a tool call naming the other is
-// answered ERR:agent:tool_not_offered without a step, and that a flow step to a
-// row outside the scope is refused scope:<KEY> on its receipt.
+// A token scoped to an agent row and one tool row (TOOL_A) but not another row of
+// the agent's allowed_categories (TOOL_B): the model is offered TOOL_A alone; a
+// call of TOOL_B is answered ERR:agent:tool_not_offered and invokes nothing,
+// while TOOL_A runs as a step with its own receipt (actor token:<sub>, parent the
+// agent's invocation). The owner is offered both. A flow step to TOOL_B under the
+// same scope is refused ERR:flow:refused:<step>:scope:TOOL_B, nothing run.
 func TestAgentToolsOutsideTheTokenScope(t *testing.T) {
-	t.Skip("the node does not verify capability tokens yet (gate.Config.Tokens is off); " +
-		"will check that a tool outside the caller's token scope is neither offered nor callable")
+	model := agenttest.NewServer(t,
+		agenttest.Reply{ToolCalls: []agenttest.ToolCall{
+			{Name: "TOOL_B", Arguments: `{"args":"b"}`},
+			{Name: "TOOL_A", Arguments: `{"args":"ada"}`},
+		}},
+		agenttest.Answer("done"),
+		agenttest.Answer("owner done"),
+	)
+	n, fns := startComposeNode(t, func(c *capdir.Config) { c.AgentProviders = []string{"*=" + model.URL} })
+	putRows(t, n,
+		rowJSON(map[string]any{"key": "TOOL_A", "type": "fn", "target": "upper", "category": "tools", "content": "# WHAT: upper-cases a name\n[\"$1\"]"}),
+		rowJSON(map[string]any{"key": "TOOL_B", "type": "fn", "target": "count", "category": "tools", "content": "# WHAT: counts its calls\n[\"$1\"]"}),
+		rowJSON(map[string]any{
+			"key": "HELPER", "type": "agent", "target": "gpt-test", "category": "agents", "allowed_categories": "tools",
+			"content": "# WHAT: answers questions about names\nAnswer in one line.",
+		}),
+		flowRowJSON("FLOW_AB", "TOOL_A: $1 > TOOL_B: $PREV"),
+	)
+	tok := mint(t, n, `{"sub":"agent-7","scope":{"keys":["HELPER","TOOL_A","FLOW_AB"]}}`)
+
+	parent := mustAdmit(t, dispatchWith(t, n, tok.Token, "HELPER", "Who is ada?"), "done")
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if got := reqs[0].ToolNames(); !reflect.DeepEqual(got, []string{"TOOL_A"}) {
+		t.Errorf("tools offered to the token holder %q, want only TOOL_A", got)
+	}
+	res := reqs[1].ToolResults()
+	if got := res["call_1"]; !strings.HasPrefix(got, "ERR:agent:tool_not_offered:TOOL_B") {
+		t.Errorf("tool message for TOOL_B %q, want ERR:agent:tool_not_offered:TOOL_B", got)
+	}
+	if got := res["call_2"]; got != "ADA" {
+		t.Errorf("tool message for TOOL_A %q, want ADA", got)
+	}
+	for _, r := range reqs {
+		if strings.Contains(string(r.Body), tok.Token) {
+			t.Error("the model was sent the token")
+		}
+	}
+	if c := fns.count.Load(); c != 0 {
+		t.Fatalf("TOOL_B ran %d times", c)
+	}
+	stepB, stepA := dispatcher.StepInvocationID(parent, "tool-1"), dispatcher.StepInvocationID(parent, "tool-2")
+	tr := receiptTree(t, n, parent)
+	if tr.Actor != "token:agent-7" || !reflect.DeepEqual(tr.Children, []string{stepA}) || len(tr.Steps) != 1 {
+		t.Fatalf("agent receipt actor %q children %q, steps %d", tr.Actor, tr.Children, len(tr.Steps))
+	}
+	if st := tr.Steps[0]; st.Key != "TOOL_A" || st.Parent != parent || st.Actor != "token:agent-7" || st.Body != "ada" ||
+		st.Result != "ADA" || st.Status != wire.StatusProvenMaterialResult {
+		t.Errorf("TOOL_A step receipt %+v", st.Receipt)
+	}
+	if rcs := nodetest.Receipts(t, n.Log, stepB); len(rcs) != 0 {
+		t.Errorf("receipts for the tool not offered: %+v", rcs)
+	}
+	for id, rs := range stepRequests(t, n.Log) {
+		for _, r := range rs {
+			if r.Key == "TOOL_B" {
+				t.Errorf("a step request for TOOL_B: %s", id)
+			}
+		}
+	}
+
+	// The owner is offered both.
+	if a := dispatchOK(t, n, "HELPER", "Who is ada?"); a.Result != "owner done" {
+		t.Fatalf("owner's agent answered %+v", a)
+	}
+	if reqs = model.Requests(); len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	} else if got := reqs[2].ToolNames(); !reflect.DeepEqual(got, []string{"TOOL_A", "TOOL_B"}) {
+		t.Errorf("tools offered to the owner %q, want TOOL_A and TOOL_B", got)
+	}
+
+	// A flow step outside the scope is refused, and nothing runs for it.
+	f := dispatchWith(t, n, tok.Token, "FLOW_AB", "ada")
+	if f.OK || f.Result != "ERR:flow:refused:2:scope:TOOL_B" {
+		t.Fatalf("flow answered %d %s", f.code, f.body)
+	}
+	if c := fns.count.Load(); c != 0 {
+		t.Fatalf("TOOL_B ran %d times", c)
+	}
+	ftr := receiptTree(t, n, f.Proof.InvocationID)
+	if len(ftr.Steps) != 2 || ftr.Steps[0].Result != "ADA" {
+		t.Fatalf("flow receipt tree %+v", ftr)
+	}
+	if st := ftr.Steps[1]; st.Key != "TOOL_B" || st.Ran || st.Status != wire.StatusRefusedScope || st.Result != "scope:TOOL_B" ||
+		st.Actor != "token:agent-7" || st.Parent != f.Proof.InvocationID {
+		t.Errorf("refused step receipt %+v", st.Receipt)
+	}
 }
