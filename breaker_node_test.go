@@ -451,7 +451,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string)
 		t.Fatal(err)
 	}
 	lw.proj.OnApplied(func(stream string, _ []eventlog.Stored) {
-		if stream == eventlog.DataStream && lw.lag.Load() {
+		if stream == wire.DataStream && lw.lag.Load() {
 			time.Sleep(300 * time.Millisecond)
 		}
 	})
@@ -637,7 +637,7 @@ func settledBreaker(t *testing.T, n *capdir.Node, key string) (breaker.State, er
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := n.Projector.Settle(ctx, eventlog.DataStream); err != nil {
+	if err := n.Projector.Settle(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	return n.Projector.Breaker(key)
@@ -650,7 +650,7 @@ func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	n := nodetest.Start(t, w.config)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	before, err := n.Log.LastSeq(ctx, eventlog.DataStream)
+	before, err := n.Log.LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	if code != 404 || strings.TrimSpace(body) != `{"error":"not_found","key":"NO_SUCH_KEY"}` {
 		t.Fatalf("DELETE /api/breaker/NO_SUCH_KEY: %d %s", code, body)
 	}
-	if after, err := n.Log.LastSeq(ctx, eventlog.DataStream); err != nil || after != before {
+	if after, err := n.Log.LastSeq(ctx, wire.DataStream); err != nil || after != before {
 		t.Fatalf("the refused reset appended: data stream %d -> %d (%v)", before, after, err)
 	}
 

@@ -127,10 +127,10 @@ func stateOf(t *testing.T, n *capdir.Node) logState {
 	}
 	var s logState
 	var err error
-	if s.ctl, err = n.Log.LastSeq(ctx, eventlog.ControlStream); err != nil {
+	if s.ctl, err = n.Log.LastSeq(ctx, wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
-	if s.data, err = n.Log.LastSeq(ctx, eventlog.DataStream); err != nil {
+	if s.data, err = n.Log.LastSeq(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	if s.digest, err = n.Projector.Digest(); err != nil {
@@ -189,8 +189,8 @@ func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 		data          []byte
 	}{
 		{"JetStream API: list streams", "$JS.API.STREAM.LIST", nil},
-		{"JetStream API: delete a stream", "$JS.API.STREAM.DELETE." + eventlog.DataStream, nil},
-		{"JetStream API: purge a stream", "$JS.API.STREAM.PURGE." + eventlog.ControlStream, nil},
+		{"JetStream API: delete a stream", "$JS.API.STREAM.DELETE." + wire.DataStream, nil},
+		{"JetStream API: purge a stream", "$JS.API.STREAM.PURGE." + wire.ControlStream, nil},
 		{"system account", "$SYS.REQ.SERVER.PING", nil},
 		{"a directory mutation", wire.DirectorySubject("X"), dirX},
 		{"a receipt", wire.ReceiptSubject("GREET"), rcptX},

@@ -13,7 +13,6 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -47,14 +46,14 @@ func newGatedUpstream(t *testing.T) *gatedUpstream {
 }
 
 type invokeResult struct {
-	rc  eventlog.Receipt
+	rc  wire.Receipt
 	err error
 }
 
 func invokeAsync(ctx context.Context, n *capdir.Node, key string) <-chan invokeResult {
 	ch := make(chan invokeResult, 1)
 	go func() {
-		rc, err := n.Dispatch.Invoke(ctx, eventlog.InvocationRequest{Key: key, Body: "x", Credential: api.OwnerActor})
+		rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: key, Body: "x", Credential: api.OwnerActor})
 		ch <- invokeResult{rc, err}
 	}()
 	return ch
@@ -164,7 +163,7 @@ func TestNodeStopPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 }
 
 // awaitReceipt waits until n's projection holds inv's receipt.
-func awaitReceipt(t *testing.T, n *capdir.Node, inv string) eventlog.Receipt {
+func awaitReceipt(t *testing.T, n *capdir.Node, inv string) wire.Receipt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

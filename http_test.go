@@ -16,7 +16,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -64,7 +64,7 @@ func closedByServer(t *testing.T, br *bufio.Reader) {
 
 func ctlSeq(t *testing.T, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), eventlog.ControlStream)
+	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}

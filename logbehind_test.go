@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/projector"
 )
@@ -39,10 +39,10 @@ func stop(t *testing.T, n *capdir.Node) {
 func TestNodeFailsWhenTheControlStreamIsRecreatedUnderIt(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	postRows(t, n, "A", "B")
-	logtest.Recreate(t, n.Log, eventlog.ControlStream)
+	logtest.Recreate(t, n.Log, wire.ControlStream)
 	select {
 	case err := <-n.Failed():
-		if !errors.Is(err, projector.ErrLogBehind) || !strings.Contains(err.Error(), eventlog.ControlStream) {
+		if !errors.Is(err, projector.ErrLogBehind) || !strings.Contains(err.Error(), wire.ControlStream) {
 			t.Fatalf("node failed with %v; want the log behind the projection", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -65,7 +65,7 @@ func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 	stop(t, n)
 
 	l := logtest.Open(t, cfg.DataDir)
-	if err := l.JetStream().DeleteStream(context.Background(), eventlog.ControlStream); err != nil {
+	if err := l.JetStream().DeleteStream(context.Background(), wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -73,7 +73,7 @@ func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("start on a deleted control stream: %v; want ErrLogBehind", err)
 	}
-	for _, want := range []string{eventlog.ControlStream, "ends at sequence 0", "up to sequence 2", "restore", "capdir replay"} {
+	for _, want := range []string{wire.ControlStream, "ends at sequence 0", "up to sequence 2", "restore", "capdir replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("message %q does not say %q", err, want)
 		}

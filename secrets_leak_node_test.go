@@ -445,7 +445,7 @@ func (w *leakWorld) addRefusedRows() {
 			!strings.Contains(out, "names the environment variable") {
 			t.Fatalf("a row with auth %s: %d %s; want 400", auth, code, out)
 		}
-		forge(t, w.n, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate,
+		forge(t, w.n, wire.DirectorySubject(key), wire.TypeDirectoryMutate,
 			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &row})
 		w.keys = append(w.keys, key)
 	}
@@ -565,7 +565,7 @@ func (w *leakWorld) stop() {
 	t := w.t
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		st, err := w.n.Log.JetStream().Stream(ctx, s)
 		if err != nil {
 			t.Fatal(err)

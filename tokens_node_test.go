@@ -129,7 +129,7 @@ func ownerReceipt(t *testing.T, n *capdir.Node, inv string) wire.Receipt {
 func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
 	t.Helper()
 	m := map[string]uint64{}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		seq, err := n.Log.LastSeq(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -423,7 +423,7 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 	var lag atomic.Bool
 	paused := make(chan struct{}, 1)
 	b.Projector.OnApplied(func(stream string, _ []eventlog.Stored) {
-		if stream == eventlog.ControlStream && lag.Load() {
+		if stream == wire.ControlStream && lag.Load() {
 			select {
 			case paused <- struct{}{}:
 			default:

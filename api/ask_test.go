@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
@@ -97,7 +97,7 @@ func TestAskOverHTTP(t *testing.T) {
 func TestAskRefusals(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
-	before, err := n.Log.LastSeq(context.Background(), eventlog.DataStream)
+	before, err := n.Log.LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestAskRefusals(t *testing.T) {
 		t.Fatalf("a limit over 50 is lowered, not refused: %v", got)
 	}
 	// Nothing was invoked: ?ask= with ?key= ran nothing.
-	after, err := n.Log.LastSeq(context.Background(), eventlog.DataStream)
+	after, err := n.Log.LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}

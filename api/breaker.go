@@ -10,6 +10,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -114,10 +115,10 @@ func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return newError(ErrUnavailable, "breaker reset not written: %w", err)
 	}
-	if err := s.cfg.Projector.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
+	if err := s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq); err != nil {
 		return newError(ErrNotVisible,
 			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
-			seq, eventlog.DataStream, err)
+			seq, wire.DataStream, err)
 	}
 	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
 	return nil
@@ -140,7 +141,7 @@ func (s *Server) breakerKnown(ctx context.Context, key string) (bool, error) {
 		if caughtUp {
 			return false, nil
 		}
-		for _, stream := range eventlog.Streams {
+		for _, stream := range wire.Streams {
 			if err := s.cfg.Projector.Settle(ctx, stream); err != nil {
 				return false, err
 			}
@@ -158,9 +159,9 @@ type breakerResetAnswer struct {
 // appendBreakerReset appends the owner's BREAKER_RESET of key and returns its
 // sequence on the data stream.
 func (s *Server) appendBreakerReset(ctx context.Context, key string) (uint64, error) {
-	ev, err := s.cfg.Log.NewEvent(eventlog.TypeBreakerReset, OwnerActor, eventlog.BreakerReset{Key: key})
+	ev, err := s.cfg.Log.NewEvent(wire.TypeBreakerReset, OwnerActor, eventlog.BreakerReset{Key: key})
 	if err != nil {
 		return 0, err
 	}
-	return s.cfg.Log.Append(ctx, eventlog.BreakerSubject(key), ev)
+	return s.cfg.Log.Append(ctx, wire.BreakerSubject(key), ev)
 }

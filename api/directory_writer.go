@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -106,7 +107,7 @@ type dirPending struct {
 	ignored  []string
 	existed  bool   // the key was present when the write was decided
 	expect   uint64 // the key subject's last sequence the append requires
-	event    eventlog.Event
+	event    wire.Event
 }
 
 func (p dirPending) result(seq uint64) WriteResult {
@@ -153,7 +154,7 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 			return dirPending{}, err
 		}
 	}
-	ev, err := d.log.NewEvent(eventlog.TypeDirectoryMutate, OwnerActor, m)
+	ev, err := d.log.NewEvent(wire.TypeDirectoryMutate, OwnerActor, m)
 	if err != nil {
 		return dirPending{}, unavailable(err)
 	}
@@ -171,13 +172,13 @@ func unavailable(err error) error {
 // append appends p and returns its stream sequence. Errors: ErrConflict, or
 // ErrUnavailable.
 func (d *Directory) append(ctx context.Context, p dirPending) (uint64, error) {
-	seq, err := d.log.Append(ctx, eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
+	seq, err := d.log.Append(ctx, wire.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	return seq, classifyAppend(err)
 }
 
 // appendAsync starts appending p; resolve the future with awaitAsync.
 func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
-	f, err := d.log.AppendAsync(eventlog.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
+	f, err := d.log.AppendAsync(wire.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	if err != nil {
 		return nil, classifyAppend(err)
 	}
@@ -196,13 +197,13 @@ func (d *Directory) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (u
 func (d *Directory) visible(ctx context.Context, seq uint64, scale int) error {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout*time.Duration(max(scale, 1)))
 	defer cancel()
-	err := d.proj.WaitFor(ctx, eventlog.ControlStream, seq)
+	err := d.proj.WaitFor(ctx, wire.ControlStream, seq)
 	if errors.Is(err, projector.ErrLogBehind) {
 		return newError(ErrUnavailable, "directory unavailable: %w", err) // it will not become visible
 	}
 	if err != nil {
 		return fmt.Errorf("%w: sequence %d of %s (%v); it will be visible once the projector catches up",
-			ErrNotVisible, seq, eventlog.ControlStream, err)
+			ErrNotVisible, seq, wire.ControlStream, err)
 	}
 	return nil
 }

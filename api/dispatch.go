@@ -13,7 +13,6 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
@@ -113,7 +112,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
-	req := eventlog.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
+	req := wire.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
 	if tok != "" {
 		req.Credential, req.Token = wire.BearerCredential, tok
 	}
@@ -170,7 +169,7 @@ type Proof struct {
 	Status        string `json:"status"`
 }
 
-func (s *Server) proof(rc *eventlog.Receipt) Proof {
+func (s *Server) proof(rc *wire.Receipt) Proof {
 	return Proof{
 		OK: rc.OK, InvocationID: rc.InvocationID, Status: rc.Status,
 		PublicReceipt: strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
@@ -180,7 +179,7 @@ func (s *Server) proof(rc *eventlog.Receipt) Proof {
 // receipt looks an invocation's receipt up. pending is true while the invocation
 // has a request and no receipt yet; an unknown id is ErrNotFound (confirm says which
 // form asked, for its answer), a failing projection ErrUnavailable.
-func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc eventlog.Receipt, pending bool, err error) {
+func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc wire.Receipt, pending bool, err error) {
 	rc, pending, err = s.cfg.Projector.Receipt(id)
 	if errors.Is(err, projector.ErrNotFound) {
 		// The receipt may be in the log and not yet folded here (a dispatch answers
@@ -214,7 +213,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 // receiptOwner is the whole receipt, arguments and result included, with its
 // steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
-	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return s.receiptTree(*rc) })
+	return s.writeReceipt(w, r, func(rc *wire.Receipt) any { return s.receiptTree(*rc) })
 }
 
 // receiptPublic is the keyless view (wire.PublicReceipt): the receipt's summary and
@@ -222,12 +221,12 @@ func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
 // owner's view alone shows; no arguments, no result, nothing credential-related,
 // nothing to test a guess about them against.
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) error {
-	return s.writeReceipt(w, r, func(rc *eventlog.Receipt) any { return rc.Public() })
+	return s.writeReceipt(w, r, func(rc *wire.Receipt) any { return rc.Public() })
 }
 
 // writeReceipt answers the receipt of the path's id in the view view gives, or 202
 // {"pending":true,…} while it is pending.
-func (s *Server) writeReceipt(w http.ResponseWriter, r *http.Request, view func(*eventlog.Receipt) any) error {
+func (s *Server) writeReceipt(w http.ResponseWriter, r *http.Request, view func(*wire.Receipt) any) error {
 	id := r.PathValue("id")
 	rc, pending, err := s.receipt(r, id, false)
 	switch {
@@ -261,7 +260,7 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) error {
 		return newError(ErrUnavailable, "%w", err)
 	}
 	if rcs == nil {
-		rcs = []eventlog.Receipt{}
+		rcs = []wire.Receipt{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
 	return nil
@@ -277,7 +276,7 @@ const settleWait = 5 * time.Second
 func (s *Server) settle(r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
 	defer cancel()
-	if err := s.cfg.Projector.Settle(ctx, eventlog.DataStream); err != nil && r.Context().Err() == nil {
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil && r.Context().Err() == nil {
 		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 type streamHealth struct {
@@ -21,7 +21,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	out := map[string]any{"ok": true}
 	streams := map[string]streamHealth{}
-	for _, name := range eventlog.Streams {
+	for _, name := range wire.Streams {
 		last, err := s.cfg.Log.LastSeq(ctx, name)
 		if err != nil {
 			return &healthError{err}

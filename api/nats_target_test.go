@@ -10,11 +10,12 @@ import (
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // jsDelete is the JetStream API subject that deletes capdir's control stream.
-const jsDelete = "$JS.API.STREAM.DELETE." + eventlog.ControlStream
+const jsDelete = "$JS.API.STREAM.DELETE." + wire.ControlStream
 
 // A nats row may not address NATS's API, another caller's inbox or capdir's log, nor
 // name a wildcard or an empty token: every write route refuses it with 400 and the
@@ -73,7 +74,7 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 	defer cancel()
 	smuggle(ctx, t, n, contract.Row{Key: "JS_DELETE", Type: "fn", Runner: "nats", Target: jsDelete,
 		Content: "# WHAT: smuggled", Enabled: 1, PlannerVisible: 1, PlannerRank: 100})
-	stream, err := n.Log.JetStream().Stream(ctx, eventlog.ControlStream)
+	stream, err := n.Log.JetStream().Stream(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 	if rc := obj(t, mustDo(t, n, 200, "GET", "/api/receipts/"+inv, "")); code != 200 || got["ok"] != false || rc["result"] != want {
 		t.Fatalf("shape: %d %v, receipt %v", code, got, rc)
 	}
-	after, err := n.Log.JetStream().Stream(ctx, eventlog.ControlStream)
+	after, err := n.Log.JetStream().Stream(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatalf("the control stream is gone: %v", err)
 	}
@@ -109,16 +110,16 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 // other than the facade could, and waits until it is projected.
 func smuggle(ctx context.Context, t *testing.T, n *capdir.Node, row contract.Row) {
 	t.Helper()
-	ev, err := n.Log.NewEvent(eventlog.TypeDirectoryMutate, api.OwnerActor,
+	ev, err := n.Log.NewEvent(wire.TypeDirectoryMutate, api.OwnerActor,
 		eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := n.Log.Append(ctx, eventlog.DirectorySubject(row.Key), ev)
+	seq, err := n.Log.Append(ctx, wire.DirectorySubject(row.Key), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Projector.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+	if err := n.Projector.WaitFor(ctx, wire.ControlStream, seq); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -18,7 +18,7 @@ import (
 type Dispatcher interface {
 	// Invoke appends the request and waits for its receipt. When ctx ends first it
 	// returns the request (with its invocation id) and ctx's error.
-	Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error)
+	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
 	// BreakerDecision is the gate's decision for a breaker state now, including
 	// whether the credential its row names has been replaced.
 	BreakerDecision(st breaker.State) breaker.Decision

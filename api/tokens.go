@@ -13,7 +13,6 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
@@ -131,7 +130,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	// Every token alive now expires before now + the longest lifetime, give or take
 	// the clock skew a verifier tolerates: past that the revocation need not be held.
 	exp := s.cfg.Clock().Add(s.cfg.Minter.MaxTTL() + token.MaxLeeway).Unix()
-	ev, err := s.cfg.Log.NewEvent(eventlog.TypeTokenRevoked, OwnerActor, wire.TokenRevoked{JTI: jti, Exp: exp})
+	ev, err := s.cfg.Log.NewEvent(wire.TypeTokenRevoked, OwnerActor, wire.TokenRevoked{JTI: jti, Exp: exp})
 	if err != nil {
 		return newError(ErrUnavailable, "revocation not written: %w", err)
 	}
@@ -139,10 +138,10 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return newError(ErrUnavailable, "revocation not written: %w", err)
 	}
-	if err := s.cfg.Projector.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+	if err := s.cfg.Projector.WaitFor(ctx, wire.ControlStream, seq); err != nil {
 		return newError(ErrNotVisible,
 			"revocation written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
-			seq, eventlog.ControlStream, err)
+			seq, wire.ControlStream, err)
 	}
 	writeJSON(w, http.StatusOK, revokeAnswer{OK: true, JTI: jti, Revoked: true})
 	return nil

@@ -57,7 +57,7 @@ func hold(t *testing.T, st *stack, s *dispatcher.Service, tok, body string) proj
 // wrote the outcome (the receipt, or the approved call's re-run), at.
 func decideAsIfStopped(t *testing.T, st *stack, a *projector.Approval, decision string, at time.Time) {
 	t.Helper()
-	ev, _ := eventlog.NewEventAt(at, wire.TypeApprovalDecided, wire.OwnerActor, wire.ApprovalDecided{InvocationID: a.InvocationID, Decision: decision, By: wire.OwnerActor, At: at})
+	ev, _ := wire.NewEvent(at, wire.TypeApprovalDecided, wire.OwnerActor, wire.ApprovalDecided{InvocationID: a.InvocationID, Decision: decision, By: wire.OwnerActor, At: at})
 	if _, err := st.log.Append(context.Background(), wire.ApprovalSubject(a.InvocationID), ev, eventlog.ExpectLastSubjectSeq(a.Seq)); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
-		if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+		if err := st.proj.Settle(ctx, wire.DataStream); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := st.proj.Receipt(inv); err == nil {
@@ -84,7 +84,7 @@ func awaitOneReceipt(t *testing.T, st *stack, inv string) wire.Receipt {
 	var rcs []wire.Receipt
 	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer rcancel()
-	err := st.log.Read(rctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	err := st.log.Read(rctx, wire.DataStream, 1, func(s eventlog.Stored) error {
 		var rc wire.Receipt
 		if s.Type == wire.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			rcs = append(rcs, rc)
@@ -166,7 +166,7 @@ func TestABusClientsHeldCallIsAnnouncedOnceDecided(t *testing.T) {
 			t.Fatal(err)
 		}
 		for {
-			if err := st.proj.Settle(ctx, eventlog.ControlStream); err != nil {
+			if err := st.proj.Settle(ctx, wire.ControlStream); err != nil {
 				t.Fatal(err)
 			}
 			if a, err := s.LookupApproval(ctx, req.InvocationID); err == nil && !a.Decided() {

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
 type invoked struct {
-	rc  eventlog.Receipt
+	rc  wire.Receipt
 	err error
 }
 
@@ -24,7 +23,7 @@ func invokeAsync(t *testing.T, s *dispatcher.Service, key, body string) <-chan i
 	t.Cleanup(cancel)
 	ch := make(chan invoked, 1)
 	go func() {
-		rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: key, Body: body, Credential: "owner:terminal-key"})
+		rc, err := s.Invoke(ctx, wire.InvocationRequest{Key: key, Body: body, Credential: "owner:terminal-key"})
 		ch <- invoked{rc, err}
 	}()
 	return ch

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // SetFailpoints installs the crash points used by redelivery tests.
-func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*eventlog.InvocationRequest) error) {
+func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*wire.InvocationRequest) error) {
 	c.beforeReceipt, c.beforeAck = beforeReceipt, beforeAck
 }
 

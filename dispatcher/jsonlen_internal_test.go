@@ -114,7 +114,7 @@ func TestFinishCountsEncodedBytes(t *testing.T) {
 		body := strings.Repeat(s, 1+4000/len(s))
 		result := strings.Repeat(s, 1+8000/len(s))
 		for _, bound := range []struct{ resultCap, budget int }{{1000, 0}, {0, 3000}, {2000, 2500}} {
-			d := newDraft(&eventlog.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: body}, "owner", "w", t0)
+			d := newDraft(&wire.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: body}, "owner", "w", t0)
 			d.Result = result
 			rc := d.finish(t0, bound.resultCap, bound.budget)
 			b, r := marshaledLen(t, rc.Body), marshaledLen(t, rc.Result)
@@ -164,7 +164,7 @@ func TestAppendFailureTellsPermanentFromPassing(t *testing.T) {
 func TestFailureReceiptKeepsWhatRan(t *testing.T) {
 	t0 := time.Date(2026, 7, 26, 4, 36, 19, 0, time.UTC)
 	body := strings.Repeat("<", 1<<20)
-	d := newDraft(&eventlog.InvocationRequest{InvocationID: "inv_x", Trace: "t_x", Key: "K", Body: body}, "owner", "w", t0)
+	d := newDraft(&wire.InvocationRequest{InvocationID: "inv_x", Trace: "t_x", Key: "K", Body: body}, "owner", "w", t0)
 	d.Result, d.Ran, d.OK, d.Material, d.Status, d.Upstream = "HTTP 200:"+body, true, true, true, wire.StatusProvenMaterialResult, 200
 	d.CostUSD, d.CredTag, d.BreakerKind = math.NaN(), "tag", "success"
 	d.Extra = map[string]any{"shape": strings.Repeat("x", 1<<20)}

@@ -9,7 +9,6 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -21,14 +20,14 @@ func Fingerprint(s string) string {
 
 // draft is a receipt under construction.
 type draft struct {
-	eventlog.Receipt
+	wire.Receipt
 	// pending: the gate held the call for the owner's approval (approval.go).
 	pending bool
 }
 
-func newDraft(req *eventlog.InvocationRequest, actor, worker string, started time.Time) *draft {
-	return &draft{Receipt: eventlog.Receipt{
-		ReceiptSummary: eventlog.ReceiptSummary{
+func newDraft(req *wire.InvocationRequest, actor, worker string, started time.Time) *draft {
+	return &draft{Receipt: wire.Receipt{
+		ReceiptSummary: wire.ReceiptSummary{
 			InvocationID: req.InvocationID,
 			Trace:        req.Trace,
 			Actor:        actor,
@@ -43,7 +42,7 @@ func newDraft(req *eventlog.InvocationRequest, actor, worker string, started tim
 
 // sentBody is the request's arguments as a receipt records them until the gate
 // admits the call: the pipe body, or the text of an arguments object.
-func sentBody(req *eventlog.InvocationRequest) string {
+func sentBody(req *wire.InvocationRequest) string {
 	if len(req.Args) > 0 && req.Body == "" {
 		return string(req.Args)
 	}
@@ -97,7 +96,7 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 // (JSON-encoded, see jsonLen): the result to resultCap bytes, and body and result
 // together to budget bytes, so the receipt fits in one event. What was cut is
 // marked, and Extra["truncated"] is set.
-func (d *draft) finish(finished time.Time, resultCap, budget int) eventlog.Receipt {
+func (d *draft) finish(finished time.Time, resultCap, budget int) wire.Receipt {
 	d.FinishedAt = finished.UTC()
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
 	d.Fingerprints.Input = Fingerprint(d.Body)
@@ -140,8 +139,8 @@ const failureBodyMax = 1 << 10
 // tag; the result is the literal of receiptFailure, the body is cut short, and
 // nothing else the runner returned is kept. A call whose target ran is
 // RAN_WITH_ERROR, any other FAILED_BEFORE_RUN.
-func failureReceipt(rc *eventlog.Receipt, err error, size int) eventlog.Receipt {
-	f := eventlog.Receipt{
+func failureReceipt(rc *wire.Receipt, err error, size int) wire.Receipt {
+	f := wire.Receipt{
 		ReceiptSummary:    rc.ReceiptSummary,
 		Result:            receiptFailure(err, size).Text,
 		HMAC:              rc.HMAC,

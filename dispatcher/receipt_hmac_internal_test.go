@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -16,7 +15,7 @@ func TestFinishKeysTheFingerprintsWithASaltPerReceipt(t *testing.T) {
 	body, result := strings.Repeat("b", 500), strings.Repeat("r", 500)
 	var salts []string
 	for range 2 {
-		d := newDraft(&eventlog.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: body}, "owner", "w", t0)
+		d := newDraft(&wire.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: body}, "owner", "w", t0)
 		d.Result = result
 		rc := d.finish(t0, 0, 100) // both cut to fit
 		h := rc.HMAC

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -34,7 +33,7 @@ func TestAForgedReceiptIDDoesNotSuppressTheReceipt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{InvocationID: inv, Key: "ECHO", Body: "hello", Credential: "owner:terminal-key"})
+	rc, err := s.Invoke(ctx, wire.InvocationRequest{InvocationID: inv, Key: "ECHO", Body: "hello", Credential: "owner:terminal-key"})
 	if err != nil || rc.Result != "hello" {
 		t.Fatalf("invoke: %v %+v", err, rc)
 	}

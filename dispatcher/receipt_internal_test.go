@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 func TestFinishFitsTheReceiptInOneEvent(t *testing.T) {
@@ -26,7 +26,7 @@ func TestFinishFitsTheReceiptInOneEvent(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDraft(&eventlog.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: tc.body}, "owner", "w", t0)
+			d := newDraft(&wire.InvocationRequest{InvocationID: "inv_x", Key: "K", Body: tc.body}, "owner", "w", t0)
 			d.Result = tc.result
 			rc := d.finish(t0.Add(time.Millisecond), tc.resultCap, tc.budget)
 			if rc.Fingerprints.Input != Fingerprint(tc.body) || rc.Fingerprints.Output != Fingerprint(tc.result) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -30,7 +29,7 @@ func TestUnstorableReceiptGetsAFailureReceiptNotARerun(t *testing.T) {
 	st.putRow(t, fnRow("BIG", "big", "# WHAT: a large answer"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
+	stream, err := st.log.JetStream().Stream(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +66,11 @@ func TestInvokeRefusesABodyWhoseEncodingDoesNotFit(t *testing.T) {
 	st.run(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
+	stream, err := st.log.JetStream().Stream(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Invoke(ctx, eventlog.InvocationRequest{Key: "ANY", Body: strings.Repeat("<", 2<<20), Credential: "owner:terminal-key"})
+	_, err = s.Invoke(ctx, wire.InvocationRequest{Key: "ANY", Body: strings.Repeat("<", 2<<20), Credential: "owner:terminal-key"})
 	if !errors.Is(err, dispatcher.ErrPayloadTooLarge) || !strings.Contains(err.Error(), "once JSON-encoded") {
 		t.Fatalf("invoke: %v", err)
 	}

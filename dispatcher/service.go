@@ -76,10 +76,10 @@ type ServiceConfig struct {
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
 	// crash there would (tests).
-	beforeReceipt func(req *eventlog.InvocationRequest) error
+	beforeReceipt func(req *wire.InvocationRequest) error
 	// beforeAck, when set, runs after the receipt is appended and before the request
 	// is acknowledged; returning an error abandons the ack (tests).
-	beforeAck func(req *eventlog.InvocationRequest) error
+	beforeAck func(req *wire.InvocationRequest) error
 }
 
 func (c *ServiceConfig) setDefaults() {
@@ -237,7 +237,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 
 // Start creates (or joins) the durable consumer and starts the workers.
 func (s *Service) Start(ctx context.Context) error {
-	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
+	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, wire.DataStream, jetstream.ConsumerConfig{
 		Durable:        ConsumerName,
 		FilterSubjects: wire.AllRequestSubjects, // capdir's own requests and the bus clients'
 		AckPolicy:      jetstream.AckExplicitPolicy,
@@ -253,7 +253,7 @@ func (s *Service) Start(ctx context.Context) error {
 	// whose acknowledgement JetStream had not yet made durable when it died: such a
 	// request can come back as a first delivery. Every request up to here is
 	// checked for its receipt before it runs (handle).
-	last, err := s.cfg.Log.LastSeq(ctx, eventlog.DataStream)
+	last, err := s.cfg.Log.LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
@@ -440,28 +440,28 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // When ctx ends first, it returns the ids in a partial receipt and an error
 // matching ErrPending. The projection may fold the receipt a moment after Invoke
 // returns: Projector.Settle waits for it.
-func (s *Service) Invoke(ctx context.Context, req eventlog.InvocationRequest) (eventlog.Receipt, error) {
+func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
 	if n := len(req.Body) + len(req.Args); n > s.cfg.MaxPayload { // Args: the arguments object, if any
-		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
+		return wire.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
 	}
 	if enc := jsonLen(req.Body) + len(req.Args); enc > s.receiptBudget {
 		// The request event carries the body JSON-encoded, where '<' or a control
 		// character is six bytes: it must fit in one event too.
-		return eventlog.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
+		return wire.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
 	}
 	if err := contract.ValidateKey(req.Key); err != nil {
-		return eventlog.Receipt{}, err
+		return wire.Receipt{}, err
 	}
-	req.DirSeq = s.cfg.Projector.Applied(eventlog.ControlStream)
+	req.DirSeq = s.cfg.Projector.Applied(wire.ControlStream)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
-		return eventlog.Receipt{}, err
+		return wire.Receipt{}, err
 	}
-	pending := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
+	pending := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early.
-	f, err := s.cfg.Log.AppendAsync(eventlog.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
+	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
 	if err != nil {
 		s.waiters.remove(req.InvocationID)
 		return pending, err

@@ -80,14 +80,14 @@ func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)
 
 func (st *stack) putRow(t *testing.T, row contract.Row) {
 	t.Helper()
-	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
-	seq, err := st.log.Append(context.Background(), eventlog.DirectorySubject(row.Key), ev)
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	seq, err := st.log.Append(context.Background(), wire.DirectorySubject(row.Key), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.proj.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+	if err := st.proj.WaitFor(ctx, wire.ControlStream, seq); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,11 +96,11 @@ func fnRow(key, target, content string) contract.Row {
 	return contract.Row{Key: key, Type: "fn", Target: target, Content: content, Enabled: 1, PlannerVisible: 1, PlannerRank: 100}
 }
 
-func invoke(t *testing.T, s *dispatcher.Service, key, body string) eventlog.Receipt {
+func invoke(t *testing.T, s *dispatcher.Service, key, body string) wire.Receipt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: key, Body: body, Credential: "owner:terminal-key"})
+	rc, err := s.Invoke(ctx, wire.InvocationRequest{Key: key, Body: body, Credential: "owner:terminal-key"})
 	if err != nil {
 		t.Fatalf("invoke %s: %v", key, err)
 	}
@@ -138,7 +138,7 @@ func TestInvokeFnEndToEnd(t *testing.T) {
 	// it has caught up with the log.
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.proj.Settle(sctx, eventlog.DataStream); err != nil {
+	if err := st.proj.Settle(sctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := st.proj.Receipt(rc.InvocationID); err != nil {
@@ -290,9 +290,9 @@ func TestBusRequestIsNeverTheOwners(t *testing.T) {
 func receiptsFor(t *testing.T, l *eventlog.Log, inv string) int {
 	t.Helper()
 	n := 0
-	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
-		var rc eventlog.Receipt
-		if s.Type == eventlog.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
+	err := l.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+		var rc wire.Receipt
+		if s.Type == wire.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			n++
 		}
 		return nil
@@ -322,7 +322,7 @@ func TestWorkerKilledMidInvocation(t *testing.T) {
 				return "counted", nil
 			})
 			crashed := make(chan struct{})
-			crash := func(*eventlog.InvocationRequest) error {
+			crash := func(*wire.InvocationRequest) error {
 				select {
 				case <-crashed:
 				default:
@@ -348,12 +348,12 @@ func TestWorkerKilledMidInvocation(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			type res struct {
-				rc  eventlog.Receipt
+				rc  wire.Receipt
 				err error
 			}
 			got := make(chan res, 1)
 			go func() {
-				rc, err := a.Invoke(ctx, eventlog.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"})
+				rc, err := a.Invoke(ctx, wire.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"})
 				got <- res{rc, err}
 			}()
 			<-crashed
@@ -390,7 +390,7 @@ func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
 	st := newStack(t)
 	var lag atomic.Bool
 	st.proj.OnApplied(func(stream string, _ []eventlog.Stored) {
-		if stream == eventlog.ControlStream && lag.Load() {
+		if stream == wire.ControlStream && lag.Load() {
 			time.Sleep(300 * time.Millisecond)
 		}
 	})
@@ -419,8 +419,8 @@ func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
 
 func (st *stack) putRowNoWait(t *testing.T, row contract.Row) {
 	t.Helper()
-	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
-	if _, err := st.log.Append(context.Background(), eventlog.DirectorySubject(row.Key), ev); err != nil {
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	if _, err := st.log.Append(context.Background(), wire.DirectorySubject(row.Key), ev); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -456,7 +456,7 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done; p.Close() })
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if err := p.Settle(wctx, eventlog.ControlStream); err != nil {
+	if err := p.Settle(wctx, wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 
@@ -508,7 +508,7 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+	if err := st.proj.Settle(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	if rcs, err := st.proj.ReceiptsByKey("SLOW", 10); err != nil || len(rcs) != 1 {
@@ -551,16 +551,16 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 		}
 		invs = append(invs, rc.InvocationID)
 	}
-	stream, err := st.log.JetStream().Stream(ctx, eventlog.DataStream)
+	stream, err := st.log.JetStream().Stream(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(eventlog.ReceiptSubjects))
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(wire.ReceiptSubjects))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.State.Subjects) != 1 || info.State.Subjects[eventlog.ReceiptSubject("SAY")] != 20 {
-		t.Fatalf("receipt subjects in the log: %v; want 20 receipts on %s", info.State.Subjects, eventlog.ReceiptSubject("SAY"))
+	if len(info.State.Subjects) != 1 || info.State.Subjects[wire.ReceiptSubject("SAY")] != 20 {
+		t.Fatalf("receipt subjects in the log: %v; want 20 receipts on %s", info.State.Subjects, wire.ReceiptSubject("SAY"))
 	}
 	// Only the bus client's invocations are announced, on its own notice subjects;
 	// capdir's callers wait in-process. Each Invoke returned on its notice, and
@@ -576,8 +576,8 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 				t.Fatalf("unexpected notice on %s", m.Subject)
 			}
 			delete(want, m.Subject)
-			ev, err := eventlog.Decode(m.Data)
-			var rc eventlog.Receipt
+			ev, err := wire.Decode(m.Data)
+			var rc wire.Receipt
 			if err != nil || ev.DataAs(&rc) != nil || wire.ReceiptNoticeSubject("c1", "SAY", rc.InvocationID) != m.Subject || rc.Result != "hi" {
 				t.Fatalf("notice %s: %v %+v", m.Data, err, rc)
 			}
@@ -610,7 +610,7 @@ func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
 	if err != nil || !first.Ran {
 		t.Fatalf("first invocation: %+v, %v", first, err)
 	}
-	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+	if err := st.proj.Settle(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	again := wire.InvocationRequest{InvocationID: first.InvocationID, Key: "COUNT", Token: raw}
@@ -643,7 +643,7 @@ func TestConsumerFromBeforeBusSubjectsIsUpdated(t *testing.T) {
 	st := newStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := st.log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.DataStream, jetstream.ConsumerConfig{
+	if _, err := st.log.JetStream().CreateOrUpdateConsumer(ctx, wire.DataStream, jetstream.ConsumerConfig{
 		Durable: dispatcher.ConsumerName, FilterSubject: wire.RequestSubjects, AckPolicy: jetstream.AckExplicitPolicy,
 	}); err != nil {
 		t.Fatal(err)

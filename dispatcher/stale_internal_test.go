@@ -71,15 +71,15 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := contract.Row{Key: "COUNT", Type: "fn", Target: "count", Enabled: 1}
-	ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "COUNT", Row: &row})
-	if _, err := l.Append(ctx, eventlog.DirectorySubject("COUNT"), ev); err != nil {
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "COUNT", Row: &row})
+	if _, err := l.Append(ctx, wire.DirectorySubject("COUNT"), ev); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Settle(ctx, eventlog.ControlStream); err != nil {
+	if err := p.Settle(ctx, wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 
-	req := eventlog.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"}
+	req := wire.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"}
 	rev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := &heldMsg{subject: eventlog.RequestSubject("COUNT"), data: data, delivered: 1, stored: time.Now()}
+	fresh := &heldMsg{subject: wire.RequestSubject("COUNT"), data: data, delivered: 1, stored: time.Now()}
 	s.handle(ctx, fresh) // the copy that ran: one run, one receipt
 	stale := &heldMsg{subject: fresh.subject, data: data, delivered: 1, stored: time.Now().Add(-time.Minute)}
 	s.handle(ctx, stale)

@@ -40,12 +40,12 @@ func toolsService(t *testing.T, rows ...contract.Row) *Service {
 		t.Fatal(err)
 	}
 	for i := range rows {
-		ev, _ := eventlog.NewEventAt(time.Now(), eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
-		if _, err := l.Append(ctx, eventlog.DirectorySubject(rows[i].Key), ev); err != nil {
+		ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
+		if _, err := l.Append(ctx, wire.DirectorySubject(rows[i].Key), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := p.Settle(ctx, eventlog.ControlStream); err != nil {
+	if err := p.Settle(ctx, wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -34,7 +34,7 @@ func withFlows(t *testing.T) func(*dispatcher.ServiceConfig) {
 func stepRequestEvents(t *testing.T, l *eventlog.Log, inv string) int {
 	t.Helper()
 	n := 0
-	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	err := l.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
 		var req wire.InvocationRequest
 		if s.Type == wire.TypeInvocationRequested && s.DataAs(&req) == nil && req.InvocationID == inv {
 			n++
@@ -83,7 +83,7 @@ func TestRedeliveredFlowReusesCompletedSteps(t *testing.T) {
 				withFlows(t)(c)
 				c.AckWait, c.Name = 300*time.Millisecond, "a"
 				if tc.crashAfterSteps {
-					dispatcher.SetFailpoints(c, func(req *eventlog.InvocationRequest) error {
+					dispatcher.SetFailpoints(c, func(req *wire.InvocationRequest) error {
 						if req.Key == "TWO_STEPS" && once.CompareAndSwap(false, true) {
 							crashed <- struct{}{}
 							return errCrash
@@ -103,12 +103,12 @@ func TestRedeliveredFlowReusesCompletedSteps(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
 			type res struct {
-				rc  eventlog.Receipt
+				rc  wire.Receipt
 				err error
 			}
 			got := make(chan res, 1)
 			go func() {
-				rc, err := a.Invoke(ctx, eventlog.InvocationRequest{Key: "TWO_STEPS", Body: "x", Credential: "owner:terminal-key"})
+				rc, err := a.Invoke(ctx, wire.InvocationRequest{Key: "TWO_STEPS", Body: "x", Credential: "owner:terminal-key"})
 				got <- res{rc, err}
 			}()
 			if tc.crashAfterSteps {
@@ -163,7 +163,7 @@ func nodetestSettle(t *testing.T, st *stack) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.proj.Settle(ctx, eventlog.DataStream); err != nil {
+	if err := st.proj.Settle(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -224,7 +224,7 @@ func TestRequestsCannotClaimALineage(t *testing.T) {
 	st.putRow(t, contract.Row{Key: "FLOW", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: one step\nSAY: $1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := s.Invoke(ctx, eventlog.InvocationRequest{Key: "FLOW", Body: "hi", Credential: "owner:terminal-key",
+	rc, err := s.Invoke(ctx, wire.InvocationRequest{Key: "FLOW", Body: "hi", Credential: "owner:terminal-key",
 		Parent: "inv_someone_else", Depth: 7, Chain: "SAY>FLOW"})
 	if err != nil {
 		t.Fatal(err)

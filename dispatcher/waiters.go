@@ -19,7 +19,7 @@ type waiters struct {
 }
 
 type waiter struct {
-	ch      chan eventlog.Receipt
+	ch      chan wire.Receipt
 	eventID string
 }
 
@@ -27,8 +27,8 @@ func newWaiters(ids receiptIDs) *waiters {
 	return &waiters{ids: ids, m: map[string]waiter{}, ev: map[string]string{}}
 }
 
-func (w *waiters) add(inv string) chan eventlog.Receipt {
-	wt := waiter{ch: make(chan eventlog.Receipt, 1), eventID: w.ids.of(inv)}
+func (w *waiters) add(inv string) chan wire.Receipt {
+	wt := waiter{ch: make(chan wire.Receipt, 1), eventID: w.ids.of(inv)}
 	w.mu.Lock()
 	w.m[inv] = wt
 	w.ev[wt.eventID] = inv
@@ -41,7 +41,7 @@ func (w *waiters) remove(inv string) {
 }
 
 // take removes and returns inv's waiter, if any.
-func (w *waiters) take(inv string) (chan eventlog.Receipt, bool) {
+func (w *waiters) take(inv string) (chan wire.Receipt, bool) {
 	w.mu.Lock()
 	wt, ok := w.m[inv]
 	if ok {
@@ -62,7 +62,7 @@ func (w *waiters) byEvent(id string) (string, bool) {
 
 // deliver wakes rc's waiter with the receipt a worker of this process has just
 // appended, without waiting for the projection to fold it.
-func (w *waiters) deliver(rc *eventlog.Receipt) {
+func (w *waiters) deliver(rc *wire.Receipt) {
 	if ch, ok := w.take(rc.InvocationID); ok {
 		ch <- *rc
 	}
@@ -78,14 +78,14 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 		w.seenApproval(s)
 		return
 	}
-	if stream != eventlog.DataStream || s.Type != eventlog.TypeReceipt {
+	if stream != wire.DataStream || s.Type != wire.TypeReceipt {
 		return
 	}
 	inv, ok := w.byEvent(s.ID)
 	if !ok || wire.ParseSubject(s.Subject).Family != wire.ReceiptFamily {
 		return
 	}
-	var rc eventlog.Receipt
+	var rc wire.Receipt
 	if err := s.DataAs(&rc); err != nil || rc.InvocationID != inv {
 		return
 	}
@@ -112,7 +112,7 @@ func (w *waiters) seenApproval(s *eventlog.Stored) {
 		return
 	}
 	p := gate.PendingApprovalRefusal()
-	rc := eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
+	rc := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
 		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Reason}
 	if ch, ok := w.take(subj.Key); ok {
 		ch <- rc

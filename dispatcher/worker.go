@@ -29,9 +29,9 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
-	if req.DirSeq > 0 && s.cfg.Projector.Applied(eventlog.ControlStream) < req.DirSeq {
+	if req.DirSeq > 0 && s.cfg.Projector.Applied(wire.ControlStream) < req.DirSeq {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		s.cfg.Projector.WaitFor(wctx, eventlog.ControlStream, req.DirSeq)
+		s.cfg.Projector.WaitFor(wctx, wire.ControlStream, req.DirSeq)
 		cancel()
 	}
 	// A redelivered request may already have its receipt (the worker before this
@@ -48,7 +48,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		checkReceipt = req.InvocationID
 		m.InProgress()
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := s.cfg.Projector.Settle(sctx, eventlog.DataStream); err != nil && ctx.Err() == nil {
+		if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 		}
 		cancel()
@@ -209,14 +209,14 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 // node may have been behind the node that wrote the row, so ask the log for the
 // key's last mutation: if this projection has not applied it yet, wait and read
 // again. Only a miss pays for the lookup.
-func (s *Service) catchUpRow(ctx context.Context, req *eventlog.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
+func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	seq, err := s.cfg.Log.LastSubjectSeq(lctx, eventlog.ControlStream, eventlog.DirectorySubject(req.Key))
-	if err != nil || seq == 0 || seq <= s.cfg.Projector.Applied(eventlog.ControlStream) {
+	seq, err := s.cfg.Log.LastSubjectSeq(lctx, wire.ControlStream, wire.DirectorySubject(req.Key))
+	if err != nil || seq == 0 || seq <= s.cfg.Projector.Applied(wire.ControlStream) {
 		return g
 	}
-	if err := s.cfg.Projector.WaitFor(lctx, eventlog.ControlStream, seq); err != nil {
+	if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
 		return g
 	}
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
@@ -238,7 +238,7 @@ func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
 // receipt of failureReceipt instead and replaces *rc with it: the call is not run
 // again for a receipt that could never be stored. client is the bus client that
 // requested the call, told on its notice subject; "" for none.
-func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt, client string) error {
+func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client string) error {
 	size, err := s.appendReceipt(ctx, rc, client)
 	if err == nil || !permanent(err) {
 		return err
@@ -260,8 +260,8 @@ func (s *Service) storeReceipt(ctx context.Context, rc *eventlog.Receipt, client
 // responders while the stream elects a leader) is retried with the same event id,
 // for up to receiptRetryFor; one it cannot mend is returned at once, classified by
 // appendFailure. It returns the length of the receipt's data.
-func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, client string) (int, error) {
-	ev, err := eventlog.NewEventAt(rc.FinishedAt, eventlog.TypeReceipt, "engine:"+s.cfg.Name, rc)
+func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
+	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
@@ -291,8 +291,8 @@ func (s *Service) appendReceipt(ctx context.Context, rc *eventlog.Receipt, clien
 	}
 }
 
-func (s *Service) tryAppendReceipt(ctx context.Context, rc *eventlog.Receipt, ev eventlog.Event, client string) error {
-	f, err := s.cfg.Log.AppendAsync(eventlog.ReceiptSubject(rc.Key), ev)
+func (s *Service) tryAppendReceipt(ctx context.Context, rc *wire.Receipt, ev wire.Event, client string) error {
+	f, err := s.cfg.Log.AppendAsync(wire.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
 	}
@@ -342,17 +342,17 @@ type sender struct {
 // claims: its actor is the client the subject names, and its body's credential and
 // directory position are not kept. Bus clients may leave the invocation id, trace
 // and key empty: they are derived from the event id and the subject.
-func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) {
-	var req eventlog.InvocationRequest
+func decodeRequest(m jetstream.Msg) (wire.InvocationRequest, sender, error) {
+	var req wire.InvocationRequest
 	subj := wire.ParseSubject(m.Subject())
 	if subj.Family != wire.RequestFamily && subj.Family != wire.BusRequestFamily {
 		return req, sender{}, fmt.Errorf("subject %s is not capdir.data.req.<KEY> nor capdir.data.bus.<CLIENT>.<KEY>", m.Subject())
 	}
-	ev, err := eventlog.DecodeShared(m.Data())
+	ev, err := wire.DecodeShared(m.Data())
 	if err != nil {
 		return req, sender{}, err
 	}
-	if ev.Type != eventlog.TypeInvocationRequested {
+	if ev.Type != wire.TypeInvocationRequested {
 		return req, sender{}, fmt.Errorf("event type %q on a request subject", ev.Type)
 	}
 	if err := ev.DataAs(&req); err != nil {
@@ -365,7 +365,7 @@ func decodeRequest(m jetstream.Msg) (eventlog.InvocationRequest, sender, error) 
 		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
 	}
 	if req.InvocationID == "" {
-		req.InvocationID = eventlog.RequestInvocationID(ev.ID)
+		req.InvocationID = wire.RequestInvocationID(ev.ID)
 	}
 	if req.Trace == "" {
 		req.Trace = wire.NewTrace()

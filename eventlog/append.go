@@ -12,7 +12,7 @@ import (
 )
 
 // NewEvent builds an envelope with a fresh ULID, stamped by the log's clock.
-func (l *Log) NewEvent(typ, actor string, data any) (Event, error) {
+func (l *Log) NewEvent(typ, actor string, data any) (wire.Event, error) {
 	return wire.NewEvent(l.cfg.Clock(), typ, actor, data)
 }
 
@@ -49,7 +49,7 @@ func ExpectLastSubjectSeq(seq uint64) AppendOption {
 // Append writes ev to subject and returns its stream sequence once JetStream has
 // stored it. A retry with the same event id inside the duplicate window returns the
 // sequence of the first copy and stores nothing new.
-func (l *Log) Append(ctx context.Context, subject string, ev Event, opts ...AppendOption) (uint64, error) {
+func (l *Log) Append(ctx context.Context, subject string, ev wire.Event, opts ...AppendOption) (uint64, error) {
 	msg, popts, err := l.prepare(subject, ev, opts)
 	if err != nil {
 		return 0, err
@@ -66,7 +66,7 @@ func (l *Log) Append(ctx context.Context, subject string, ev Event, opts ...Appe
 
 // AppendAsync writes ev without waiting; the returned future resolves to the
 // stream's acknowledgement. Use it where many appends are in flight at once.
-func (l *Log) AppendAsync(subject string, ev Event, opts ...AppendOption) (jetstream.PubAckFuture, error) {
+func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (jetstream.PubAckFuture, error) {
 	msg, popts, err := l.prepare(subject, ev, opts)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func awaitAck(ctx context.Context, f jetstream.PubAckFuture, late <-chan time.Ti
 	}
 }
 
-func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
+func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
 	select {
 	case <-l.closed:
 		return nil, nil, ErrClosed
@@ -130,7 +130,7 @@ func (l *Log) prepare(subject string, ev Event, opts []AppendOption) (*nats.Msg,
 		}
 	}
 	if ev.ID == "" || ev.Type == "" {
-		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", ErrBadEvent)
+		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", wire.ErrBadEvent)
 	}
 	body, err := wire.Encode(&ev)
 	if err != nil {

@@ -14,7 +14,7 @@
 //
 // # Envelope
 //
-// Every message is a JSON [Event]: {id, type, at, actor, data}. The id is a ULID and is
+// Every message is a JSON [wire.Event]: {id, type, at, actor, data}. The id is a ULID and is
 // also sent as Nats-Msg-Id, so a retried append inside the stream's duplicate window is
 // stored once.
 //

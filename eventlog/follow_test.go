@@ -7,6 +7,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // follow runs FollowBatches in the background and returns the batch sizes it
@@ -18,7 +19,7 @@ func follow(t *testing.T, l *eventlog.Log, opts eventlog.FollowOptions) <-chan i
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.FollowBatches(ctx, eventlog.DataStream, 1, opts, func(b []eventlog.Stored) error {
+		l.FollowBatches(ctx, wire.DataStream, 1, opts, func(b []eventlog.Stored) error {
 			sizes <- len(b)
 			return nil
 		})
@@ -30,8 +31,8 @@ func follow(t *testing.T, l *eventlog.Log, opts eventlog.FollowOptions) <-chan i
 func appendReceipts(t *testing.T, l *eventlog.Log, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		ev := mustEvent(t, l, eventlog.TypeReceipt, map[string]any{"invocation_id": "inv_x", "i": i})
-		if _, err := l.Append(context.Background(), eventlog.ReceiptSubject("K"), ev); err != nil {
+		ev := mustEvent(t, l, wire.TypeReceipt, map[string]any{"invocation_id": "inv_x", "i": i})
+		if _, err := l.Append(context.Background(), wire.ReceiptSubject("K"), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +93,7 @@ func TestFollowStoppedBeforeItStartsReturnsNil(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := l.Follow(ctx, eventlog.DataStream, 1, func(eventlog.Stored) error { return nil }); err != nil {
+	if err := l.Follow(ctx, wire.DataStream, 1, func(eventlog.Stored) error { return nil }); err != nil {
 		t.Fatalf("follow with a done context: %v", err)
 	}
 }

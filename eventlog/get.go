@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -27,7 +28,7 @@ func (l *Log) ReadSeq(ctx context.Context, stream string, seq uint64) (Stored, e
 		return Stored{}, fmt.Errorf("eventlog: message %d of %s: %w", seq, stream, err)
 	}
 	st := Stored{Stream: stream, Subject: m.Subject, Seq: m.Sequence}
-	ev, err := Decode(m.Data)
+	ev, err := wire.Decode(m.Data)
 	if err != nil {
 		st.Invalid = err.Error()
 		return st, nil

@@ -173,7 +173,7 @@ func (l *Log) probe(ctx context.Context) error {
 }
 
 func (l *Log) ensureStreams(ctx context.Context) error {
-	for _, name := range Streams {
+	for _, name := range wire.Streams {
 		sc := jetstream.StreamConfig{
 			Name:        name,
 			Subjects:    wire.StreamSubjects(name),
@@ -183,7 +183,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			Duplicates:  l.cfg.DuplicateWindow,
 			AllowDirect: true,
 		}
-		if name == DataStream {
+		if name == wire.DataStream {
 			sc.MaxAge = l.cfg.DataMaxAge
 		}
 		s, err := l.js.CreateOrUpdateStream(ctx, sc)

@@ -11,9 +11,10 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
-func mustEvent(t *testing.T, l *eventlog.Log, typ string, data any) eventlog.Event {
+func mustEvent(t *testing.T, l *eventlog.Log, typ string, data any) wire.Event {
 	t.Helper()
 	ev, err := l.NewEvent(typ, "test", data)
 	if err != nil {
@@ -27,8 +28,8 @@ func TestAppendReadInOrder(t *testing.T) {
 	ctx := context.Background()
 	var want []string
 	for i := 0; i < 50; i++ {
-		ev := mustEvent(t, l, eventlog.TypeDirectoryMutate, map[string]int{"i": i})
-		seq, err := l.Append(ctx, eventlog.DirectorySubject("K"), ev)
+		ev := mustEvent(t, l, wire.TypeDirectoryMutate, map[string]int{"i": i})
+		seq, err := l.Append(ctx, wire.DirectorySubject("K"), ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestAppendReadInOrder(t *testing.T) {
 		want = append(want, ev.ID)
 	}
 	var got []string
-	err := l.Read(ctx, eventlog.ControlStream, 1, func(s eventlog.Stored) error {
+	err := l.Read(ctx, wire.ControlStream, 1, func(s eventlog.Stored) error {
 		if s.Seq != uint64(len(got)+1) {
 			t.Fatalf("out of order: seq %d at position %d", s.Seq, len(got))
 		}
@@ -58,7 +59,7 @@ func TestAppendReadInOrder(t *testing.T) {
 	}
 	// Reading from the middle starts there.
 	var n int
-	if err := l.Read(ctx, eventlog.ControlStream, 41, func(s eventlog.Stored) error { n++; return nil }); err != nil {
+	if err := l.Read(ctx, wire.ControlStream, 41, func(s eventlog.Stored) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 10 {
@@ -69,24 +70,24 @@ func TestAppendReadInOrder(t *testing.T) {
 func TestAppendConflict(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx := context.Background()
-	subj := eventlog.DirectorySubject("ROW")
-	seq1, err := l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 1), eventlog.ExpectLastSubjectSeq(0))
+	subj := wire.DirectorySubject("ROW")
+	seq1, err := l.Append(ctx, subj, mustEvent(t, l, wire.TypeDirectoryMutate, 1), eventlog.ExpectLastSubjectSeq(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second create (expecting an empty subject) loses.
-	_, err = l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 2), eventlog.ExpectLastSubjectSeq(0))
+	_, err = l.Append(ctx, subj, mustEvent(t, l, wire.TypeDirectoryMutate, 2), eventlog.ExpectLastSubjectSeq(0))
 	if !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("second create: err = %v, want ErrConflict", err)
 	}
 	// Another key's writes do not move this key's sequence.
-	if _, err := l.Append(ctx, eventlog.DirectorySubject("OTHER"), mustEvent(t, l, eventlog.TypeDirectoryMutate, 3)); err != nil {
+	if _, err := l.Append(ctx, wire.DirectorySubject("OTHER"), mustEvent(t, l, wire.TypeDirectoryMutate, 3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 4), eventlog.ExpectLastSubjectSeq(seq1)); err != nil {
+	if _, err := l.Append(ctx, subj, mustEvent(t, l, wire.TypeDirectoryMutate, 4), eventlog.ExpectLastSubjectSeq(seq1)); err != nil {
 		t.Fatalf("write at the right sequence: %v", err)
 	}
-	_, err = l.Append(ctx, subj, mustEvent(t, l, eventlog.TypeDirectoryMutate, 5), eventlog.ExpectLastSubjectSeq(seq1))
+	_, err = l.Append(ctx, subj, mustEvent(t, l, wire.TypeDirectoryMutate, 5), eventlog.ExpectLastSubjectSeq(seq1))
 	if !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("stale write: err = %v, want ErrConflict", err)
 	}
@@ -95,19 +96,19 @@ func TestAppendConflict(t *testing.T) {
 func TestAppendDedupe(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx := context.Background()
-	ev := mustEvent(t, l, eventlog.TypeReceipt, "x")
-	s1, err := l.Append(ctx, eventlog.ReceiptSubject("K"), ev)
+	ev := mustEvent(t, l, wire.TypeReceipt, "x")
+	s1, err := l.Append(ctx, wire.ReceiptSubject("K"), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := l.Append(ctx, eventlog.ReceiptSubject("K"), ev)
+	s2, err := l.Append(ctx, wire.ReceiptSubject("K"), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s1 != s2 {
 		t.Fatalf("retried append stored twice: %d then %d", s1, s2)
 	}
-	last, err := l.LastSeq(ctx, eventlog.DataStream)
+	last, err := l.LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,12 +122,12 @@ func TestAppendDedupe(t *testing.T) {
 func TestAppendWithoutDedupe(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx := context.Background()
-	ev := mustEvent(t, l, eventlog.TypeInvocationRequested, map[string]string{"key": "K"})
-	s1, err := l.Append(ctx, eventlog.RequestSubject("K"), ev, eventlog.WithoutDedupe())
+	ev := mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"key": "K"})
+	s1, err := l.Append(ctx, wire.RequestSubject("K"), ev, eventlog.WithoutDedupe())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := l.AppendAsync(eventlog.RequestSubject("K"), ev, eventlog.WithoutDedupe())
+	f, err := l.AppendAsync(wire.RequestSubject("K"), ev, eventlog.WithoutDedupe())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestAppendWithoutDedupe(t *testing.T) {
 	if s1 == s2 {
 		t.Fatalf("both appends answered sequence %d: deduplicated", s1)
 	}
-	s, err := l.JetStream().Stream(ctx, eventlog.DataStream)
+	s, err := l.JetStream().Stream(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestAppendWithoutDedupe(t *testing.T) {
 		t.Fatalf("Nats-Msg-Id %q on an append without dedupe", id)
 	}
 	var got []string
-	err = l.Read(ctx, eventlog.DataStream, 1, func(st eventlog.Stored) error {
+	err = l.Read(ctx, wire.DataStream, 1, func(st eventlog.Stored) error {
 		got = append(got, st.ID)
 		return nil
 	})
@@ -166,14 +167,14 @@ func TestReopenKeepsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := l.Append(ctx, eventlog.DirectorySubject("K"), mustEvent(t, l, eventlog.TypeDirectoryMutate, i)); err != nil {
+		if _, err := l.Append(ctx, wire.DirectorySubject("K"), mustEvent(t, l, wire.TypeDirectoryMutate, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	l.Close()
 	l.Close() // idempotent
 	l2 := logtest.Open(t, dir)
-	last, err := l2.LastSeq(ctx, eventlog.ControlStream)
+	last, err := l2.LastSeq(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,14 +186,14 @@ func TestReopenKeepsLog(t *testing.T) {
 func TestInvalidMessageIsSkippedNotFatal(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx := context.Background()
-	if _, err := l.JetStream().Publish(ctx, eventlog.RequestSubject("K"), []byte("not json")); err != nil {
+	if _, err := l.JetStream().Publish(ctx, wire.RequestSubject("K"), []byte("not json")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(ctx, eventlog.RequestSubject("K"), mustEvent(t, l, eventlog.TypeInvocationRequested, 1)); err != nil {
+	if _, err := l.Append(ctx, wire.RequestSubject("K"), mustEvent(t, l, wire.TypeInvocationRequested, 1)); err != nil {
 		t.Fatal(err)
 	}
 	var invalid, valid int
-	err := l.Read(ctx, eventlog.DataStream, 1, func(s eventlog.Stored) error {
+	err := l.Read(ctx, wire.DataStream, 1, func(s eventlog.Stored) error {
 		if s.Invalid != "" {
 			invalid++
 		} else {
@@ -258,9 +259,9 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		`null`,
 		`{"key":"\ud800"}`,
 	} {
-		var want, got eventlog.InvocationRequest
+		var want, got wire.InvocationRequest
 		werr := json.Unmarshal([]byte(in), &want)
-		ev := eventlog.Event{Type: eventlog.TypeInvocationRequested, Data: json.RawMessage(in)}
+		ev := wire.Event{Type: wire.TypeInvocationRequested, Data: json.RawMessage(in)}
 		gerr := ev.DataAs(&got)
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("%s: encoding/json err %v, DataAs err %v", in, werr, gerr)
@@ -268,7 +269,7 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		if werr == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
 		}
-		if gerr != nil && !errors.Is(gerr, eventlog.ErrBadEvent) {
+		if gerr != nil && !errors.Is(gerr, wire.ErrBadEvent) {
 			t.Fatalf("%s: err %v is not ErrBadEvent", in, gerr)
 		}
 	}

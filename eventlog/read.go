@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -219,7 +220,7 @@ func toStored(stream string, m jetstream.Msg) (Stored, error) {
 		return Stored{}, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
 	st := Stored{Stream: stream, Subject: m.Subject(), Seq: meta.Sequence.Stream}
-	ev, err := DecodeShared(m.Data()) // the client's copy of the message, not reused
+	ev, err := wire.DecodeShared(m.Data()) // the client's copy of the message, not reused
 	if err != nil {
 		// A client on the bus can publish anything to a request subject: keep the
 		// position and let the consumer skip it, so one bad message cannot stall the log.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -59,7 +60,7 @@ func (l *Log) WatchStreams(fn func(stream string)) (stop func(), err error) {
 			s.Unsubscribe()
 		}
 	}
-	for _, name := range Streams {
+	for _, name := range wire.Streams {
 		s, err := l.nc.Subscribe(streamAdvisory+name, func(*nats.Msg) { fn(name) })
 		if err != nil {
 			stop()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -18,7 +19,7 @@ func TestStateIdentifiesTheStream(t *testing.T) {
 	ctx := context.Background()
 	l := logtest.Open(t, dir)
 	appendReceipts(t, l, 3)
-	before, err := l.State(ctx, eventlog.DataStream)
+	before, err := l.State(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestStateIdentifiesTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	after, err := l.State(ctx, eventlog.DataStream)
+	after, err := l.State(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,24 +52,24 @@ func TestStateIdentifiesTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	if err := l.JetStream().DeleteStream(ctx, eventlog.DataStream); err != nil {
+	if err := l.JetStream().DeleteStream(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case s := <-changed:
-		if s != eventlog.DataStream {
-			t.Fatalf("advisory for %s, want %s", s, eventlog.DataStream)
+		if s != wire.DataStream {
+			t.Fatalf("advisory for %s, want %s", s, wire.DataStream)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no advisory for the deleted stream")
 	}
-	if _, err := l.State(ctx, eventlog.DataStream); !errors.Is(err, eventlog.ErrStreamNotFound) {
+	if _, err := l.State(ctx, wire.DataStream); !errors.Is(err, eventlog.ErrStreamNotFound) {
 		t.Fatalf("state of a deleted stream: %v, want ErrStreamNotFound", err)
 	}
-	if _, err := l.JetStream().CreateStream(ctx, jetstream.StreamConfig{Name: eventlog.DataStream, Subjects: []string{"capdir.data.>"}}); err != nil {
+	if _, err := l.JetStream().CreateStream(ctx, jetstream.StreamConfig{Name: wire.DataStream, Subjects: []string{"capdir.data.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := l.State(ctx, eventlog.DataStream)
+	again, err := l.State(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestStateAfterRetention(t *testing.T) {
 	}
 	defer l.Close()
 	appendReceipts(t, l, 3)
-	st := logtest.AwaitTrimmed(t, l, eventlog.DataStream)
+	st := logtest.AwaitTrimmed(t, l, wire.DataStream)
 	if st.LastSeq != 3 || st.FirstSeq != 4 {
 		t.Fatalf("after retention: %+v, want first 4, last 3", st)
 	}

@@ -131,7 +131,7 @@ func checkRequest(s *eventlog.Stored, key string) (requestHead, error) {
 		return r, err
 	}
 	if r.InvocationID == "" {
-		r.InvocationID = eventlog.RequestInvocationID(s.ID)
+		r.InvocationID = wire.RequestInvocationID(s.ID)
 	}
 	return r, nil
 }

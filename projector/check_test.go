@@ -83,19 +83,19 @@ func newCheckStack(t *testing.T) *checkStack {
 	t.Cleanup(func() { cancel(); <-done; p.Close() })
 
 	row := st.row
-	st.await(t, eventlog.ControlStream, appendEv(t, st.l, eventlog.DirectorySubject("GREET"), t0, eventlog.TypeDirectoryMutate,
+	st.await(t, wire.ControlStream, appendEv(t, st.l, wire.DirectorySubject("GREET"), t0, wire.TypeDirectoryMutate,
 		eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "GREET", Row: &row}))
-	appendEv(t, st.l, eventlog.RequestSubject("GREET"), t0, eventlog.TypeInvocationRequested,
-		eventlog.InvocationRequest{InvocationID: "inv_real", Key: "GREET", Body: "Ada"})
-	st.await(t, eventlog.DataStream, appendEv(t, st.l, eventlog.ReceiptSubject("GREET"), t0, eventlog.TypeReceipt, receipt("inv_real", "GREET")))
+	appendEv(t, st.l, wire.RequestSubject("GREET"), t0, wire.TypeInvocationRequested,
+		wire.InvocationRequest{InvocationID: "inv_real", Key: "GREET", Body: "Ada"})
+	st.await(t, wire.DataStream, appendEv(t, st.l, wire.ReceiptSubject("GREET"), t0, wire.TypeReceipt, receipt("inv_real", "GREET")))
 	if n := countSkipped(t, st.reg); n != 0 {
 		t.Fatalf("%v events skipped from a log capdir wrote; want none:\n%s", n, st.logs.take())
 	}
 	return st
 }
 
-func receipt(inv, key string) eventlog.Receipt {
-	return eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true,
+func receipt(inv, key string) wire.Receipt {
+	return wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true,
 		Status: wire.StatusProvenMaterialResult, FinishedAt: t0}, Result: secret, Body: secret, BreakerKind: "not_counted"}
 }
 
@@ -244,7 +244,7 @@ func noBreaker(key string) func(*testing.T, *checkStack, uint64) {
 // variable outside today's allow-list) are folded: those rules are the door's.
 func TestFoldTimeChecks(t *testing.T) {
 	cases := []forged{
-		{name: "mutation on DECOY's subject naming GREET", subject: eventlog.DirectorySubject("DECOY"), typ: eventlog.TypeDirectoryMutate,
+		{name: "mutation on DECOY's subject naming GREET", subject: wire.DirectorySubject("DECOY"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", nil)), reason: "key_mismatch",
 			check: func(t *testing.T, st *checkStack, seq uint64) {
 				offGreet(t, st, seq)
@@ -253,68 +253,68 @@ func TestFoldTimeChecks(t *testing.T) {
 					t.Fatalf("DECOY: seq %d, err %v; want ErrNotFound and %d", got, err, seq)
 				}
 			}},
-		{name: "row key is not the subject's", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "row key is not the subject's", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionReplace, "GREET", rowWith("DECOY", nil)), reason: "key_mismatch", check: onGreet},
-		{name: "mutation without key", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "mutation without key", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionDelete, "", nil), reason: "key_mismatch", check: onGreet},
-		{name: "row type weird", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "row type weird", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data:   mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })),
 			reason: "bad_mutation", check: onGreet},
-		{name: "action upsert", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "action upsert", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation("upsert", "GREET", rowWith("GREET", nil)), reason: "bad_mutation", check: onGreet},
-		{name: "create without a row", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "create without a row", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionCreate, "GREET", nil), reason: "bad_mutation", check: onGreet},
-		{name: "delete with a row", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "delete with a row", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionDelete, "GREET", rowWith("GREET", nil)), reason: "bad_mutation", check: onGreet},
-		{name: "mutation data does not decode", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeDirectoryMutate,
+		{name: "mutation data does not decode", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data:   map[string]any{"action": "replace", "key": "GREET", "row": map[string]any{"key": "GREET", "type": "fn", "enabled": secret}},
 			reason: "bad_data", check: onGreet},
-		{name: "not an envelope on GREET's subject", subject: eventlog.DirectorySubject("GREET"), raw: `{"body":"` + secret + `"`,
+		{name: "not an envelope on GREET's subject", subject: wire.DirectorySubject("GREET"), raw: `{"body":"` + secret + `"`,
 			reason: "bad_envelope", check: onGreet},
-		{name: "receipt on GREET's directory subject", subject: eventlog.DirectorySubject("GREET"), typ: eventlog.TypeReceipt,
+		{name: "receipt on GREET's directory subject", subject: wire.DirectorySubject("GREET"), typ: wire.TypeReceipt,
 			data: receipt("inv_dir", "GREET"), reason: "wrong_subject", check: onGreet},
 
-		{name: "receipt on a request subject", subject: eventlog.RequestSubject("GREET"), typ: eventlog.TypeReceipt,
+		{name: "receipt on a request subject", subject: wire.RequestSubject("GREET"), typ: wire.TypeReceipt,
 			data: receipt("inv_forged", "GREET"), reason: "wrong_subject", check: noReceipt("inv_forged", false)},
-		{name: "receipt on a bus request subject", subject: wire.BusRequestSubject("mallory", "GREET"), typ: eventlog.TypeReceipt,
+		{name: "receipt on a bus request subject", subject: wire.BusRequestSubject("mallory", "GREET"), typ: wire.TypeReceipt,
 			data: receipt("inv_forged_bus", "GREET"), reason: "wrong_subject", check: noReceipt("inv_forged_bus", false)},
-		{name: "request on a receipt subject", subject: eventlog.ReceiptSubject("GREET"), typ: eventlog.TypeInvocationRequested,
-			data: eventlog.InvocationRequest{InvocationID: "inv_req_on_rcpt", Key: "GREET", Body: secret}, reason: "wrong_subject",
+		{name: "request on a receipt subject", subject: wire.ReceiptSubject("GREET"), typ: wire.TypeInvocationRequested,
+			data: wire.InvocationRequest{InvocationID: "inv_req_on_rcpt", Key: "GREET", Body: secret}, reason: "wrong_subject",
 			check: noReceipt("inv_req_on_rcpt", false)},
-		{name: "request outside every family", subject: "capdir.data.other.GREET", typ: eventlog.TypeInvocationRequested,
-			data: eventlog.InvocationRequest{InvocationID: "inv_other", Body: secret}, reason: "wrong_subject",
+		{name: "request outside every family", subject: "capdir.data.other.GREET", typ: wire.TypeInvocationRequested,
+			data: wire.InvocationRequest{InvocationID: "inv_other", Body: secret}, reason: "wrong_subject",
 			check: noReceipt("inv_other", false)},
-		{name: "request key is not the subject's", subject: eventlog.RequestSubject("GREET"), typ: eventlog.TypeInvocationRequested,
-			data: eventlog.InvocationRequest{InvocationID: "inv_req_other", Key: "DECOY", Body: secret}, reason: "key_mismatch",
+		{name: "request key is not the subject's", subject: wire.RequestSubject("GREET"), typ: wire.TypeInvocationRequested,
+			data: wire.InvocationRequest{InvocationID: "inv_req_other", Key: "DECOY", Body: secret}, reason: "key_mismatch",
 			check: noReceipt("inv_req_other", false)},
-		{name: "bus request key is not the subject's", subject: wire.BusRequestSubject("mallory", "GREET"), typ: eventlog.TypeInvocationRequested,
-			data: eventlog.InvocationRequest{InvocationID: "inv_bus_other", Key: "DECOY", Body: secret}, reason: "key_mismatch",
+		{name: "bus request key is not the subject's", subject: wire.BusRequestSubject("mallory", "GREET"), typ: wire.TypeInvocationRequested,
+			data: wire.InvocationRequest{InvocationID: "inv_bus_other", Key: "DECOY", Body: secret}, reason: "key_mismatch",
 			check: noReceipt("inv_bus_other", false)},
-		{name: "bus request is pending", subject: wire.BusRequestSubject("alice", "GREET"), typ: eventlog.TypeInvocationRequested,
-			data: eventlog.InvocationRequest{InvocationID: "inv_bus", Body: "Ada"}, check: noReceipt("inv_bus", true)},
-		{name: "receipt key is not the subject's", subject: eventlog.ReceiptSubject("GREET"), typ: eventlog.TypeReceipt,
+		{name: "bus request is pending", subject: wire.BusRequestSubject("alice", "GREET"), typ: wire.TypeInvocationRequested,
+			data: wire.InvocationRequest{InvocationID: "inv_bus", Body: "Ada"}, check: noReceipt("inv_bus", true)},
+		{name: "receipt key is not the subject's", subject: wire.ReceiptSubject("GREET"), typ: wire.TypeReceipt,
 			data: receipt("inv_rcpt_other", "DECOY"), reason: "key_mismatch", check: noReceipt("inv_rcpt_other", false)},
-		{name: "receipt without invocation id", subject: eventlog.ReceiptSubject("GREET"), typ: eventlog.TypeReceipt,
+		{name: "receipt without invocation id", subject: wire.ReceiptSubject("GREET"), typ: wire.TypeReceipt,
 			data: receipt("", "GREET"), reason: "bad_data", check: noReceipt("", false)},
-		{name: "receipt in the older layout, another invocation's", subject: "capdir.data.rcpt.GREET.inv_a", typ: eventlog.TypeReceipt,
+		{name: "receipt in the older layout, another invocation's", subject: "capdir.data.rcpt.GREET.inv_a", typ: wire.TypeReceipt,
 			data: receipt("inv_b", "GREET"), reason: "key_mismatch", check: noReceipt("inv_b", false)},
-		{name: "receipt in the older layout is folded", subject: "capdir.data.rcpt.GREET.inv_old", typ: eventlog.TypeReceipt,
+		{name: "receipt in the older layout is folded", subject: "capdir.data.rcpt.GREET.inv_old", typ: wire.TypeReceipt,
 			data: receipt("inv_old", "GREET"), check: hasReceipt("inv_old")},
-		{name: "reset key is not the subject's", subject: eventlog.BreakerSubject("GREET"), typ: eventlog.TypeBreakerReset,
+		{name: "reset key is not the subject's", subject: wire.BreakerSubject("GREET"), typ: wire.TypeBreakerReset,
 			data: eventlog.BreakerReset{Key: "DECOY"}, reason: "key_mismatch", check: noBreaker("DECOY")},
-		{name: "reset on a receipt subject", subject: eventlog.ReceiptSubject("DECOY"), typ: eventlog.TypeBreakerReset,
+		{name: "reset on a receipt subject", subject: wire.ReceiptSubject("DECOY"), typ: wire.TypeBreakerReset,
 			data: eventlog.BreakerReset{Key: "DECOY"}, reason: "wrong_subject", check: noBreaker("DECOY")},
-		{name: "a type this version does not fold", subject: eventlog.ReceiptSubject("GREET"), typ: "APPROVAL_FORGED",
+		{name: "a type this version does not fold", subject: wire.ReceiptSubject("GREET"), typ: "APPROVAL_FORGED",
 			data: receipt("inv_approval", "GREET"), reason: "unknown_type", check: noReceipt("inv_approval", false)},
-		{name: "not an envelope on a receipt subject", subject: eventlog.ReceiptSubject("GREET"), raw: "not json " + secret,
+		{name: "not an envelope on a receipt subject", subject: wire.ReceiptSubject("GREET"), raw: "not json " + secret,
 			reason: "bad_envelope", check: noReceipt("", false)},
 
 		// Write rules newer than the log are the door's, not the fold's.
-		{name: "sensitive row without a schema is folded", subject: eventlog.DirectorySubject("OLD_SENSITIVE"), typ: eventlog.TypeDirectoryMutate,
+		{name: "sensitive row without a schema is folded", subject: wire.DirectorySubject("OLD_SENSITIVE"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionCreate, "OLD_SENSITIVE", rowWith("OLD_SENSITIVE", func(r *contract.Row) {
 				r.Type, r.Target, r.Sensitive, r.Auth = contract.TypeHTTP, "POST https://api.example.com/pay", 1, "bearer:SOME_VAR"
 			})), check: rowFolded("OLD_SENSITIVE")},
-		{name: "nats target under capdir. is folded", subject: eventlog.DirectorySubject("OLD_NATS"), typ: eventlog.TypeDirectoryMutate,
+		{name: "nats target under capdir. is folded", subject: wire.DirectorySubject("OLD_NATS"), typ: wire.TypeDirectoryMutate,
 			data: mutation(eventlog.ActionCreate, "OLD_NATS", rowWith("OLD_NATS", func(r *contract.Row) {
 				r.Runner, r.Target, r.Auth = contract.RunnerNATS, "capdir.data.req.GREET", ""
 			})), check: rowFolded("OLD_NATS")},
@@ -322,9 +322,9 @@ func TestFoldTimeChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newCheckStack(t)
-			stream := eventlog.DataStream
+			stream := wire.DataStream
 			if strings.HasPrefix(tc.subject, "capdir.ctl.") {
-				stream = eventlog.ControlStream
+				stream = wire.ControlStream
 			}
 			before := skipped(t, st.reg, stream, tc.reason)
 			total := countSkipped(t, st.reg)
@@ -392,21 +392,21 @@ func (st *checkStack) append(t *testing.T, tc forged) uint64 {
 // go through: the projection expects the forged event's sequence, as JetStream does.
 func TestWritesAfterASkippedMutationExpectItsSequence(t *testing.T) {
 	st := newCheckStack(t)
-	forgedSeq := appendEv(t, st.l, eventlog.DirectorySubject("GREET"), t0, eventlog.TypeDirectoryMutate,
+	forgedSeq := appendEv(t, st.l, wire.DirectorySubject("GREET"), t0, wire.TypeDirectoryMutate,
 		mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })))
-	st.await(t, eventlog.ControlStream, forgedSeq)
+	st.await(t, wire.ControlStream, forgedSeq)
 	_, expect := st.greet(t)
 	r := greetRow()
 	r.Content = "# WHAT: greet again"
-	ev, err := eventlog.NewEventAt(t0, eventlog.TypeDirectoryMutate, "owner", mutation(eventlog.ActionReplace, "GREET", &r))
+	ev, err := wire.NewEvent(t0, wire.TypeDirectoryMutate, "owner", mutation(eventlog.ActionReplace, "GREET", &r))
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := st.l.Append(context.Background(), eventlog.DirectorySubject("GREET"), ev, eventlog.ExpectLastSubjectSeq(expect))
+	seq, err := st.l.Append(context.Background(), wire.DirectorySubject("GREET"), ev, eventlog.ExpectLastSubjectSeq(expect))
 	if err != nil {
 		t.Fatalf("owner's write expecting %d: %v", expect, err)
 	}
-	st.await(t, eventlog.ControlStream, seq)
+	st.await(t, wire.ControlStream, seq)
 	if got, _ := st.greet(t); got.Content != r.Content {
 		t.Fatalf("GREET = %+v, want the owner's write", got)
 	}

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -215,7 +215,7 @@ func rebuildable(cfg Config, reason string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), vetTimeout)
 	defer cancel()
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		st, err := cfg.Log.State(ctx, s)
 		if err != nil {
 			return fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", derr, err)

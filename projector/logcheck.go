@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -52,7 +53,7 @@ func (p *Projector) verify(ctx context.Context, stream string) (eventlog.StreamS
 // verifyAll verifies every stream; a mismatch comes first.
 func (p *Projector) verifyAll(ctx context.Context) error {
 	var errs []error
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		if _, err := p.verify(ctx, s); err != nil {
 			if errors.Is(err, ErrLogBehind) {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -21,11 +22,11 @@ func TestProjectionWithoutARecordedStream(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	deletes := func(n int) {
 		for range n {
-			ev, err := l.NewEvent(eventlog.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "K"})
+			ev, err := l.NewEvent(wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "K"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := l.Append(ctx, eventlog.DirectorySubject("K"), ev); err != nil {
+			if _, err := l.Append(ctx, wire.DirectorySubject("K"), ev); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -66,16 +67,16 @@ func TestProjectionWithoutARecordedStream(t *testing.T) {
 	if err := p.CatchUp(ctx, nil); err != nil {
 		t.Fatalf("a projection without a recorded stream, on a log that holds its checkpoint: %v", err)
 	}
-	st, err := l.State(ctx, eventlog.ControlStream)
+	st, err := l.State(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.foldedStream(eventlog.ControlStream); !got.Equal(st.Created) {
+	if got := p.foldedStream(wire.ControlStream); !got.Equal(st.Created) {
 		t.Fatalf("recorded stream created at %v, want %v", got, st.Created)
 	}
 	p.Close()
 
-	logtest.Recreate(t, l, eventlog.ControlStream)
+	logtest.Recreate(t, l, wire.ControlStream)
 	deletes(1)
 	p = openUnrecorded()
 	err = p.CatchUp(ctx, nil)

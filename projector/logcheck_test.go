@@ -11,6 +11,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -24,7 +25,7 @@ func folded(t *testing.T, l *eventlog.Log, path string) map[string]uint64 {
 		t.Fatal(err)
 	}
 	ckpt := map[string]uint64{}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		ckpt[s] = p.Applied(s)
 	}
 	if err := p.Close(); err != nil {
@@ -59,23 +60,23 @@ func TestRecreatedStreamIsRefusedOnStartAndRebuildRecovers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	ckpt := folded(t, l, path)
 
-	logtest.Recreate(t, l, eventlog.ControlStream)
+	logtest.Recreate(t, l, wire.ControlStream)
 	appendMix(t, l, 10) // the new control stream ends past the old checkpoint
-	last := lastSeqs(t, l)[eventlog.ControlStream]
-	if last <= ckpt[eventlog.ControlStream] {
-		t.Fatalf("setup: the new stream ends at %d, not past the checkpoint %d", last, ckpt[eventlog.ControlStream])
+	last := lastSeqs(t, l)[wire.ControlStream]
+	if last <= ckpt[wire.ControlStream] {
+		t.Fatalf("setup: the new stream ends at %d, not past the checkpoint %d", last, ckpt[wire.ControlStream])
 	}
 	p := open(t, path, l)
-	lb := asLogBehind(t, p.CatchUp(context.Background(), nil), eventlog.ControlStream)
-	if lb.Checkpoint != ckpt[eventlog.ControlStream] || lb.LastSeq != last || lb.Folded.IsZero() || lb.Created.Equal(lb.Folded) {
-		t.Fatalf("error = %+v; want checkpoint %d, last %d and two creation times", lb, ckpt[eventlog.ControlStream], last)
+	lb := asLogBehind(t, p.CatchUp(context.Background(), nil), wire.ControlStream)
+	if lb.Checkpoint != ckpt[wire.ControlStream] || lb.LastSeq != last || lb.Folded.IsZero() || lb.Created.Equal(lb.Folded) {
+		t.Fatalf("error = %+v; want checkpoint %d, last %d and two creation times", lb, ckpt[wire.ControlStream], last)
 	}
 	if !strings.Contains(lb.Error(), "created again") {
 		t.Fatalf("message %q does not say the stream was created again", lb)
 	}
-	asLogBehind(t, p.Run(context.Background()), eventlog.ControlStream)
-	if got := p.Applied(eventlog.ControlStream); got != ckpt[eventlog.ControlStream] {
-		t.Fatalf("applied %d after the refusal, want the old checkpoint %d: nothing folded", got, ckpt[eventlog.ControlStream])
+	asLogBehind(t, p.Run(context.Background()), wire.ControlStream)
+	if got := p.Applied(wire.ControlStream); got != ckpt[wire.ControlStream] {
+		t.Fatalf("applied %d after the refusal, want the old checkpoint %d: nothing folded", got, ckpt[wire.ControlStream])
 	}
 	p.Close()
 
@@ -95,16 +96,16 @@ func TestCheckpointBeyondTheLogIsRefused(t *testing.T) {
 	l := logtest.Open(t, "")
 	path := filepath.Join(t.TempDir(), "p.db")
 	ckpt := folded(t, l, path)
-	logtest.Recreate(t, l, eventlog.DataStream)
-	appendEv(t, l, eventlog.ReceiptSubject("K"), t0, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_new", Key: "K"}})
+	logtest.Recreate(t, l, wire.DataStream)
+	appendEv(t, l, wire.ReceiptSubject("K"), t0, wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: "inv_new", Key: "K"}})
 
 	p := open(t, path, l)
 	err := p.CatchUp(context.Background(), nil)
-	lb := asLogBehind(t, err, eventlog.DataStream)
-	if lb.Checkpoint != ckpt[eventlog.DataStream] || lb.LastSeq != 1 {
-		t.Fatalf("error = %+v; want checkpoint %d, last 1", lb, ckpt[eventlog.DataStream])
+	lb := asLogBehind(t, err, wire.DataStream)
+	if lb.Checkpoint != ckpt[wire.DataStream] || lb.LastSeq != 1 {
+		t.Fatalf("error = %+v; want checkpoint %d, last 1", lb, ckpt[wire.DataStream])
 	}
-	want := "ends at sequence 1, but the projection has applied it up to sequence " + strconv.FormatUint(ckpt[eventlog.DataStream], 10)
+	want := "ends at sequence 1, but the projection has applied it up to sequence " + strconv.FormatUint(ckpt[wire.DataStream], 10)
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("message %q does not say %q", err, want)
 	}
@@ -127,21 +128,21 @@ func TestRunStopsWhenAStreamIsRecreatedUnderIt(t *testing.T) {
 		writeRow(t, l, p, eventlog.ActionCreate, k, "echo")
 	}
 
-	logtest.Recreate(t, l, eventlog.ControlStream)
+	logtest.Recreate(t, l, wire.ControlStream)
 	select {
 	case err := <-done:
-		asLogBehind(t, err, eventlog.ControlStream)
+		asLogBehind(t, err, wire.ControlStream)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run went on following a stream deleted and created again")
 	}
-	seq := appendEv(t, l, eventlog.DirectorySubject("D"), t0, eventlog.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "D"})
-	if seq > p.Applied(eventlog.ControlStream) {
+	seq := appendEv(t, l, wire.DirectorySubject("D"), t0, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "D"})
+	if seq > p.Applied(wire.ControlStream) {
 		t.Fatalf("setup: the new stream's sequence %d is past the checkpoint", seq)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), time.Second)
 	defer wcancel()
-	asLogBehind(t, p.WaitFor(wctx, eventlog.ControlStream, seq), eventlog.ControlStream)
-	asLogBehind(t, p.Settle(wctx, eventlog.ControlStream), eventlog.ControlStream)
+	asLogBehind(t, p.WaitFor(wctx, wire.ControlStream, seq), wire.ControlStream)
+	asLogBehind(t, p.Settle(wctx, wire.ControlStream), wire.ControlStream)
 }
 
 // Retention removing every data event, while the projector runs and across a
@@ -168,8 +169,8 @@ func TestRetentionDoesNotTripTheLogCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	logtest.AwaitTrimmed(t, l, eventlog.DataStream)
-	if err := p.Settle(ctx, eventlog.DataStream); err != nil {
+	logtest.AwaitTrimmed(t, l, wire.DataStream)
+	if err := p.Settle(ctx, wire.DataStream); err != nil {
 		t.Fatalf("settle after retention: %v", err)
 	}
 	cancel()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -85,7 +86,7 @@ func Open(cfg Config) (*Projector, error) {
 		failed:  make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		p.applied[s] = new(atomic.Uint64)
 		p.hurry[s] = make(chan struct{}, 1)
 	}
@@ -131,7 +132,7 @@ func (p *Projector) load() error {
 	var rows []contract.Row
 	err := p.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		for _, s := range eventlog.Streams {
+		for _, s := range wire.Streams {
 			p.applied[s].Store(readU64(meta.Get(checkpointKey(s))))
 		}
 		var err error
@@ -270,7 +271,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, len(eventlog.Streams)+1)
+	errc := make(chan error, len(wire.Streams)+1)
 	go func() {
 		err := p.guard(ctx, kick)
 		if err != nil {
@@ -278,11 +279,11 @@ func (p *Projector) Run(ctx context.Context) error {
 		}
 		errc <- err
 	}()
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		go func(stream string) {
 			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream],
 				Seen: func(s *eventlog.Stored) { p.seen(stream, s) }}
-			if stream == eventlog.DataStream {
+			if stream == wire.DataStream {
 				opts.Linger, opts.LingerFrom = p.cfg.Linger, 2
 				if p.cfg.lingerFrom > 0 {
 					opts.LingerFrom = p.cfg.lingerFrom
@@ -328,7 +329,7 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 	if err := p.verifyAll(ctx); err != nil {
 		return err
 	}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		last, err := p.cfg.Log.LastSeq(ctx, s)
 		if err != nil {
 			return err

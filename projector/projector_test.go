@@ -11,6 +11,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -29,24 +30,24 @@ func appendMix(t testing.TB, l *eventlog.Log, n int) {
 			s := int64(n - i)
 			row.Seq = &s
 		}
-		appendEv(t, l, eventlog.DirectorySubject(key), at, eventlog.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &row})
+		appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &row})
 		if i%5 == 0 {
 			row.Category = "patched"
-			appendEv(t, l, eventlog.DirectorySubject(key), at, eventlog.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: &row})
+			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: &row})
 		}
 		if i%11 == 0 {
-			appendEv(t, l, eventlog.DirectorySubject(key), at, eventlog.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
+			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
 		}
 		inv := fmt.Sprintf("inv_%05d", i)
-		appendEv(t, l, eventlog.RequestSubject(key), at, eventlog.TypeInvocationRequested, eventlog.InvocationRequest{InvocationID: inv, Key: key, Body: "x"})
-		appendEv(t, l, eventlog.ReceiptSubject(key), at, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at}, BreakerKind: "not_counted"})
+		appendEv(t, l, wire.RequestSubject(key), at, wire.TypeInvocationRequested, wire.InvocationRequest{InvocationID: inv, Key: key, Body: "x"})
+		appendEv(t, l, wire.ReceiptSubject(key), at, wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: key, OK: true, Ran: true, Status: "PROVEN_MATERIAL_RESULT", FinishedAt: at}, BreakerKind: "not_counted"})
 	}
 	_ = ctx
 }
 
 func appendEv(t testing.TB, l *eventlog.Log, subj string, at time.Time, typ string, data any) uint64 {
 	t.Helper()
-	ev, err := eventlog.NewEventAt(at, typ, "test", data)
+	ev, err := wire.NewEvent(at, typ, "test", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func appendEv(t testing.TB, l *eventlog.Log, subj string, at time.Time, typ stri
 
 func lastSeqs(t testing.TB, l *eventlog.Log) map[string]uint64 {
 	m := map[string]uint64{}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		v, err := l.LastSeq(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -151,7 +152,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := map[string]uint64{}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		before[s] = p.Applied(s)
 	}
 	p.Close()
@@ -170,7 +171,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p2.Close()
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		if p2.Applied(s) != before[s] {
 			t.Fatalf("%s checkpoint after reopen = %d, want %d", s, p2.Applied(s), before[s])
 		}
@@ -178,7 +179,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	if err := runUntil(t, p2, l); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		if firstSeen[s] != before[s]+1 {
 			t.Fatalf("%s resumed at %d, want %d (the checkpoint + 1)", s, firstSeen[s], before[s]+1)
 		}
@@ -217,7 +218,7 @@ func TestKilledBeforeCommitThenRestart(t *testing.T) {
 	batches := map[string]int{}
 	var committedEnd uint64
 	projector.SetBeforeCommit(&cfg, func(stream string, batch []eventlog.Stored) error {
-		if stream != eventlog.DataStream {
+		if stream != wire.DataStream {
 			return nil
 		}
 		batches[stream]++
@@ -235,7 +236,7 @@ func TestKilledBeforeCommitThenRestart(t *testing.T) {
 	if !errors.Is(err, projector.ErrKilled) {
 		t.Fatalf("run err = %v, want the kill", err)
 	}
-	if got := p.Applied(eventlog.DataStream); got != committedEnd {
+	if got := p.Applied(wire.DataStream); got != committedEnd {
 		t.Fatalf("data checkpoint after the kill = %d, want %d (the end of the last committed batch)", got, committedEnd)
 	}
 	p.Close()
@@ -249,7 +250,7 @@ func TestKilledBeforeCommitThenRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Applied(eventlog.DataStream); got != committedEnd {
+	if got := p.Applied(wire.DataStream); got != committedEnd {
 		t.Fatalf("data checkpoint on disk = %d, want %d", got, committedEnd)
 	}
 	p.Close()
@@ -287,7 +288,7 @@ func TestWaitForHonoursContext(t *testing.T) {
 	p := open(t, filepath.Join(t.TempDir(), "p.db"), l)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := p.WaitFor(ctx, eventlog.ControlStream, 5); !errors.Is(err, context.DeadlineExceeded) {
+	if err := p.WaitFor(ctx, wire.ControlStream, 5); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -308,41 +309,41 @@ func TestWaitForCutsTheLingerShort(t *testing.T) {
 	go func() { done <- p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	ev, err := l.NewEvent(eventlog.TypeReceipt, "test", eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_hurry", Key: "K"}})
+	ev, err := l.NewEvent(wire.TypeReceipt, "test", wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: "inv_hurry", Key: "K"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := l.Append(ctx, eventlog.ReceiptSubject("K"), ev)
+	seq, err := l.Append(ctx, wire.ReceiptSubject("K"), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Half the linger: only a hurried commit makes it.
 	wctx, wcancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer wcancel()
-	if err := p.WaitFor(wctx, eventlog.DataStream, seq); err != nil {
+	if err := p.WaitFor(wctx, wire.DataStream, seq); err != nil {
 		t.Fatalf("WaitFor waited out the linger: %v", err)
 	}
 	if _, _, err := p.Receipt("inv_hurry"); err != nil {
 		t.Fatal(err)
 	}
 	// Settle asks the log for its end and waits for it the same way.
-	seq2, err := l.Append(ctx, eventlog.ReceiptSubject("K"), mustReceipt(t, l, "inv_hurry2"))
+	seq2, err := l.Append(ctx, wire.ReceiptSubject("K"), mustReceipt(t, l, "inv_hurry2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer scancel()
-	if err := p.Settle(sctx, eventlog.DataStream); err != nil {
+	if err := p.Settle(sctx, wire.DataStream); err != nil {
 		t.Fatalf("Settle: %v", err)
 	}
-	if got := p.Applied(eventlog.DataStream); got < seq2 {
+	if got := p.Applied(wire.DataStream); got < seq2 {
 		t.Fatalf("applied %d after Settle, want %d", got, seq2)
 	}
 }
 
-func mustReceipt(t *testing.T, l *eventlog.Log, inv string) eventlog.Event {
+func mustReceipt(t *testing.T, l *eventlog.Log, inv string) wire.Event {
 	t.Helper()
-	ev, err := l.NewEvent(eventlog.TypeReceipt, "test", eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Key: "K"}})
+	ev, err := l.NewEvent(wire.TypeReceipt, "test", wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: "K"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,20 +355,20 @@ func mustReceipt(t *testing.T, l *eventlog.Log, inv string) eventlog.Event {
 func TestRequestWithoutIDsIsPendingUnderItsDerivedID(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
-	ev, err := eventlog.NewEventAt(t0, eventlog.TypeInvocationRequested, "nats:client", eventlog.InvocationRequest{Body: "x"})
+	ev, err := wire.NewEvent(t0, wire.TypeInvocationRequested, "nats:client", wire.InvocationRequest{Body: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := l.Append(context.Background(), eventlog.RequestSubject("K"), ev)
+	seq, err := l.Append(context.Background(), wire.RequestSubject("K"), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := p.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
+	if err := p.WaitFor(ctx, wire.DataStream, seq); err != nil {
 		t.Fatal(err)
 	}
-	if _, pending, err := p.Receipt(eventlog.RequestInvocationID(ev.ID)); !pending || !errors.Is(err, projector.ErrNotFound) {
+	if _, pending, err := p.Receipt(wire.RequestInvocationID(ev.ID)); !pending || !errors.Is(err, projector.ErrNotFound) {
 		t.Fatalf("pending = %v, err = %v; want a pending invocation", pending, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -139,7 +139,7 @@ func (p *Projector) Count() int { return p.index.len() }
 
 // Receipt returns the receipt of an invocation. When the invocation was requested
 // but has no receipt yet, it returns ErrNotFound with pending true.
-func (p *Projector) Receipt(invocationID string) (rc eventlog.Receipt, pending bool, err error) {
+func (p *Projector) Receipt(invocationID string) (rc wire.Receipt, pending bool, err error) {
 	found := false
 	err = p.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketReceipts).Get([]byte(invocationID))
@@ -160,8 +160,8 @@ func (p *Projector) Receipt(invocationID string) (rc eventlog.Receipt, pending b
 }
 
 // ReceiptsByKey returns up to limit receipts of key, newest first.
-func (p *Projector) ReceiptsByKey(key string, limit int) ([]eventlog.Receipt, error) {
-	var out []eventlog.Receipt
+func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error) {
+	var out []wire.Receipt
 	prefix := append([]byte(key), 0)
 	err := p.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketByKey).Cursor()
@@ -175,7 +175,7 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]eventlog.Receipt, er
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
 			inv := tx.Bucket(bucketByKey).Get(k)
-			var rc eventlog.Receipt
+			var rc wire.Receipt
 			if err := json.Unmarshal(rb.Get(inv), &rc); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // The gate reads each row's input_schema compiled once per row version: the same
@@ -18,11 +19,11 @@ func TestGateSignatureCompiledOncePerRowVersion(t *testing.T) {
 	put := func(action, schema string) {
 		t.Helper()
 		row := &contract.Row{Key: "T", Type: "fn", Target: "echo", Content: "# WHAT: t\n# ARGS: $1=a", InputSchema: schema, Enabled: 1}
-		seq := appendEv(t, l, eventlog.DirectorySubject("T"), t0, eventlog.TypeDirectoryMutate,
+		seq := appendEv(t, l, wire.DirectorySubject("T"), t0, wire.TypeDirectoryMutate,
 			eventlog.DirectoryMutation{Action: action, Key: "T", Row: row})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := p.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+		if err := p.WaitFor(ctx, wire.ControlStream, seq); err != nil {
 			t.Fatal(err)
 		}
 	}

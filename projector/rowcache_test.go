@@ -12,6 +12,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -32,10 +33,10 @@ func writeRow(t *testing.T, l *eventlog.Log, p *projector.Projector, action, key
 	if action != eventlog.ActionDelete {
 		m.Row = &contract.Row{Key: key, Type: "fn", Target: target, Content: "# WHAT: " + target, Enabled: 1}
 	}
-	seq := appendEv(t, l, eventlog.DirectorySubject(key), t0, eventlog.TypeDirectoryMutate, m)
+	seq := appendEv(t, l, wire.DirectorySubject(key), t0, wire.TypeDirectoryMutate, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := p.WaitFor(ctx, eventlog.ControlStream, seq); err != nil {
+	if err := p.WaitFor(ctx, wire.ControlStream, seq); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -111,10 +112,10 @@ func TestGateReceiptCheck(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
 	writeRow(t, l, p, eventlog.ActionCreate, "K", "echo")
-	seq := appendEv(t, l, eventlog.ReceiptSubject("K"), t0, eventlog.TypeReceipt, eventlog.Receipt{ReceiptSummary: eventlog.ReceiptSummary{InvocationID: "inv_done", Key: "K"}})
+	seq := appendEv(t, l, wire.ReceiptSubject("K"), t0, wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: "inv_done", Key: "K"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := p.WaitFor(ctx, eventlog.DataStream, seq); err != nil {
+	if err := p.WaitFor(ctx, wire.DataStream, seq); err != nil {
 		t.Fatal(err)
 	}
 	if g := p.Gate("K", "inv_done"); !g.HasReceipt {

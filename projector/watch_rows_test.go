@@ -8,6 +8,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // rowLog records what a WatchRows watcher is given: the content of each row, or
@@ -43,7 +44,7 @@ func TestWatchRowsSnapshotThenChanges(t *testing.T) {
 	l := logtest.Open(t, "")
 	put := func(action, key, content string) {
 		row := contract.Row{Key: key, Type: "fn", Target: "echo", Content: content, Enabled: 1}
-		appendEv(t, l, eventlog.DirectorySubject(key), t0, eventlog.TypeDirectoryMutate,
+		appendEv(t, l, wire.DirectorySubject(key), t0, wire.TypeDirectoryMutate,
 			eventlog.DirectoryMutation{Action: action, Key: key, Row: &row})
 	}
 	put(eventlog.ActionCreate, "A", "# WHAT: a")
@@ -62,7 +63,7 @@ func TestWatchRowsSnapshotThenChanges(t *testing.T) {
 	}
 
 	put(eventlog.ActionPatch, "A", "# WHAT: a again")
-	appendEv(t, l, eventlog.DirectorySubject("B"), t0, eventlog.TypeDirectoryMutate,
+	appendEv(t, l, wire.DirectorySubject("B"), t0, wire.TypeDirectoryMutate,
 		eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "B"})
 	put(eventlog.ActionCreate, "C", "# WHAT: c")
 	if err := runUntil(t, p, l); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -50,7 +50,7 @@ func TestUnauthorized(t *testing.T) {
 	}
 	foreign := strings.Replace(revoked, ".", ".x", 1) // its payload no longer matches its signature
 	before := lastSeq(t, n.Log)
-	ctlBefore, _ := n.Log.LastSeq(t.Context(), eventlog.ControlStream)
+	ctlBefore, _ := n.Log.LastSeq(t.Context(), wire.ControlStream)
 	for _, c := range []struct {
 		name    string
 		headers []string
@@ -84,7 +84,7 @@ func TestUnauthorized(t *testing.T) {
 	if _, err := dial(n, bearer("abc.def.ghi"), "", nil); err == nil {
 		t.Error("the SDK client connected with a wrong token")
 	}
-	ctlAfter, _ := n.Log.LastSeq(t.Context(), eventlog.ControlStream)
+	ctlAfter, _ := n.Log.LastSeq(t.Context(), wire.ControlStream)
 	if after := lastSeq(t, n.Log); after != before || ctlAfter != ctlBefore {
 		t.Errorf("refused requests appended events: data %d→%d, control %d→%d", before, after, ctlBefore, ctlAfter)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,13 +153,13 @@ func invocationID(t *testing.T, res *sdk.CallToolResult) string {
 }
 
 // receipt reads an invocation's receipt through the owner's GET /api/receipts/{id}.
-func receipt(t *testing.T, n *capdir.Node, id string) eventlog.Receipt {
+func receipt(t *testing.T, n *capdir.Node, id string) wire.Receipt {
 	t.Helper()
 	code, body := nodetest.Do(t, n, "GET", "/api/receipts/"+id, "")
 	if code != 200 {
 		t.Fatalf("GET /api/receipts/%s: %d %s", id, code, body)
 	}
-	var rc eventlog.Receipt
+	var rc wire.Receipt
 	if err := json.Unmarshal([]byte(body), &rc); err != nil {
 		t.Fatal(err)
 	}

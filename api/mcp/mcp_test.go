@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,7 +136,7 @@ func lastSeq(t *testing.T, n interface {
 	LastSeq(context.Context, string) (uint64, error)
 }) uint64 {
 	t.Helper()
-	seq, err := n.LastSeq(context.Background(), eventlog.DataStream)
+	seq, err := n.LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}

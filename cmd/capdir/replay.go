@@ -13,6 +13,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -68,7 +69,7 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 	}
 	defer l.Close()
 	var total uint64
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		last, err := l.LastSeq(ctx, s)
 		if err != nil {
 			return err
@@ -82,8 +83,8 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 	lastPrint := time.Time{}
 	progress := func(stream string, seq, last uint64) {
 		done = base[stream] + seq
-		if stream == eventlog.ControlStream {
-			base[eventlog.DataStream] = seq
+		if stream == wire.ControlStream {
+			base[wire.DataStream] = seq
 		}
 		if time.Since(lastPrint) < 200*time.Millisecond && seq < last {
 			return

@@ -17,8 +17,8 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/projector"
 )
@@ -132,7 +132,7 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := logtest.Open(t, cfg.DataDir)
-	if err := l.JetStream().DeleteStream(context.Background(), eventlog.ControlStream); err != nil {
+	if err := l.JetStream().DeleteStream(context.Background(), wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -141,7 +141,7 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve on a deleted control stream: %v; want ErrLogBehind", err)
 	}
-	for _, want := range []string{eventlog.ControlStream, "ends at sequence 0", "up to sequence 2", "capdir replay"} {
+	for _, want := range []string{wire.ControlStream, "ends at sequence 0", "up to sequence 2", "capdir replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("message %q does not say %q", err, want)
 		}
@@ -165,7 +165,7 @@ func TestServeReturnsTheFailureOfARunningNode(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"A","type":"fn","target":"echo","content":"# WHAT: A"}`); code != 201 {
 		t.Fatalf("%d %s", code, body)
 	}
-	logtest.Recreate(t, n.Log, eventlog.ControlStream)
+	logtest.Recreate(t, n.Log, wire.ControlStream)
 	err := serveUntil(context.Background(), n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve ended with %v; want the projector's ErrLogBehind", err)

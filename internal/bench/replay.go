@@ -55,7 +55,7 @@ type generator struct {
 
 func (g *generator) append(ctx context.Context, subject, typ, actor string, data any) error {
 	g.at = g.at.Add(time.Millisecond)
-	ev, err := eventlog.NewEventAt(g.at, typ, actor, data)
+	ev, err := wire.NewEvent(g.at, typ, actor, data)
 	if err != nil {
 		return err
 	}
@@ -102,19 +102,19 @@ func (g *generator) mutate() error {
 		key := fmt.Sprintf("%s_%s_%05d", []string{"WEATHER", "INVOICE", "SEARCH", "DEPLOY", "LOOKUP"}[g.next%5], []string{"GET", "LIST", "SYNC", "CHECK"}[g.next%4], g.next)
 		g.next++
 		g.keys = append(g.keys, key)
-		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+		return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
 			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: g.row(key)})
 	}
 	i := g.rng.IntN(len(g.keys))
 	key := g.keys[i]
 	if g.rng.IntN(10) == 0 {
 		g.keys = append(g.keys[:i], g.keys[i+1:]...)
-		return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+		return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
 			eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
 	}
 	r := g.row(key)
 	r.Category = "patched"
-	return g.append(ctx, eventlog.DirectorySubject(key), eventlog.TypeDirectoryMutate, api.OwnerActor,
+	return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
 		eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: r})
 }
 
@@ -124,15 +124,15 @@ func (g *generator) invoke() error {
 	inv := wire.NewInvocationID(g.at)
 	trace := wire.NewTrace()
 	body := fmt.Sprintf("%d.%02d|-122.%02d", 30+g.rng.IntN(20), g.rng.IntN(100), g.rng.IntN(100))
-	req := eventlog.InvocationRequest{InvocationID: inv, Trace: trace, Key: key, Body: body, Credential: api.OwnerActor, DirSeq: uint64(g.count)}
-	if err := g.append(ctx, eventlog.RequestSubject(key), eventlog.TypeInvocationRequested, req.Credential, req); err != nil {
+	req := wire.InvocationRequest{InvocationID: inv, Trace: trace, Key: key, Body: body, Credential: api.OwnerActor, DirSeq: uint64(g.count)}
+	if err := g.append(ctx, wire.RequestSubject(key), wire.TypeInvocationRequested, req.Credential, req); err != nil {
 		return err
 	}
 	started := g.at
-	rc := eventlog.Receipt{
-		ReceiptSummary: eventlog.ReceiptSummary{InvocationID: inv, Trace: trace, Actor: req.Credential, Key: key, Type: contract.TypeFn, Runner: "fn",
+	rc := wire.Receipt{
+		ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Trace: trace, Actor: req.Credential, Key: key, Type: contract.TypeFn, Runner: "fn",
 			OK: true, Ran: true, Material: true, Status: wire.StatusProvenMaterialResult, StartedAt: started, FinishedAt: started.Add(400 * time.Microsecond),
-			DurationMS: 0.4, Fingerprints: eventlog.Fingerprints{Input: dispatcher.Fingerprint(body), Output: dispatcher.Fingerprint(body), Contract: dispatcher.Fingerprint(key)}},
+			DurationMS: 0.4, Fingerprints: wire.Fingerprints{Input: dispatcher.Fingerprint(body), Output: dispatcher.Fingerprint(body), Contract: dispatcher.Fingerprint(key)}},
 		Body: body, Result: body, BreakerKind: "not_counted", Worker: "bench",
 	}
 	if g.rng.IntN(10) == 0 {
@@ -143,7 +143,7 @@ func (g *generator) invoke() error {
 			rc.Status, rc.Result = wire.StatusRanWithError, `ERR:http:401:{"error":"unauthorized"}`
 		}
 	}
-	return g.append(ctx, eventlog.ReceiptSubject(key), eventlog.TypeReceipt, "engine:bench", rc)
+	return g.append(ctx, wire.ReceiptSubject(key), wire.TypeReceipt, "engine:bench", rc)
 }
 
 // Replay generates a log of at least n events in dir and measures rebuilding a
@@ -181,7 +181,7 @@ func Replay(ctx context.Context, dir, sync string, n int) ([]Result, error) {
 // events the log held.
 func MeasureRebuild(ctx context.Context, l *eventlog.Log, path string) (time.Duration, int, error) {
 	var events uint64
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		last, err := l.LastSeq(ctx, s)
 		if err != nil {
 			return 0, 0, err

@@ -34,7 +34,7 @@ func CountLog(ctx context.Context, dataDir string) (LogCount, error) {
 	}
 	defer l.Close()
 	var dataLast uint64
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		last, err := l.LastSeq(ctx, s)
 		if err != nil {
 			return c, err

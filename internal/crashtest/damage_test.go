@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -346,7 +346,7 @@ func TestDamagedProjectionRefusedWhenTheLogCannotRebuildIt(t *testing.T) {
 	f := writeFixture(t)
 	l := logtest.Open(t, f.dir)
 	ctx := context.Background()
-	s, err := l.JetStream().Stream(ctx, eventlog.DataStream)
+	s, err := l.JetStream().Stream(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestDamagedProjectionRefusedWhenTheLogCannotRebuildIt(t *testing.T) {
 	if !errors.Is(err, projector.ErrDamaged) {
 		t.Fatalf("start on a damaged projection the log cannot rebuild: %v; want ErrDamaged", err)
 	}
-	for _, want := range []string{f.path, "SHA-256", eventlog.DataStream, "from sequence 3", "will not serve", "capdir replay"} {
+	for _, want := range []string{f.path, "SHA-256", wire.DataStream, "from sequence 3", "will not serve", "capdir replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q does not say %q", err, want)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -85,7 +86,7 @@ func CheckReplay(t testing.TB, n *capdir.Node) {
 
 // CatchUp waits until the node's projector has applied everything in its log.
 func CatchUp(ctx context.Context, n *capdir.Node) error {
-	for _, s := range eventlog.Streams {
+	for _, s := range wire.Streams {
 		if err := n.Projector.Settle(ctx, s); err != nil {
 			return err
 		}
@@ -150,7 +151,7 @@ func WaitDispatchIdle(t testing.TB, l *eventlog.Log) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
-		cons, err := l.JetStream().Consumer(ctx, eventlog.DataStream, dispatcher.ConsumerName)
+		cons, err := l.JetStream().Consumer(ctx, wire.DataStream, dispatcher.ConsumerName)
 		if err != nil {
 			t.Fatalf("dispatch consumer: %v", err)
 		}
@@ -171,12 +172,12 @@ func WaitDispatchIdle(t testing.TB, l *eventlog.Log) {
 }
 
 // Receipts reads every receipt for the invocation inv in l, in log order.
-func Receipts(t testing.TB, l *eventlog.Log, inv string) []eventlog.Receipt {
+func Receipts(t testing.TB, l *eventlog.Log, inv string) []wire.Receipt {
 	t.Helper()
-	var rcs []eventlog.Receipt
-	err := l.Read(context.Background(), eventlog.DataStream, 1, func(s eventlog.Stored) error {
-		var rc eventlog.Receipt
-		if s.Type == eventlog.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
+	var rcs []wire.Receipt
+	err := l.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+		var rc wire.Receipt
+		if s.Type == wire.TypeReceipt && s.DataAs(&rc) == nil && rc.InvocationID == inv {
 			rcs = append(rcs, rc)
 		}
 		return nil
