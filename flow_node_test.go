@@ -326,7 +326,7 @@ func TestFlowsInFlightDoNotStarveWorkers(t *testing.T) {
 
 // The BLOOIO_FINISH flow row as the fixture has it, against stand-in rows: the
 // built-in last_reply_of, and an http row to a local upstream for the send.
-func TestArticleFlowBLOOIOFinish(t *testing.T) {
+func TestSampleFlowBLOOIOFinish(t *testing.T) {
 	var mu sync.Mutex
 	var sent []map[string]string
 	var paths []string
@@ -345,7 +345,7 @@ func TestArticleFlowBLOOIOFinish(t *testing.T) {
 	defer up.Close()
 	n, _ := startComposeNode(t, nil)
 	var rows []contract.Row
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	var flow string

@@ -48,7 +48,7 @@ func askKeys(t *testing.T, n *capdir.Node, query string) []string {
 
 func TestAskOverHTTP(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 
 	body := mustDo(t, n, http.StatusOK, "GET", "/api/dispatch?ask=current+temperature+at+a+coordinate&limit=1", "")
 	var a askAnswer
@@ -96,7 +96,7 @@ func TestAskOverHTTP(t *testing.T) {
 
 func TestAskRefusals(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	before, err := n.Log.LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestAskRefusals(t *testing.T) {
 func TestAskIndexRebuiltOnStart(t *testing.T) {
 	dir := t.TempDir()
 	first := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
-	mustDo(t, first, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, first, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	nodetest.CheckReplay(t, first)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

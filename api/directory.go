@@ -28,7 +28,7 @@ func (s *Server) registerDirectory() {
 	s.handle("DELETE /api/directory/{key}", s.owner(s.deleteRow))
 }
 
-// dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the article's
+// dirWriteResponse is the answer to an accepted POST, PUT or PATCH: the documented
 // {"ok":true,"key":…,"updated_at":…}, plus the PATCH body fields that were ignored.
 type dirWriteResponse struct {
 	OK        bool     `json:"ok"`

@@ -14,8 +14,8 @@ import (
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
-// articlePost is the body of the article's step 2, with "¤t=" restored to "&current=".
-const articlePost = `{
+// samplePost is the body of the sample step 2, with "¤t=" restored to "&current=".
+const samplePost = `{
 "key": "ZZ_TEST_TEMPERATURE",
 "type": "http",
 "target": "GET https://api.open-meteo.com/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m",
@@ -27,27 +27,27 @@ const articlePost = `{
 "examples": "[\"37.77|-122.42\"]"
 }`
 
-// The article's steps 2 and 5: the POST answers exactly the article's literal (the
-// clock is pinned to the article's receipt time), the DELETE answers
+// The sample steps 2 and 5: the POST answers exactly the documented literal (the
+// clock is pinned to the sample receipt time), the DELETE answers
 // {"ok":true,"key":"ZZ_TEST_TEMPERATURE","deleted":1}, and a GET after it is 404.
-func TestArticleStep2PostAndStep5Delete(t *testing.T) {
+func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 	at := time.Date(2026, 7, 26, 4, 36, 19, 832_000_000, time.UTC)
 	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = func() time.Time { return at } })
 
-	// Without the header: the article's 401, and nothing appended.
+	// Without the header: the sample 401, and nothing appended.
 	before := controlSeq(t, n)
-	status, body := nodetest.DoKey(t, n, "POST", "/api/directory", articlePost, "")
+	status, body := nodetest.DoKey(t, n, "POST", "/api/directory", samplePost, "")
 	if status != http.StatusUnauthorized || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
 		t.Fatalf("POST without x-terminal-key: HTTP %d %s", status, body)
 	}
-	if status, _ := nodetest.DoKey(t, n, "POST", "/api/directory", articlePost, "wrong-key-wrong-key-wrong"); status != http.StatusUnauthorized {
+	if status, _ := nodetest.DoKey(t, n, "POST", "/api/directory", samplePost, "wrong-key-wrong-key-wrong"); status != http.StatusUnauthorized {
 		t.Fatalf("POST with a wrong key: HTTP %d", status)
 	}
 	if got := controlSeq(t, n); got != before {
 		t.Fatalf("unauthorized POST appended: control seq %d -> %d", before, got)
 	}
 
-	status, body = nodetest.Do(t, n, "POST", "/api/directory", articlePost)
+	status, body = nodetest.Do(t, n, "POST", "/api/directory", samplePost)
 	const want = `{"ok":true,"key":"ZZ_TEST_TEMPERATURE","updated_at":"2026-07-26T04:36:19.832Z"}`
 	if status != http.StatusCreated || strings.TrimSpace(body) != want {
 		t.Fatalf("POST: HTTP %d %s, want 201 %s", status, body, want)
@@ -92,14 +92,14 @@ func TestArticleStep2PostAndStep5Delete(t *testing.T) {
 	}
 
 	// A key can be created again after its delete (the expected sequence is the delete's).
-	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", articlePost)
+	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", samplePost)
 }
 
 // Every refusal answers its literal, or a message that says what to fix, and appends
 // nothing to the log.
 func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", articlePost)
+	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", samplePost)
 	// A legacy row: POST requires only key and type, so it may lack a description.
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"LEGACY","type":"fn","target":"now"}`)
 
@@ -185,7 +185,7 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 			status: 400, contains: `target: must be "METHOD url"`},
 		{name: "PUT renaming", method: "PUT", path: "/api/directory/ZZ_TEST_TEMPERATURE", body: `{"key":"OTHER","type":"fn",` + desc + `}`,
 			status: 400, contains: "a PUT cannot rename a row"},
-		{name: "POST of a present key", method: "POST", path: "/api/directory", body: articlePost,
+		{name: "POST of a present key", method: "POST", path: "/api/directory", body: samplePost,
 			status: 409, exact: `{"error":"exists: ZZ_TEST_TEMPERATURE is already in the directory; PUT /api/directory/ZZ_TEST_TEMPERATURE replaces it and PATCH changes some of its fields","key":"ZZ_TEST_TEMPERATURE"}`},
 		{name: "PATCH of an absent key", method: "PATCH", path: "/api/directory/NOPE", body: `{"category":"x"}`,
 			status: 404, exact: `{"error":"not_found","key":"NOPE"}`},

@@ -29,22 +29,22 @@ const docBase = "https://capdir.example"
 const docSecret = "xai-secret-value-7f3a9c"
 
 // documentRows are the four rows the golden documents are for, as stored: NOW (fn)
-// and GROK_MODELS (http) from the article, ROUTER (agent, with includes) and
+// and GROK_MODELS (http) from the reference, ROUTER (agent, with includes) and
 // CONTENT_SEARCH (flow) from testdata/document_rows.json.
 func documentRows(t testing.TB) []json.RawMessage {
 	t.Helper()
-	var article, more []json.RawMessage
+	var sample, more []json.RawMessage
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "document_rows.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(testdata.ArticleRows(), &article); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &sample); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &more); err != nil {
 		t.Fatal(err)
 	}
-	return append([]json.RawMessage{article[0], article[1]}, more...)
+	return append([]json.RawMessage{sample[0], sample[1]}, more...)
 }
 
 // discoveryNode starts a node serving docBase with GROK_API_KEY set, and writes
@@ -299,7 +299,7 @@ func TestRegistryRoute(t *testing.T) {
 	}
 }
 
-// The registry's size per object on a directory of 877 rows: every article row
+// The registry's size per object on a directory of 877 rows: every sample row
 // and stand-in, repeated under numbered keys.
 func TestRegistrySize877(t *testing.T) {
 	n := nodetest.Start(t, nil)
@@ -309,11 +309,11 @@ func TestRegistrySize877(t *testing.T) {
 		decode(t, string(raw), &m)
 		rows = append(rows, m)
 	}
-	var article []map[string]any
-	if err := json.Unmarshal(testdata.ArticleRows(), &article); err != nil {
+	var sample []map[string]any
+	if err := json.Unmarshal(testdata.SampleRows(), &sample); err != nil {
 		t.Fatal(err)
 	}
-	rows = append(rows, article[2:]...) // PROMPT_LAB_AGENT, BLOOIO_FINISH, DIR_PATCH, ZZ_TEST_TEMPERATURE
+	rows = append(rows, sample[2:]...) // PROMPT_LAB_AGENT, BLOOIO_FINISH, DIR_PATCH, ZZ_TEST_TEMPERATURE
 	var nd strings.Builder
 	enc := json.NewEncoder(&nd)
 	for i := range 877 {

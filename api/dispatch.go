@@ -151,7 +151,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	return nil
 }
 
-// DispatchResponse is the answer to a completed dispatch, in the article's field order.
+// DispatchResponse is the answer to a completed dispatch, in the documented field order.
 type DispatchResponse struct {
 	OK     bool    `json:"ok"`
 	Ran    bool    `json:"ran"`

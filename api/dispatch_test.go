@@ -27,7 +27,7 @@ func obj(t *testing.T, body string) map[string]any {
 	return m
 }
 
-// meteo is a local stand-in for the article's Open-Meteo upstream: it records the
+// meteo is a local stand-in for the sample Open-Meteo upstream: it records the
 // query it was asked and answers like the real API.
 type meteo struct {
 	*httptest.Server
@@ -50,12 +50,12 @@ func newMeteo(t *testing.T) *meteo {
 	return m
 }
 
-// The article's five steps, against a local upstream.
-func TestArticleWalkthrough(t *testing.T) {
+// The sample five steps, against a local upstream.
+func TestSampleWalkthrough(t *testing.T) {
 	up := newMeteo(t)
 	n := nodetest.Start(t, func(c *capdir.Config) { c.PublicURL = "https://capdir.example" })
 
-	// Step 2: the POST, as the article prints it (the upstream host swapped for a local one).
+	// Step 2: the POST, as documented (the upstream host swapped for a local one).
 	row := `{
   "key": "ZZ_TEST_TEMPERATURE",
   "type": "http",
@@ -158,7 +158,7 @@ func dispatch(t *testing.T, n *capdir.Node, req string) (int, map[string]any) {
 	return code, obj(t, body)
 }
 
-// Every row of the article's failure table this surface covers.
+// Every row of the sample failure table this surface covers.
 func TestFailureTable(t *testing.T) {
 	up := newMeteo(t)
 	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

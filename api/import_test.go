@@ -25,11 +25,11 @@ type page struct {
 	Offset int            `json:"offset"`
 }
 
-// fixtureRows is the article fixture decoded, keyed by key.
+// fixtureRows is the reference fixture decoded, keyed by key.
 func fixtureRows(t *testing.T) map[string]contract.Row {
 	t.Helper()
 	var rows []contract.Row
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]contract.Row{}
@@ -48,10 +48,10 @@ func sameContract(a, b contract.Row) bool {
 	return string(ja) == string(jb)
 }
 
-func TestImportArticleFixture(t *testing.T) {
+func TestImportSampleFixture(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	before := controlSeq(t, n)
-	status, body := send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.ArticleRows()))
+	status, body := send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.SampleRows()))
 	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"failed":[]}` {
 		t.Fatalf("import: HTTP %d %s", status, body)
 	}
@@ -82,7 +82,7 @@ func TestImportArticleFixture(t *testing.T) {
 	// Again, without upsert: every row fails with "exists", nothing is appended.
 	before = controlSeq(t, n)
 	var res api.ImportResult
-	status, body = send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.ArticleRows()))
+	status, body = send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.SampleRows()))
 	decode(t, body, &res)
 	if status != http.StatusOK || res.OK != 0 || len(res.Failed) != 6 {
 		t.Fatalf("second import: HTTP %d %s", status, body)
@@ -99,7 +99,7 @@ func TestImportArticleFixture(t *testing.T) {
 	// With upsert: every row is replaced, created_at survives.
 	var nowBefore contract.Row
 	decode(t, mustDo(t, n, http.StatusOK, "GET", "/api/directory/NOW", ""), &nowBefore)
-	status, body = send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", string(testdata.ArticleRows()))
+	status, body = send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", string(testdata.SampleRows()))
 	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"failed":[]}` {
 		t.Fatalf("upsert import: HTTP %d %s", status, body)
 	}
@@ -113,7 +113,7 @@ func TestImportArticleFixture(t *testing.T) {
 	}
 }
 
-// fixtureOrder is the order of the rows in article_rows.json.
+// fixtureOrder is the order of the rows in sample_rows.json.
 var fixtureOrder = []string{"NOW", "GROK_MODELS", "PROMPT_LAB_AGENT", "BLOOIO_FINISH", "DIR_PATCH", "ZZ_TEST_TEMPERATURE"}
 
 // NDJSON (by content type or by sniffing): each bad row fails alone, with its index,
@@ -216,7 +216,7 @@ func TestImportUpsertRepeatedKeyAndHygiene(t *testing.T) {
 
 func TestListFiltersAndPaging(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	mustDo(t, n, http.StatusOK, "PATCH", "/api/directory/DIR_PATCH", `{"enabled":0}`)
 	mustDo(t, n, http.StatusOK, "PATCH", "/api/directory/ZZ_TEST_TEMPERATURE", `{"seq":1}`)
 

@@ -17,7 +17,7 @@ import (
 const tempSchema = `{"type":"object","properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},` +
 	`"longitude":{"type":"number","minimum":-180,"maximum":180}},"required":["latitude","longitude"],"additionalProperties":false}`
 
-// temperatureRow is the article's row against up, with an input_schema when
+// temperatureRow is the sample row against up, with an input_schema when
 // schema is set.
 func temperatureRow(t *testing.T, key, upstream, schema string) string {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults, per the article: 8 consecutive auth failures, cleared after 1 hour.
+// Defaults, as documented: 8 consecutive auth failures, cleared after 1 hour.
 const (
 	DefaultThreshold = 8
 	DefaultCooldown  = time.Hour

@@ -83,7 +83,7 @@ func (c Config) Observe(s State, o Observation) State {
 	return s
 }
 
-// Reset folds an owner reset (capdir's BREAKER_RESET event, the article's KV delete)
+// Reset folds an owner reset (capdir's BREAKER_RESET event)
 // into s: closed, no strikes, and the Generation advanced by 2, so every call started
 // before the reset is dropped.
 func (c Config) Reset(s State) State {

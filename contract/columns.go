@@ -20,7 +20,7 @@ type column struct {
 	num  func(*Row) *int    // kindFlag, kindInt
 }
 
-// columns lists every JSON field of a row in the article's column order, followed by
+// columns lists every JSON field of a row in the documented column order, followed by
 // the computed row_num. The index of a column is its bit in Fields.present.
 var columns = []column{
 	{name: "key", kind: kindText, text: func(r *Row) *string { return &r.Key }},

@@ -24,7 +24,7 @@
 // Field problems are *ValidationError values ("<field>: <problem>"), joined with
 // errors.Join when there are several; each wraps one of ErrUnknownField, ErrWrongType,
 // ErrRequired, ErrInvalid or ErrKeyMismatch. Malformed bodies wrap ErrMalformedJSON.
-// Hygiene refusals are *RefusalError values whose Error is the article's literal
+// Hygiene refusals are *RefusalError values whose Error is the documented literal
 // "registry_hygiene_refused: <code>" and whose Body is the exact response body,
 // {"error":…,"how_to_fix":…,"state_changed":false}. ErrNoRecognizedFields's message is
 // the literal "no recognized fields".

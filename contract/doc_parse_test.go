@@ -6,7 +6,7 @@ import (
 	"github.com/capdir/capdir/contract"
 )
 
-func TestParseDocArticleRows(t *testing.T) {
+func TestParseDocSampleRows(t *testing.T) {
 	tests := []struct {
 		key  string
 		want contract.Doc
@@ -49,7 +49,7 @@ func TestParseDocArticleRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			r := articleRow(t, tt.key)
+			r := sampleRow(t, tt.key)
 			if got := contract.ParseDoc(r.Content); got != tt.want {
 				t.Errorf("ParseDoc =\n %+v\nwant\n %+v", got, tt.want)
 			}

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under ../testd
 const docBase = "https://capdir.example"
 
 // documentRows are stand-ins for the four rows whose documents the sizes are
-// quoted for, one of each type: NOW (fn) and GROK_MODELS (http) as the article
+// quoted for, one of each type: NOW (fn) and GROK_MODELS (http) as the reference
 // prints them, ROUTER (agent, with includes) and CONTENT_SEARCH (flow) from
 // testdata/document_rows.json.
 func documentRows(t testing.TB) []contract.Row {
@@ -33,7 +33,7 @@ func documentRows(t testing.TB) []contract.Row {
 	if err := json.Unmarshal(b, &more); err != nil {
 		t.Fatalf("document_rows.json: %v", err)
 	}
-	return append([]contract.Row{articleRow(t, "NOW"), articleRow(t, "GROK_MODELS")}, more...)
+	return append([]contract.Row{sampleRow(t, "NOW"), sampleRow(t, "GROK_MODELS")}, more...)
 }
 
 // authOf is what the facade derives from the stand-ins' auth column.
@@ -171,7 +171,7 @@ func TestDocumentBlocks(t *testing.T) {
 
 // GROK_MODELS's document carries what its row says, block by block.
 func TestDocumentGrokModels(t *testing.T) {
-	r := articleRow(t, "GROK_MODELS")
+	r := sampleRow(t, "GROK_MODELS")
 	d := ownerDoc(&r)
 	md := string(d.Markdown())
 	for _, want := range []string{

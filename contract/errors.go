@@ -22,7 +22,7 @@ var (
 	// ErrKeyMismatch: a PUT body names a key different from the path key.
 	ErrKeyMismatch = errors.New("key mismatch")
 	// ErrNoRecognizedFields: a PATCH body names no field on PatchAllowList.
-	// Its message is the article's literal: {"error":"no recognized fields"}.
+	// Its message is the documented literal: {"error":"no recognized fields"}.
 	ErrNoRecognizedFields = errors.New("no recognized fields")
 	// ErrHygieneRefused: a write was refused by the registry hygiene gate.
 	// The concrete error is a *RefusalError.

@@ -9,7 +9,7 @@ import (
 	"github.com/capdir/capdir/contract"
 )
 
-// goldenTemperature is the fingerprint of the article's ZZ_TEST_TEMPERATURE row. It
+// goldenTemperature is the fingerprint of the sample ZZ_TEST_TEMPERATURE row. It
 // changes only if the canonical encoding changes, which must bump its version.
 const goldenTemperature = "fd333f4a84db4505ef660c997b39b53110288cb30d90c16dcd67c0187a0cd748"
 
@@ -20,7 +20,7 @@ const canonicalTemperature = `{"v":"capdir.contract.v1","key":"ZZ_TEST_TEMPERATU
 	`"input_schema":"","auth":"","risk":"low","status":"enabled","includes":"","payload":""}`
 
 func TestFingerprintGolden(t *testing.T) {
-	r := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	r := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	got := contract.Fingerprint(&r)
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(got) {
 		t.Fatalf("Fingerprint = %q, want 64 lowercase hex digits", got)
@@ -40,7 +40,7 @@ func TestFingerprintTracksTheCallableContract(t *testing.T) {
 		edit    func(r *contract.Row)
 		changes bool
 	}{
-		// Documentation-only edits: the article's examples PATCH kept the hash.
+		// Documentation-only edits: the sample examples PATCH kept the hash.
 		{"examples", func(r *contract.Row) { r.Examples = `["51.51|-0.13"]` }, false},
 		{"seq", func(r *contract.Row) { r.Seq = ptr(1) }, false},
 		{"planner_visible", func(r *contract.Row) { r.PlannerVisible = 0 }, false},
@@ -52,7 +52,7 @@ func TestFingerprintTracksTheCallableContract(t *testing.T) {
 		{"extra comment", func(r *contract.Row) { r.Content = "# note: free public API\n" + r.Content }, false},
 		{"runner equal to type", func(r *contract.Row) { r.Runner = "http" }, false},
 		{"schema formatting", func(r *contract.Row) {}, false}, // see TestFingerprintCanonicalSchema
-		// Contract edits: the article's target PATCH changed the hash.
+		// Contract edits: the sample target PATCH changed the hash.
 		{"target", func(r *contract.Row) { r.Target += ",wind_speed_10m" }, true},
 		{"key", func(r *contract.Row) { r.Key = "ZZ_TEST_TEMPERATURE_2" }, true},
 		{"type", func(r *contract.Row) { r.Type = "fn" }, true},
@@ -66,11 +66,11 @@ func TestFingerprintTracksTheCallableContract(t *testing.T) {
 		{"includes", func(r *contract.Row) { r.Includes = "BLOCK_VOICE" }, true},
 		{"payload", func(r *contract.Row) { r.Content += "\n{\"q\":\"$1\"}" }, true},
 	}
-	base := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	base := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	want := contract.Fingerprint(&base)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := articleRow(t, "ZZ_TEST_TEMPERATURE")
+			r := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 			tt.edit(&r)
 			got := contract.Fingerprint(&r)
 			if changed := got != want; changed != tt.changes {
@@ -94,9 +94,9 @@ func TestFingerprintCanonicalSchema(t *testing.T) {
 	}
 }
 
-func TestFingerprintArticlePatches(t *testing.T) {
-	// The article's three invocations: baseline, after an examples PATCH, after a target PATCH.
-	base := articleRow(t, "ZZ_TEST_TEMPERATURE")
+func TestFingerprintSamplePatches(t *testing.T) {
+	// The sample three invocations: baseline, after an examples PATCH, after a target PATCH.
+	base := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	afterExamples, _, err := contract.Patch(base, mustDecode(t, `{"examples":"[\"51.51|-0.13\"]"}`), now)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestFingerprintArticlePatches(t *testing.T) {
 }
 
 func BenchmarkFingerprint(b *testing.B) {
-	r := articleRow(b, "ZZ_TEST_TEMPERATURE")
+	r := sampleRow(b, "ZZ_TEST_TEMPERATURE")
 	r.InputSchema = `{"type":"object","properties":{"lat":{"type":"number"},"lon":{"type":"number"}}}`
 	b.ReportAllocs()
 	for b.Loop() {

@@ -6,10 +6,10 @@ import (
 	"github.com/capdir/capdir/contract"
 )
 
-// Every row the article prints, as stored, decodes strictly, is accepted by POST,
+// Every row the samples print, as stored, decodes strictly, is accepted by POST,
 // and is accepted back by PUT (it is compliant).
-func TestArticleRowsPassCreate(t *testing.T) {
-	raws := articleRaw(t)
+func TestSampleRowsPassCreate(t *testing.T) {
+	raws := sampleRaw(t)
 	if len(raws) != 6 {
 		t.Fatalf("%d fixture rows, want 6", len(raws))
 	}
@@ -23,7 +23,7 @@ func TestArticleRowsPassCreate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Create: %v", err)
 			}
-			stored := articleRow(t, r.Key)
+			stored := sampleRow(t, r.Key)
 			stored.CreatedAt, stored.UpdatedAt = r.CreatedAt, r.UpdatedAt
 			if r != stored {
 				t.Errorf("Create changed the row:\n got %+v\nwant %+v", r, stored)

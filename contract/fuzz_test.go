@@ -14,7 +14,7 @@ import (
 // that re-encodes to JSON that decodes to the same fields.
 func FuzzDecodeRow(f *testing.F) {
 	var rows []json.RawMessage
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err == nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err == nil {
 		for _, r := range rows {
 			f.Add([]byte(r))
 		}

@@ -9,24 +9,24 @@ import (
 	"github.com/capdir/capdir/testdata"
 )
 
-// now is the clock of every write in these tests: the article's POST receipt time.
+// now is the clock of every write in these tests: the sample POST receipt time.
 var now = time.Date(2026, 7, 26, 4, 36, 19, 832_000_000, time.UTC)
 
-// articleRaw returns the fixture rows as raw JSON objects, in file order.
-func articleRaw(t testing.TB) []json.RawMessage {
+// sampleRaw returns the fixture rows as raw JSON objects, in file order.
+func sampleRaw(t testing.TB) []json.RawMessage {
 	t.Helper()
 	var raws []json.RawMessage
-	if err := json.Unmarshal(testdata.ArticleRows(), &raws); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &raws); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	return raws
 }
 
-// articleRow returns the fixture row with the given key, as stored.
-func articleRow(t testing.TB, key string) contract.Row {
+// sampleRow returns the fixture row with the given key, as stored.
+func sampleRow(t testing.TB, key string) contract.Row {
 	t.Helper()
 	var rows []contract.Row
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	for _, r := range rows {

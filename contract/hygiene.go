@@ -34,7 +34,7 @@ func newRefusal(code string) *RefusalError {
 	return &RefusalError{Code: code, HowToFix: howToFix[code]}
 }
 
-// Error renders the article's literal "registry_hygiene_refused: <code>".
+// Error renders the documented literal "registry_hygiene_refused: <code>".
 func (e *RefusalError) Error() string {
 	return "registry_hygiene_refused: " + e.Code
 }

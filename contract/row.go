@@ -11,8 +11,8 @@ const (
 // Row is one capability: the eighteen stored columns of the directory table plus
 // RowNum, which is computed by the read path and never stored.
 //
-// Text columns use the empty string for SQL NULL. Integer flags keep the article's
-// 0/1 encoding so rows round-trip through JSON exactly as the article prints them.
+// Text columns use the empty string for SQL NULL. Integer flags keep the documented
+// 0/1 encoding so rows round-trip through JSON exactly as documented.
 type Row struct {
 	Key               string `json:"key"`
 	Type              string `json:"type"`

@@ -9,7 +9,7 @@ import (
 	"github.com/capdir/capdir/contract"
 )
 
-// The article's temperature row: an ARGS line naming $1 and $2, and a schema
+// The sample temperature row: an ARGS line naming $1 and $2, and a schema
 // requiring two numbers (listed in the other order, so the ARGS line must win).
 const (
 	tempDoc    = "# WHAT: Current temperature.\n# ARGS: $1=latitude | $2=longitude"

@@ -13,7 +13,7 @@ import (
 // MaxKeyLen is the longest legal key.
 const MaxKeyLen = wire.MaxKeyLen
 
-// Types lists the legal values of the type column, in the article's order.
+// Types lists the legal values of the type column, in the documented order.
 var Types = []string{TypeFn, TypeHTTP, TypeAgent, TypeFlow}
 
 // HTTPMethods lists the methods an http row's target may name.

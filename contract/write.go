@@ -23,7 +23,7 @@ func FormatTime(t time.Time) string {
 }
 
 // PatchAllowList is the set of fields a PATCH may change, exactly the thirteen names of
-// the article. key is the path; sensitive and runner are set only by POST and PUT;
+// the reference. key is the path; sensitive and runner are set only by POST and PUT;
 // updated_at and created_at are set by the server. Do not modify.
 var PatchAllowList = []string{
 	"type", "target", "auth", "content", "category", "allowed_categories", "seq",

@@ -87,7 +87,7 @@ func TestCreateSkipsMissingDescription(t *testing.T) {
 }
 
 func TestReplace(t *testing.T) {
-	old := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	old := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	later := now.Add(time.Hour)
 	r, err := contract.Replace("ZZ_TEST_TEMPERATURE", &old, mustDecode(t, `{"type":"fn","content":"# WHAT: w"}`), later)
 	if err != nil {
@@ -102,8 +102,8 @@ func TestReplace(t *testing.T) {
 
 func TestReplaceRoundTripsGET(t *testing.T) {
 	// A row as GET returns it (with row_num and timestamps) can be PUT back unchanged.
-	old := articleRow(t, "GROK_MODELS")
-	raw := articleRaw(t)[1]
+	old := sampleRow(t, "GROK_MODELS")
+	raw := sampleRaw(t)[1]
 	r, err := contract.Replace("GROK_MODELS", &old, mustDecode(t, string(raw)), now)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestReplaceCreates(t *testing.T) {
 }
 
 func TestReplaceErrors(t *testing.T) {
-	old := articleRow(t, "NOW")
+	old := sampleRow(t, "NOW")
 	tests := []struct {
 		name string
 		body string
@@ -159,7 +159,7 @@ func TestPatchAllowList(t *testing.T) {
 }
 
 func TestPatchMerges(t *testing.T) {
-	old := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	old := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	later := now.Add(90 * time.Second)
 	r, ignored, err := contract.Patch(old, mustDecode(t, `{"examples":"[\"51.51|-0.13\"]","seq":4,"runner":"edge","updated_at":"x"}`), later)
 	if err != nil {
@@ -195,7 +195,7 @@ func TestPatchClearsSeqAndDoesNotAlias(t *testing.T) {
 }
 
 func TestPatchNoRecognizedFields(t *testing.T) {
-	old := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	old := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	for _, body := range []string{`{"runner":"edge"}`, `{"sensitive":1}`, `{"key":"X"}`, `{}`, `{"updated_at":"x"}`} {
 		_, ignored, err := contract.Patch(old, mustDecode(t, body), now)
 		if err != contract.ErrNoRecognizedFields || err.Error() != "no recognized fields" {
@@ -246,7 +246,7 @@ func TestPatchHygieneAsymmetry(t *testing.T) {
 }
 
 func TestPatchValidates(t *testing.T) {
-	old := articleRow(t, "ZZ_TEST_TEMPERATURE")
+	old := sampleRow(t, "ZZ_TEST_TEMPERATURE")
 	_, _, err := contract.Patch(old, mustDecode(t, `{"target":"FETCH x","examples":"[1]"}`), now)
 	var ve *contract.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "target" || !strings.Contains(err.Error(), "examples:") {

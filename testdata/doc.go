@@ -1,11 +1,11 @@
 // Package testdata holds fixtures shared by the tests of every capdir package.
 //
-// article_rows.json is a JSON array of the six directory rows the article prints, as
+// sample_rows.json is a JSON array of the six directory rows the samples print, as
 // stored (SQL NULL as JSON null): NOW (fn), GROK_MODELS (http), PROMPT_LAB_AGENT
 // (agent), BLOOIO_FINISH (flow), DIR_PATCH (http, $2+ body) and ZZ_TEST_TEMPERATURE
-// (the row created by the article's POST, with its target's "¤t=" restored to
-// "&current="). Columns the article does not print take their defaults. The
-// article prints only two timestamps, GROK_MODELS's updated_at and the
+// (the row created by the sample POST, with its target's "¤t=" restored to
+// "&current="). Columns the reference does not print take their defaults. The
+// sample prints only two timestamps, GROK_MODELS's updated_at and the
 // ZZ_TEST_TEMPERATURE POST receipt; the other rows' updated_at is a placeholder,
 // "2026-07-26 00:00:00", the snapshot date, and their created_at is null as on
 // old rows.
@@ -19,11 +19,11 @@ package testdata
 
 import _ "embed"
 
-//go:embed article_rows.json
-var articleRows []byte
+//go:embed sample_rows.json
+var sampleRows []byte
 
-// ArticleRows returns the contents of article_rows.json. The slice is a fresh copy
+// SampleRows returns the contents of sample_rows.json. The slice is a fresh copy
 // that the caller may modify.
-func ArticleRows() []byte {
-	return append([]byte(nil), articleRows...)
+func SampleRows() []byte {
+	return append([]byte(nil), sampleRows...)
 }

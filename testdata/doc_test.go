@@ -8,10 +8,10 @@ import (
 	"github.com/capdir/capdir/testdata"
 )
 
-func TestArticleRows(t *testing.T) {
+func TestSampleRows(t *testing.T) {
 	var rows []map[string]any
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
-		t.Fatalf("article_rows.json: %v", err)
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
+		t.Fatalf("sample_rows.json: %v", err)
 	}
 	var keys []string
 	for _, r := range rows {
@@ -30,10 +30,10 @@ func TestArticleRows(t *testing.T) {
 	}
 }
 
-func TestArticleRowsIsACopy(t *testing.T) {
-	a := testdata.ArticleRows()
+func TestSampleRowsIsACopy(t *testing.T) {
+	a := testdata.SampleRows()
 	a[0] = 'X'
-	if b := testdata.ArticleRows(); b[0] != '[' {
-		t.Fatalf("ArticleRows shares its backing array: first byte %q", b[0])
+	if b := testdata.SampleRows(); b[0] != '[' {
+		t.Fatalf("SampleRows shares its backing array: first byte %q", b[0])
 	}
 }

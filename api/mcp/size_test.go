@@ -69,13 +69,13 @@ func (c *capture) reset() {
 	c.mu.Unlock()
 }
 
-// import900 writes 900 rows: the article's rows and the document stand-ins,
+// import900 writes 900 rows: the sample rows and the document stand-ins,
 // repeated under numbered keys (the directory the registry's size is measured on,
 // grown to 900), every one enabled and planner-visible.
 func import900(t *testing.T, n *capdir.Node) {
 	t.Helper()
-	var article, more []map[string]any
-	if err := json.Unmarshal(testdata.ArticleRows(), &article); err != nil {
+	var sample, more []map[string]any
+	if err := json.Unmarshal(testdata.SampleRows(), &sample); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "document_rows.json"))
@@ -85,7 +85,7 @@ func import900(t *testing.T, n *capdir.Node) {
 	if err := json.Unmarshal(b, &more); err != nil {
 		t.Fatal(err)
 	}
-	rows := append(article, more...)
+	rows := append(sample, more...)
 	var nd strings.Builder
 	enc := json.NewEncoder(&nd)
 	for i := range 900 {

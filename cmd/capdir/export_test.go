@@ -29,11 +29,11 @@ func withoutTimes(t *testing.T, rows []contract.Row) string {
 	return string(b)
 }
 
-// Export writes what import reads: the article fixture, exported from one server as a
+// Export writes what import reads: the reference fixture, exported from one server as a
 // JSON array and as NDJSON, imports into fresh servers and exports again unchanged.
 func TestExportRoundTrip(t *testing.T) {
 	a, aflags := testServer(t)
-	if _, stderr, err := runCLI(t, "", append([]string{"import", writeFile(t, "rows.json", testdata.ArticleRows())}, aflags...)...); err != nil {
+	if _, stderr, err := runCLI(t, "", append([]string{"import", writeFile(t, "rows.json", testdata.SampleRows())}, aflags...)...); err != nil {
 		t.Fatalf("import: %v %s", err, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "export.json")
@@ -53,7 +53,7 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Errorf("export starts %.60q", exported)
 	}
 	var fixture []contract.Row
-	json.Unmarshal(testdata.ArticleRows(), &fixture)
+	json.Unmarshal(testdata.SampleRows(), &fixture)
 	contract.Number(fixture)
 	if got, want := withoutTimes(t, rows), withoutTimes(t, fixture); got != want {
 		t.Fatalf("export differs from the fixture:\n got %s\nwant %s", got, want)

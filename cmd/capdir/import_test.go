@@ -66,9 +66,9 @@ func listRows(t *testing.T, n *capdir.Node) []contract.Row {
 	return p.Rows
 }
 
-func TestImportCommandArticleFixture(t *testing.T) {
+func TestImportCommandSampleFixture(t *testing.T) {
 	n, flags := testServer(t)
-	file := writeFile(t, "article_rows.json", testdata.ArticleRows())
+	file := writeFile(t, "sample_rows.json", testdata.SampleRows())
 	stdout, stderr, err := runCLI(t, "", append([]string{"import", file}, flags...)...)
 	if err != nil || !strings.HasPrefix(stderr, "import: sent all 6 rows (") || withoutProgress(stderr) != "" {
 		t.Fatalf("import: %v\n%s", err, stderr)
@@ -96,7 +96,7 @@ func TestImportCommandArticleFixture(t *testing.T) {
 func TestImportCommandReportsTheBadRow(t *testing.T) {
 	n, flags := testServer(t)
 	var rows []map[string]any
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	rows = append(rows[:3], append([]map[string]any{{"key": "BAD_ROW", "type": "lambda"}}, rows[3:]...)...)
@@ -149,7 +149,7 @@ func TestImportCommandErrors(t *testing.T) {
 		!strings.Contains(err.Error(), "no rows: the input is empty") {
 		t.Errorf("empty file: %v", err)
 	}
-	file := writeFile(t, "rows.json", testdata.ArticleRows())
+	file := writeFile(t, "rows.json", testdata.SampleRows())
 	wrongKey := writeFile(t, "wrong.key", []byte("not-the-owner-key-at-all\n"))
 	if _, _, err := runCLI(t, "", "import", file, "--server", n.URL(), "--key-file", wrongKey); err == nil ||
 		!strings.Contains(err.Error(), "HTTP 401: unauthorized: "+n.URL()+" refused the owner key from --key-file "+wrongKey) {

@@ -38,8 +38,8 @@ func TestREADMEShellLinesPasteAsWritten(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(strings.ToLower(readme), "the article") {
-		t.Error(`the README mentions "the article"`)
+	if strings.Contains(strings.ToLower(readme), "the reference") {
+		t.Error(`the README mentions "the reference"`)
 	}
 	if !strings.Contains(readme, "](docs/performance.md)") {
 		t.Error("the README does not link docs/performance.md")

@@ -7,7 +7,7 @@ import (
 )
 
 // SplitArgs splits an invocation body into positional arguments on "|", exactly as
-// the article's String(body).split('|'): an empty body gives [""], never nil.
+// the sample String(body).split('|'): an empty body gives [""], never nil.
 func SplitArgs(body string) []string {
 	return strings.Split(body, "|")
 }
@@ -27,7 +27,7 @@ const (
 	ModeJSON
 )
 
-// String names the mode as the article does.
+// String names the mode as the reference does.
 func (m Mode) String() string {
 	switch m {
 	case ModeURL:

@@ -58,8 +58,8 @@ func nearMisses() []contract.Row {
 }
 
 func TestAskPhrasings(t *testing.T) {
-	article := index(articleRows(t))
-	crowded := index(genRows(1, 300), nearMisses(), articleRows(t))
+	sample := index(sampleRows(t))
+	crowded := index(genRows(1, 300), nearMisses(), sampleRows(t))
 	for _, c := range []struct {
 		ask, want string
 		crowded   bool // also first among the generated rows and the near misses
@@ -73,7 +73,7 @@ func TestAskPhrasings(t *testing.T) {
 		{"peptide concierge", "PROMPT_LAB_AGENT", true},
 		{"patch a directory row", "DIR_PATCH", true},
 	} {
-		idx := map[bool]*ask.Index{false: article, true: crowded}
+		idx := map[bool]*ask.Index{false: sample, true: crowded}
 		for _, crowd := range []bool{false, true} {
 			if crowd && !c.crowded {
 				continue
@@ -90,7 +90,7 @@ func TestAskPhrasings(t *testing.T) {
 }
 
 func TestAskResultSaysWhy(t *testing.T) {
-	a := search(t, index(articleRows(t)), ask.Query{Text: "Current temperatures at a coordinate"})
+	a := search(t, index(sampleRows(t)), ask.Query{Text: "Current temperatures at a coordinate"})
 	// NOW holds "current" too.
 	if a.Ask != "Current temperatures at a coordinate" || a.Total != 2 || len(a.Results) != 2 || a.Results[1].Key != "NOW" {
 		t.Fatalf("answer = %+v, want the ask echoed, then ZZ_TEST_TEMPERATURE and NOW", a)
@@ -112,7 +112,7 @@ func TestAskResultSaysWhy(t *testing.T) {
 }
 
 func TestAskDeletedRowDisappears(t *testing.T) {
-	x := index(articleRows(t))
+	x := index(sampleRows(t))
 	x.Delete("ZZ_TEST_TEMPERATURE")
 	a := search(t, x, ask.Query{Text: "temperature at a coordinate"})
 	if len(a.Results) != 0 || a.Total != 0 {
@@ -128,7 +128,7 @@ func TestAskDeletedRowDisappears(t *testing.T) {
 }
 
 func TestAskDisabledRowNeverAppears(t *testing.T) {
-	rows := articleRows(t)
+	rows := sampleRows(t)
 	zz := rows[5]
 	zz.Enabled = 0
 	x := index(rows[:5])
@@ -181,7 +181,7 @@ func TestAskTiesGoToPlannerRankThenKey(t *testing.T) {
 }
 
 func TestAskSeesOnlyVisibleRows(t *testing.T) {
-	rows := articleRows(t)
+	rows := sampleRows(t)
 	x := index(rows)
 	scope := func(key, category string) bool { return key == "GROK_MODELS" || category == "tools" }
 	a := search(t, x, ask.Query{Text: "current temperature models", Visible: scope})
@@ -209,7 +209,7 @@ func TestAskSeesOnlyVisibleRows(t *testing.T) {
 }
 
 func TestAskRefusesBadAsks(t *testing.T) {
-	x := index(articleRows(t))
+	x := index(sampleRows(t))
 	many := make([]string, ask.MaxAskTerms+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("word%d", i)

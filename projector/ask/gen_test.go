@@ -11,11 +11,11 @@ import (
 	"github.com/capdir/capdir/testdata"
 )
 
-// articleRows returns the six rows of testdata/article_rows.json.
-func articleRows(t testing.TB) []contract.Row {
+// sampleRows returns the six rows of testdata/sample_rows.json.
+func sampleRows(t testing.TB) []contract.Row {
 	t.Helper()
 	var rows []contract.Row
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	return rows

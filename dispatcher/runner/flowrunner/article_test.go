@@ -15,11 +15,11 @@ import (
 	"github.com/capdir/capdir/testdata"
 )
 
-// articleRow returns the fixture row called key.
-func articleRow(t *testing.T, key string) *contract.Row {
+// sampleRow returns the fixture row called key.
+func sampleRow(t *testing.T, key string) *contract.Row {
 	t.Helper()
 	var rows []contract.Row
-	if err := json.Unmarshal(testdata.ArticleRows(), &rows); err != nil {
+	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	for i := range rows {
@@ -63,8 +63,8 @@ func (s *sent) send(_ context.Context, args []any) (string, error) {
 	return string(b), err
 }
 
-func TestArticleFlowRow(t *testing.T) {
-	row := articleRow(t, "BLOOIO_FINISH")
+func TestSampleFlowRow(t *testing.T) {
+	row := sampleRow(t, "BLOOIO_FINISH")
 	const want = "# Phase C of the inbound turn: given the full agent output text in $1, extract the\n" +
 		"# LAST [REPLY], send via blooio to $2, return the send result.\n" +
 		"# $1=agent output text. $2=recipient phone.\n" +

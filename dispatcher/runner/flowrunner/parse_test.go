@@ -68,7 +68,7 @@ func TestParse(t *testing.T) {
 		{"key characters", "a-B_9: x", []Step{call("1", "a-B_9", "x", "")}},
 		{"# inside a line is text", "A: #1 > B: x # y",
 			[]Step{call("1", "A", "#1", ""), call("2", "B", "x # y", "")}},
-		{"article row", "# Phase C of the inbound turn: given the full agent output text in $1, extract the\n# LAST [REPLY], send via blooio to $2, return the send result.\n# $1=agent output text. $2=recipient phone.\nLAST_REPLY_OF: $1\n> SEND_BY_CHANNEL: blooio|$2|$PREV",
+		{"sample row", "# Phase C of the inbound turn: given the full agent output text in $1, extract the\n# LAST [REPLY], send via blooio to $2, return the send result.\n# $1=agent output text. $2=recipient phone.\nLAST_REPLY_OF: $1\n> SEND_BY_CHANNEL: blooio|$2|$PREV",
 			[]Step{call("1", "LAST_REPLY_OF", "$1", ""), call("2", "SEND_BY_CHANNEL", "blooio|$2|$PREV", "")}},
 	}
 	for _, tt := range tests {

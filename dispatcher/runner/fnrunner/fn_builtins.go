@@ -53,7 +53,7 @@ func RegisterBuiltins(reg *Registry, cfg BuiltinConfig) error {
 	return nil
 }
 
-// nowResult is the output of now, in the article's field order.
+// nowResult is the output of now, in the documented field order.
 type nowResult struct {
 	Now   int64  `json:"now"`   // Unix milliseconds
 	Today string `json:"today"` // calendar date in the zone, YYYY-MM-DD
