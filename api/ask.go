@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/capdir/capdir/contract"
+
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
 )
@@ -15,7 +17,8 @@ import (
 //	  "why":["what: temperature, coordinate",…]},…],"total":N}
 //
 // limit defaults to 10 and is lowered to 50. The owner (x-terminal-key) sees every
-// enabled row; without the key the answer is the owner routes' 401. A bad ask (empty,
+// enabled row, a capability token (Authorization: Bearer) the rows in its scope;
+// without a credential that holds the answer is dispatch's 401. A bad ask (empty,
 // over 512 bytes, only common words, over 20 words), a bad limit, or ?ask= with
 // ?key= or &body= is 400 with what to fix.
 
@@ -30,9 +33,19 @@ func NewAskIndex(p *projector.Projector) (*ask.Index, error) {
 	return x, nil
 }
 
-// askGet answers ?ask= for the owner: every enabled row.
+// askGet answers ?ask= for the owner (every enabled row) or a token holder (the
+// rows in its scope, by key or category, as its documents and registry).
 func (s *Server) askGet(w http.ResponseWriter, r *http.Request) error {
-	return s.owner(func(w http.ResponseWriter, r *http.Request) error { return s.askAnswer(w, r, nil) })(w, r)
+	v, err := s.viewer(r)
+	if err != nil {
+		return err
+	}
+	if v.Role == contract.RoleOwner {
+		return s.askAnswer(w, r, nil)
+	}
+	return s.askAnswer(w, r, func(key, category string) bool {
+		return v.InScope(&contract.Row{Key: key, Category: category})
+	})
 }
 
 // askAnswer answers ?ask= over the rows visible admits, by key and category (nil:

@@ -20,13 +20,16 @@ import (
 func isDiscovery(q url.Values) bool { return q.Has("format") || q.Has("registry") }
 
 // discoveryGet serves the discovery forms of GET /api/dispatch. The credential
-// decides the viewer, and the viewer what it sees: today only the owner key is
-// accepted (anything else is 401, before any row is read); a capability token will
-// become a contract.Viewer with its scope and risk ceiling here.
+// decides the viewer, and the viewer what it sees: the owner key every enabled
+// row; a capability token that holds the rows in its scope, with the affordances
+// its risk ceiling allows (a row outside the scope is answered as no row). No
+// credential, or one that does not hold, is 401 before any row is read.
 func (s *Server) discoveryGet(w http.ResponseWriter, r *http.Request) error {
-	return s.owner(func(w http.ResponseWriter, r *http.Request) error {
-		return s.discover(w, r, contract.Owner())
-	})(w, r)
+	v, err := s.viewer(r)
+	if err != nil {
+		return err
+	}
+	return s.discover(w, r, v)
 }
 
 func (s *Server) discover(w http.ResponseWriter, r *http.Request, v contract.Viewer) error {

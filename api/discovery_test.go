@@ -110,15 +110,15 @@ func TestDocumentRoute(t *testing.T) {
 	}
 }
 
-// Only the owner reads documents and the registry for now; a disabled row is no
-// row, in every projection.
+// Documents and the registry need a credential (the owner key or a capability
+// token: discovery_token_test.go); a disabled row is no row, in every projection.
 func TestDocumentAccess(t *testing.T) {
 	n := discoveryNode(t)
 	paths := []string{"/api/dispatch?key=NOW&format=markdown", "/api/dispatch?key=NOW&format=json", "/api/dispatch?registry=1"}
 	for _, p := range paths {
 		for _, key := range []string{"", "wrong-key-0123456789abcdef"} {
 			code, _, body := get(t, n, p, key)
-			if code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
+			if code != 401 || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header, or a capability token as Authorization: Bearer <token>"}` {
 				t.Errorf("%s with key %q: HTTP %d %s, want 401", p, key, code, body)
 			}
 		}

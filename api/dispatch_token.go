@@ -5,11 +5,15 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 )
 
-// Who may dispatch: the owner (x-terminal-key) or the holder of a capability token
-// (Authorization: Bearer <token>). Every other route is the owner's alone.
+// Who may dispatch and discover (a document, the registry, ask): the owner
+// (x-terminal-key) or the holder of a capability token (Authorization: Bearer
+// <token>), who sees only the rows in its scope. Every other route is the owner's
+// alone.
 
 // dispatchCaller authenticates a dispatch before its body is read. It returns the
 // raw token for a token holder, "" for the owner, or the refusal (answered by
@@ -18,29 +22,49 @@ import (
 // so a token that does not hold is refused with nothing appended; what it may
 // invoke is the gate's to decide.
 func (s *Server) dispatchCaller(r *http.Request) (tok string, err error) {
+	tok, _, err = s.caller(r)
+	return tok, err
+}
+
+// caller reads r's credential, the owner key or a capability token that holds:
+// the raw token and its claims for a token holder, "" and nil for the owner, or
+// the refusal (a missing or wrong credential, a malformed Authorization header,
+// both credentials, a token that does not hold with the gate's literal reason).
+func (s *Server) caller(r *http.Request) (string, *token.Claims, error) {
 	key, auth := r.Header.Get("x-terminal-key"), r.Header.Get("Authorization")
 	switch {
 	case key != "" && auth != "":
-		return "", badRequest(bothCredentialsMessage)
+		return "", nil, badRequest(bothCredentialsMessage)
 	case key != "":
 		if !s.isOwnerKey(key) {
-			return "", errNoDispatchCredential
+			return "", nil, errNoDispatchCredential
 		}
-		return "", nil
+		return "", nil, nil
 	case auth == "":
-		return "", errNoDispatchCredential
+		return "", nil, errNoDispatchCredential
 	}
 	tok, ok := bearerToken(auth)
 	if !ok {
-		return "", errMalformedAuthorization
+		return "", nil, errMalformedAuthorization
 	}
 	if s.cfg.Dispatcher == nil {
-		return "", ErrNoDispatcher
+		return "", nil, ErrNoDispatcher
 	}
-	if _, refusal := s.cfg.Dispatcher.Caller(tok); refusal != nil {
-		return "", &TokenRefusedError{Status: refusal.Status, Reason: refusal.Reason}
+	claims, refusal := s.cfg.Dispatcher.Caller(tok)
+	if refusal != nil {
+		return "", nil, &TokenRefusedError{Status: refusal.Status, Reason: refusal.Reason}
 	}
-	return tok, nil
+	return tok, claims, nil
+}
+
+// viewer is who reads a document, the registry or an ask: the owner, or a token
+// holder with its scope and risk ceiling (gate.Viewer). Its errors are caller's.
+func (s *Server) viewer(r *http.Request) (contract.Viewer, error) {
+	_, claims, err := s.caller(r)
+	if err != nil {
+		return contract.Viewer{}, err
+	}
+	return gate.Viewer(claims), nil
 }
 
 // isOwnerKey compares key with the owner key in constant time.

@@ -5,11 +5,11 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -66,15 +66,7 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 		return caller{}, &a
 	}
 	sum := sha256.Sum256([]byte(tok))
-	return caller{viewer: viewerOf(claims), token: tok, id: "token:" + hex.EncodeToString(sum[:]), expiry: claims.ExpiryTime()}, nil
-}
-
-// viewerOf is what a token's claims let its holder see and call.
-func viewerOf(c *token.Claims) contract.Viewer {
-	return contract.Viewer{
-		Role: contract.RoleToken, Risk: c.Risk,
-		Keys: slices.Clone(c.Scope.Keys), Categories: slices.Clone(c.Scope.Categories),
-	}
+	return caller{viewer: gate.Viewer(claims), token: tok, id: "token:" + hex.EncodeToString(sum[:]), expiry: claims.ExpiryTime()}, nil
 }
 
 // bearerToken is the token of an "Authorization: Bearer <token>" header: the

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"slices"
+
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -32,4 +34,17 @@ func Permits(claims *token.Claims, row *contract.Row) bool {
 		}
 	}
 	return true
+}
+
+// Viewer is what a caller holding claims may see and call, as the documents, the
+// registry, ask and an MCP session apply it (contract.Viewer): the token's scope
+// and risk ceiling. nil claims are the owner's.
+func Viewer(claims *token.Claims) contract.Viewer {
+	if claims == nil {
+		return contract.Owner()
+	}
+	return contract.Viewer{
+		Role: contract.RoleToken, Risk: claims.Risk,
+		Keys: slices.Clone(claims.Scope.Keys), Categories: slices.Clone(claims.Scope.Categories),
+	}
 }
