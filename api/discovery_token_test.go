@@ -51,7 +51,7 @@ func tokenAsk(t *testing.T, n *capdir.Node, tok, query string) askAnswer {
 // row's document is the 404 of a key with no row.
 func TestDiscoveryWithToken(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	tok, _ := mintFor(t, n, `{"sub":"reader","scope":{"keys":["NOW"]}}`)
 
 	code, body := nodetest.DoToken(t, n, "GET", "/api/dispatch?key=NOW&format=json", "", tok)
@@ -104,7 +104,7 @@ func TestDiscoveryWithToken(t *testing.T) {
 // not include invoke.
 func TestDiscoveryWithCategoryToken(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory",
 		`{"key":"PAY_CLOCK","type":"fn","target":"now","category":"time","sensitive":1,"input_schema":"{\"type\":\"string\"}","content":"# WHAT: The time, for payroll.\n# EX: [PAY_CLOCK][/PAY_CLOCK]"}`)
 	tok, _ := mintFor(t, n, `{"sub":"reader","scope":{"categories":["time"]}}`)
@@ -136,7 +136,7 @@ func TestDiscoveryWithCategoryToken(t *testing.T) {
 // reason on every discovery form, and says nothing of the directory.
 func TestDiscoveryTokenRefused(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.ArticleRows()))
+	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	tok, jti := mintFor(t, n, `{"sub":"reader","scope":{"keys":["NOW"]}}`)
 	mustDo(t, n, http.StatusOK, "DELETE", "/api/tokens/"+jti, "")
 	paths := []string{"/api/dispatch?key=NOW&format=json", "/api/dispatch?key=NOW&format=markdown", "/api/dispatch?registry=1", "/api/dispatch?ask=time"}
