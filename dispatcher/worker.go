@@ -213,11 +213,15 @@ func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, c
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	seq, err := s.cfg.Log.LastSubjectSeq(lctx, wire.ControlStream, wire.DirectorySubject(req.Key))
-	if err != nil || seq == 0 || seq <= s.cfg.Projector.Applied(wire.ControlStream) {
+	if err != nil || seq == 0 {
 		return g
 	}
-	if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
-		return g
+	// The projection may have applied the row since g was read: read again then,
+	// as well as after waiting for it.
+	if seq > s.cfg.Projector.Applied(wire.ControlStream) {
+		if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
+			return g
+		}
 	}
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
