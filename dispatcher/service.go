@@ -183,6 +183,7 @@ type Service struct {
 	suggest       *suggest.Suggester
 	gate          *gate.Gate
 	sharedLog     bool // other processes may append to the log (revocation.go)
+	revocations   revocationFence
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext

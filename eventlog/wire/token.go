@@ -58,3 +58,6 @@ func ValidTokenID(jti string) bool { return len(jti) <= MaxTokenIDLen && ValidKe
 // per token, so a node can ask the log whether one token is revoked without
 // reading the others.
 func TokenSubject(jti string) string { return tokenPrefix + jti }
+
+// TokenSubjects matches every token revocation.
+const TokenSubjects = tokenPrefix + ">"
