@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,7 +51,8 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 // client's credential was made for (capdir bus add-client NAME); nc must be
 // connected with that credential and wire.ClientOptions(client), else Invoke
 // returns an error matching ErrInboxPrefix before publishing anything. It needs
-// nothing else of capdir's.
+// nothing else of capdir's. A program making many calls uses a Client instead,
+// which subscribes to its notices once rather than for every call.
 func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts ...InvokeOption) (Receipt, error) {
 	var rc Receipt
 	var o invokeOptions
@@ -80,25 +80,7 @@ func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts .
 	if err != nil {
 		return rc, err
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return rc, err
-	}
-	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
-		return rc, publishError(nc, client, subject, err)
-	}
-	var m *nats.Msg
-	select {
-	case m = <-receipts:
-	case <-ctx.Done():
-		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, ctx.Err())
-	}
-	var got Event
-	if err := json.Unmarshal(m.Data, &got); err != nil {
-		return rc, err
-	}
-	err = got.DataAs(&rc)
-	return rc, err
+	return publishAndWait(ctx, nc, js, client, subject, ev, &req, receipts)
 }
 
 // publishError says why a request was not acknowledged. The server refuses a

@@ -19,6 +19,8 @@ var (
 	ErrRefused = errors.New("wire: request refused by the server")
 	// ErrBadOption is returned for an invalid Invoke option.
 	ErrBadOption = errors.New("wire: bad option")
+	// ErrClientClosed is returned by Client.Invoke once the Client is closed.
+	ErrClientClosed = errors.New("wire: bus client closed")
 )
 
 var (

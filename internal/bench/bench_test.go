@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/bench"
 )
 
@@ -92,8 +93,13 @@ func BenchmarkFnNATS(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(nc.Close)
-	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(nc, tok)) })
-	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(nc, tok)) })
+	bc, err := wire.NewClient(nc, bench.BusClient)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bc.Close() })
+	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(bc, tok)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(bc, tok)) })
 }
 
 // BenchmarkPublishFloor is the raw JetStream async publish rate of a request-sized

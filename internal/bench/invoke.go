@@ -9,20 +9,19 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/nats-io/nats.go"
 )
 
 // EchoBody is the argument every fn invocation sends.
 const EchoBody = "hello, capdir benchmark"
 
-// NATSInvoke returns an Op that invokes the echo row as a bus client does
-// (wire.Invoke on nc, connected as BusClient by Env.ConnectBus: the request event
-// in, the receipt event out) and checks the result. A bus client is never the
-// owner: it presents the capability token tok (Env.MintToken for EchoKey).
-func NATSInvoke(nc *nats.Conn, tok string) Op {
+// NATSInvoke returns an Op that invokes the echo row as a bus client making many
+// calls does (a wire.Client on a connection made by Env.ConnectBus: the request
+// event in, the receipt notice out) and checks the result. A bus client is never
+// the owner: it presents the capability token tok (Env.MintToken for EchoKey).
+func NATSInvoke(c *wire.Client, tok string) Op {
 	withToken := wire.WithToken(tok)
 	return func(ctx context.Context, i int) error {
-		rc, err := wire.Invoke(ctx, nc, BusClient, EchoKey, EchoBody, withToken)
+		rc, err := c.Invoke(ctx, EchoKey, EchoBody, withToken)
 		if err != nil {
 			return err
 		}

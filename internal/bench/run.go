@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -114,7 +115,13 @@ func (r *runner) shared(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("bench: connect bus client: %w", err)
 		}
-		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		bc, err := wire.NewClient(nc, BusClient)
+		if err != nil {
+			nc.Close()
+			return fmt.Errorf("bench: bus client: %w", err)
+		}
+		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(bc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
+		bc.Close()
 		nc.Close()
 		if err != nil {
 			return err

@@ -1,0 +1,81 @@
+package capdir_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
+)
+
+// A wire.Client makes many calls on one subscription: concurrent calls each get
+// their own receipt, the connection holds one subscription whatever the number of
+// calls, and a closed client says so instead of waiting.
+func TestBusClientManyCallsOnOneSubscription(t *testing.T) {
+	g := startGuardedNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c1 := g.connect(t, "c1")
+	bc, err := wire.NewClient(c1.nc, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withToken := wire.WithToken(busToken(t, g.n, "c1-agent", "GREET"))
+	if _, err := bc.Invoke(ctx, "GREET", "first", withToken); err != nil {
+		t.Fatal(err)
+	}
+	subs := c1.nc.NumSubscriptions() // the client's and the connection's reply inbox
+	const calls = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("Ada%d", i)
+			rc, err := bc.Invoke(ctx, "GREET", name, withToken)
+			switch {
+			case err != nil:
+				errs <- err
+			case rc.Result != "Hello, "+name+"!" || rc.Actor != "token:c1-agent":
+				errs <- fmt.Errorf("call %d got %+v", i, rc)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := c1.nc.NumSubscriptions(); n != subs {
+		t.Fatalf("%d subscriptions after %d more calls, %d after the first", n, calls, subs)
+	}
+	// A bad option is refused before anything is published.
+	if _, err := bc.Invoke(ctx, "GREET", "x", wire.WithToken("")); !errors.Is(err, wire.ErrBadOption) {
+		t.Fatalf("empty token: %v", err)
+	}
+	if err := bc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bc.Invoke(ctx, "GREET", "late", withToken); !errors.Is(err, wire.ErrClientClosed) {
+		t.Fatalf("Invoke after Close: %v", err)
+	}
+	if n := c1.nc.NumSubscriptions(); n != subs-1 {
+		t.Fatalf("%d subscriptions after Close, %d before", n, subs)
+	}
+
+	// Without the client's inbox prefix NewClient says what to fix.
+	seed, _ := nats.NkeyOptionFromSeed(g.seeds["c2"])
+	plain, err := nats.Connect(g.n.Log.ClientURL(), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := wire.NewClient(plain, "c2"); !errors.Is(err, wire.ErrInboxPrefix) {
+		t.Fatalf("NewClient without the inbox prefix: %v", err)
+	}
+}
