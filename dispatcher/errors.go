@@ -95,6 +95,9 @@ var (
 	// ErrTooDeep: a step would be deeper than ServiceConfig.MaxDepth. It is
 	// refused with ERR:flow:depth:<depth>><max>; nothing runs.
 	ErrTooDeep = errors.New("dispatcher: steps nested too deep")
+	// ErrTreeSteps: a step would be one more than ServiceConfig.MaxTreeSteps in
+	// its call tree. It is refused with ERR:flow:tree_steps:<n>><max>; nothing runs.
+	ErrTreeSteps = errors.New("dispatcher: too many steps in one call tree")
 	// ErrStepName: a runner named a step with something other than 1 to 128
 	// characters of A-Z a-z 0-9 _ - and '.'. Nothing is appended.
 	ErrStepName = errors.New("dispatcher: bad step name")
@@ -120,6 +123,11 @@ var (
 func errCycle(chain []string, key string) *runner.Error {
 	loop := chain[slices.Index(chain, key):]
 	return runner.NewError(ErrCycle, "ERR:flow:cycle:"+strings.Join(loop, ">")+">"+key)
+}
+
+// errTreeSteps is the refusal of the n-th step of a call tree allowed limit.
+func errTreeSteps(n int64, limit int) *runner.Error {
+	return runner.NewError(ErrTreeSteps, "ERR:flow:tree_steps:"+strconv.FormatInt(n, 10)+">"+strconv.Itoa(limit))
 }
 
 // errTooDeep is the refusal of a step at depth over limit.

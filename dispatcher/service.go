@@ -59,6 +59,12 @@ type ServiceConfig struct {
 	// own steps at 2, …; DefaultMaxDepth when 0): a deeper step is refused with
 	// ERR:flow:depth:<depth>><max>. See sub.go.
 	MaxDepth int
+	// MaxTreeSteps bounds the steps of one call tree, at every depth together
+	// (DefaultMaxTreeSteps when 0): nesting multiplies, and a few flows of many
+	// steps calling each other would otherwise make an unbounded number of calls
+	// from one request. A step past the bound is refused with
+	// ERR:flow:tree_steps:<n>><max>. See sub.go.
+	MaxTreeSteps int
 	// Name identifies this node's workers on receipts (default the hostname).
 	Name   string
 	Clock  func() time.Time
@@ -110,6 +116,9 @@ func (c *ServiceConfig) setDefaults() {
 	if c.MaxDepth == 0 {
 		c.MaxDepth = DefaultMaxDepth
 	}
+	if c.MaxTreeSteps == 0 {
+		c.MaxTreeSteps = DefaultMaxTreeSteps
+	}
 	if c.Name == "" {
 		c.Name, _ = os.Hostname()
 	}
@@ -148,6 +157,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.MaxDepth < 0 {
 		errs = append(errs, errors.New("dispatcher: max depth must not be negative"))
+	}
+	if c.MaxTreeSteps < 0 {
+		errs = append(errs, errors.New("dispatcher: max tree steps must not be negative"))
 	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)

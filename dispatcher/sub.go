@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -39,6 +40,10 @@ import (
 // DefaultMaxDepth is ServiceConfig.MaxDepth's default: a top-level call's steps
 // are at depth 1, theirs at 2, …; a step deeper than the bound is refused.
 const DefaultMaxDepth = 8
+
+// DefaultMaxTreeSteps is ServiceConfig.MaxTreeSteps's default: the steps one
+// top-level call may make, at every depth together.
+const DefaultMaxTreeSteps = 1024
 
 // MaxTools bounds the rows one Invoker.Tools call lists (what OpenAI-compatible
 // servers accept in one request).
@@ -78,16 +83,22 @@ type lineage struct {
 	stop  context.Context
 	depth int      // 0 for a top-level call
 	chain []string // the keys from the top-level call down to this one
+	// steps counts the steps of the whole tree: one counter, made for the
+	// top-level call and shared by every call under it.
+	steps *atomic.Int64
 }
 
 // guard refuses a step of key made by the call at l: a key already on the chain
-// (a cycle) or a step deeper than limit.
-func (l *lineage) guard(key string, limit int) *runner.Error {
+// (a cycle), a step deeper than maxDepth, or one past the tree's maxSteps.
+func (l *lineage) guard(key string, maxDepth, maxSteps int) *runner.Error {
 	if slices.Contains(l.chain, key) {
 		return errCycle(l.chain, key)
 	}
-	if l.depth+1 > limit {
-		return errTooDeep(l.depth+1, limit)
+	if l.depth+1 > maxDepth {
+		return errTooDeep(l.depth+1, maxDepth)
+	}
+	if n := l.steps.Add(1); n > int64(maxSteps) {
+		return errTreeSteps(n, maxSteps)
 	}
 	return nil
 }
@@ -102,6 +113,7 @@ type invoker struct {
 	claims *token.Claims           // the caller's verified token; nil for the owner
 	up     *lineage                // the call's parent; nil for a top-level call
 	stop   context.Context         // see lineage.stop
+	steps  *atomic.Int64           // see lineage.steps
 }
 
 // invoker is the Invoker a call's runner gets: ctx is the context run was given
@@ -110,7 +122,9 @@ type invoker struct {
 func (s *Service) invoker(ctx context.Context, req *wire.InvocationRequest, d *draft, owner bool, claims *token.Claims, up *lineage) runner.Invoker {
 	v := &invoker{s: s, req: req, d: d, owner: owner, claims: claims, up: up, stop: ctx}
 	if up != nil {
-		v.stop = up.stop
+		v.stop, v.steps = up.stop, up.steps
+	} else {
+		v.steps = new(atomic.Int64)
 	}
 	return v
 }
@@ -118,9 +132,9 @@ func (s *Service) invoker(ctx context.Context, req *wire.InvocationRequest, d *d
 // lineage is the call's own place: its parent's, one deeper, its key appended.
 func (v *invoker) lineage() lineage {
 	if v.up == nil {
-		return lineage{stop: v.stop, chain: []string{v.req.Key}}
+		return lineage{stop: v.stop, chain: []string{v.req.Key}, steps: v.steps}
 	}
-	return lineage{stop: v.stop, depth: v.up.depth + 1, chain: append(v.up.chain[:len(v.up.chain):len(v.up.chain)], v.req.Key)}
+	return lineage{stop: v.stop, depth: v.up.depth + 1, chain: append(v.up.chain[:len(v.up.chain):len(v.up.chain)], v.req.Key), steps: v.steps}
 }
 
 // Invoke implements runner.Invoker: see the comment at the top of this file. It
@@ -159,7 +173,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.St
 	ack := &pendingAppend{f: f}
 	d := newDraft(&req, v.d.Actor, s.cfg.Name, s.cfg.Clock())
 	d.Parent = req.Parent
-	if refusal := lin.guard(key, s.cfg.MaxDepth); refusal != nil {
+	if refusal := lin.guard(key, s.cfg.MaxDepth, s.cfg.MaxTreeSteps); refusal != nil {
 		d.refuse(wire.StatusFailedBeforeRun, refusal.Text, nil)
 	} else {
 		in, err := s.stepInput(ctx, v.stop, &req, ack)

@@ -298,3 +298,30 @@ func TestABusClientCannotSuppressAStepRequest(t *testing.T) {
 		t.Fatalf("%d receipts of step %s in the log, want 1", n, step)
 	}
 }
+
+// Every call tree has one budget of steps, at every depth together: nesting
+// multiplies, so the steps of flows calling flows are counted across the tree,
+// and each top-level call has its own budget.
+func TestStepsOfOneCallTreeAreBounded(t *testing.T) {
+	for _, c := range []struct {
+		max  int
+		want string
+	}{{5, "ERR:flow:tree_steps:6>5"}, {9, "hi"}} { // 3 INNER steps, each with 2 SAY steps: 9
+		st := newStack(t)
+		s := st.newService(t, func(sc *dispatcher.ServiceConfig) { withFlows(t)(sc); sc.MaxTreeSteps = c.max })
+		st.run(t)
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		st.putRow(t, fnRow("SAY", "echo", `# WHAT: say`+"\n"+`["$1"]`))
+		st.putRow(t, contract.Row{Key: "INNER", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: two steps\nSAY: $1 > SAY: $PREV"})
+		st.putRow(t, contract.Row{Key: "OUTER", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: three flows of two steps\nINNER: $1 > INNER: $PREV > INNER: $PREV"})
+		for range 2 { // the second call has a budget of its own
+			rc := invoke(t, s, "OUTER", "hi")
+			if rc.Result != c.want || rc.OK != (c.want == "hi") {
+				t.Fatalf("max %d: receipt %+v; want result %q", c.max, rc, c.want)
+			}
+		}
+		s.Stop()
+	}
+}
