@@ -73,6 +73,11 @@ type Config struct {
 	Zone string
 	// HTTPTimeout bounds one http-runner call (30s when 0).
 	HTTPTimeout time.Duration
+	// HTTPMaxPerOrigin bounds the http-runner calls in flight to one origin at
+	// once, so an origin that hangs cannot hold every worker: a call over it fails
+	// at once with ERR:http:origin_busy:<origin>:<max>. Three quarters of the
+	// workers (at least 1) when 0; no bound when negative.
+	HTTPMaxPerOrigin int
 	// AckWait is how long a worker may hold a request before redelivery.
 	AckWait time.Duration
 	// DispatchWait is how long POST /api/dispatch waits before answering 202
@@ -432,7 +437,8 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		return nil, err
 	}
 	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
-	httpRunner, err := httprunner.New(httprunner.Config{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers})
+	httpRunner, err := httprunner.New(httprunner.Config{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers,
+		MaxPerOrigin: httpMaxPerOrigin(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -455,6 +461,23 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
 		Approvals: dispatcher.ApprovalConfig{TTL: cfg.ApprovalTTL, Sweep: cfg.ApprovalSweep},
 	})
+}
+
+// httpMaxPerOrigin is the http runner's per-origin bound (Config.HTTPMaxPerOrigin):
+// by default an origin may hold three quarters of the workers, so a quarter (at
+// least one, with two workers or more) stays free for every other row.
+func httpMaxPerOrigin(cfg Config) int {
+	switch {
+	case cfg.HTTPMaxPerOrigin < 0:
+		return 0
+	case cfg.HTTPMaxPerOrigin > 0:
+		return cfg.HTTPMaxPerOrigin
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = dispatcher.DefaultWorkers()
+	}
+	return max(1, workers*3/4)
 }
 
 // nodeMetrics are the metrics of one node's components, all on the node's registry.

@@ -36,10 +36,10 @@ import (
 // node wrote (its data dir), logged or answered is searched for every secret in
 // every encoding it could take, and every request any other server received.
 
-// TODO(secrets-leak): two entry points are not covered here yet, being added
-// elsewhere: a bus client outside the node (wire.Invoke over a NATS connection of
-// its own, with its own credentials; the node's own connection is covered below)
-// and MCP. Add each to TestSecretsNeverLeaveTheirOrigin's entry points when it lands.
+// The entry points: owner HTTP, token HTTP, a bus client's request subject (raw
+// requests, and wire.Invoke over its own NATS connection), MCP (owner and token,
+// both session modes: secrets_leak_entry_node_test.go). The CLI's output is
+// cmd/capdir's TestInvokeNeverPrintsASecret.
 
 // leakSecrets are the test's credentials: distinctive values, one (odd) holding
 // characters that URLs and JSON escape, and whose basic credential's base64
@@ -309,7 +309,11 @@ func TestSecretsNeverLeaveTheirOrigin(t *testing.T) {
 	w.addRefusedRows()
 	w.callAsOwner()
 	w.callWithToken()
+	stopWatch := w.watchNotices()
 	w.callOverTheBus()
+	w.callWithTheBusClient()
+	stopWatch()
+	w.callOverMCP()
 	w.checkOutcomes()
 	w.readEverything()
 	w.stop()

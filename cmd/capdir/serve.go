@@ -73,6 +73,7 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.DurationVar(&cfg.Node.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
+	f.IntVar(&cfg.Node.HTTPMaxPerOrigin, "http-max-per-origin", 0, "http-runner calls one origin may have in flight at once; one more fails at once with ERR:http:origin_busy:<origin>:<max> (0 = three quarters of --workers, at least 1; -1 = no bound)")
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")

@@ -22,6 +22,9 @@ var (
 	ErrTimeout = errors.New("http: timeout")
 	// ErrResponseTooLarge: the upstream body exceeded the response cap.
 	ErrResponseTooLarge = errors.New("http: response too large")
+	// ErrOriginBusy: as many calls as Config.MaxPerOrigin allows were in flight to
+	// the target's origin; nothing was sent.
+	ErrOriginBusy = errors.New("http: origin busy")
 	// ErrRedirectOffOrigin: the upstream redirected a call that carries a credential
 	// to another origin; the redirect was not followed.
 	ErrRedirectOffOrigin = errors.New("http: redirect off origin")
@@ -66,4 +69,9 @@ func errRedirectOffOrigin(location string) *runner.Error {
 // errOther is ERR:http:<message> for a build failure of no known kind.
 func errOther(err error) *runner.Error {
 	return &runner.Error{Kind: err, Text: "ERR:http:" + err.Error()}
+}
+
+// errOriginBusy is ERR:http:origin_busy:<origin>:<max>.
+func errOriginBusy(origin string, limit int) *runner.Error {
+	return runner.NewError(ErrOriginBusy, "ERR:http:origin_busy:"+origin+":"+strconv.Itoa(limit))
 }

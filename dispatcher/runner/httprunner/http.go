@@ -39,6 +39,11 @@ type Config struct {
 	Env runner.Env
 	// Timeout bounds one call, response body included; DefaultHTTPTimeout when 0.
 	Timeout time.Duration
+	// MaxPerOrigin bounds the calls in flight to one origin (scheme, host and
+	// port of the row's target) at once; no bound when 0. A call over it fails at
+	// once with ERR:http:origin_busy:<origin>:<max>, nothing sent, so an origin
+	// that hangs holds at most this many of the caller's workers until Timeout.
+	MaxPerOrigin int
 	// MaxResponseBytes caps the upstream body; DefaultMaxResponseBytes when 0. A
 	// larger body fails the call with ERR:http:response_too_large:<cap>.
 	MaxResponseBytes int64
@@ -81,6 +86,9 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("httprunner: Config.Timeout must not be negative"))
 	}
+	if c.MaxPerOrigin < 0 {
+		errs = append(errs, errors.New("httprunner: Config.MaxPerOrigin must not be negative (0 means no bound)"))
+	}
 	if c.MaxIdleConnsPerHost < 0 {
 		errs = append(errs, errors.New("httprunner: Config.MaxIdleConnsPerHost must not be negative"))
 	}
@@ -107,13 +115,16 @@ func (c Config) Validate() error {
 // Results: "HTTP <status>:<body>" for 1xx-3xx; ERR:http:<status>:<body> for 4xx/5xx;
 // ERR:http:fetch:<message> for DNS, TLS or connection failures;
 // ERR:http:timeout:<duration>; ERR:http:response_too_large:<cap>;
+// ERR:http:origin_busy:<origin>:<max> when Config.MaxPerOrigin calls to the
+// target's origin are in flight already (nothing is sent);
 // ERR:http:canceled:<reason> when the caller's context ends;
 // ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column;
 // ERR:substitution_too_large:<limit> when the target or the body renders too large.
 // Every applied secret value (and its wire encodings) is replaced by REDACTED in
 // every result, including upstream bodies that echo it.
 type Runner struct {
-	cfg Config
+	cfg     Config
+	origins *origins
 }
 
 // New validates cfg and returns the runner.
@@ -122,7 +133,7 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{cfg: cfg, origins: &origins{max: cfg.MaxPerOrigin}}, nil
 }
 
 // Build renders the outbound request of c and applies its credential, without
@@ -195,6 +206,11 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	if err != nil {
 		return runner.Failed(errBadTarget(rd.Scrub(unwrapURLError(err))))
 	}
+	origin := originOf(hreq.URL)
+	if !r.origins.acquire(origin) {
+		return runner.Failed(errOriginBusy(rd.Scrub(origin), r.cfg.MaxPerOrigin))
+	}
+	defer r.origins.release(origin)
 	for k, v := range req.Headers {
 		if strings.EqualFold(k, "host") {
 			hreq.Host = v

@@ -1,0 +1,96 @@
+package httprunner
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// An origin may have MaxPerOrigin calls in flight: one more fails at once with
+// ERR:http:origin_busy:<origin>:<max>, nothing sent, whatever row or path it
+// calls; another origin is not affected; a call that ends (answered or timed out)
+// gives its slot back.
+func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
+	var received atomic.Int64
+	arrived, release := make(chan struct{}, 16), make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		arrived <- struct{}{}
+		select {
+		case <-release:
+			w.Write([]byte("late"))
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("fast")) }))
+	defer other.Close()
+	r := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 2; c.Timeout = 10 * time.Second })
+	call := func(target string) runner.Outcome {
+		return r.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: target}})
+	}
+
+	held := make([]runner.Outcome, 2)
+	var wg sync.WaitGroup
+	for i := range held {
+		wg.Add(1)
+		go func() { defer wg.Done(); held[i] = call("GET " + hang.URL + "/a") }()
+	}
+	for range held {
+		<-arrived
+	}
+	busy := "ERR:http:origin_busy:" + hang.URL + ":2"
+	for _, target := range []string{"GET " + hang.URL + "/a", "POST " + hang.URL + "/b?q=1", "GET " + strings.ToUpper(hang.URL[:4]) + hang.URL[4:] + "/c"} {
+		o := call(target)
+		if o.Result != busy || !errors.Is(o.Err, ErrOriginBusy) || o.Ran {
+			t.Errorf("%s over the bound: %q ran=%v err=%v; want %s", target, o.Result, o.Ran, o.Err, busy)
+		}
+	}
+	if n := received.Load(); n != 2 {
+		t.Errorf("the origin received %d calls; want the 2 in flight only", n)
+	}
+	if o := call("GET " + other.URL + "/x"); o.Result != "HTTP 200:fast" {
+		t.Errorf("another origin: %q; want HTTP 200:fast", o.Result)
+	}
+
+	close(release)
+	wg.Wait()
+	for i, o := range held {
+		if o.Result != "HTTP 200:late" {
+			t.Errorf("held call %d: %q", i, o.Result)
+		}
+	}
+	// Slots given back: two calls fit again; a timed-out one gives its slot back too.
+	short := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 1; c.Timeout = 100 * time.Millisecond })
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer stuck.Close()
+	for range 2 {
+		o := short.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: "GET " + stuck.URL}})
+		if o.Result != "ERR:http:timeout:100ms" {
+			t.Errorf("a call after a timed-out one: %q; want ERR:http:timeout:100ms (its slot back)", o.Result)
+		}
+	}
+}
+
+func TestMaxPerOriginMustNotBeNegative(t *testing.T) {
+	_, err := New(Config{Env: testEnv, MaxPerOrigin: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxPerOrigin must not be negative") {
+		t.Fatalf("New with MaxPerOrigin -1: %v", err)
+	}
+}
