@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -202,6 +204,14 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	if req.Body != "" {
 		body = strings.NewReader(req.Body)
 	}
+	// Whether the request left whole decides Ran for a call that fails after: an
+	// upstream that timed out or dropped the connection may have acted on it.
+	var wrote atomic.Bool
+	tctx = httptrace.WithClientTrace(tctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
 	hreq, err := http.NewRequestWithContext(tctx, req.Method, req.URL, body)
 	if err != nil {
 		return runner.Failed(errBadTarget(rd.Scrub(unwrapURLError(err))))
@@ -228,7 +238,9 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		return o
 	}
 	if err != nil {
-		return r.transportFailure(ctx, err, rd)
+		o := r.transportFailure(ctx, err, rd)
+		o.Ran = wrote.Load()
+		return o
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResponseBytes+1))
