@@ -27,12 +27,14 @@ import (
 //	call     {"key":"KEY","args":"a|b" or {…}}     invoke it, as a listed tool is invoked
 
 // Searcher ranks the rows matching query, best first, calling visit with each
-// until visit returns false or the rows run out. visit keeps the rows the
-// session's credential is offered, up to the call's limit: a Searcher need not
-// (and must not be relied on to) know about credentials. The row is valid only
-// during the call. WordMatch is the default; an index (the ask index) plugs in as
-// Config.Search.
-type Searcher func(ctx context.Context, query string, visit func(*contract.Row) bool) error
+// until visit returns false or the rows run out. visible, when not nil, says
+// which rows the caller may see, by key and category: a Searcher ranks only
+// those, so that a narrow scope is not crowded out of the results by rows it
+// cannot see and no rank depends on them. visit still keeps only the rows the
+// session's credential is offered, up to the call's limit: a Searcher must not be
+// relied on to know about credentials. The row is valid only during the call.
+// WordMatch is the default; an index (the ask index) plugs in as Config.Search.
+type Searcher func(ctx context.Context, query string, visible func(key, category string) bool, visit func(*contract.Row) bool) error
 
 // WordMatch is the Searcher that reads every enabled row: a row matches when a
 // word of the query starts a word of its key or its description (the # WHAT:
@@ -40,7 +42,7 @@ type Searcher func(ctx context.Context, query string, visit func(*contract.Row) 
 // of the commonest English words are ignored. Rows matching more of the words
 // come first, then planner order. It costs one pass over the directory per search.
 func WordMatch(p *projector.Projector) Searcher {
-	return func(ctx context.Context, query string, visit func(*contract.Row) bool) error {
+	return func(ctx context.Context, query string, visible func(key, category string) bool, visit func(*contract.Row) bool) error {
 		words := queryWords(query)
 		type hit struct {
 			score int
@@ -49,6 +51,9 @@ func WordMatch(p *projector.Projector) Searcher {
 		var hits []hit
 		enabled := 1
 		err := p.Each(projector.Filter{Enabled: &enabled}, func(r *contract.Row) error {
+			if visible != nil && !visible(r.Key, r.Category) {
+				return ctx.Err()
+			}
 			text := textWords(r.Key + " " + r.Description())
 			score := 0
 			for _, w := range words {
@@ -170,7 +175,11 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		in.Limit = defaultSearchLimit
 	}
 	rows := []contract.RegistryEntry{}
-	err := s.h.cfg.Search(ctx, in.Query, func(r *contract.Row) bool {
+	var visible func(key, category string) bool // the owner sees every row
+	if v := s.caller.viewer; v.Role != contract.RoleOwner {
+		visible = func(key, category string) bool { return v.InScope(&contract.Row{Key: key, Category: category}) }
+	}
+	err := s.h.cfg.Search(ctx, in.Query, visible, func(r *contract.Row) bool {
 		if offers(s.caller.viewer, r) {
 			rows = append(rows, contract.NewRegistryEntry(r))
 		}
@@ -254,8 +263,8 @@ func callBody(args json.RawMessage) (string, error) {
 // AskSearch is the Searcher over the ask index (projector/ask): rows ranked for
 // plain words by key, category and docstring, read from p as visit needs them.
 func AskSearch(x *ask.Index, p *projector.Projector) Searcher {
-	return func(ctx context.Context, query string, visit func(*contract.Row) bool) error {
-		a, err := x.Search(ask.Query{Text: query, Limit: ask.MaxLimit})
+	return func(ctx context.Context, query string, visible func(key, category string) bool, visit func(*contract.Row) bool) error {
+		a, err := x.Search(ask.Query{Text: query, Limit: ask.MaxLimit, Visible: visible})
 		if err != nil {
 			return err
 		}

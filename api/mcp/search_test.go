@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,31 @@ func TestSearchMode(t *testing.T) {
 	}
 	if rc := receipt(t, n, invocationID(t, got)); rc.Status != wire.StatusRefusedScope {
 		t.Errorf("PAY receipt = %+v", rc.ReceiptSummary)
+	}
+}
+
+// A token holder's search ranks the rows in its scope only: rows it cannot see,
+// however well they match, neither crowd its rows out of the results nor count.
+func TestSearchRanksOnlyTheTokensScope(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	rows := []any{}
+	for i := range 60 { // more than one search ranks
+		rows = append(rows, map[string]any{"key": "WEATHER" + strconv.Itoa(i), "type": "fn", "target": "echo",
+			"content": "# WHAT: Weather, weather and the weather forecast.\n[\"sunny\"]"})
+	}
+	rows = append(rows, map[string]any{"key": "TIDE", "type": "fn", "target": "echo",
+		"content": "# WHAT: Tide times for a harbour, whatever the weather.\n[\"high at noon\"]"})
+	b, _ := json.Marshal(rows)
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory/import", string(b)); code != 200 && code != 201 {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"TIDE"}}, time.Now(), time.Hour)
+	ts := connect(t, n, bearer(tok), "mode=search", nil)
+	if got := call(t, ts, "search", map[string]any{"query": "weather"}); got.IsError || !strings.HasPrefix(text(got), "TIDE — ") {
+		t.Errorf("token search for a word 60 rows outside its scope match better: %q", text(got))
+	}
+	os := connect(t, n, owner(), "mode=search", nil)
+	if got := call(t, os, "search", map[string]any{"query": "weather", "limit": 50}); strings.Count(text(got), "\n") != 50 || strings.Contains(text(got), "TIDE") {
+		t.Errorf("owner search: %q", text(got))
 	}
 }
