@@ -456,7 +456,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string)
 		}
 	})
 	salt := dispatcher.TagSaltFor(nodetest.Key)
-	hr, err := httprunner.New(httprunner.Config{Env: w.env.lookup, TagSalt: salt, Timeout: 5 * time.Second})
+	hr, err := httprunner.New(httprunner.Config{Env: w.env.lookup, TagSalt: salt, Limits: runner.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -432,7 +432,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		return nil, err
 	}
 	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
-	httpRunner, err := httprunner.New(httprunner.Config{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers})
+	httpRunner, err := httprunner.New(httprunner.Config{Env: env, Limits: runner.Limits{Timeout: cfg.HTTPTimeout}, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
