@@ -13,6 +13,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -30,8 +31,11 @@ func Example() {
 		return strings.ToUpper(fmt.Sprint(args[0])) + "!", nil
 	})
 	n, err := capdir.Start(ctx, capdir.Config{
-		DataDir: dir, TerminalKey: "example-owner-key", Fns: fns, HTTPAddr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TerminalKey: "example-owner-key",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir},
+		Fn:          fnrunner.Config{Registry: fns},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		fmt.Println(err)
