@@ -19,7 +19,9 @@ import (
 
 // A Go program embeds capdir with its own fn capabilities: register the functions,
 // start a node, write a row naming one, and invoke it. The node serves the same
-// HTTP and bus surface as capdir serve when HTTPAddr or NATSListen are set.
+// HTTP and bus surface as capdir serve when HTTP.Addr or Log.Listen are set. Each
+// component's settings sit in its own config type (Log, Projector, Dispatch, API,
+// HTTP, the runners'); their zero values are the defaults.
 func Example() {
 	dir, _ := os.MkdirTemp("", "capdir-example")
 	defer os.RemoveAll(dir)
@@ -31,11 +33,11 @@ func Example() {
 		return strings.ToUpper(fmt.Sprint(args[0])) + "!", nil
 	})
 	n, err := capdir.Start(ctx, capdir.Config{
+		Log:         eventlog.Config{DataDir: dir},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
+		Fn:          fnrunner.Config{Registry: fns},
 		TerminalKey: "example-owner-key",
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Log:         eventlog.Config{DataDir: dir},
-		Fn:          fnrunner.Config{Registry: fns},
-		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -157,7 +157,7 @@ func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "proj
 
 // Start locks the data dir (see LockDataDir: a dir another node holds is refused
 // at once), opens the log and the projection, starts folding, and serves HTTP on
-// cfg.HTTPListener or cfg.HTTPAddr when one is set. It returns once the projector
+// cfg.HTTPListener or cfg.HTTP.Addr when one is set. It returns once the projector
 // has caught up with the log as it was at start. The node holds the lock until Stop.
 func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.HTTPListener != nil {
