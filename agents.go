@@ -21,15 +21,13 @@ type ComposeConfig struct {
 	// AgentPrices prices model tokens: MODEL=IN/OUT in USD per million tokens
 	// (agentrunner.ParsePrices; --agent-price). An unpriced model costs 0.
 	AgentPrices []string
-	// AgentStepLimit bounds the model requests of one agent call
-	// (agentrunner.DefaultMaxSteps when 0).
-	AgentStepLimit int
-	// FlowMaxDepth bounds how deep steps nest, flows in flows and agents' tools
-	// (dispatcher.DefaultMaxDepth when 0).
-	FlowMaxDepth int
-	// FlowMaxFanout bounds the branches of one fan-out of a flow
-	// (flowrunner.DefaultMaxFanout when 0).
-	FlowMaxFanout int
+	// Agent configures the agent runner (MaxSteps, Timeout, MaxResultBytes, ...).
+	// Start sets its Providers and Prices (parsed from AgentProviders and
+	// AgentPrices), Env and TagSalt.
+	Agent agentrunner.Config
+	// Flow configures the flow runner (MaxFanout, MaxSteps, ...). How deep steps
+	// nest, flows in flows and agents' tools, is Config.Dispatch.MaxDepth.
+	Flow flowrunner.Config
 }
 
 // Validate reports every problem at once, naming the capdir serve flag of each.
@@ -41,13 +39,11 @@ func (c ComposeConfig) Validate() error {
 	if _, err := agentrunner.ParsePrices(c.AgentPrices); err != nil {
 		errs = append(errs, fmt.Errorf("--agent-price: %w", err))
 	}
-	for _, b := range []struct {
-		flag string
-		v    int
-	}{{"--agent-step-limit", c.AgentStepLimit}, {"--flow-max-depth", c.FlowMaxDepth}, {"--flow-max-fanout", c.FlowMaxFanout}} {
-		if b.v < 0 {
-			errs = append(errs, fmt.Errorf("%s %d: give a number of 1 or more (0 for the default)", b.flag, b.v))
-		}
+	if err := c.Agent.ValidateBounds(); err != nil {
+		errs = append(errs, fmt.Errorf("agent rows (--agent-step-limit): %w", err))
+	}
+	if err := c.Flow.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("flow rows (--flow-max-fanout): %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -64,13 +60,13 @@ func composers(c ComposeConfig, env runner.Env, salt string) (runner.Runners, er
 	if err != nil {
 		return nil, fmt.Errorf("node: --agent-price: %w", err)
 	}
-	agent, err := agentrunner.New(agentrunner.Config{
-		Providers: providers, Prices: prices, Env: env, MaxSteps: c.AgentStepLimit, TagSalt: salt,
-	})
+	a := c.Agent
+	a.Providers, a.Prices, a.Env, a.TagSalt = providers, prices, env, salt
+	agent, err := agentrunner.New(a)
 	if err != nil {
 		return nil, err
 	}
-	flow, err := flowrunner.New(flowrunner.Config{MaxFanout: c.FlowMaxFanout})
+	flow, err := flowrunner.New(c.Flow)
 	if err != nil {
 		return nil, err
 	}

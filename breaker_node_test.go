@@ -101,8 +101,8 @@ func newBrkWorld(t *testing.T, status func(int64) int) *brkWorld {
 func (w *brkWorld) config(c *capdir.Config) {
 	c.Env = w.env.lookup
 	c.Clock = w.clock.Now
-	c.HTTPTimeout = 5 * time.Second
-	c.Workers = 2
+	c.HTTPRunner.Timeout = 5 * time.Second
+	c.Dispatch.Workers = 2
 }
 
 // addRow creates an http row that calls the upstream with bearer:BRK_TOKEN.
@@ -361,9 +361,9 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 	var bCreds string
 	a := nodetest.Start(t, func(c *capdir.Config) {
 		w.config(c)
-		c.NATSListen = freePort(t)
+		c.Log.Listen = freePort(t)
 		c.Name = "node-a"
-		bCreds = addBusIdentity(t, c.DataDir, "node-b", eventlog.RoleNode)
+		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
 	url := a.Log.ClientURL()
 	if url == "" {
@@ -371,8 +371,8 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 	}
 	b := nodetest.Start(t, func(c *capdir.Config) {
 		w.config(c)
-		c.NATSURL = url
-		c.NATSCreds = bCreds
+		c.Log.NATSURL = url
+		c.Log.Creds = bCreds
 		c.Name = "node-b"
 	})
 	const key = "BRK_SHARED"
@@ -456,12 +456,12 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string)
 		}
 	})
 	salt := dispatcher.TagSaltFor(nodetest.Key)
-	hr, err := httprunner.New(httprunner.Config{Env: w.env.lookup, TagSalt: salt, Timeout: 5 * time.Second})
+	hr, err := httprunner.New(httprunner.Config{Env: w.env.lookup, TagSalt: salt, Limits: runner.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc, err := dispatcher.NewService(dispatcher.ServiceConfig{
-		Log: l, Projector: lw.proj, Env: w.env.lookup, TagSalt: salt, Workers: 2, Name: "lagging",
+		Log: l, Projector: lw.proj, Env: w.env.lookup, TagSalt: salt, Settings: dispatcher.Settings{Workers: 2}, Name: "lagging",
 		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now, Tokens: a.Verifier,
 	})
 	if err != nil {
@@ -492,8 +492,8 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 	var creds string
 	a := nodetest.Start(t, func(c *capdir.Config) {
 		w.config(c)
-		c.NATSListen = freePort(t)
-		creds = addBusIdentity(t, c.DataDir, "lagging", eventlog.RoleNode)
+		c.Log.Listen = freePort(t)
+		creds = addBusIdentity(t, c.Log.DataDir, "lagging", eventlog.RoleNode)
 	})
 	lw := startLaggingWorker(t, w, a, creds)
 	a.Dispatch.Stop() // every request now goes to the lagging worker
@@ -518,7 +518,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 	dir := t.TempDir()
 	const key = "BRK_DURABLE"
 
-	cfg := capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", TerminalKey: nodetest.Key}
+	cfg := capdir.Config{TerminalKey: nodetest.Key, Log: eventlog.Config{DataDir: dir}, HTTP: capdir.HTTPConfig{Addr: "127.0.0.1:0"}}
 	w.config(&cfg)
 	first, err := capdir.Start(context.Background(), cfg)
 	if err != nil {
@@ -534,7 +534,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 
 	// Replay the stopped node's log into a fresh file: still open.
 	w.clock.advance(time.Minute)
-	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.DataDir = dir })
+	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir })
 	path := filepath.Join(t.TempDir(), "fresh.db")
 	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: second.Log, Breaker: second.Config.Breaker}, nil); err != nil {
 		t.Fatal(err)

@@ -57,10 +57,10 @@ func startGuardedNode(t *testing.T) *guardedNode {
 	t.Helper()
 	g := &guardedNode{seeds: map[string]string{}}
 	g.n = nodetest.Start(t, func(c *capdir.Config) {
-		c.NATSListen = "127.0.0.1:0"
-		g.seeds["c1"] = addBusIdentity(t, c.DataDir, "c1", eventlog.RoleClient)
-		g.seeds["c2"] = addBusIdentity(t, c.DataDir, "c2", eventlog.RoleClient)
-		g.seeds["svc"] = addBusIdentity(t, c.DataDir, "svc", eventlog.RoleService, "svc.upper")
+		c.Log.Listen = "127.0.0.1:0"
+		g.seeds["c1"] = addBusIdentity(t, c.Log.DataDir, "c1", eventlog.RoleClient)
+		g.seeds["c2"] = addBusIdentity(t, c.Log.DataDir, "c2", eventlog.RoleClient)
+		g.seeds["svc"] = addBusIdentity(t, c.Log.DataDir, "svc", eventlog.RoleService, "svc.upper")
 	})
 	row := `{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: echo\n[\"Hello, $1!\"]"}`
 	if code, body := nodetest.Do(t, g.n, "POST", "/api/directory", row); code != 201 {
@@ -439,8 +439,11 @@ func TestBusIdentitiesTakeEffectAtStart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *capdir.Node {
 		t.Helper()
-		n, err := capdir.Start(context.Background(), capdir.Config{DataDir: dir, TerminalKey: nodetest.Key, NATSListen: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		n, err := capdir.Start(context.Background(), capdir.Config{
+			TerminalKey: nodetest.Key,
+			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

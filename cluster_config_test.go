@@ -122,7 +122,7 @@ func TestSampleClusterConfigServesCapdir(t *testing.T) {
 		return path
 	}
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.NATSURL, c.NATSCreds = srv.ClientURL(), creds("node")
+		c.Log.NATSURL, c.Log.Creds = srv.ClientURL(), creds("node")
 	})
 	row := `{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: echo\n[\"Hello, $1!\"]"}`
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {

@@ -63,10 +63,10 @@ func invokeAsync(ctx context.Context, n *capdir.Node, key string) <-chan invokeR
 // left unacknowledged is redelivered within the test.
 func drainConfig(dir string) func(*capdir.Config) {
 	return func(c *capdir.Config) {
-		c.DataDir = dir
-		c.AckWait = time.Second
-		c.Workers = 2
-		c.HTTPTimeout = 30 * time.Second
+		c.Log.DataDir = dir
+		c.Dispatch.AckWait = time.Second
+		c.Dispatch.Workers = 2
+		c.HTTPRunner.Timeout = 30 * time.Second
 	}
 }
 

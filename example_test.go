@@ -13,12 +13,15 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // A Go program embeds capdir with its own fn capabilities: register the functions,
 // start a node, write a row naming one, and invoke it. The node serves the same
-// HTTP and bus surface as capdir serve when HTTPAddr or NATSListen are set.
+// HTTP and bus surface as capdir serve when HTTP.Addr or Log.Listen are set. Each
+// component's settings sit in its own config type (Log, Projector, Dispatch, API,
+// HTTP, the runners'); their zero values are the defaults.
 func Example() {
 	dir, _ := os.MkdirTemp("", "capdir-example")
 	defer os.RemoveAll(dir)
@@ -30,8 +33,11 @@ func Example() {
 		return strings.ToUpper(fmt.Sprint(args[0])) + "!", nil
 	})
 	n, err := capdir.Start(ctx, capdir.Config{
-		DataDir: dir, TerminalKey: "example-owner-key", Fns: fns, HTTPAddr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
+		Fn:          fnrunner.Config{Registry: fns},
+		TerminalKey: "example-owner-key",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -51,7 +51,7 @@ func startComposeNode(t *testing.T, mutate func(*capdir.Config)) (*capdir.Node, 
 	t.Helper()
 	fns := &composeFns{}
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Fns = fns.registry()
+		c.Fn.Registry = fns.registry()
 		if mutate != nil {
 			mutate(c)
 		}
@@ -246,7 +246,7 @@ func TestFlowStopsAtTheFirstERRStep(t *testing.T) {
 }
 
 func TestFlowCycleAndDepthAreRefused(t *testing.T) {
-	n, fns := startComposeNode(t, func(c *capdir.Config) { c.FlowMaxDepth = 2 })
+	n, fns := startComposeNode(t, func(c *capdir.Config) { c.Dispatch.MaxDepth = 2 })
 	putRows(t, n,
 		fnRowJSON("COUNT", "count", `["$1"]`),
 		flowRowJSON("CYC_A", "CYC_B: $1 > COUNT: $PREV"),
@@ -289,7 +289,7 @@ func TestFlowCycleAndDepthAreRefused(t *testing.T) {
 // More flows in flight than workers all complete: steps run inline in their
 // flow's worker, never waiting behind other flows for a free one.
 func TestFlowsInFlightDoNotStarveWorkers(t *testing.T) {
-	n, _ := startComposeNode(t, func(c *capdir.Config) { c.Workers = 2 })
+	n, _ := startComposeNode(t, func(c *capdir.Config) { c.Dispatch.Workers = 2 })
 	putRows(t, n,
 		fnRowJSON("WRAP", "echo", `["<$1>"]`),
 		flowRowJSON("WRAP3", "WRAP: $1 > WRAP: $PREV > WRAP: $PREV"),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"go.uber.org/goleak"
 )
@@ -20,8 +21,10 @@ func TestNodeStartStopLeaksNoGoroutine(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 3; i++ {
 		n, err := capdir.Start(context.Background(), capdir.Config{
-			DataDir: dir, HTTPAddr: "127.0.0.1:0", NATSListen: "127.0.0.1:0", TerminalKey: "leak-test-owner-key-0123",
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			TerminalKey: "leak-test-owner-key-0123",
+			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
+			HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 		})
 		if err != nil {
 			t.Fatal(err)

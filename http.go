@@ -5,12 +5,32 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/capdir/capdir/api"
 )
 
-// Defaults of the HTTP server's limits (Config.HTTP*). A zero field takes its
-// default; a negative timeout means none.
+// HTTPConfig configures the node's HTTP server (Config.HTTP). A zero field takes
+// its default; a negative timeout means none.
+type HTTPConfig struct {
+	// Addr is where the node listens when Config.HTTPListener is nil; the node
+	// serves no HTTP when both are empty.
+	Addr string
+	// ReadHeaderTimeout bounds reading a request's line and headers
+	// (DefaultHTTPReadHeaderTimeout).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request (DefaultHTTPReadTimeout).
+	ReadTimeout time.Duration
+	// WriteTimeout runs from the end of a request's headers to the end of its
+	// answer (the dispatch wait plus HTTPWriteMargin); it must exceed the
+	// dispatch wait (Config.API.DispatchWait).
+	WriteTimeout time.Duration
+	// IdleTimeout bounds a keep-alive connection's wait for its next request
+	// (DefaultHTTPIdleTimeout).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps a request's line and headers
+	// (DefaultHTTPMaxHeaderBytes).
+	MaxHeaderBytes int
+}
+
+// Defaults of the HTTP server's limits (HTTPConfig).
 const (
 	// DefaultHTTPReadHeaderTimeout bounds reading a request's line and headers.
 	DefaultHTTPReadHeaderTimeout = 10 * time.Second
@@ -36,7 +56,7 @@ type httpLimits struct {
 	maxHeaderBytes                int
 }
 
-// httpLimits applies the defaults to the HTTP fields of c and checks them. The
+// httpLimits applies the defaults to c.HTTP and checks them. The
 // write timeout must exceed the dispatch wait, or a dispatch that waits its full
 // time could never deliver its 202.
 func (c *Config) httpLimits() (httpLimits, error) {
@@ -49,16 +69,14 @@ func (c *Config) httpLimits() (httpLimits, error) {
 		}
 		return d
 	}
-	wait := c.DispatchWait
-	if wait <= 0 {
-		wait = api.DefaultDispatchWait
-	}
+	wait := c.API.WithDefaults().DispatchWait
+	h := c.HTTP
 	l := httpLimits{
-		readHeader:     pick(c.HTTPReadHeaderTimeout, DefaultHTTPReadHeaderTimeout),
-		read:           pick(c.HTTPReadTimeout, DefaultHTTPReadTimeout),
-		write:          pick(c.HTTPWriteTimeout, wait+HTTPWriteMargin),
-		idle:           pick(c.HTTPIdleTimeout, DefaultHTTPIdleTimeout),
-		maxHeaderBytes: c.HTTPMaxHeaderBytes,
+		readHeader:     pick(h.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout),
+		read:           pick(h.ReadTimeout, DefaultHTTPReadTimeout),
+		write:          pick(h.WriteTimeout, wait+HTTPWriteMargin),
+		idle:           pick(h.IdleTimeout, DefaultHTTPIdleTimeout),
+		maxHeaderBytes: h.MaxHeaderBytes,
 	}
 	if l.maxHeaderBytes == 0 {
 		l.maxHeaderBytes = DefaultHTTPMaxHeaderBytes
@@ -69,9 +87,6 @@ func (c *Config) httpLimits() (httpLimits, error) {
 	}
 	if l.maxHeaderBytes < 0 {
 		errs = append(errs, fmt.Errorf("node: the HTTP header size cap (--http-max-header-bytes) must be positive; got %d", l.maxHeaderBytes))
-	}
-	if c.MaxImports < 0 || c.MaxImportBytes < 0 {
-		errs = append(errs, errors.New("node: --max-imports and --max-import-bytes must not be negative"))
 	}
 	return l, errors.Join(errs...)
 }

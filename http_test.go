@@ -16,6 +16,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -135,7 +136,7 @@ func TestHTTPRefusalDoesNotResetABodyStillArriving(t *testing.T) {
 // keeps the rows it had read before the stall, and says so).
 func TestHTTPReadTimeoutCutsStalledBody(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTPReadTimeout = timeout })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.ReadTimeout = timeout })
 	head := func(method, path string, length int) string {
 		return fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nx-terminal-key: %s\r\nContent-Length: %d\r\n\r\n", method, path, nodetest.Key, length)
 	}
@@ -181,7 +182,7 @@ func TestHTTPReadTimeoutCutsStalledBody(t *testing.T) {
 // stall for that long.
 func TestHTTPImportOutlastsReadTimeoutWhileItFlows(t *testing.T) {
 	const timeout, rows, gap = time.Second, 10, 150 * time.Millisecond
-	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTPReadTimeout = timeout })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.ReadTimeout = timeout })
 	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory/import HTTP/1.1\r\nHost: x\r\nx-terminal-key: %s\r\nTransfer-Encoding: chunked\r\n\r\n", nodetest.Key))
 	c.SetDeadline(time.Now().Add(rows*gap + 5*time.Second))
 	tick := time.NewTicker(gap)
@@ -202,7 +203,7 @@ func TestHTTPImportOutlastsReadTimeoutWhileItFlows(t *testing.T) {
 
 // A keep-alive connection left idle is closed after the idle timeout.
 func TestHTTPIdleTimeoutClosesKeepAlive(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTPIdleTimeout = 300 * time.Millisecond })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.IdleTimeout = 300 * time.Millisecond })
 	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, _ := readAnswer(t, br)
 	if resp.StatusCode != http.StatusOK || resp.Close {
@@ -213,7 +214,7 @@ func TestHTTPIdleTimeoutClosesKeepAlive(t *testing.T) {
 
 // Request headers over the cap are answered 431; a request under it is served.
 func TestHTTPOversizedHeadersAre431(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTPMaxHeaderBytes = 2048 })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.MaxHeaderBytes = 2048 })
 	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("b", 16<<10)+"\r\n\r\n")
 	if resp, _ := readAnswer(t, br); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("HTTP %d, want 431", resp.StatusCode)
@@ -227,12 +228,12 @@ func TestHTTPOversizedHeadersAre431(t *testing.T) {
 // The write timeout covers the handler, so it must exceed the dispatch wait: a
 // dispatch that waits its full time must still deliver its 202.
 func TestHTTPWriteTimeoutMustExceedDispatchWait(t *testing.T) {
-	cfg := capdir.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", TerminalKey: nodetest.Key, HTTPWriteTimeout: 20 * time.Second}
+	cfg := capdir.Config{TerminalKey: nodetest.Key, Log: eventlog.Config{DataDir: t.TempDir()}, HTTP: capdir.HTTPConfig{Addr: "127.0.0.1:0", WriteTimeout: 20 * time.Second}}
 	_, err := capdir.Start(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "the HTTP write timeout (20s, --http-write-timeout) must exceed the dispatch wait (30s)") {
 		t.Fatalf("start: %v", err)
 	}
-	if _, err := os.Stat(capdir.ProjectionPath(cfg.DataDir)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(capdir.ProjectionPath(cfg.Log.DataDir)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused config opened the projection: %v", err)
 	}
 	if api.DefaultDispatchWait+capdir.HTTPWriteMargin <= api.DefaultDispatchWait {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -20,12 +21,16 @@ import (
 // two nodes of this one test process conflict as two processes would.
 func TestOneNodePerDataDir(t *testing.T) {
 	first := nodetest.Start(t, nil)
-	dir := first.Config.DataDir
+	dir := first.Config.Log.DataDir
 	if b, err := os.ReadFile(capdir.LockPath(dir)); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(os.Getpid()) {
 		t.Fatalf("lock file = %q, %v; want this process's pid", b, err)
 	}
-	cfg := capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", TerminalKey: nodetest.Key,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := capdir.Config{
+		TerminalKey: nodetest.Key,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -49,12 +54,12 @@ func TestOneNodePerDataDir(t *testing.T) {
 	}
 	// A start that fails after taking the lock releases it too.
 	bad := cfg
-	bad.HTTPAddr = "127.0.0.1:99999"
+	bad.HTTP.Addr = "127.0.0.1:99999"
 	if n, err := capdir.Start(ctx, bad); err == nil {
 		n.Stop(ctx)
 		t.Fatal("a node started with HTTP port 99999")
 	}
-	third := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	third := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	if code, body := nodetest.Do(t, third, "GET", "/api/directory/A", ""); code != 200 {
 		t.Fatalf("the restarted node: %d %s", code, body)
 	}

@@ -64,7 +64,7 @@ func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 	cfg := n.Config
 	stop(t, n)
 
-	l := logtest.Open(t, cfg.DataDir)
+	l := logtest.Open(t, cfg.Log.DataDir)
 	if err := l.JetStream().DeleteStream(context.Background(), wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 		}
 	}
 
-	l = logtest.Open(t, cfg.DataDir)
-	if err := projector.Rebuild(context.Background(), projector.Config{Path: capdir.ProjectionPath(cfg.DataDir), Log: l}, nil); err != nil {
+	l = logtest.Open(t, cfg.Log.DataDir)
+	if err := projector.Rebuild(context.Background(), projector.Config{Path: capdir.ProjectionPath(cfg.Log.DataDir), Log: l}, nil); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()

@@ -34,28 +34,48 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Config configures a Node.
+// Config configures a Node. Each component's settings are held in that
+// component's own type, defaulted and checked in its package, so a zero Config
+// (with Log.DataDir) starts a working node. Start wires each component: the
+// fields a comment below says Start sets are the node's, whatever they held.
 type Config struct {
-	DataDir string
-	NATSURL string
-	// NATSCreds is the credential file this node presents to NATSURL (a .creds file,
-	// or an nkey seed file from capdir bus add-client --role node).
-	NATSCreds string
-	// NATSListen makes the embedded server accept NATS clients on host:port; they
-	// authenticate as the bus identities recorded in DataDir (capdir bus).
-	NATSListen string
-	Replicas   int
-	Sync       string
-	DataMaxAge time.Duration
-	ProjSync   bool // fsync every projection batch
-	// ProjLinger is how long a data-stream projection batch may wait for more
-	// events before it commits: DefaultProjLinger when 0, none when negative.
-	ProjLinger  time.Duration
-	HTTPAddr    string
-	PublicURL   string
+	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
+	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
+	// required: the projection, the owner and token keys and the import spool live
+	// there too. Start sets Log.Clock, Log.Logger and Log.Metrics.
+	Log eventlog.Config
+	// Projector configures the fold into ProjectionPath(Log.DataDir): Sync,
+	// Linger (projector.DefaultLinger when 0, none when negative), BatchSize.
+	Projector projector.Settings
+	// Dispatch configures the dispatcher: Workers, AckWait, RunTimeout, MaxDepth
+	// (how deep flow and agent steps nest), Approvals (TTL, Sweep), ...
+	Dispatch dispatcher.Settings
+	// API configures the HTTP facade: PublicURL and DispatchWait (MCP's too),
+	// MaxImports, MaxImportBody, ...
+	API api.Settings
+	// HTTP configures the node's HTTP server: its address and limits (http.go).
+	HTTP HTTPConfig
+	// HTTPListener, when set, is where the node serves HTTP instead of listening on
+	// HTTP.Addr: a caller that must know the address is free before it creates
+	// anything listens first. Start takes it over, and closes it when it fails.
+	HTTPListener net.Listener
+	// Breaker is the breaker policy the fold, the gate, the facade and MCP share.
+	Breaker breaker.Config
+	// Fn configures the fn runner. Fn.Registry holds the functions rows can name
+	// (a new registry when nil); the built-ins are added to it. Register Go
+	// functions there to extend capdir.
+	Fn fnrunner.Config
+	// HTTPRunner configures the http runner (Timeout, MaxResultBytes, ...). Start
+	// sets its Env and TagSalt; a MaxIdleConnsPerHost of 0 takes Dispatch.Workers.
+	HTTPRunner httprunner.Config
+	// NATSRunner configures the nats runner; Start sets its Conn (the log's).
+	NATSRunner natsrunner.Config
+	// ComposeConfig configures flow and agent rows (agents.go).
+	ComposeConfig
+	// TerminalKey is the owner key (x-terminal-key); it also keys credential tags.
 	TerminalKey string
-	Workers     int
-	Breaker     breaker.Config
+	// Zone is the built-in NOW function's zone (America/Los_Angeles when empty).
+	Zone string
 	// Env resolves the credentials rows name (os.LookupEnv when nil), behind
 	// SecretEnv.
 	Env runner.Env
@@ -66,59 +86,42 @@ type Config struct {
 	// readable. A write naming another variable is refused, and a row that names one
 	// anyway fails at call time with ERR:auth:env_not_allowed:<NAME>.
 	SecretEnv []string
-	// Fns are the fn runner's functions; the built-ins are added to it. A new
-	// registry when nil. Register Go functions here to extend capdir.
-	Fns *fnrunner.Registry
-	// Zone is the built-in NOW function's zone (America/Los_Angeles when empty).
-	Zone string
-	// HTTPTimeout bounds one http-runner call (30s when 0).
-	HTTPTimeout time.Duration
-	// HTTPMaxPerOrigin bounds the http-runner calls in flight to one origin at
-	// once, so an origin that hangs cannot hold every worker: a call over it fails
-	// at once with ERR:http:origin_busy:<origin>:<max>. Three quarters of the
-	// workers (at least 1) when 0; no bound when negative.
-	HTTPMaxPerOrigin int
-	// AckWait is how long a worker may hold a request before redelivery.
-	AckWait time.Duration
-	// DispatchWait is how long POST /api/dispatch waits before answering 202
-	// (api.DefaultDispatchWait when 0).
-	DispatchWait time.Duration
-	// HTTPListener, when set, is where the node serves HTTP instead of listening on
-	// HTTPAddr: a caller that must know the address is free before it creates
-	// anything listens first. Start takes it over, and closes it when it fails.
-	HTTPListener net.Listener
-	// The HTTP server's limits; see http.go for the defaults a zero value takes. A
-	// negative timeout means none. HTTPWriteTimeout must exceed DispatchWait.
-	HTTPReadHeaderTimeout time.Duration
-	HTTPReadTimeout       time.Duration
-	HTTPWriteTimeout      time.Duration
-	HTTPIdleTimeout       time.Duration
-	HTTPMaxHeaderBytes    int
-	// MaxImports is how many imports may run at once (api.DefaultMaxImports when 0).
-	MaxImports int
-	// MaxImportBytes caps an import body (api.DefaultMaxImportBody when 0).
-	MaxImportBytes int64
 	// Name identifies this node on receipts (the hostname when empty).
 	Name string
 	// TokenKeyFile is the capability tokens' signing key (PKCS #8 PEM, mode 0600),
-	// created on first start: TokenKeyPath(DataDir) when empty. Nodes of one
+	// created on first start: TokenKeyPath(Log.DataDir) when empty. Nodes of one
 	// deployment load the same key (copy the file, or name a shared one).
 	TokenKeyFile string
 	// TokenAudience is the audience every token this node mints carries and every
 	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
 	// share the key agree without configuration.
 	TokenAudience string
-	// ApprovalTTL is how long a token holder's call to a sensitive row waits for
-	// the owner's decision before it expires (dispatcher.DefaultApprovalTTL when 0);
-	// ApprovalSweep is how often the node looks for expired approvals (2s when 0).
-	ApprovalTTL   time.Duration
-	ApprovalSweep time.Duration
 	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
 	// the projector's and the facade's; time.Now when nil.
 	Clock  func() time.Time
 	Logger *slog.Logger
-	// ComposeConfig configures flow and agent rows (agents.go).
-	ComposeConfig
+}
+
+// Validate reports every problem with c at once, before anything is created:
+// each component checks its own settings.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Log.DataDir == "" {
+		errs = append(errs, errors.New("node: a data dir is required (--data)"))
+	}
+	if _, err := secretEnv(c.SecretEnv); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.httpLimits(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, err := range []error{c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
+		c.Fn.Limits.Validate("fnrunner"), c.HTTPRunner.Limits.Validate("httprunner"), c.NATSRunner.Limits.Validate("natsrunner")} {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("node: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Node is a running capdir node. Stop is idempotent.
@@ -150,29 +153,12 @@ type Node struct {
 	runErr   chan error
 }
 
-// DefaultProjLinger is the default Config.ProjLinger. Nobody waits for it: a
-// dispatch is answered when its receipt is appended (or read from the log, when
-// another node's worker wrote it), and a read that must see the latest events
-// settles, which cuts the linger short. Only batches under load linger; there it
-// turns a bbolt commit per event or two into one per hundred or so.
-const DefaultProjLinger = 10 * time.Millisecond
-
-func projLinger(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultProjLinger
-	case d < 0:
-		return 0
-	}
-	return d
-}
-
 // ProjectionPath is where a data dir keeps its bbolt projection.
 func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "projection.db") }
 
 // Start locks the data dir (see LockDataDir: a dir another node holds is refused
 // at once), opens the log and the projection, starts folding, and serves HTTP on
-// cfg.HTTPListener or cfg.HTTPAddr when one is set. It returns once the projector
+// cfg.HTTPListener or cfg.HTTP.Addr when one is set. It returns once the projector
 // has caught up with the log as it was at start. The node holds the lock until Stop.
 func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.HTTPListener != nil {
@@ -188,8 +174,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	if cfg.DataDir == "" {
-		return nil, errors.New("node: a data dir is required (--data)")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	secrets, err := secretEnv(cfg.SecretEnv)
 	if err != nil {
@@ -199,13 +185,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.ComposeConfig.Validate(); err != nil {
+	dataDir := cfg.Log.DataDir
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("node: %w", err)
-	}
-	lock, err := LockDataDir(cfg.DataDir)
+	lock, err := LockDataDir(dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -224,15 +208,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	n.Log, err = eventlog.Open(ctx, eventlog.Config{
-		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Creds: cfg.NATSCreds, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
-		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.log,
-	})
+	logCfg := cfg.Log
+	logCfg.Clock, logCfg.Logger, logCfg.Metrics = cfg.Clock, cfg.Logger, m.log
+	n.Log, err = eventlog.Open(ctx, logCfg)
 	if err != nil {
 		return nil, err
 	}
 	n.Projector, err = projector.Open(projector.Config{
-		Path: ProjectionPath(cfg.DataDir), Log: n.Log, Sync: cfg.ProjSync, Linger: projLinger(cfg.ProjLinger),
+		Path: ProjectionPath(dataDir), Log: n.Log, Settings: cfg.Projector,
 		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector, Clock: cfg.Clock,
 	})
 	if err != nil {
@@ -257,8 +240,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.MCP, err = mcp.New(mcp.Config{
 		Search:    mcp.AskSearch(askIndex, n.Projector),
-		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.PublicURL,
-		DispatchWait: cfg.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
+		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
+		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -267,9 +250,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
-		PublicURL: cfg.PublicURL, DispatchWait: cfg.DispatchWait, Breaker: cfg.Breaker, SecretEnv: secrets,
+		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
-		MaxImports: cfg.MaxImports, MaxImportBody: cfg.MaxImportBytes, ImportSpoolDir: cfg.DataDir,
+		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
 	})
 	if err != nil {
@@ -285,8 +268,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Stop(context.Background())
 		return nil, err
 	}
-	if cfg.HTTPListener != nil || cfg.HTTPAddr != "" {
-		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTPAddr, limits); err != nil {
+	if cfg.HTTPListener != nil || cfg.HTTP.Addr != "" {
+		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTP.Addr, limits); err != nil {
 			n.Stop(context.Background())
 			return nil, err
 		}
@@ -429,20 +412,31 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		env = os.LookupEnv
 	}
 	env = secrets.Guard(env)
-	fns := cfg.Fns
-	if fns == nil {
-		fns = fnrunner.NewRegistry()
+	fn := cfg.Fn
+	if fn.Registry == nil {
+		fn.Registry = fnrunner.NewRegistry()
 	}
-	if err := fnrunner.RegisterBuiltins(fns, fnrunner.BuiltinConfig{Clock: cfg.Clock, Zone: cfg.Zone}); err != nil {
+	if err := fnrunner.RegisterBuiltins(fn.Registry, fnrunner.BuiltinConfig{Clock: cfg.Clock, Zone: cfg.Zone}); err != nil {
 		return nil, err
 	}
-	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
-	httpRunner, err := httprunner.New(httprunner.Config{Env: env, Timeout: cfg.HTTPTimeout, TagSalt: salt, MaxIdleConnsPerHost: cfg.Workers,
-		MaxPerOrigin: httpMaxPerOrigin(cfg)})
+	fnRunner, err := fnrunner.NewWithConfig(fn)
 	if err != nil {
 		return nil, err
 	}
-	natsRunner, err := natsrunner.New(natsrunner.Config{Conn: l.Conn()})
+	salt := dispatcher.TagSaltFor(cfg.TerminalKey)
+	hc := cfg.HTTPRunner
+	hc.Env, hc.TagSalt = env, salt
+	if hc.MaxIdleConnsPerHost == 0 {
+		hc.MaxIdleConnsPerHost = cfg.Dispatch.Workers
+	}
+	hc.MaxPerOrigin = httpMaxPerOrigin(cfg)
+	httpRunner, err := httprunner.New(hc)
+	if err != nil {
+		return nil, err
+	}
+	nc := cfg.NATSRunner
+	nc.Conn = l.Conn()
+	natsRunner, err := natsrunner.New(nc)
 	if err != nil {
 		return nil, err
 	}
@@ -453,27 +447,27 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	return dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
 		Runners: withRunners(composed, runner.Runners{
-			runner.RunnerFn:   fnrunner.New(fns),
+			runner.RunnerFn:   fnRunner,
 			runner.RunnerHTTP: httpRunner,
 			runner.RunnerNATS: natsRunner,
 		}),
-		Workers: cfg.Workers, AckWait: cfg.AckWait, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, MaxDepth: cfg.FlowMaxDepth,
-		Approvals: dispatcher.ApprovalConfig{TTL: cfg.ApprovalTTL, Sweep: cfg.ApprovalSweep},
+		Settings: cfg.Dispatch, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
+		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked,
 	})
 }
 
-// httpMaxPerOrigin is the http runner's per-origin bound (Config.HTTPMaxPerOrigin):
-// by default an origin may hold three quarters of the workers, so a quarter (at
-// least one, with two workers or more) stays free for every other row.
+// httpMaxPerOrigin is the http runner's per-origin bound as the node sets it
+// (Config.HTTPRunner.MaxPerOrigin): given, when positive; none, when negative;
+// by default three quarters of the workers, so that a quarter (at least one, with
+// two workers or more) stays free for every other row while one origin hangs.
 func httpMaxPerOrigin(cfg Config) int {
 	switch {
-	case cfg.HTTPMaxPerOrigin < 0:
+	case cfg.HTTPRunner.MaxPerOrigin < 0:
 		return 0
-	case cfg.HTTPMaxPerOrigin > 0:
-		return cfg.HTTPMaxPerOrigin
+	case cfg.HTTPRunner.MaxPerOrigin > 0:
+		return cfg.HTTPRunner.MaxPerOrigin
 	}
-	workers := cfg.Workers
+	workers := cfg.Dispatch.Workers
 	if workers <= 0 {
 		workers = dispatcher.DefaultWorkers()
 	}

@@ -94,7 +94,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 				w.Write([]byte(tc.out))
 			}))
 			defer up.Close()
-			n := nodetest.Start(t, func(c *capdir.Config) { c.AckWait = time.Second })
+			n := nodetest.Start(t, func(c *capdir.Config) { c.Dispatch.AckWait = time.Second })
 			const key = "BIG_ANSWER"
 			addHTTPRow(t, n, key, "GET "+up.URL+"/big", "")
 
@@ -124,7 +124,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 // (here the shape preview of a request that repeats a large argument) is replaced
 // by a small failure receipt that says so, at once: no redelivery, no 202.
 func TestUnfittableReceiptGetsAFailureReceipt(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.AckWait = time.Second })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Dispatch.AckWait = time.Second })
 	const key = "HUGE_SHAPE"
 	// Each part stays under the substitution bound; the preview, JSON-encoded (every
 	// '<' of the body six bytes), is over what one event holds.

@@ -381,10 +381,10 @@ func newLeakWorld(t *testing.T) *leakWorld {
 		c.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 		c.SecretEnv = []string{"LEAK_*"} // as --secret-env 'LEAK_*'
 		c.Breaker = breaker.Config{Threshold: 3}
-		c.HTTPTimeout = 5 * time.Second
+		c.HTTPRunner.Timeout = 5 * time.Second
 		c.AgentProviders = []string{"deny-=" + w.denyModel.URL, "*=" + w.model.URL}
-		c.NATSListen = "127.0.0.1:0"
-		busSeed = addBusIdentity(t, c.DataDir, leakBusClient, eventlog.RoleClient)
+		c.Log.Listen = "127.0.0.1:0"
+		busSeed = addBusIdentity(t, c.Log.DataDir, leakBusClient, eventlog.RoleClient)
 	})
 	w.bus = (&guardedNode{n: w.n, seeds: map[string]string{leakBusClient: busSeed}}).connect(t, leakBusClient)
 	w.cl = &leakClient{t: t, n: w.n}
@@ -594,7 +594,7 @@ func (w *leakWorld) stop() {
 func (w *leakWorld) assertNothingLeaked() {
 	t := w.t
 	all := w.sec.all()
-	dir := w.n.Config.DataDir
+	dir := w.n.Config.Log.DataDir
 	leaks, files, size := nodetest.ScanDir(t, dir, all)
 	t.Logf("scanned %d files, %d bytes, under the data dir; %d answers; %d bytes of log", files, size, len(w.cl.said), len(w.logs.Bytes()))
 	canaries, _, _ := nodetest.ScanDir(t, dir, []nodetest.Secret{{Name: "canary", Value: w.canary}})

@@ -63,8 +63,8 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 	up := newHangingUpstream(t)
 	defer up.close()
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Workers = workers
-		c.HTTPTimeout = timeout
+		c.Dispatch.Workers = workers
+		c.HTTPRunner.Timeout = timeout
 	})
 	postRow := func(row string) {
 		t.Helper()

@@ -22,7 +22,7 @@ func TokenAudience(k *token.Key) string { return "capdir:" + k.ID() }
 func newTokens(cfg *Config) (*token.Minter, *token.Verifier, error) {
 	path := cfg.TokenKeyFile
 	if path == "" {
-		path = TokenKeyPath(cfg.DataDir)
+		path = TokenKeyPath(cfg.Log.DataDir)
 	}
 	k, err := token.LoadOrCreateKey(path)
 	if err != nil {

@@ -397,17 +397,17 @@ func doHeader(t *testing.T, n *capdir.Node, kv ...string) (int, string) {
 func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 	var bCreds string
 	a := nodetest.Start(t, func(c *capdir.Config) {
-		c.NATSListen = freePort(t)
+		c.Log.Listen = freePort(t)
 		c.Name = "node-a"
-		c.Workers = 2
-		bCreds = addBusIdentity(t, c.DataDir, "node-b", eventlog.RoleNode)
+		c.Dispatch.Workers = 2
+		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
 	b := nodetest.Start(t, func(c *capdir.Config) {
-		c.NATSURL = a.Log.ClientURL()
-		c.NATSCreds = bCreds
+		c.Log.NATSURL = a.Log.ClientURL()
+		c.Log.Creds = bCreds
 		c.TokenKeyFile = a.Config.TokenKeyFile
 		c.Name = "node-b"
-		c.Workers = 2
+		c.Dispatch.Workers = 2
 	})
 	if a.Config.TokenAudience != b.Config.TokenAudience {
 		t.Fatalf("audiences differ: %q, %q", a.Config.TokenAudience, b.Config.TokenAudience)
@@ -500,8 +500,8 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 	up := newBrkUpstream(t, always(200))
 	var seed string
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.NATSListen = "127.0.0.1:0"
-		seed = addBusIdentity(t, c.DataDir, "bus-test", eventlog.RoleClient)
+		c.Log.Listen = "127.0.0.1:0"
+		seed = addBusIdentity(t, c.Log.DataDir, "bus-test", eventlog.RoleClient)
 	})
 	bc := (&guardedNode{n: n, seeds: map[string]string{"bus-test": seed}}).connect(t, "bus-test")
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
@@ -610,7 +610,7 @@ func sum16(s string) string {
 // tokens minted for this one.
 func TestTokenSigningKeyFile(t *testing.T) {
 	dir := t.TempDir()
-	n := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	path := capdir.TokenKeyPath(dir)
 	st, err := os.Stat(path)
 	if err != nil || st.Mode().Perm() != 0o600 || n.Config.TokenKeyFile != path {
@@ -626,7 +626,7 @@ func TestTokenSigningKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	again := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	again := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	if again.Config.TokenAudience != n.Config.TokenAudience {
 		t.Fatalf("audience changed across a restart: %q, %q", n.Config.TokenAudience, again.Config.TokenAudience)
 	}
@@ -641,7 +641,7 @@ func TestTokenSigningKeyFile(t *testing.T) {
 	if err := os.WriteFile(loose, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = capdir.Start(context.Background(), capdir.Config{DataDir: t.TempDir(), TerminalKey: nodetest.Key, TokenKeyFile: loose})
+	_, err = capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, TokenKeyFile: loose, Log: eventlog.Config{DataDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "--token-key") || !strings.Contains(err.Error(), "chmod 600 "+loose) {
 		t.Fatalf("a key file others may read: %v", err)
 	}

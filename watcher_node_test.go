@@ -62,7 +62,7 @@ func newWatchWorld(t *testing.T) *watchWorld {
 	w := &watchWorld{up: newPayUpstream(t), clock: &brkClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
 		c.Clock = w.clock.Now
-		c.ApprovalSweep = 20 * time.Millisecond
+		c.Dispatch.Approvals.Sweep = 20 * time.Millisecond
 	})
 	tokRow(t, w.n, map[string]any{"key": "PAY", "type": "http", "target": "POST " + w.up.URL + "/pay", "sensitive": 1,
 		"input_schema": `{"type":"string"}`, "content": "# WHAT: Pay an amount.\n# ARGS: $1=amount\n{\"amount\":\"$1\"}"})

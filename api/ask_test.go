@@ -140,7 +140,7 @@ func TestAskRefusals(t *testing.T) {
 
 func TestAskIndexRebuiltOnStart(t *testing.T) {
 	dir := t.TempDir()
-	first := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	first := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	mustDo(t, first, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
 	nodetest.CheckReplay(t, first)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -148,7 +148,7 @@ func TestAskIndexRebuiltOnStart(t *testing.T) {
 	if err := first.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	second := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = dir })
+	second := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	if got := askKeys(t, second, "ask=list+the+models+on+xAI"); len(got) == 0 || got[0] != "GROK_MODELS" {
 		t.Fatalf("after a restart: %v, want GROK_MODELS first", got)
 	}

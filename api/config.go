@@ -15,6 +15,56 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Settings are what an operator sets of a Server, apart from the handles and
+// wiring of Config. A zero field takes its default.
+type Settings struct {
+	// PublicURL is the externally visible base URL used in public receipt links.
+	PublicURL string
+	// WriteTimeout bounds how long a write waits for its event to be projected
+	// (default 10s).
+	WriteTimeout time.Duration
+	// DispatchWait is how long POST /api/dispatch waits for the receipt before
+	// answering 202 with the invocation id (default DefaultDispatchWait).
+	DispatchWait time.Duration
+	// MaxBody caps request bodies (default 4 MiB), and with the log's MaxData the
+	// size of one row, as sent and as the log stores it.
+	MaxBody int64
+	// MaxImportBody caps an import body (default DefaultMaxImportBody). The import
+	// streams its rows, so memory does not grow with it.
+	MaxImportBody int64
+	// MaxImports is how many imports may run at once (default DefaultMaxImports); an
+	// import over it is refused with 429.
+	MaxImports int
+}
+
+// WithDefaults is s with each zero field at its default.
+func (s Settings) WithDefaults() Settings {
+	if s.WriteTimeout == 0 {
+		s.WriteTimeout = 10 * time.Second
+	}
+	if s.DispatchWait == 0 {
+		s.DispatchWait = DefaultDispatchWait
+	}
+	if s.MaxBody == 0 {
+		s.MaxBody = 4 << 20
+	}
+	if s.MaxImportBody == 0 {
+		s.MaxImportBody = DefaultMaxImportBody
+	}
+	if s.MaxImports == 0 {
+		s.MaxImports = DefaultMaxImports
+	}
+	return s
+}
+
+// Validate reports every problem with s at once.
+func (s Settings) Validate() error {
+	if s.MaxBody < 0 || s.MaxImportBody < 0 || s.MaxImports < 0 {
+		return errors.New("api: MaxBody, MaxImportBody and MaxImports (--max-import-bytes, --max-imports) must not be negative")
+	}
+	return nil
+}
+
 // Config configures a Server.
 type Config struct {
 	// Ask is the index behind GET /api/dispatch?ask= (NewAskIndex over Projector
@@ -26,22 +76,8 @@ type Config struct {
 	Dispatcher Dispatcher
 	// TerminalKey is the owner key checked against the x-terminal-key header.
 	TerminalKey string
-	// PublicURL is the externally visible base URL used in public receipt links.
-	PublicURL string
-	// WriteTimeout bounds how long a write waits for its event to be projected.
-	WriteTimeout time.Duration
-	// DispatchWait is how long POST /api/dispatch waits for the receipt before
-	// answering 202 with the invocation id.
-	DispatchWait time.Duration
-	// MaxBody caps request bodies (default 4 MiB), and with the log's MaxData the
-	// size of one row, as sent and as the log stores it.
-	MaxBody int64
-	// MaxImportBody caps an import body (default DefaultMaxImportBody). The import
-	// streams its rows, so memory does not grow with it.
-	MaxImportBody int64
-	// MaxImports is how many imports may run at once (default DefaultMaxImports); an
-	// import over it is refused with 429.
-	MaxImports int
+	// Settings are the facade's own bounds and timings.
+	Settings
 	// ImportSpoolDir is where an import in the JSON array form is spooled while its
 	// syntax is checked, before any row is written (os.TempDir() when empty). The
 	// file is removed at once and vanishes when the import ends.
@@ -84,21 +120,7 @@ const (
 )
 
 func (c *Config) setDefaults() {
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 10 * time.Second
-	}
-	if c.DispatchWait == 0 {
-		c.DispatchWait = DefaultDispatchWait
-	}
-	if c.MaxBody == 0 {
-		c.MaxBody = 4 << 20
-	}
-	if c.MaxImportBody == 0 {
-		c.MaxImportBody = DefaultMaxImportBody
-	}
-	if c.MaxImports == 0 {
-		c.MaxImports = DefaultMaxImports
-	}
+	c.Settings = c.Settings.WithDefaults()
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -119,8 +141,8 @@ func (c *Config) Validate() error {
 	if c.Projector == nil {
 		errs = append(errs, errors.New("api: a projector is required"))
 	}
-	if c.MaxBody < 0 || c.MaxImportBody < 0 || c.MaxImports < 0 {
-		errs = append(errs, errors.New("api: MaxBody, MaxImportBody and MaxImports must not be negative"))
+	if err := c.Settings.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(c.TerminalKey) < 16 {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))

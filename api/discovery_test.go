@@ -52,7 +52,7 @@ func documentRows(t testing.TB) []json.RawMessage {
 func discoveryNode(t *testing.T) *capdir.Node {
 	t.Helper()
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.PublicURL = docBase
+		c.API.PublicURL = docBase
 		c.Env = runner.MapEnv(map[string]string{"GROK_API_KEY": docSecret})
 	})
 	for _, raw := range documentRows(t) {

@@ -53,7 +53,7 @@ func newMeteo(t *testing.T) *meteo {
 // The sample five steps, against a local upstream.
 func TestSampleWalkthrough(t *testing.T) {
 	up := newMeteo(t)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.PublicURL = "https://capdir.example" })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.API.PublicURL = "https://capdir.example" })
 
 	// Step 2: the POST, as documented (the upstream host swapped for a local one).
 	row := `{
@@ -268,7 +268,7 @@ func TestDispatchAnswers202WhenTheReceiptIsSlow(t *testing.T) {
 		}
 		return "finally", nil
 	})
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Fns = fns; c.DispatchWait = 100 * time.Millisecond })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Fn.Registry = fns; c.API.DispatchWait = 100 * time.Millisecond })
 	postRow(t, n, `{"key":"SLOW","type":"fn","target":"slow","content":"# WHAT: slow"}`)
 	code, got := dispatch(t, n, `{"key":"SLOW","body":""}`)
 	inv, _ := got["invocation_id"].(string)
@@ -303,7 +303,7 @@ func TestReadsAfterDispatchSeeItsReceipt(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	t.Cleanup(up.Close)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.ProjLinger = time.Second })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Projector.Linger = time.Second })
 	postRow(t, n, `{"key":"ECHO_NOW","type":"fn","target":"echo","content":"# WHAT: echo"}`)
 	postRow(t, n, `{"key":"DENIED","type":"http","target":"GET `+up.URL+`","content":"# WHAT: always 401"}`)
 

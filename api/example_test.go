@@ -11,6 +11,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
 )
 
 // The directory's write path, called without HTTP: what an MCP server or a Go
@@ -20,7 +21,9 @@ func ExampleDirectory() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	n, err := capdir.Start(ctx, capdir.Config{
-		DataDir: dir, TerminalKey: "example-owner-key", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TerminalKey: "example-owner-key",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir},
 	})
 	if err != nil {
 		fmt.Println(err)

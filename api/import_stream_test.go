@@ -178,7 +178,7 @@ func TestImportStreamsRowsInBoundedMemory(t *testing.T) {
 // 429 and Retry-After, before its body is read, and appends nothing; the slot is
 // free again when the running import ends.
 func TestImportConcurrencyBound(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.MaxImports = 1 })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.API.MaxImports = 1 })
 	importReq := func(body io.Reader) *http.Request {
 		req, err := http.NewRequest("POST", n.URL()+"/api/directory/import", body)
 		if err != nil {
@@ -260,7 +260,7 @@ func TestImportConcurrencyBound(t *testing.T) {
 // is refused before it is read; an NDJSON body sent without a length that passes
 // it keeps the rows before that point and says so; an array is refused whole.
 func TestImportBodyCap(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.MaxImportBytes = 64 << 10 })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.API.MaxImportBody = 64 << 10 })
 	rows := func(prefix string) []string {
 		var lines []string
 		for i := range 2000 {

@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -146,7 +147,7 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 
 // A node refuses to start with a malformed pattern.
 func TestSecretEnvBadPattern(t *testing.T) {
-	_, err := capdir.Start(context.Background(), capdir.Config{DataDir: t.TempDir(), TerminalKey: nodetest.Key, SecretEnv: []string{"*_TOKEN,A-B"}})
+	_, err := capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, SecretEnv: []string{"*_TOKEN,A-B"}, Log: eventlog.Config{DataDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), `"A-B": want a variable name`) {
 		t.Fatalf("err = %v", err)
 	}

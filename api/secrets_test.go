@@ -163,7 +163,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		}
 	}
 	files := 0
-	err = filepath.WalkDir(n.Config.DataDir, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(n.Config.Log.DataDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -28,19 +28,13 @@ import (
 // ConsumerName is the durable pull consumer every worker on every node shares.
 const ConsumerName = "capdir-dispatch"
 
-// ServiceConfig configures a Service.
-type ServiceConfig struct {
-	Log       *eventlog.Log
-	Projector *projector.Projector
-	Runners   runner.Runners
-	// Env resolves credentials for the breaker's rotation check; os.LookupEnv when nil.
-	Env runner.Env
-	// TagSalt keys credential tags; derive it with TagSaltFor(terminal key).
-	TagSalt string
-	Breaker breaker.Config
+// Settings are what an operator sets of a Service: its bounds and timings, apart
+// from the handles and wiring of ServiceConfig. A zero field takes its default.
+type Settings struct {
 	// Workers is how many invocations this process runs at once (default 16 per CPU).
 	Workers int
-	// AckWait is how long a worker may hold a request before it is redelivered.
+	// AckWait is how long a worker may hold a request before it is redelivered
+	// (default 30s).
 	AckWait time.Duration
 	// MaxDeliver bounds redeliveries of one request (default 5).
 	MaxDeliver int
@@ -65,33 +59,11 @@ type ServiceConfig struct {
 	// from one request. A step past the bound is refused with
 	// ERR:flow:tree_steps:<n>><max>. See sub.go.
 	MaxTreeSteps int
-	// Name identifies this node's workers on receipts (default the hostname).
-	Name   string
-	Clock  func() time.Time
-	Logger *slog.Logger
-	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
-	Metrics *Metrics
-	// Tokens verifies the capability tokens of every caller that is not the owner;
-	// required (see gate.Config.Tokens). Keep one per process: it caches.
-	Tokens *token.Verifier
-	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
-	Revoked func(jti string) bool
 	// Approvals configures the watcher's approvals of sensitive calls (approval.go).
 	Approvals ApprovalConfig
-
-	// beforeReceipt, when set, runs after the runner and before the receipt is
-	// appended; returning an error abandons the request unacknowledged, as a
-	// crash there would (tests).
-	beforeReceipt func(req *wire.InvocationRequest) error
-	// beforeAck, when set, runs after the receipt is appended and before the request
-	// is acknowledged; returning an error abandons the ack (tests).
-	beforeAck func(req *wire.InvocationRequest) error
 }
 
-func (c *ServiceConfig) setDefaults() {
-	if c.Env == nil {
-		c.Env = os.LookupEnv
-	}
+func (c *Settings) setDefaults() {
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers()
 	}
@@ -119,6 +91,67 @@ func (c *ServiceConfig) setDefaults() {
 	if c.MaxTreeSteps == 0 {
 		c.MaxTreeSteps = DefaultMaxTreeSteps
 	}
+	c.Approvals.setDefaults()
+}
+
+// Validate reports every problem with c, its defaults applied, at once: a node
+// checks its settings with it before it creates anything.
+func (c Settings) Validate() error {
+	c.setDefaults()
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, errors.New("dispatcher: workers must be at least 1 (--workers)"))
+	}
+	if c.MaxDeliver < 1 {
+		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
+	}
+	if c.MaxDepth < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: max depth %d must not be negative (--flow-max-depth: give a number of 1 or more, 0 for the default)", c.MaxDepth))
+	}
+	if c.MaxTreeSteps < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: max tree steps %d must not be negative (0 for the default)", c.MaxTreeSteps))
+	}
+	return errors.Join(errs...)
+}
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	Log       *eventlog.Log
+	Projector *projector.Projector
+	Runners   runner.Runners
+	// Env resolves credentials for the breaker's rotation check; os.LookupEnv when nil.
+	Env runner.Env
+	// TagSalt keys credential tags; derive it with TagSaltFor(terminal key).
+	TagSalt string
+	Breaker breaker.Config
+	// Settings are the service's own bounds and timings.
+	Settings
+	// Name identifies this node's workers on receipts (default the hostname).
+	Name   string
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// Metrics counts receipts (see NewMetrics); a private, unregistered set when nil.
+	Metrics *Metrics
+	// Tokens verifies the capability tokens of every caller that is not the owner;
+	// required (see gate.Config.Tokens). Keep one per process: it caches.
+	Tokens *token.Verifier
+	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
+	Revoked func(jti string) bool
+
+	// beforeReceipt, when set, runs after the runner and before the receipt is
+	// appended; returning an error abandons the request unacknowledged, as a
+	// crash there would (tests).
+	beforeReceipt func(req *wire.InvocationRequest) error
+	// beforeAck, when set, runs after the receipt is appended and before the request
+	// is acknowledged; returning an error abandons the ack (tests).
+	beforeAck func(req *wire.InvocationRequest) error
+}
+
+func (c *ServiceConfig) setDefaults() {
+	if c.Env == nil {
+		c.Env = os.LookupEnv
+	}
+	c.Settings.setDefaults()
 	if c.Name == "" {
 		c.Name, _ = os.Hostname()
 	}
@@ -131,7 +164,6 @@ func (c *ServiceConfig) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
-	c.Approvals.setDefaults()
 	if c.Revoked == nil && c.Projector != nil {
 		c.Revoked = c.Projector.Revoked
 	}
@@ -149,14 +181,8 @@ func (c *ServiceConfig) Validate() error {
 	if len(c.Runners) == 0 {
 		errs = append(errs, errors.New("dispatcher: no runners configured"))
 	}
-	if c.Workers < 1 {
-		errs = append(errs, errors.New("dispatcher: workers must be at least 1"))
-	}
-	if c.MaxDeliver < 1 {
-		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
-	}
-	if c.MaxDepth < 0 {
-		errs = append(errs, errors.New("dispatcher: max depth must not be negative"))
+	if err := c.Settings.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxTreeSteps < 0 {
 		errs = append(errs, errors.New("dispatcher: max tree steps must not be negative"))

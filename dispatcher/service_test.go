@@ -65,7 +65,7 @@ func (st *stack) run(t *testing.T) {
 func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)) *dispatcher.Service {
 	t.Helper()
 	cfg := dispatcher.ServiceConfig{
-		Log: st.log, Projector: st.proj, Logger: quiet, Workers: 4, Name: "w",
+		Log: st.log, Projector: st.proj, Logger: quiet, Settings: dispatcher.Settings{Workers: 4}, Name: "w",
 		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	}
 	if mutate != nil {
@@ -439,12 +439,12 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	t.Cleanup(worker.Stop)
 
 	// The caller's node: its own projection of the same log, no workers started.
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "caller.db"), Log: st.log, Logger: quiet, Linger: time.Second})
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "caller.db"), Log: st.log, Logger: quiet, Settings: projector.Settings{Linger: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	caller, err := dispatcher.NewService(dispatcher.ServiceConfig{
-		Log: st.log, Projector: p, Logger: quiet, Workers: 1, Name: "caller",
+		Log: st.log, Projector: p, Logger: quiet, Settings: dispatcher.Settings{Workers: 1}, Name: "caller",
 		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(st.fns)}, Tokens: st.tokens,
 	})
 	if err != nil {

@@ -65,7 +65,7 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 	fns := fnrunner.NewRegistry()
 	fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
 	_, tokens := NewTestTokens(t)
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Workers: 1, AckWait: time.Second,
+	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1, AckWait: time.Second},
 		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)

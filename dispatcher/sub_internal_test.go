@@ -34,7 +34,7 @@ func toolsService(t *testing.T, rows ...contract.Row) *Service {
 	go func() { done <- p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; p.Close() })
 	_, tokens := NewTestTokens(t)
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Workers: 1, Tokens: tokens,
+	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1}, Tokens: tokens,
 		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fnrunner.NewRegistry())}})
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ func TestRetentionDoesNotTripTheLogCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "p.db")
-	cfg := projector.Config{Path: path, Log: l, LogCheck: 10 * time.Millisecond}
+	cfg := projector.Config{Path: path, Log: l, Settings: projector.Settings{LogCheck: 10 * time.Millisecond}}
 	p, err := projector.Open(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -214,7 +214,7 @@ func TestKilledBeforeCommitThenRestart(t *testing.T) {
 
 	// First run: the third batch of each stream is applied inside its transaction,
 	// then the process "dies" before the commit.
-	cfg := projector.Config{Path: path, Log: l, BatchSize: 8}
+	cfg := projector.Config{Path: path, Log: l, Settings: projector.Settings{BatchSize: 8}}
 	batches := map[string]int{}
 	var committedEnd uint64
 	projector.SetBeforeCommit(&cfg, func(stream string, batch []eventlog.Stored) error {
@@ -297,7 +297,7 @@ func TestWaitForHonoursContext(t *testing.T) {
 // the lingering batch short.
 func TestWaitForCutsTheLingerShort(t *testing.T) {
 	l := logtest.Open(t, "")
-	cfg := projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Linger: time.Second}
+	cfg := projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Settings: projector.Settings{Linger: time.Second}}
 	projector.SetLingerFrom(&cfg, 1) // a lone event lingers too
 	p, err := projector.Open(cfg)
 	if err != nil {

@@ -189,7 +189,7 @@ func TestClientStaysLight(t *testing.T) {
 // without a length) still reports the rows it wrote, with the error, beside the
 // *Error; a body refused whole reports nothing.
 func TestClientImportCutShortReportsItsRows(t *testing.T) {
-	n := nodetest.Start(t, func(c *capdir.Config) { c.MaxImportBytes = 16 << 10 })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.API.MaxImportBody = 16 << 10 })
 	c, err := client.New(n.URL(), nodetest.Key)
 	if err != nil {
 		t.Fatal(err)

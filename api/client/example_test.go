@@ -10,6 +10,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api/client"
+	"github.com/capdir/capdir/eventlog"
 )
 
 // A Go program talks to a capdir server over HTTP: write a row, invoke it, read
@@ -19,8 +20,10 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	n, err := capdir.Start(ctx, capdir.Config{
-		DataDir: dir, HTTPAddr: "127.0.0.1:0", TerminalKey: "example-owner-key-0123",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TerminalKey: "example-owner-key-0123",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		fmt.Println(err)

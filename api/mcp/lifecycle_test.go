@@ -72,9 +72,9 @@ func TestStopWithOpenSession(t *testing.T) {
 // timeouts: a row written after both have passed is still announced.
 func TestStreamOutlivesServerTimeouts(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.DispatchWait = 100 * time.Millisecond
-		c.HTTPReadTimeout = 200 * time.Millisecond
-		c.HTTPWriteTimeout = 300 * time.Millisecond
+		c.API.DispatchWait = 100 * time.Millisecond
+		c.HTTP.ReadTimeout = 200 * time.Millisecond
+		c.HTTP.WriteTimeout = 300 * time.Millisecond
 	})
 	changed := make(chan struct{}, 1)
 	cs := connect(t, n, owner(), "", changed)

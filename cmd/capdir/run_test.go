@@ -15,7 +15,9 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/projector"
 )
 
 // Each command's work is a plain function of a context and a config, callable
@@ -68,7 +70,7 @@ func TestRunFunctionsWithoutCobra(t *testing.T) {
 		!strings.HasPrefix(err.Error(), "GET /api/breaker: HTTP 401: unauthorized: "+n.URL()+" refused the owner key from --key-file "+wrong.KeyFile) {
 		t.Fatalf("a wrong key: %v", err)
 	}
-	if err := runDigest(ctx, digestConfig{DataDir: n.Config.DataDir, Out: &out}); !errors.Is(err, capdir.ErrDataDirInUse) {
+	if err := runDigest(ctx, digestConfig{DataDir: n.Config.Log.DataDir, Out: &out}); !errors.Is(err, capdir.ErrDataDirInUse) {
 		t.Fatalf("runDigest on a dir in use: %v", err)
 	}
 }
@@ -81,7 +83,7 @@ func TestRunServeStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := serveConfig{LogLevel: "info", EnvKey: nodetest.Key, Err: logs, ShutdownTimeout: 10 * time.Second}
-	cfg.Node = capdir.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Sync: "1s", ProjLinger: capdir.DefaultProjLinger, ApprovalTTL: dispatcher.DefaultApprovalTTL}
+	cfg.Node = capdir.Config{Log: eventlog.Config{DataDir: dir, Sync: "1s"}, HTTP: capdir.HTTPConfig{Addr: "127.0.0.1:0"}, Projector: projector.Settings{Linger: projector.DefaultLinger}, Dispatch: dispatcher.Settings{Approvals: dispatcher.ApprovalConfig{TTL: dispatcher.DefaultApprovalTTL}}}
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, cfg) }()
 	var url string

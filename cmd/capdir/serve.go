@@ -18,6 +18,7 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
 	"github.com/spf13/cobra"
 )
 
@@ -58,40 +59,40 @@ func serveCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Node.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
-	f.StringVar(&cfg.Node.HTTPAddr, "http", "127.0.0.1:8080", "HTTP listen address")
-	f.StringVar(&cfg.Node.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
-	f.StringVar(&cfg.Node.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
-	f.StringVar(&cfg.Node.NATSCreds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
-	f.StringVar(&cfg.Node.NATSListen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")
-	f.IntVar(&cfg.Node.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
-	f.StringVar(&cfg.Node.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
-	f.DurationVar(&cfg.Node.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
-	f.BoolVar(&cfg.Node.ProjSync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
-	f.DurationVar(&cfg.Node.ProjLinger, "projection-linger", capdir.DefaultProjLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
-	f.IntVar(&cfg.Node.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
+	f.StringVar(&cfg.Node.Log.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
+	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
+	f.StringVar(&cfg.Node.Log.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
+	f.StringVar(&cfg.Node.Log.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
+	f.StringVar(&cfg.Node.Log.Listen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")
+	f.IntVar(&cfg.Node.Log.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
+	f.StringVar(&cfg.Node.Log.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
+	f.DurationVar(&cfg.Node.Log.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
+	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
+	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
+	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
 	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
-	f.DurationVar(&cfg.Node.HTTPTimeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
-	f.IntVar(&cfg.Node.HTTPMaxPerOrigin, "http-max-per-origin", 0, "http-runner calls one origin may have in flight at once; one more fails at once with ERR:http:origin_busy:<origin>:<max> (0 = three quarters of --workers, at least 1; -1 = no bound)")
+	f.DurationVar(&cfg.Node.HTTPRunner.Timeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
+	f.IntVar(&cfg.Node.HTTPRunner.MaxPerOrigin, "http-max-per-origin", 0, "http-runner calls one origin may have in flight at once; one more fails at once with ERR:http:origin_busy:<origin>:<max> (0 = three quarters of --workers, at least 1; -1 = no bound)")
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")
-	f.DurationVar(&cfg.Node.HTTPReadHeaderTimeout, "http-read-header-timeout", capdir.DefaultHTTPReadHeaderTimeout, "how long reading a request's line and headers may take (0 = no limit)")
-	f.DurationVar(&cfg.Node.HTTPReadTimeout, "http-read-timeout", capdir.DefaultHTTPReadTimeout, "how long reading a whole request may take, body included; an import's body may take longer but not stall for longer (0 = no limit)")
-	f.DurationVar(&cfg.Node.HTTPWriteTimeout, "http-write-timeout", api.DefaultDispatchWait+capdir.HTTPWriteMargin, "how long a request may take from the end of its headers to the end of its answer; must exceed the dispatch wait (30s), which POST /api/dispatch spends waiting for its receipt (0 = no limit)")
-	f.DurationVar(&cfg.Node.HTTPIdleTimeout, "http-idle-timeout", capdir.DefaultHTTPIdleTimeout, "how long a keep-alive connection may wait for its next request (0 = no limit)")
-	f.IntVar(&cfg.Node.HTTPMaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
-	f.IntVar(&cfg.Node.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
-	f.Int64Var(&cfg.Node.MaxImportBytes, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
+	f.DurationVar(&cfg.Node.HTTP.ReadHeaderTimeout, "http-read-header-timeout", capdir.DefaultHTTPReadHeaderTimeout, "how long reading a request's line and headers may take (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTP.ReadTimeout, "http-read-timeout", capdir.DefaultHTTPReadTimeout, "how long reading a whole request may take, body included; an import's body may take longer but not stall for longer (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTP.WriteTimeout, "http-write-timeout", api.DefaultDispatchWait+capdir.HTTPWriteMargin, "how long a request may take from the end of its headers to the end of its answer; must exceed the dispatch wait (30s), which POST /api/dispatch spends waiting for its receipt (0 = no limit)")
+	f.DurationVar(&cfg.Node.HTTP.IdleTimeout, "http-idle-timeout", capdir.DefaultHTTPIdleTimeout, "how long a keep-alive connection may wait for its next request (0 = no limit)")
+	f.IntVar(&cfg.Node.HTTP.MaxHeaderBytes, "http-max-header-bytes", capdir.DefaultHTTPMaxHeaderBytes, "largest request line and headers, in bytes (the GET form of dispatch carries its body in the URL); more is answered 431")
+	f.IntVar(&cfg.Node.API.MaxImports, "max-imports", api.DefaultMaxImports, "imports that may run at once; one more is answered 429")
+	f.Int64Var(&cfg.Node.API.MaxImportBody, "max-import-bytes", api.DefaultMaxImportBody, "largest import body, in bytes (the import streams its rows; an array is spooled to a file in the data dir)")
 	f.StringVar(&cfg.Node.TokenKeyFile, "token-key", "", "capability-token signing key, PEM, mode 0600; created when missing "+
 		"(default <data>/token-signing.pem); give every node of a deployment the same file")
 	f.StringVar(&cfg.Node.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
-	f.DurationVar(&cfg.Node.ApprovalTTL, "approval-ttl", dispatcher.DefaultApprovalTTL, "how long a token holder's call to a sensitive row waits for the owner's approval before it expires (REFUSED_APPROVAL_EXPIRED)")
+	f.DurationVar(&cfg.Node.Dispatch.Approvals.TTL, "approval-ttl", dispatcher.DefaultApprovalTTL, "how long a token holder's call to a sensitive row waits for the owner's approval before it expires (REFUSED_APPROVAL_EXPIRED)")
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
-	composeFlags(cmd, &cfg.Node.ComposeConfig)
+	composeFlags(cmd, &cfg.Node)
 	return cmd
 }
 
@@ -106,41 +107,38 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	}
 	slog.SetDefault(logger)
 	cfg.Logger = logger
-	if err := cfg.Breaker.Validate(); err != nil {
-		return err
-	}
-	if err := cfg.ComposeConfig.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil { // every component's settings, before anything is created
 		return err
 	}
 	if sc.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more (0 cancels calls in flight at once)", sc.ShutdownTimeout)
 	}
 	switch {
-	case cfg.ProjLinger < 0 || cfg.ProjLinger > time.Second:
-		return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.ProjLinger)
-	case cfg.ProjLinger == 0:
-		cfg.ProjLinger = -1 // 0 on the command line means no linger
+	case cfg.Projector.Linger < 0 || cfg.Projector.Linger > time.Second:
+		return fmt.Errorf("--projection-linger %v: give a duration from 0 to 1s", cfg.Projector.Linger)
+	case cfg.Projector.Linger == 0:
+		cfg.Projector.Linger = -1 // 0 on the command line means no linger
 	}
-	for _, d := range []*time.Duration{&cfg.HTTPReadHeaderTimeout, &cfg.HTTPReadTimeout, &cfg.HTTPWriteTimeout, &cfg.HTTPIdleTimeout} {
+	for _, d := range []*time.Duration{&cfg.HTTP.ReadHeaderTimeout, &cfg.HTTP.ReadTimeout, &cfg.HTTP.WriteTimeout, &cfg.HTTP.IdleTimeout} {
 		if *d == 0 {
 			*d = -1 // 0 on the command line means none
 		}
 	}
-	if cfg.ApprovalTTL <= 0 {
-		return fmt.Errorf("--approval-ttl %v: give a positive duration, such as 15m", cfg.ApprovalTTL)
+	if cfg.Dispatch.Approvals.TTL <= 0 {
+		return fmt.Errorf("--approval-ttl %v: give a positive duration, such as 15m", cfg.Dispatch.Approvals.TTL)
 	}
 	// Refuse a dir in use and a taken port before creating anything.
-	if err := capdir.CheckFree(cfg.DataDir); err != nil {
+	if err := capdir.CheckFree(cfg.Log.DataDir); err != nil {
 		return err
 	}
-	if cfg.HTTPAddr != "" { // --http "" serves no HTTP
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if cfg.HTTP.Addr != "" { // --http "" serves no HTTP
+		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 		if err != nil {
-			return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTPAddr, err)
+			return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTP.Addr, err)
 		}
 		cfg.HTTPListener = ln // capdir.Start closes it if it fails
 	}
-	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.DataDir)
+	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.Log.DataDir)
 	if err != nil {
 		if cfg.HTTPListener != nil {
 			cfg.HTTPListener.Close()
@@ -161,15 +159,15 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return fmt.Errorf("--secret-env (or CAPDIR_SECRET_ENV): %w", err)
 	}
 	logger.Info("rows may read these environment variables (--secret-env; never CAPDIR_*)", "secret_env", secrets.String())
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = "http://" + cfg.HTTPAddr
+	if cfg.API.PublicURL == "" {
+		cfg.API.PublicURL = "http://" + cfg.HTTP.Addr
 	}
 	n, err := capdir.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
-	logger.Info("capdir serving", "http", n.URL(), "data", cfg.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
 }
 

@@ -48,7 +48,7 @@ func TestServeRefusesATakenPortBeforeCreatingAnything(t *testing.T) {
 func TestServeRefusesADataDirInUse(t *testing.T) {
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
 	n := nodetest.Start(t, nil)
-	dir := n.Config.DataDir
+	dir := n.Config.Log.DataDir
 	_, _, err := runCLI(t, "", "serve", "--data", dir, "--http", "127.0.0.1:0", "--log-level", "error")
 	if want := fmt.Sprintf("data dir %s is in use by capdir (pid %d)", dir, os.Getpid()); err == nil || err.Error() != want {
 		t.Fatalf("second serve: %v; want %q", err, want)
@@ -131,13 +131,13 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 	if err := n.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	l := logtest.Open(t, cfg.DataDir)
+	l := logtest.Open(t, cfg.Log.DataDir)
 	if err := l.JetStream().DeleteStream(context.Background(), wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
 
-	_, _, err := runCLI(t, "", "serve", "--data", cfg.DataDir, "--http", "127.0.0.1:0", "--log-level", "error")
+	_, _, err := runCLI(t, "", "serve", "--data", cfg.Log.DataDir, "--http", "127.0.0.1:0", "--log-level", "error")
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve on a deleted control stream: %v; want ErrLogBehind", err)
 	}
@@ -147,7 +147,7 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 		}
 	}
 
-	run(t, "replay", "--data", cfg.DataDir)
+	run(t, "replay", "--data", cfg.Log.DataDir)
 	n = nodetest.Start(t, func(c *capdir.Config) { *c = cfg })
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"A","type":"fn","target":"echo","content":"# WHAT: A"}`); code != 201 {
 		t.Fatalf("POST after the replay: %d %s", code, body)

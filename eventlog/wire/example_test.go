@@ -32,8 +32,11 @@ func ExampleInvoke() {
 		fmt.Println(err)
 		return
 	}
-	n, err := capdir.Start(ctx, capdir.Config{DataDir: dir, TerminalKey: "example-owner-key", NATSListen: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := capdir.Start(ctx, capdir.Config{
+		TerminalKey: "example-owner-key",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

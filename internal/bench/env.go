@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
@@ -75,8 +76,12 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ncfg := capdir.Config{
-		DataDir: filepath.Join(e.dir, "node"), HTTPAddr: "127.0.0.1:0", TerminalKey: TerminalKey,
-		Sync: cfg.Sync, Workers: cfg.Workers, Logger: cfg.Logger, Name: "bench",
+		TerminalKey: TerminalKey,
+		Logger:      cfg.Logger,
+		Name:        "bench",
+		Log:         eventlog.Config{DataDir: filepath.Join(e.dir, "node"), Sync: cfg.Sync},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
+		Dispatch:    dispatcher.Settings{Workers: cfg.Workers},
 	}
 	if cfg.NATSListen {
 		port, err := freePort()
@@ -84,9 +89,9 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 			e.Close()
 			return nil, err
 		}
-		ncfg.NATSListen = fmt.Sprintf("127.0.0.1:%d", port)
+		ncfg.Log.Listen = fmt.Sprintf("127.0.0.1:%d", port)
 		c := eventlog.BusClient{Name: BusClient, Role: eventlog.RoleClient}
-		if _, e.busSeed, err = eventlog.AddBusClient(ncfg.DataDir, c, time.Now()); err != nil {
+		if _, e.busSeed, err = eventlog.AddBusClient(ncfg.Log.DataDir, c, time.Now()); err != nil {
 			e.Close()
 			return nil, err
 		}

@@ -161,8 +161,8 @@ func TestKill9(t *testing.T) {
 	// A node on the data dir runs every request the kills handed back (a 1 s ack
 	// wait instead of 30 s, so they come back at once), then stops cleanly.
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.DataDir = r.dataDir
-		c.AckWait = time.Second
+		c.Log.DataDir = r.dataDir
+		c.Dispatch.AckWait = time.Second
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	nodetest.WaitDispatchIdle(t, n.Log)

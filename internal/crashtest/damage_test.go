@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -44,7 +45,7 @@ func writeFixture(t *testing.T) fixture {
 	t.Helper()
 	f := fixture{dir: t.TempDir(), rows: map[string]string{}}
 	f.path = capdir.ProjectionPath(f.dir)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.DataDir = f.dir })
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = f.dir })
 	for i := range damageRows {
 		key := fmt.Sprintf("D_%02d", i)
 		content := fmt.Sprintf("# WHAT: damage test row %s, zzvalue%02d\n[\"$1\"]", key, i)
@@ -112,7 +113,7 @@ func (l *logBuffer) String() string {
 func (f fixture) restart(t *testing.T, logs *logBuffer) *capdir.Node {
 	t.Helper()
 	return nodetest.Start(t, func(c *capdir.Config) {
-		c.DataDir = f.dir
+		c.Log.DataDir = f.dir
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
 }
@@ -360,7 +361,7 @@ func TestDamagedProjectionRefusedWhenTheLogCannotRebuildIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := capdir.Start(ctx, capdir.Config{DataDir: f.dir, TerminalKey: nodetest.Key, Logger: slog.New(slog.DiscardHandler)})
+	n, err := capdir.Start(ctx, capdir.Config{TerminalKey: nodetest.Key, Logger: slog.New(slog.DiscardHandler), Log: eventlog.Config{DataDir: f.dir}})
 	if err == nil {
 		n.Stop(ctx)
 	}

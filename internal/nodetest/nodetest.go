@@ -28,10 +28,10 @@ const Key = "test-terminal-key-0123456789"
 func Start(t testing.TB, mutate func(*capdir.Config)) *capdir.Node {
 	t.Helper()
 	cfg := capdir.Config{
-		DataDir:     t.TempDir(),
-		HTTPAddr:    "127.0.0.1:0",
 		TerminalKey: Key,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         eventlog.Config{DataDir: t.TempDir()},
+		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	}
 	if mutate != nil {
 		mutate(&cfg)

@@ -488,7 +488,7 @@ func TestModelFailures(t *testing.T) {
 		}
 		return agenttest.Answer("?")
 	})
-	r := newAgent(t, srv, Config{Timeout: 50 * time.Millisecond, MaxResponseBytes: 2000, MaxResultBytes: 1000})
+	r := newAgent(t, srv, Config{Limits: runner.Limits{Timeout: 50 * time.Millisecond, MaxResultBytes: 1000}, MaxResponseBytes: 2000})
 	for body, want := range map[string]struct {
 		result string
 		kind   error
@@ -588,7 +588,7 @@ func TestLongKeysAreNotOffered(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	_, err := New(Config{Timeout: -1, MaxSteps: -1, MaxResponseBytes: -1, MaxResultBytes: -1})
+	_, err := New(Config{Limits: runner.Limits{Timeout: -1, MaxResultBytes: -1}, MaxSteps: -1, MaxResponseBytes: -1})
 	for _, want := range []string{"Env is required", "Timeout", "MaxSteps", "MaxResponseBytes", "MaxResultBytes"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New: %v; want it to name %s", err, want)

@@ -32,8 +32,6 @@ type Config struct {
 	// runner sends through a copy that follows no redirect (a credential stays on
 	// the provider's URL); Client itself is not modified.
 	Client *http.Client
-	// Timeout bounds one model request; DefaultTimeout when 0.
-	Timeout time.Duration
 	// MaxSteps bounds the model requests of one call; DefaultMaxSteps when 0. A
 	// model still calling tools in its last allowed answer fails the call with
 	// ERR:agent:step_limit:<MaxSteps>.
@@ -41,9 +39,10 @@ type Config struct {
 	// MaxResponseBytes caps one model response body; DefaultMaxResponseBytes when
 	// 0. A larger one fails the call with ERR:agent:response_too_large:<cap>.
 	MaxResponseBytes int64
-	// MaxResultBytes caps the final answer; runner.DefaultMaxResultBytes when 0. A
-	// larger one fails the call with ERR:agent:result_too_large:<cap>.
-	MaxResultBytes int64
+	// Limits bound a call: Timeout one model request (DefaultTimeout when 0),
+	// MaxResultBytes the final answer (a larger one fails the call with
+	// ERR:agent:result_too_large:<cap>). The runner substitutes nothing.
+	runner.Limits
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag).
 	TagSalt string
 }
@@ -52,18 +51,13 @@ func (c *Config) setDefaults() {
 	if c.Client == nil {
 		c.Client = &http.Client{Transport: http.DefaultTransport}
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
 	if c.MaxSteps == 0 {
 		c.MaxSteps = DefaultMaxSteps
 	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if c.MaxResultBytes == 0 {
-		c.MaxResultBytes = runner.DefaultMaxResultBytes
-	}
+	c.Limits = c.Limits.WithDefaults(DefaultTimeout)
 }
 
 // Validate reports every problem with c, joined.
@@ -72,19 +66,21 @@ func (c Config) Validate() error {
 	if c.Env == nil {
 		errs = append(errs, errors.New("agentrunner: Config.Env is required"))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, errors.New("agentrunner: Config.Timeout must not be negative"))
-	}
+	return errors.Join(append(errs, c.ValidateBounds())...)
+}
+
+// ValidateBounds reports every problem with c's bounds (Limits, MaxSteps,
+// MaxResponseBytes), joined: what Validate checks apart from the wiring (Env),
+// so that a node checks its settings before it creates anything.
+func (c Config) ValidateBounds() error {
+	var errs []error
 	if c.MaxSteps < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxSteps must not be negative"))
 	}
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxResponseBytes must not be negative"))
 	}
-	if c.MaxResultBytes < 0 {
-		errs = append(errs, errors.New("agentrunner: Config.MaxResultBytes must not be negative"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.Limits.Validate("agentrunner"))...)
 }
 
 // Runner runs agent rows; see the package documentation. It is safe for

@@ -58,7 +58,7 @@ func TestConformance(t *testing.T) {
 	runnertest.Run(t, runnertest.Harness{
 		Name: RunnerAgent,
 		New: func(t testing.TB, cfg runnertest.Config) runner.Runner {
-			r, err := New(Config{Providers: providers, Env: cfg.Env, TagSalt: "salt", MaxResultBytes: cfg.MaxResultBytes, MaxSteps: 3})
+			r, err := New(Config{Providers: providers, Env: cfg.Env, TagSalt: "salt", Limits: runner.Limits{MaxResultBytes: cfg.MaxResultBytes}, MaxSteps: 3})
 			if err != nil {
 				t.Fatal(err)
 			}

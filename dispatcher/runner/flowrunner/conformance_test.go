@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 	runnertest.Run(t, runnertest.Harness{
 		Name: runner.RunnerFlow,
 		New: func(t testing.TB, cfg runnertest.Config) runner.Runner {
-			r, err := New(Config{MaxResultBytes: cfg.MaxResultBytes, MaxSubstitutionBytes: cfg.MaxSubstitutionBytes})
+			r, err := New(Config{Limits: cfg.Limits})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,13 +24,12 @@ type Config struct {
 	// MaxFanout bounds the branches of one fan-out; DefaultMaxFanout when 0. A wider
 	// fan-out fails with ERR:flow:fanout:<n>><max> before any step runs.
 	MaxFanout int
-	// MaxSubstitutionBytes bounds each step's substituted body;
-	// runner.DefaultMaxSubstitutionBytes when 0. Larger stops the flow with
-	// ERR:substitution_too_large:<limit> before that step is invoked.
-	MaxSubstitutionBytes int
-	// MaxResultBytes caps the flow's result; runner.DefaultMaxResultBytes when 0. A
-	// larger last output fails the flow with ERR:flow:result_too_large:<cap>.
-	MaxResultBytes int64
+	// Limits bound a flow: MaxSubstitutionBytes each step's substituted body
+	// (a larger one stops the flow before that step is invoked), MaxResultBytes
+	// its result (a larger last output fails it with
+	// ERR:flow:result_too_large:<cap>), and Timeout the whole flow (none by
+	// default: the dispatcher's run timeout bounds it).
+	runner.Limits
 }
 
 func (c *Config) setDefaults() {
@@ -40,12 +39,7 @@ func (c *Config) setDefaults() {
 	if c.MaxFanout == 0 {
 		c.MaxFanout = DefaultMaxFanout
 	}
-	if c.MaxSubstitutionBytes == 0 {
-		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
-	}
-	if c.MaxResultBytes == 0 {
-		c.MaxResultBytes = runner.DefaultMaxResultBytes
-	}
+	c.Limits = c.Limits.WithDefaults(0)
 }
 
 // Validate reports every problem with c, joined.
@@ -57,13 +51,7 @@ func (c Config) Validate() error {
 	if c.MaxFanout < 0 {
 		errs = append(errs, errors.New("flowrunner: Config.MaxFanout must not be negative"))
 	}
-	if c.MaxSubstitutionBytes < 0 {
-		errs = append(errs, errors.New("flowrunner: Config.MaxSubstitutionBytes must not be negative"))
-	}
-	if c.MaxResultBytes < 0 {
-		errs = append(errs, errors.New("flowrunner: Config.MaxResultBytes must not be negative"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.Limits.Validate("flowrunner"))...)
 }
 
 // Runner runs flow rows: each step is a real invocation of another row, made
@@ -102,6 +90,8 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	if c.Sub == nil {
 		return runner.Failed(errNoInvoker())
 	}
+	ctx, cancel := r.cfg.Bound(ctx)
+	defer cancel()
 	e := &execution{r: r, sub: c.Sub, args: c.Arguments()}
 	return e.run(ctx, plan)
 }

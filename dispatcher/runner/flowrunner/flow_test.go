@@ -315,7 +315,7 @@ func TestRunNoInvoker(t *testing.T) {
 
 func TestRunSubstitutionBound(t *testing.T) {
 	inv := newFake(map[string]handler{"BIG": answer(0, func(string) string { return strings.Repeat("y", 600) })})
-	r := newRunner(t, Config{MaxSubstitutionBytes: 1000})
+	r := newRunner(t, Config{Limits: runner.Limits{MaxSubstitutionBytes: 1000}})
 	// The second step would build 1200 bytes from $PREV: refused before it runs.
 	o := r.Run(testContext(t), runner.Call{Row: flowRow("BIG: > BIG: $PREV$PREV"), Sub: inv})
 	if o.Result != "ERR:substitution_too_large:1000" || !errors.Is(o.Err, runner.ErrSubstitutionTooLarge) || !o.Ran {
@@ -360,7 +360,7 @@ func TestShape(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	_, err := New(Config{MaxSteps: -1, MaxFanout: -1, MaxSubstitutionBytes: -1, MaxResultBytes: -1})
+	_, err := New(Config{MaxSteps: -1, MaxFanout: -1, Limits: runner.Limits{MaxSubstitutionBytes: -1, MaxResultBytes: -1}})
 	for _, field := range []string{"MaxSteps", "MaxFanout", "MaxSubstitutionBytes", "MaxResultBytes"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("New with a negative %s: %v", field, err)

@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 			reg.Register("dump", func(_ context.Context, args []any) (string, error) { return fmt.Sprintf("%#v", args), nil })
 			reg.Register("fail", func(context.Context, []any) (string, error) { return "", errors.New("boom") })
 			// fn reads no environment: Env has nowhere to go.
-			r, err := NewWithConfig(Config{Registry: reg, MaxResultBytes: cfg.MaxResultBytes, MaxSubstitutionBytes: cfg.MaxSubstitutionBytes})
+			r, err := NewWithConfig(Config{Registry: reg, Limits: cfg.Limits})
 			if err != nil {
 				t.Fatal(err)
 			}

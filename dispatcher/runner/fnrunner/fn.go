@@ -78,23 +78,14 @@ const defaultFnTemplate = `["$1"]`
 type Config struct {
 	// Registry holds the functions rows can name; required.
 	Registry *Registry
-	// MaxResultBytes caps a function's result; runner.DefaultMaxResultBytes when 0.
-	// A larger result fails the call with ERR:fn:result_too_large:<cap>.
-	MaxResultBytes int64
-	// MaxSubstitutionBytes bounds the rendered argument template;
-	// runner.DefaultMaxSubstitutionBytes when 0. Larger fails the call with
-	// ERR:substitution_too_large:<limit> before the function runs.
-	MaxSubstitutionBytes int
+	// Limits bound a call: a function's result (ERR:fn:result_too_large:<cap>),
+	// the rendered argument template, and its time (none by default: the
+	// dispatcher's run timeout bounds it; past Timeout the call fails with
+	// ERR:fn:canceled:<reason>).
+	runner.Limits
 }
 
-func (c *Config) setDefaults() {
-	if c.MaxResultBytes == 0 {
-		c.MaxResultBytes = runner.DefaultMaxResultBytes
-	}
-	if c.MaxSubstitutionBytes == 0 {
-		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
-	}
-}
+func (c *Config) setDefaults() { c.Limits = c.Limits.WithDefaults(0) }
 
 // Validate reports every problem with c, joined.
 func (c Config) Validate() error {
@@ -102,13 +93,7 @@ func (c Config) Validate() error {
 	if c.Registry == nil {
 		errs = append(errs, errors.New("fnrunner: Config.Registry is required"))
 	}
-	if c.MaxResultBytes < 0 {
-		errs = append(errs, errors.New("fnrunner: Config.MaxResultBytes must not be negative"))
-	}
-	if c.MaxSubstitutionBytes < 0 {
-		errs = append(errs, errors.New("fnrunner: Config.MaxSubstitutionBytes must not be negative"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.Limits.Validate("fnrunner"))...)
 }
 
 // Runner runs fn rows: target names a Func in the registry, and content (after
@@ -151,6 +136,8 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	if c.Shape {
 		return runner.Shaped(runner.RedactDeep(map[string]any{"shape": true, "fn": name, "args": fnArgs}, nil).(map[string]any))
 	}
+	ctx, cancel := r.cfg.Bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return runner.Failed(runner.Canceled(runner.RunnerFn, err))
 	}

@@ -117,6 +117,16 @@ func TestFnRunnerCancel(t *testing.T) {
 	}
 }
 
+// Limits.Timeout bounds a call: a function still running then is cancelled.
+func TestFnRunnerTimeout(t *testing.T) {
+	r := newTestRunner(t)
+	r.cfg.Timeout = 20 * time.Millisecond
+	o := r.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "B", Type: "fn", Target: "block"}})
+	if o.Result != "ERR:fn:canceled:context deadline exceeded" || !errors.Is(o.Err, runner.ErrCanceled) {
+		t.Errorf("got %+v", o)
+	}
+}
+
 func TestLastReplyOf(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"[REPLY]a[/REPLY]", "a"},
@@ -167,7 +177,7 @@ func TestBuiltinConfig(t *testing.T) {
 }
 
 func TestFnConfigValidate(t *testing.T) {
-	_, err := NewWithConfig(Config{MaxResultBytes: -1, MaxSubstitutionBytes: -1})
+	_, err := NewWithConfig(Config{Limits: runner.Limits{MaxResultBytes: -1, MaxSubstitutionBytes: -1}})
 	for _, want := range []string{"Registry is required", "MaxResultBytes", "MaxSubstitutionBytes"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to mention %q", err, want)

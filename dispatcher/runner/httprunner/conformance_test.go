@@ -50,7 +50,7 @@ func TestConformance(t *testing.T) {
 	runnertest.Run(t, runnertest.Harness{
 		Name: runner.RunnerHTTP,
 		New: func(t testing.TB, cfg runnertest.Config) runner.Runner {
-			r, err := New(Config{Env: cfg.Env, TagSalt: "salt", MaxResponseBytes: cfg.MaxResultBytes, MaxSubstitutionBytes: cfg.MaxSubstitutionBytes})
+			r, err := New(Config{Env: cfg.Env, TagSalt: "salt", Limits: cfg.Limits})
 			if err != nil {
 				t.Fatal(err)
 			}

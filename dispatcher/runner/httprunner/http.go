@@ -12,15 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
-// HTTP runner defaults.
+// HTTP runner defaults (those of runner.Limits).
 const (
-	DefaultHTTPTimeout      = 30 * time.Second
-	DefaultMaxResponseBytes = 1 << 20 // 1 MiB
+	DefaultHTTPTimeout      = runner.DefaultTimeout
+	DefaultMaxResponseBytes = runner.DefaultMaxResultBytes
 )
 
 // Config configures the http runner.
@@ -39,20 +38,17 @@ type Config struct {
 	// Env resolves the environment variables the auth column names; required
 	// (os.LookupEnv in production).
 	Env runner.Env
-	// Timeout bounds one call, response body included; DefaultHTTPTimeout when 0.
-	Timeout time.Duration
+	// Limits bound a call: Timeout its time, response body included
+	// (DefaultHTTPTimeout when 0); MaxResultBytes the upstream body
+	// (DefaultMaxResponseBytes when 0; a larger body fails the call with
+	// ERR:http:response_too_large:<cap>); MaxSubstitutionBytes the rendered target
+	// and the rendered body, each.
+	runner.Limits
 	// MaxPerOrigin bounds the calls in flight to one origin (scheme, host and
 	// port of the row's target) at once; no bound when 0. A call over it fails at
 	// once with ERR:http:origin_busy:<origin>:<max>, nothing sent, so an origin
 	// that hangs holds at most this many of the caller's workers until Timeout.
 	MaxPerOrigin int
-	// MaxResponseBytes caps the upstream body; DefaultMaxResponseBytes when 0. A
-	// larger body fails the call with ERR:http:response_too_large:<cap>.
-	MaxResponseBytes int64
-	// MaxSubstitutionBytes bounds the rendered target and the rendered body, each;
-	// runner.DefaultMaxSubstitutionBytes when 0. A larger one fails the call with
-	// ERR:substitution_too_large:<limit> before anything is sent.
-	MaxSubstitutionBytes int
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag). Use a per-deployment
 	// secret so tags cannot be compared across deployments.
 	TagSalt string
@@ -68,15 +64,7 @@ func (c *Config) setDefaults() {
 		t.MaxIdleConns = max(t.MaxIdleConns, c.MaxIdleConnsPerHost)
 		c.Client = &http.Client{Transport: t}
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultHTTPTimeout
-	}
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if c.MaxSubstitutionBytes == 0 {
-		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
-	}
+	c.Limits = c.Limits.WithDefaults(DefaultHTTPTimeout)
 }
 
 // Validate reports every problem with c, joined.
@@ -85,22 +73,13 @@ func (c Config) Validate() error {
 	if c.Env == nil {
 		errs = append(errs, errors.New("httprunner: Config.Env is required"))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, errors.New("httprunner: Config.Timeout must not be negative"))
-	}
 	if c.MaxPerOrigin < 0 {
 		errs = append(errs, errors.New("httprunner: Config.MaxPerOrigin must not be negative (0 means no bound)"))
 	}
 	if c.MaxIdleConnsPerHost < 0 {
 		errs = append(errs, errors.New("httprunner: Config.MaxIdleConnsPerHost must not be negative"))
 	}
-	if c.MaxResponseBytes < 0 {
-		errs = append(errs, errors.New("httprunner: Config.MaxResponseBytes must not be negative"))
-	}
-	if c.MaxSubstitutionBytes < 0 {
-		errs = append(errs, errors.New("httprunner: Config.MaxSubstitutionBytes must not be negative"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.Limits.Validate("httprunner"))...)
 }
 
 // Runner runs http rows. target is "METHOD url" (a bare url means GET),
@@ -243,14 +222,14 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		return o
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResponseBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResultBytes+1))
 	if err != nil {
 		o := r.transportFailure(ctx, err, rd)
 		o.Ran, o.Upstream = true, resp.StatusCode
 		return o
 	}
-	if int64(len(data)) > r.cfg.MaxResponseBytes {
-		o := runner.Failed(errResponseTooLarge(r.cfg.MaxResponseBytes))
+	if int64(len(data)) > r.cfg.MaxResultBytes {
+		o := runner.Failed(errResponseTooLarge(r.cfg.MaxResultBytes))
 		o.Ran, o.Upstream = true, resp.StatusCode
 		return o
 	}

@@ -155,11 +155,11 @@ func TestHTTPRunner(t *testing.T) {
 			want: "ERR:http:timeout:50ms", wantErr: ErrTimeout, wantRan: true}, // sent: the upstream may have acted
 		{name: "oversize",
 			row:  contract.Row{Key: "X", Target: "GET " + srv.URL + "/big"},
-			mut:  func(c *Config) { c.MaxResponseBytes = 16 },
+			mut:  func(c *Config) { c.MaxResultBytes = 16 },
 			want: "ERR:http:response_too_large:16", wantUpstream: 200, wantRan: true, wantErr: ErrResponseTooLarge},
 		{name: "at the cap",
 			row:  contract.Row{Key: "X", Target: "GET " + srv.URL + "/fits"},
-			mut:  func(c *Config) { c.MaxResponseBytes = 16 },
+			mut:  func(c *Config) { c.MaxResultBytes = 16 },
 			want: "HTTP 200:" + strings.Repeat("x", 16), wantUpstream: 200, wantRan: true},
 		{name: "unknown auth prefix",
 			row:  contract.Row{Key: "ZZ", Target: "GET " + srv.URL, Auth: "apikey:GROK_API_KEY"},
@@ -263,14 +263,14 @@ func TestHTTPRunnerCancel(t *testing.T) {
 }
 
 func TestHTTPConfigValidate(t *testing.T) {
-	_, err := New(Config{Timeout: -1, MaxResponseBytes: -1, MaxSubstitutionBytes: -1})
-	for _, want := range []string{"Env is required", "Timeout must not be negative", "MaxResponseBytes must not be negative", "MaxSubstitutionBytes must not be negative"} {
+	_, err := New(Config{Limits: runner.Limits{Timeout: -1, MaxResultBytes: -1, MaxSubstitutionBytes: -1}})
+	for _, want := range []string{"Env is required", "Timeout must not be negative", "MaxResultBytes must not be negative", "MaxSubstitutionBytes must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to mention %q", err, want)
 		}
 	}
 	r, err := New(Config{Env: runner.MapEnv(nil)})
-	if err != nil || r.cfg.Timeout != DefaultHTTPTimeout || r.cfg.MaxResponseBytes != DefaultMaxResponseBytes || r.cfg.Client == nil {
+	if err != nil || r.cfg.Timeout != DefaultHTTPTimeout || r.cfg.MaxResultBytes != DefaultMaxResponseBytes || r.cfg.Client == nil {
 		t.Errorf("defaults: %+v, %v", r.cfg, err)
 	}
 }

@@ -62,7 +62,7 @@ func TestConformance(t *testing.T) {
 	runnertest.Run(t, runnertest.Harness{
 		Name: runner.RunnerNATS,
 		New: func(t testing.TB, cfg runnertest.Config) runner.Runner {
-			r, err := New(Config{Conn: nc, MaxResultBytes: cfg.MaxResultBytes, MaxSubstitutionBytes: cfg.MaxSubstitutionBytes})
+			r, err := New(Config{Conn: nc, Limits: cfg.Limits})
 			if err != nil {
 				t.Fatal(err)
 			}

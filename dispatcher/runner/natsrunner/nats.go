@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -12,34 +11,19 @@ import (
 )
 
 // DefaultTimeout bounds one request-reply of the nats runner.
-const DefaultTimeout = 30 * time.Second
+const DefaultTimeout = runner.DefaultTimeout
 
 // Config configures the nats runner.
 type Config struct {
 	// Conn carries the requests; required. The runner does not own it.
 	Conn *nats.Conn
-	// Timeout bounds one request-reply; DefaultTimeout when 0.
-	Timeout time.Duration
-	// MaxResultBytes caps the reply; runner.DefaultMaxResultBytes when 0. A larger
-	// reply fails the call with ERR:nats:result_too_large:<cap>.
-	MaxResultBytes int64
-	// MaxSubstitutionBytes bounds the rendered request data;
-	// runner.DefaultMaxSubstitutionBytes when 0. Larger fails the call with
-	// ERR:substitution_too_large:<limit> before anything is sent.
-	MaxSubstitutionBytes int
+	// Limits bound a call: Timeout one request-reply (DefaultTimeout when 0),
+	// MaxResultBytes the reply (ERR:nats:result_too_large:<cap>),
+	// MaxSubstitutionBytes the rendered request data.
+	runner.Limits
 }
 
-func (c *Config) setDefaults() {
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxResultBytes == 0 {
-		c.MaxResultBytes = runner.DefaultMaxResultBytes
-	}
-	if c.MaxSubstitutionBytes == 0 {
-		c.MaxSubstitutionBytes = runner.DefaultMaxSubstitutionBytes
-	}
-}
+func (c *Config) setDefaults() { c.Limits = c.Limits.WithDefaults(DefaultTimeout) }
 
 // Validate reports every problem with c, joined.
 func (c Config) Validate() error {
@@ -47,16 +31,7 @@ func (c Config) Validate() error {
 	if c.Conn == nil {
 		errs = append(errs, errors.New("natsrunner: Config.Conn is required"))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, errors.New("natsrunner: Config.Timeout must not be negative"))
-	}
-	if c.MaxResultBytes < 0 {
-		errs = append(errs, errors.New("natsrunner: Config.MaxResultBytes must not be negative"))
-	}
-	if c.MaxSubstitutionBytes < 0 {
-		errs = append(errs, errors.New("natsrunner: Config.MaxSubstitutionBytes must not be negative"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.Limits.Validate("natsrunner"))...)
 }
 
 // Runner runs rows whose runner is "nats": a capability served by any program

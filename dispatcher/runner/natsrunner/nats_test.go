@@ -50,7 +50,7 @@ func TestNATSRunner(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Conn: nc, Timeout: 100 * time.Millisecond})
+	r, err := New(Config{Conn: nc, Limits: runner.Limits{Timeout: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestNATSRunner(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(20*time.Millisecond, cancel)
-		slow, _ := New(Config{Conn: nc, Timeout: time.Minute})
+		slow, _ := New(Config{Conn: nc, Limits: runner.Limits{Timeout: time.Minute}})
 		o := slow.Run(ctx, runner.Call{Row: &contract.Row{Target: "svc.silent"}})
 		if o.Result != "ERR:nats:canceled:context canceled" || !errors.Is(o.Err, runner.ErrCanceled) {
 			t.Errorf("got %+v", o)
@@ -118,7 +118,7 @@ func TestNATSRunnerRefusesReservedAndWildcardSubjects(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Conn: nc, Timeout: 200 * time.Millisecond})
+	r, err := New(Config{Conn: nc, Limits: runner.Limits{Timeout: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestNATSRunnerRefusesReservedAndWildcardSubjects(t *testing.T) {
 }
 
 func TestNATSConfigValidate(t *testing.T) {
-	_, err := New(Config{Timeout: -1, MaxResultBytes: -1, MaxSubstitutionBytes: -1})
+	_, err := New(Config{Limits: runner.Limits{Timeout: -1, MaxResultBytes: -1, MaxSubstitutionBytes: -1}})
 	for _, want := range []string{"Conn is required", "Timeout", "MaxResultBytes", "MaxSubstitutionBytes"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to mention %q", err, want)
@@ -182,7 +182,7 @@ func ExampleRunner() {
 	nc.Subscribe("geo.distance", func(m *nats.Msg) { m.Respond([]byte(`{"km":8.9,"req":` + string(m.Data) + `}`)) })
 	nc.Flush()
 
-	r, err := New(Config{Conn: nc, Timeout: time.Second})
+	r, err := New(Config{Conn: nc, Limits: runner.Limits{Timeout: time.Second}})
 	if err != nil {
 		panic(err)
 	}

@@ -40,10 +40,8 @@ const (
 type Config struct {
 	// Env is the credential environment: SecretVar set to SecretValue.
 	Env runner.Env
-	// MaxResultBytes is the result cap (the runner's own name for it may differ).
-	MaxResultBytes int64
-	// MaxSubstitutionBytes is the substitution limit.
-	MaxSubstitutionBytes int
+	// Limits are the result cap and the substitution limit (Timeout is unset).
+	runner.Limits
 }
 
 // Harness is what a runner supplies to Run: how to build it, and one row for each

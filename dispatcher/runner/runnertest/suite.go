@@ -154,7 +154,7 @@ func timed(f func() runner.Outcome) (runner.Outcome, time.Duration) {
 
 func testResultCap(t *testing.T, h Harness) {
 	for _, limit := range []int64{1000, 0} {
-		r := newRunner(t, h, Config{MaxResultBytes: limit})
+		r := newRunner(t, h, Config{Limits: runner.Limits{MaxResultBytes: limit}})
 		if limit == 0 {
 			limit = runner.DefaultMaxResultBytes
 		}
@@ -235,7 +235,7 @@ func testSubstitution(t *testing.T, h Harness) {
 	body := strings.Repeat("a", 1_000_000)
 	want := "ERR:substitution_too_large:" + strconv.Itoa(runner.DefaultMaxSubstitutionBytes)
 	for _, limit := range []int{0, 64 << 10} {
-		r := newRunner(t, h, Config{MaxSubstitutionBytes: limit})
+		r := newRunner(t, h, Config{Limits: runner.Limits{MaxSubstitutionBytes: limit}})
 		if limit != 0 {
 			want = "ERR:substitution_too_large:" + strconv.Itoa(limit)
 		}
@@ -258,7 +258,7 @@ func testSubstitution(t *testing.T, h Harness) {
 }
 
 func testConcurrent(t *testing.T, h Harness) {
-	r := newRunner(t, h, Config{MaxResultBytes: 4096})
+	r := newRunner(t, h, Config{Limits: runner.Limits{MaxResultBytes: 4096}})
 	const n = 16
 	var wg sync.WaitGroup
 	for i := range n {
