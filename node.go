@@ -47,7 +47,10 @@ type Config struct {
 	Replicas   int
 	Sync       string
 	DataMaxAge time.Duration
-	ProjSync   bool // fsync every projection batch
+	// DuplicateWindow is how long the log drops an event appended again under the
+	// same id (eventlog.Config.DuplicateWindow: two minutes when 0).
+	DuplicateWindow time.Duration
+	ProjSync        bool // fsync every projection batch
 	// ProjLinger is how long a data-stream projection batch may wait for more
 	// events before it commits: DefaultProjLinger when 0, none when negative.
 	ProjLinger  time.Duration
@@ -221,7 +224,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.Log, err = eventlog.Open(ctx, eventlog.Config{
 		DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Creds: cfg.NATSCreds, Listen: cfg.NATSListen, Replicas: cfg.Replicas,
-		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.log,
+		Sync: cfg.Sync, DataMaxAge: cfg.DataMaxAge, DuplicateWindow: cfg.DuplicateWindow, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.log,
 	})
 	if err != nil {
 		return nil, err
