@@ -49,8 +49,28 @@ func clipID(s string) string {
 // Chosen reports whether a request stored under eventID carries an invocation id
 // its caller chose: one that is not derived from the event id (PrepareRequest
 // derives it when the caller left it empty).
+// It allocates nothing: every request a worker takes asks it.
 func Chosen(invocationID, eventID string) bool {
-	return invocationID != "" && invocationID != RequestInvocationID(eventID)
+	if invocationID == "" {
+		return false
+	}
+	rest, ok := strings.CutPrefix(invocationID, InvocationPrefix)
+	if !ok || len(rest) != len(eventID) {
+		return true
+	}
+	for i := 0; i < len(rest); i++ {
+		c := eventID[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c >= 0x80 {
+			return invocationID != RequestInvocationID(eventID) // beyond ASCII: as derived
+		}
+		if rest[i] != c {
+			return true
+		}
+	}
+	return false
 }
 
 // RequestDigest is what makes two requests under one chosen invocation id the
