@@ -54,6 +54,22 @@ func TestBusClientManyCallsOnOneSubscription(t *testing.T) {
 	if n := c1.nc.NumSubscriptions(); n != subs {
 		t.Fatalf("%d subscriptions after %d more calls, %d after the first", n, calls, subs)
 	}
+	// Two calls repeating one chosen invocation id at once both get its receipt.
+	chosen := wire.WithInvocationID("inv_client-chosen-1")
+	same := make(chan wire.Receipt, 2)
+	for range 2 {
+		go func() {
+			rc, err := bc.Invoke(ctx, "GREET", "Bo", withToken, chosen)
+			if err != nil {
+				t.Error(err)
+			}
+			same <- rc
+		}()
+	}
+	a, b := <-same, <-same
+	if a.InvocationID != "inv_client-chosen-1" || a.Trace != b.Trace || a.Result != "Hello, Bo!" || b.Result != a.Result {
+		t.Fatalf("two calls with one chosen id: %+v and %+v", a.ReceiptSummary, b.ReceiptSummary)
+	}
 	// A bad option is refused before anything is published.
 	if _, err := bc.Invoke(ctx, "GREET", "x", wire.WithToken("")); !errors.Is(err, wire.ErrBadOption) {
 		t.Fatalf("empty token: %v", err)

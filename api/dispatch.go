@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 )
@@ -38,7 +40,11 @@ type dispatchBody struct {
 }
 
 func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.dispatchCaller(r)
+	tok, claims, err := s.caller(r)
+	if err != nil {
+		return err
+	}
+	idem, err := idempotency(r, claims)
 	if err != nil {
 		return err
 	}
@@ -46,7 +52,7 @@ func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.dispatch(w, r, in, tok)
+	return s.dispatch(w, r, in, tok, idem)
 }
 
 // readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
@@ -91,16 +97,21 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	if q.Get("key") == "" {
 		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 	}
-	tok, err := s.dispatchCaller(r)
+	tok, claims, err := s.caller(r)
+	if err != nil {
+		return err
+	}
+	idem, err := idempotency(r, claims)
 	if err != nil {
 		return err
 	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
-	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok)
+	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok, idem)
 }
 
-// dispatch invokes the row for the owner (tok empty) or the holder of tok.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody, tok string) error {
+// dispatch invokes the row for the owner (tok empty) or the holder of tok; once
+// per Idempotency-Key when idem is not nil.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBody, tok string, idem *dispatcher.Idempotency) error {
 	if s.cfg.Dispatcher == nil {
 		return ErrNoDispatcher
 	}
@@ -116,7 +127,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	if tok != "" {
 		req.Credential, req.Token = wire.BearerCredential, tok
 	}
-	rc, err := s.cfg.Dispatcher.Invoke(ctx, req)
+	var rc wire.Receipt
+	var err error
+	if idem != nil {
+		rc, err = s.cfg.Dispatcher.InvokeOnce(ctx, req, *idem)
+	} else {
+		rc, err = s.cfg.Dispatcher.Invoke(ctx, req)
+	}
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
@@ -124,8 +141,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 			"receipt": "/api/receipts/" + rc.InvocationID,
 		})
 		return nil
-	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge):
-		return err // the key, which Invoke checks; a body over the ceiling
+	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge),
+		errors.Is(err, dispatcher.ErrBadIdempotencyKey), errors.Is(err, dispatcher.ErrIdempotencyKeyReused):
+		return err // the key, which Invoke checks; a body over the ceiling; the Idempotency-Key
 	case err != nil:
 		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
@@ -149,6 +167,31 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// IdempotencyHeader names the header that makes a dispatch run once however often
+// it is sent (see dispatcher.Service.InvokeOnce).
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotency reads r's Idempotency-Key for the caller claims name (nil: the
+// owner): nil when r has none; ErrBadIdempotencyKey when it is not 1 to 255
+// visible ASCII characters or is sent more than once.
+func idempotency(r *http.Request, claims *token.Claims) (*dispatcher.Idempotency, error) {
+	vals := r.Header.Values(IdempotencyHeader)
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	if len(vals) > 1 {
+		return nil, fmt.Errorf("%w: send one Idempotency-Key header, not %d", dispatcher.ErrBadIdempotencyKey, len(vals))
+	}
+	if err := dispatcher.CheckIdempotencyKey(vals[0]); err != nil {
+		return nil, err
+	}
+	actor := OwnerActor
+	if claims != nil {
+		actor = wire.TokenActor(claims.Subject)
+	}
+	return &dispatcher.Idempotency{Actor: actor, Key: vals[0]}, nil
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the documented field order.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -19,6 +20,9 @@ type Dispatcher interface {
 	// Invoke appends the request and waits for its receipt. When ctx ends first it
 	// returns the request (with its invocation id) and ctx's error.
 	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
+	// InvokeOnce is Invoke for a request sent with an Idempotency-Key: however
+	// often it is sent, it runs once and every copy gets the same receipt.
+	InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem dispatcher.Idempotency) (wire.Receipt, error)
 	// BreakerDecision is the gate's decision for a breaker state now, including
 	// whether the credential its row names has been replaced.
 	BreakerDecision(st breaker.State) breaker.Decision

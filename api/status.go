@@ -37,7 +37,8 @@ func as[T error]() func(error) bool {
 //	400  REFUSED_INPUT (the dispatch's answer, with its proof); hygiene refusals
 //	     (RefusalError.Body verbatim); malformed JSON, wrong types, unknown fields,
 //	     unknown type, bad key characters, invalid values, key mismatch, no
-//	     recognized fields; bad query parameters and request bodies; bad_decision
+//	     recognized fields; bad query parameters and request bodies; bad_decision;
+//	     bad_idempotency_key
 //	401  unauthorized (an owner route to a token holder: the route needs the owner
 //	     key; a dispatch without a credential that holds, or with an Authorization
 //	     header that is not one bearer token); REFUSED_TOKEN
@@ -53,6 +54,8 @@ func as[T error]() func(error) bool {
 //	413  payload_too_large, naming the limit: a body over its cap, a row over the
 //	     row limit (as sent or as the log stores it), an import body over its cap;
 //	     a dispatch payload over the ceiling; REFUSED_PAYLOAD_TOO_LARGE
+//	422  idempotency_key_reused: the caller sent this Idempotency-Key before with
+//	     another request (another key, body, arguments or shape); nothing ran
 //	429  too_many_imports (with Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node;
@@ -79,6 +82,7 @@ var errorTable = []errorRule{
 	{is(dispatcher.ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrBodyTimeout), http.StatusRequestTimeout, nil},
 	{is(ErrTooManyImports), http.StatusTooManyRequests, nil},
+	{is(dispatcher.ErrIdempotencyKeyReused), http.StatusUnprocessableEntity, idempotencyBody},
 	{as[*contract.RefusalError](), http.StatusBadRequest, refusalBody},
 	{is(ErrUnknownKey), http.StatusNotFound, unknownKeyBody},
 	{is(ErrNotFound), http.StatusNotFound, notFoundBody},
@@ -94,7 +98,7 @@ var errorTable = []errorRule{
 // all of them (hygiene refusals included, above); the body's "error" tells them apart.
 func isFixYourRequest(err error) bool {
 	for _, s := range []error{
-		ErrBadRequest, contract.ErrNoRecognizedFields, contract.ErrMalformedJSON, contract.ErrUnknownField,
+		ErrBadRequest, dispatcher.ErrBadIdempotencyKey, contract.ErrNoRecognizedFields, contract.ErrMalformedJSON, contract.ErrUnknownField,
 		contract.ErrWrongType, contract.ErrRequired, contract.ErrInvalid, contract.ErrKeyMismatch,
 	} {
 		if errors.Is(err, s) {
@@ -280,6 +284,11 @@ func unknownKeyAnswer(rc *wire.Receipt) map[string]json.RawMessage {
 	m["invocation_id"], _ = json.Marshal(rc.InvocationID)
 	m["trace"], _ = json.Marshal(rc.Trace)
 	return m
+}
+
+// idempotencyBody is {"error":"idempotency_key_reused","message":…}.
+func idempotencyBody(err error) any {
+	return map[string]string{"error": dispatcher.ErrIdempotencyKeyReused.Error(), "message": errMessage(err)}
 }
 
 func healthBody(err error) any { return map[string]any{"ok": false, "error": errMessage(err)} }

@@ -305,7 +305,7 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 	cancel()
 	if err != nil || !wait {
 		if wait {
-			s.waiters.remove(a.InvocationID)
+			s.waiters.remove(a.InvocationID, ch)
 		}
 		return pending, err
 	}
@@ -313,7 +313,7 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 	case rc := <-ch:
 		return rc, nil
 	case <-ctx.Done():
-		s.waiters.remove(a.InvocationID)
+		s.waiters.remove(a.InvocationID, ch)
 		if rc, _, err := s.cfg.Projector.Receipt(a.InvocationID); err == nil {
 			return rc, nil
 		}

@@ -44,6 +44,8 @@ func TestDecodeRequestTakesTheSenderFromTheSubject(t *testing.T) {
 			want: sender{client: "c1", actor: "nats:c1"}, cred: "nats:c1"},
 		{name: "bus client, key left empty", subject: wire.BusRequestSubject("c1", "SAY"), data: []byte(`{"id":"01J0000000000000000000000A","type":"INVOCATION_REQUESTED","at":"2026-01-01T00:00:00Z","actor":"","data":{"body":"x"}}`),
 			want: sender{client: "c1", actor: "nats:c1"}, cred: "nats:c1"},
+		{name: "bus client, invocation id not a subject token", subject: wire.BusRequestSubject("c1", "SAY"),
+			data: body(wire.InvocationRequest{InvocationID: "inv_a.b", Key: "SAY"}, ""), err: "bad invocation id"},
 		{name: "bus key differs from the body's", subject: wire.BusRequestSubject("c1", "OTHER"), data: body(owner, ""), err: "does not match subject"},
 		{name: "bus subject without a key", subject: "capdir.data.bus.SAY", data: body(owner, ""), err: "is not capdir.data.req"},
 		{name: "bus subject with an extra token", subject: "capdir.data.bus.c1.x.SAY", data: body(owner, ""), err: "is not capdir.data.req"},
@@ -62,6 +64,10 @@ func TestDecodeRequestTakesTheSenderFromTheSubject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if from.eventID == "" {
+				t.Fatal("the sender has no event id")
+			}
+			from.eventID = ""
 			if from != tt.want || req.Credential != tt.cred || req.DirSeq != tt.dirSeq || req.Key != "SAY" {
 				t.Fatalf("sender %+v, credential %q, dir_seq %d, key %q; want %+v, %q, %d, SAY", from, req.Credential, req.DirSeq, req.Key, tt.want, tt.cred, tt.dirSeq)
 			}

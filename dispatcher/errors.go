@@ -24,6 +24,13 @@ var (
 	// ErrReceiptUnstorable: the log refuses the receipt for a reason a retry
 	// cannot mend (it cannot be encoded, its subject is invalid).
 	ErrReceiptUnstorable = errors.New("dispatcher: receipt refused by the log")
+	// ErrBadIdempotencyKey: an Idempotency-Key that is not 1 to
+	// MaxIdempotencyKeyLen visible ASCII characters. Nothing is appended.
+	ErrBadIdempotencyKey = errors.New("bad_idempotency_key")
+	// ErrIdempotencyKeyReused: the caller already used the Idempotency-Key for
+	// another request (another key, body, arguments or shape). Nothing is
+	// appended, nothing runs.
+	ErrIdempotencyKeyReused = errors.New("idempotency_key_reused")
 )
 
 // The owner's decisions on approvals (approval.go).

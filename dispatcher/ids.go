@@ -4,6 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/binary"
+
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // receiptIDs derives the event id of an invocation's receipt from its invocation
@@ -66,4 +69,34 @@ func (r receiptIDs) rerun(invocationID string) string {
 	m.Write([]byte("approved run\x00"))
 	m.Write([]byte(invocationID))
 	return rerunIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+}
+
+// idemRequestPrefix starts the event id of a request sent with an Idempotency-Key.
+const idemRequestPrefix = "idem_"
+
+// idempotent is the invocation id of actor's request sent with the Idempotency-Key
+// key: InvocationPrefix and 26 base32 characters of an HMAC-SHA256 keyed like the
+// receipts' ids, over the actor and the key. Derived, so every node derives the
+// same id for the same caller and key; over the actor, so two callers' keys never
+// meet; keyed, so no one can compute another caller's id from its key.
+func (r receiptIDs) idempotent(actor, key string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("idempotency key\x00"))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(actor)))
+	m.Write(n[:])
+	m.Write([]byte(actor))
+	m.Write([]byte(key))
+	return wire.InvocationPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+}
+
+// idemRequest is the event id of the request under the idempotent invocation id
+// invocationID: idem_ and 26 base32 characters of an HMAC-SHA256 over another
+// domain. Derived, so the same request sent twice inside the log's duplicate
+// window is stored once; keyed, so no one can store an event under it first.
+func (r receiptIDs) idemRequest(invocationID string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("idempotent request\x00"))
+	m.Write([]byte(invocationID))
+	return idemRequestPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
 }

@@ -480,43 +480,65 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // matching ErrPending. The projection may fold the receipt a moment after Invoke
 // returns: Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
-	if n := len(req.Body) + len(req.Args); n > s.cfg.MaxPayload { // Args: the arguments object, if any
-		return wire.Receipt{}, fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
-	}
-	if enc := jsonLen(req.Body) + len(req.Args); enc > s.receiptBudget {
-		// The request event carries the body JSON-encoded, where '<' or a control
-		// character is six bytes: it must fit in one event too.
-		return wire.Receipt{}, fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
-	}
-	if err := contract.ValidateKey(req.Key); err != nil {
+	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
-	req.DirSeq = s.cfg.Projector.Applied(wire.ControlStream)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
 		return wire.Receipt{}, err
 	}
-	pending := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early.
 	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
 	if err != nil {
-		s.waiters.remove(req.InvocationID)
-		return pending, err
+		s.waiters.remove(req.InvocationID, ch)
+		return pendingReceipt(&req), err
+	}
+	return s.await(ctx, &req, ch, f)
+}
+
+// checkInvoke checks what Invoke and InvokeOnce check before anything is
+// appended (the payload ceiling, the key), and records the directory position.
+func (s *Service) checkInvoke(req *wire.InvocationRequest) error {
+	if n := len(req.Body) + len(req.Args); n > s.cfg.MaxPayload { // Args: the arguments object, if any
+		return fmt.Errorf("%w: the body is %d bytes; the ceiling is %d", ErrPayloadTooLarge, n, s.cfg.MaxPayload)
+	}
+	if enc := jsonLen(req.Body) + len(req.Args); enc > s.receiptBudget {
+		// The request event carries the body JSON-encoded, where '<' or a control
+		// character is six bytes: it must fit in one event too.
+		return fmt.Errorf("%w: the body is %d bytes, %d once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, len(req.Body), enc, s.receiptBudget)
+	}
+	if err := contract.ValidateKey(req.Key); err != nil {
+		return err
+	}
+	req.DirSeq = s.cfg.Projector.Applied(wire.ControlStream)
+	return nil
+}
+
+func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
+	return wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
+}
+
+// await waits on ch, registered for req's invocation, for the receipt; f is the
+// request's append, whose failure ends the wait (nil: nothing was appended).
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
+	var failed <-chan error
+	if f != nil {
+		failed = f.Err()
 	}
 	select {
 	case rc := <-ch:
 		return rc, nil
-	case err := <-f.Err():
-		s.waiters.remove(req.InvocationID)
-		return pending, eventlog.AppendError(err)
+	case err := <-failed:
+		s.waiters.remove(req.InvocationID, ch)
+		return pendingReceipt(req), eventlog.AppendError(err)
 	case <-ctx.Done():
-		s.waiters.remove(req.InvocationID)
+		s.waiters.remove(req.InvocationID, ch)
 		// The receipt may have landed between the wakeup and the cancel.
 		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 			return rc, nil
 		}
-		return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+		return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 	}
 }

@@ -11,37 +11,62 @@ import (
 // waiters wakes callers blocked on an invocation once its receipt is in the log:
 // a worker of this process hands over the receipt it appended (deliver); a receipt
 // appended by another node's worker wakes its waiter when this node reads it.
+// Several callers may wait on one invocation (the same Idempotency-Key sent
+// again while the first call runs): the receipt wakes them all.
 type waiters struct {
 	ids receiptIDs
 	mu  sync.Mutex
-	m   map[string]waiter // by invocation id
-	ev  map[string]string // receipt event id -> invocation id
+	m   map[string]*waiter // by invocation id
+	ev  map[string]string  // receipt event id -> invocation id
 }
 
 type waiter struct {
-	ch      chan wire.Receipt
+	chs     []chan wire.Receipt
 	eventID string
 }
 
 func newWaiters(ids receiptIDs) *waiters {
-	return &waiters{ids: ids, m: map[string]waiter{}, ev: map[string]string{}}
+	return &waiters{ids: ids, m: map[string]*waiter{}, ev: map[string]string{}}
 }
 
+// add registers a caller waiting on inv; remove it with remove(inv, ch) unless a
+// receipt woke it.
 func (w *waiters) add(inv string) chan wire.Receipt {
-	wt := waiter{ch: make(chan wire.Receipt, 1), eventID: w.ids.of(inv)}
+	ch := make(chan wire.Receipt, 1)
 	w.mu.Lock()
-	w.m[inv] = wt
-	w.ev[wt.eventID] = inv
+	wt, ok := w.m[inv]
+	if !ok {
+		wt = &waiter{eventID: w.ids.of(inv)}
+		w.m[inv] = wt
+		w.ev[wt.eventID] = inv
+	}
+	wt.chs = append(wt.chs, ch)
 	w.mu.Unlock()
-	return wt.ch
+	return ch
 }
 
-func (w *waiters) remove(inv string) {
-	w.take(inv)
+// remove unregisters the caller waiting on inv with ch; the others stay.
+func (w *waiters) remove(inv string, ch chan wire.Receipt) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt, ok := w.m[inv]
+	if !ok {
+		return
+	}
+	for i, c := range wt.chs {
+		if c == ch {
+			wt.chs = append(wt.chs[:i], wt.chs[i+1:]...)
+			break
+		}
+	}
+	if len(wt.chs) == 0 {
+		delete(w.m, inv)
+		delete(w.ev, wt.eventID)
+	}
 }
 
-// take removes and returns inv's waiter, if any.
-func (w *waiters) take(inv string) (chan wire.Receipt, bool) {
+// take removes and returns every caller waiting on inv, if any.
+func (w *waiters) take(inv string) ([]chan wire.Receipt, bool) {
 	w.mu.Lock()
 	wt, ok := w.m[inv]
 	if ok {
@@ -49,7 +74,19 @@ func (w *waiters) take(inv string) (chan wire.Receipt, bool) {
 		delete(w.ev, wt.eventID)
 	}
 	w.mu.Unlock()
-	return wt.ch, ok
+	if !ok {
+		return nil, false
+	}
+	return wt.chs, true
+}
+
+// wake hands rc to every caller waiting on its invocation. Each channel holds one
+// receipt and gets at most one, so this never blocks.
+func (w *waiters) wake(inv string, rc *wire.Receipt) {
+	chs, _ := w.take(inv)
+	for _, ch := range chs {
+		ch <- *rc
+	}
 }
 
 // byEvent is the invocation id whose receipt has event id id, if someone waits.
@@ -63,9 +100,7 @@ func (w *waiters) byEvent(id string) (string, bool) {
 // deliver wakes rc's waiter with the receipt a worker of this process has just
 // appended, without waiting for the projection to fold it.
 func (w *waiters) deliver(rc *wire.Receipt) {
-	if ch, ok := w.take(rc.InvocationID); ok {
-		ch <- *rc
-	}
+	w.wake(rc.InvocationID, rc)
 }
 
 // seen is the projector's OnSeen hook: it wakes the waiter of a receipt appended by
@@ -89,9 +124,7 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	if err := s.DataAs(&rc); err != nil || rc.InvocationID != inv {
 		return
 	}
-	if ch, ok := w.take(inv); ok {
-		ch <- rc
-	}
+	w.wake(inv, &rc)
 }
 
 // seenApproval wakes the waiter of a call another node's worker held for the
@@ -114,7 +147,5 @@ func (w *waiters) seenApproval(s *eventlog.Stored) {
 	p := gate.PendingApprovalRefusal()
 	rc := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
 		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Reason}
-	if ch, ok := w.take(subj.Key); ok {
-		ch <- rc
-	}
+	w.wake(subj.Key, &rc)
 }

@@ -43,6 +43,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// request event to carry the same invocation id, the receipt's event id,
 	// derived from it, keeps the log to one.
 	md, mdErr := m.Metadata()
+	if mdErr == nil && s.duplicate(ctx, &req, from, md) {
+		m.Ack()
+		return
+	}
 	checkReceipt := ""
 	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
 		checkReceipt = req.InvocationID
@@ -52,9 +56,9 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 		}
 		cancel()
-	} else if from.client != "" {
-		// A bus client chooses its invocation ids: one that already has a
-		// receipt is not run again (the projection's view; no wait).
+	} else if from.client != "" || wire.Chosen(req.InvocationID, from.eventID) {
+		// A bus client may choose its invocation ids, and so may an HTTP caller
+		// (an Idempotency-Key): one that already has a receipt is not run again.
 		checkReceipt = req.InvocationID
 	}
 	g := s.cfg.Projector.Gate(req.Key, checkReceipt)
@@ -338,6 +342,8 @@ type sender struct {
 	// wire.OwnerAttested. Only on capdir's own subject, which only capdir's
 	// connections may publish on.
 	owner bool
+	// eventID is the request event's id (see wire.Chosen).
+	eventID string
 }
 
 // decodeRequest reads a request message and who sent it. capdir's own requests
@@ -371,6 +377,12 @@ func decodeRequest(m jetstream.Msg) (wire.InvocationRequest, sender, error) {
 	if req.InvocationID == "" {
 		req.InvocationID = wire.RequestInvocationID(ev.ID)
 	}
+	if subj.Family == wire.BusRequestFamily {
+		// A chosen id becomes a token of the client's notice subject.
+		if err := wire.CheckInvocationID(req.InvocationID); err != nil {
+			return req, sender{}, err
+		}
+	}
 	if req.Trace == "" {
 		req.Trace = wire.NewTrace()
 	}
@@ -378,7 +390,7 @@ func decodeRequest(m jetstream.Msg) (wire.InvocationRequest, sender, error) {
 		actor := wire.ClientActor(subj.Client)
 		req.Credential = actor
 		req.DirSeq = 0 // a client cannot know it; a claimed one would only hold a worker
-		return req, sender{client: subj.Client, actor: actor}, nil
+		return req, sender{client: subj.Client, actor: actor, eventID: ev.ID}, nil
 	}
 	actor := req.Credential
 	if actor == "" {
@@ -387,5 +399,5 @@ func decodeRequest(m jetstream.Msg) (wire.InvocationRequest, sender, error) {
 	if actor == "" {
 		actor = "nats:anonymous"
 	}
-	return req, sender{actor: actor, owner: wire.OwnerAttested(m.Subject(), req.Credential)}, nil
+	return req, sender{actor: actor, owner: wire.OwnerAttested(m.Subject(), req.Credential), eventID: ev.ID}, nil
 }

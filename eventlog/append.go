@@ -88,6 +88,17 @@ func (l *Log) Notify(subject string, appended jetstream.PubAckFuture) error {
 	return l.nc.PublishMsg(&nats.Msg{Subject: subject, Data: appended.Msg().Data})
 }
 
+// NotifyEvent publishes ev on subject as a plain NATS message, as Notify does, for
+// an event already in the log (a receipt announced again) or never stored (a
+// refusal told to a bus client).
+func (l *Log) NotifyEvent(subject string, ev wire.Event) error {
+	data, err := wire.Encode(&ev)
+	if err != nil {
+		return err
+	}
+	return l.nc.Publish(subject, data)
+}
+
 // AwaitAck waits for an async append's acknowledgement.
 func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
 	return awaitAck(ctx, f, nil)

@@ -87,13 +87,19 @@ type requestHead struct {
 }
 
 // request records a request as pending. A bus client may leave its key and
-// invocation id empty: checkRequest derives them as the dispatcher does.
+// invocation id empty: checkRequest derives them as the dispatcher does. The
+// first request under an invocation id stands (invocations.go): a later one is
+// a duplicate the worker does not run, or capdir's re-run of an approved call.
 func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	r, err := checkRequest(s, subj.Key)
 	if err != nil {
 		return err
 	}
-	return f.tx.Bucket(bucketInvocations).Put([]byte(r.InvocationID), []byte(r.Key))
+	b := f.tx.Bucket(bucketInvocations)
+	if b.Get([]byte(r.InvocationID)) != nil {
+		return nil
+	}
+	return b.Put([]byte(r.InvocationID), invocationValue(s, subj, &r))
 }
 
 // receiptHead is the part of a receipt the fold reads: the receipt itself is stored

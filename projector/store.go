@@ -11,7 +11,7 @@ var (
 	bucketMeta        = []byte("meta")         // "ckpt/<stream>" -> seq
 	bucketRows        = []byte("rows")         // key -> row JSON
 	bucketDirSeq      = []byte("dirseq")       // key -> seq of the key's last mutation (kept after delete)
-	bucketInvocations = []byte("invocations")  // invocation id -> key (requested)
+	bucketInvocations = []byte("invocations")  // invocation id -> its first request (invocations.go)
 	bucketReceipts    = []byte("receipts")     // invocation id -> receipt JSON
 	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> invocation id
 	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
 )
 
 // NewBusRequest builds the INVOCATION_REQUESTED event the bus client named client
@@ -31,18 +32,23 @@ func busRequest(client string, req InvocationRequest, now time.Time) (string, Ev
 
 // PrepareRequest checks req's key, mints the invocation and trace ids it lacks, and
 // builds its INVOCATION_REQUESTED event with the credential as actor. Every request
-// capdir or a bus client appends is built here.
+// capdir or a bus client appends is built here. A minted invocation id is
+// RequestInvocationID of the event id, so a worker tells it from one the caller
+// chose (Chosen) without looking anything up.
 func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 	if !ValidKey(req.Key) {
 		return Event{}, fmt.Errorf("%w: %q must be 1 to %d characters from A-Z, a-z, 0-9, '_' and '-'", ErrBadKey, req.Key, MaxKeyLen)
 	}
+	id := ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
 	if req.InvocationID == "" {
-		req.InvocationID = NewInvocationID(now)
+		req.InvocationID = RequestInvocationID(id)
 	}
 	if req.Trace == "" {
 		req.Trace = NewTrace()
 	}
-	return NewEvent(now, TypeInvocationRequested, req.Credential, *req)
+	ev, err := NewEvent(now, TypeInvocationRequested, req.Credential, *req)
+	ev.ID = id
+	return ev, err
 }
 
 // Invoke is a bus client's whole invocation: subscribe to the receipt notice
@@ -61,7 +67,7 @@ func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts .
 			return rc, err
 		}
 	}
-	subject, ev, req, err := busRequest(client, InvocationRequest{Key: key, Body: body, Token: o.token}, time.Now())
+	subject, ev, req, err := busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
 	if err != nil {
 		return rc, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,7 @@ type Client struct {
 	prefix string // ReceiptNotices(name) without its '>'
 
 	mu      sync.Mutex
-	waiting map[string]chan *nats.Msg // invocation id -> its call
+	waiting map[string][]chan *nats.Msg // invocation id -> the calls waiting for it
 	closed  bool
 }
 
@@ -44,7 +45,7 @@ func NewClient(nc *nats.Conn, client string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{nc: nc, name: client, js: js, waiting: map[string]chan *nats.Msg{},
+	c := &Client{nc: nc, name: client, js: js, waiting: map[string][]chan *nats.Msg{},
 		prefix: strings.TrimSuffix(ReceiptNotices(client), ">")}
 	c.sub, err = nc.Subscribe(ReceiptNotices(client), c.notice)
 	if err != nil {
@@ -57,17 +58,18 @@ func NewClient(nc *nats.Conn, client string) (*Client, error) {
 	return c, nil
 }
 
-// notice hands a receipt notice to the call waiting for its invocation id (the
-// subject's last token); a notice nobody waits for (a call that gave up, another
-// connection's call under the same client name) is dropped.
+// notice hands a receipt notice to the calls waiting for its invocation id (the
+// subject's last token: several, when calls repeat one chosen id); a notice
+// nobody waits for (a call that gave up, another connection's call under the same
+// client name) is dropped.
 func (c *Client) notice(m *nats.Msg) {
 	rest := strings.TrimPrefix(m.Subject, c.prefix)
 	inv := rest[strings.LastIndexByte(rest, '.')+1:]
 	c.mu.Lock()
-	ch := c.waiting[inv]
+	chs := c.waiting[inv]
 	delete(c.waiting, inv)
 	c.mu.Unlock()
-	if ch != nil {
+	for _, ch := range chs {
 		ch <- m // buffered: one notice per waiting call
 	}
 }
@@ -81,10 +83,12 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	waiting := c.waiting
-	c.waiting = map[string]chan *nats.Msg{}
+	c.waiting = map[string][]chan *nats.Msg{}
 	c.mu.Unlock()
-	for _, ch := range waiting {
-		close(ch)
+	for _, chs := range waiting {
+		for _, ch := range chs {
+			close(ch)
+		}
 	}
 	return c.sub.Unsubscribe()
 }
@@ -100,7 +104,7 @@ func (c *Client) Invoke(ctx context.Context, key, body string, opts ...InvokeOpt
 			return rc, err
 		}
 	}
-	subject, ev, req, err := busRequest(c.name, InvocationRequest{Key: key, Body: body, Token: o.token}, time.Now())
+	subject, ev, req, err := busRequest(c.name, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
 	if err != nil {
 		return rc, err
 	}
@@ -110,15 +114,9 @@ func (c *Client) Invoke(ctx context.Context, key, body string, opts ...InvokeOpt
 		c.mu.Unlock()
 		return rc, ErrClientClosed
 	}
-	c.waiting[req.InvocationID] = ch
+	c.waiting[req.InvocationID] = append(c.waiting[req.InvocationID], ch)
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		if c.waiting[req.InvocationID] == ch {
-			delete(c.waiting, req.InvocationID)
-		}
-		c.mu.Unlock()
-	}()
+	defer c.forget(req.InvocationID, ch)
 	return publishAndWait(ctx, c.nc, c.js, c.name, subject, ev, &req, ch)
 }
 
@@ -145,6 +143,26 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 	if err := json.Unmarshal(m.Data, &got); err != nil {
 		return rc, err
 	}
+	if got.Type == TypeInvocationRefused {
+		var r InvocationRefused
+		if err := got.DataAs(&r); err != nil {
+			return rc, err
+		}
+		rc.InvocationID, rc.Key = req.InvocationID, req.Key
+		return rc, fmt.Errorf("%w: %s", ErrInvocationIDReused, r.Error)
+	}
 	err = got.DataAs(&rc)
 	return rc, err
+}
+
+// forget drops a call that stopped waiting.
+func (c *Client) forget(inv string, ch chan *nats.Msg) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	chs := slices.DeleteFunc(c.waiting[inv], func(w chan *nats.Msg) bool { return w == ch })
+	if len(chs) == 0 {
+		delete(c.waiting, inv)
+	} else {
+		c.waiting[inv] = chs
+	}
 }

@@ -7,7 +7,8 @@ import "fmt"
 type InvokeOption func(*invokeOptions) error
 
 type invokeOptions struct {
-	token string
+	token        string
+	invocationID string
 }
 
 // MaxTokenLen bounds the capability token a request may carry.
@@ -28,6 +29,26 @@ func WithToken(token string) InvokeOption {
 			}
 		}
 		o.token = token
+		return nil
+	}
+}
+
+// WithInvocationID makes id the request's invocation id instead of a fresh one, so
+// that the call runs once however often it is sent: a request under an id this
+// client already used is not run again, and is answered with the first request's
+// receipt (sent again on the client's notice subject), however long after the
+// first (as long as capdir holds the receipt). A request under the same id with
+// another key or body is refused with an error matching
+// ErrInvocationIDReused. id is InvocationPrefix and 1 to MaxChosenIDLen characters
+// of A-Z a-z 0-9 _ - (NewInvocationID makes one); choose ids no other client can
+// guess: a request under an id another client used first is not run, and gets no
+// answer (Invoke waits until ctx ends), so nothing of the other's call is told.
+func WithInvocationID(id string) InvokeOption {
+	return func(o *invokeOptions) error {
+		if err := CheckInvocationID(id); err != nil {
+			return fmt.Errorf("%w: WithInvocationID: %w", ErrBadOption, err)
+		}
+		o.invocationID = id
 		return nil
 	}
 }

@@ -21,6 +21,12 @@ var (
 	ErrBadOption = errors.New("wire: bad option")
 	// ErrClientClosed is returned by Client.Invoke once the Client is closed.
 	ErrClientClosed = errors.New("wire: bus client closed")
+	// ErrBadInvocationID is returned for a chosen invocation id that is not
+	// InvocationPrefix and 1 to MaxChosenIDLen characters of A-Z a-z 0-9 _ -.
+	ErrBadInvocationID = errors.New("wire: bad invocation id")
+	// ErrInvocationIDReused is returned by Invoke when the invocation id chosen with
+	// WithInvocationID was already used by this client for another request.
+	ErrInvocationIDReused = errors.New("wire: invocation id reused for another request")
 )
 
 var (

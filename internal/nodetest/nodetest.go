@@ -114,8 +114,31 @@ func DoToken(t testing.TB, n *capdir.Node, method, path, body, token string) (in
 	return do(t, n, method, path, body, "Authorization", "Bearer "+token)
 }
 
+// DoHeaders is Do with the given headers (and the owner key unless headers name a
+// credential themselves).
+func DoHeaders(t testing.TB, n *capdir.Node, method, path, body string, headers map[string]string) (int, string) {
+	t.Helper()
+	h := http.Header{}
+	if headers["Authorization"] == "" && headers["x-terminal-key"] == "" {
+		h.Set("x-terminal-key", Key)
+	}
+	for k, v := range headers {
+		h.Add(k, v)
+	}
+	return doHeader(t, n, method, path, body, h)
+}
+
 // do sends the request with header set to value (unless value is empty).
 func do(t testing.TB, n *capdir.Node, method, path, body, header, value string) (int, string) {
+	t.Helper()
+	h := http.Header{}
+	if value != "" {
+		h.Set(header, value)
+	}
+	return doHeader(t, n, method, path, body, h)
+}
+
+func doHeader(t testing.TB, n *capdir.Node, method, path, body string, h http.Header) (int, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -125,8 +148,8 @@ func do(t testing.TB, n *capdir.Node, method, path, body, header, value string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if value != "" {
-		req.Header.Set(header, value)
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	if body != "" {
 		req.Header.Set("content-type", "application/json")

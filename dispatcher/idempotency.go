@@ -1,0 +1,179 @@
+package dispatcher
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// MaxIdempotencyKeyLen bounds an Idempotency-Key.
+const MaxIdempotencyKeyLen = 255
+
+// Idempotency names a request its caller may send more than once and wants run
+// once: the caller (the owner's attestation, or a token's subject as
+// wire.TokenActor names it) and the key it chose.
+type Idempotency struct {
+	Actor string
+	Key   string
+}
+
+// CheckIdempotencyKey returns nil for a key of 1 to MaxIdempotencyKeyLen visible
+// ASCII characters ('!' to '~'), else an error matching ErrBadIdempotencyKey that
+// says so.
+func CheckIdempotencyKey(key string) error {
+	ok := len(key) >= 1 && len(key) <= MaxIdempotencyKeyLen
+	for i := 0; ok && i < len(key); i++ {
+		ok = key[i] > ' ' && key[i] < 0x7f
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("%w: an Idempotency-Key is 1 to %d visible ASCII characters ('!' to '~': no spaces, no control or non-ASCII characters); got %d bytes",
+		ErrBadIdempotencyKey, MaxIdempotencyKeyLen, len(key))
+}
+
+// InvokeOnce is Invoke for a request its caller may send again: sent any number
+// of times under one Idempotency (from any node), it runs once, and every copy is
+// answered with the same receipt. Its invocation id is derived from the caller
+// and the key (receiptIDs.idempotent). When the projection, caught up with the
+// log, already holds a request under that id, nothing is appended: InvokeOnce
+// answers its receipt, or waits for it; a request there that is not this one (another key,
+// body, arguments or shape) is refused with ErrIdempotencyKeyReused. Otherwise
+// the request is appended under an event id derived from the invocation id, so
+// that copies sent at once inside the log's duplicate window are stored once;
+// the worker does not run a copy that got past both (see duplicate).
+func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem Idempotency) (wire.Receipt, error) {
+	if err := CheckIdempotencyKey(idem.Key); err != nil {
+		return wire.Receipt{}, err
+	}
+	if err := s.checkInvoke(&req); err != nil {
+		return wire.Receipt{}, err
+	}
+	req.InvocationID = s.waiters.ids.idempotent(idem.Actor, idem.Key)
+	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
+	if err != nil {
+		return wire.Receipt{}, err
+	}
+	ev.ID = s.waiters.ids.idemRequest(req.InvocationID)
+	// Wait first, then look: a receipt appended after the look wakes the waiter,
+	// one appended before it is in the settled projection.
+	ch := s.waiters.add(req.InvocationID)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("dispatcher: idempotent request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+	}
+	cancel()
+	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+		if err != nil {
+			s.waiters.remove(req.InvocationID, ch)
+			return pendingReceipt(&req), err
+		}
+		return s.await(ctx, &req, ch, f)
+	case err != nil:
+		s.waiters.remove(req.InvocationID, ch)
+		return pendingReceipt(&req), err
+	case !sameRequest(&first, &req, ""):
+		s.waiters.remove(req.InvocationID, ch)
+		return wire.Receipt{}, fmt.Errorf("%w: this Idempotency-Key was already used for another request (another key, body, arguments or shape); "+
+			"send the same request again to get its receipt, or use a new key for a new call", ErrIdempotencyKeyReused)
+	case first.Receipt != nil:
+		s.waiters.remove(req.InvocationID, ch)
+		var rc wire.Receipt
+		if err := json.Unmarshal(first.Receipt, &rc); err != nil {
+			return pendingReceipt(&req), fmt.Errorf("dispatcher: receipt of %s: %w", req.InvocationID, err)
+		}
+		return rc, nil
+	}
+	return s.await(ctx, &req, ch, nil) // requested, not yet receipted: nothing to append
+}
+
+// sameRequest reports whether req, from the bus client client ("" for capdir's own
+// subject), is the request first stood for: the same sender and the same digest
+// (the key alone for a first request folded without one).
+func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, client string) bool {
+	if first.Client != client {
+		return false
+	}
+	if !first.HasDigest {
+		return first.Key == req.Key
+	}
+	d := req.Digest()
+	return hmac.Equal(first.Digest[:], d[:])
+}
+
+// duplicate reports whether the request m carries repeats an earlier request
+// under the same invocation id, and if so answers it without running anything
+// and without a second receipt. Only a request with a chosen invocation id (an
+// Idempotency-Key's, a bus client's WithInvocationID; see wire.Chosen) is looked
+// up, after this node has folded everything before it in the log; capdir's re-run
+// of an approved call is not a duplicate. The answer: capdir's own callers of
+// this node waiting on the id are woken with the existing receipt (those of other
+// nodes are woken by it already); the bus client that sent the first request gets
+// the receipt again on its notice subject, or, when it sent another request under
+// the id, an INVOCATION_REFUSED notice; another client gets nothing, so nothing of
+// another caller's call reaches it. Without a receipt yet, the first request's
+// receipt will be announced to the same subject.
+func (s *Service) duplicate(ctx context.Context, req *wire.InvocationRequest, from sender, md *jetstream.MsgMetadata) bool {
+	if md == nil || !wire.Chosen(req.InvocationID, from.eventID) ||
+		hmac.Equal([]byte(from.eventID), []byte(s.waiters.ids.rerun(req.InvocationID))) {
+		return false
+	}
+	seq := md.Sequence.Stream
+	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("dispatcher: request with a chosen invocation id checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+		}
+		cancel()
+	}
+	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	if err != nil || first.Seq == 0 || first.Seq >= seq {
+		return false // the first request under this id (or one folded before the sequence was kept: the receipt check holds)
+	}
+	var rc *wire.Receipt
+	if first.Receipt != nil {
+		rc = new(wire.Receipt)
+		if err := json.Unmarshal(first.Receipt, rc); err != nil {
+			rc = nil
+		}
+	}
+	switch {
+	case from.client == "":
+		if rc != nil && sameRequest(&first, req, "") {
+			s.waiters.deliver(rc)
+		}
+	case first.Client != from.client:
+		s.cfg.Logger.Info("dispatcher: a bus client's request under another caller's invocation id not run", "client", from.client, "invocation", req.InvocationID)
+	case !sameRequest(&first, req, from.client):
+		s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
+			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)})
+	case rc != nil:
+		s.notice(from.client, req, wire.TypeReceipt, rc)
+	}
+	return true
+}
+
+// notice tells the bus client client, on req's receipt notice subject, an event
+// of type typ with data: not stored. A notice that does not go out loses nothing.
+func (s *Service) notice(client string, req *wire.InvocationRequest, typ string, data any) {
+	ev, err := wire.NewEvent(s.cfg.Clock(), typ, "engine:"+s.cfg.Name, data)
+	if err == nil {
+		if typ == wire.TypeReceipt {
+			ev.ID = s.waiters.ids.of(req.InvocationID) // the receipt's own event id
+		}
+		err = s.cfg.Log.NotifyEvent(wire.ReceiptNoticeSubject(client, req.Key, req.InvocationID), ev)
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("dispatcher: notice not published", "invocation", req.InvocationID, "type", typ, "err", err)
+	}
+}
