@@ -466,18 +466,27 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 		s.waiters.remove(req.InvocationID)
 		return pending, err
 	}
-	select {
-	case rc := <-ch:
-		return rc, nil
-	case err := <-f.Err():
-		s.waiters.remove(req.InvocationID)
-		return pending, eventlog.AppendError(err)
-	case <-ctx.Done():
-		s.waiters.remove(req.InvocationID)
-		// The receipt may have landed between the wakeup and the cancel.
-		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+	failed := f.Err()
+	for {
+		select {
+		case rc := <-ch:
 			return rc, nil
+		case err := <-failed:
+			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
+				// The acknowledgement is lost, not the request: it may be stored
+				// and run. Its receipt, if any, still ends the wait.
+				failed = nil
+				continue
+			}
+			s.waiters.remove(req.InvocationID)
+			return pending, err
+		case <-ctx.Done():
+			s.waiters.remove(req.InvocationID)
+			// The receipt may have landed between the wakeup and the cancel.
+			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+				return rc, nil
+			}
+			return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 		}
-		return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 	}
 }
