@@ -274,7 +274,8 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
-	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers),
+		jetstream.PullExpiry(eventlog.PullExpiry), jetstream.PullHeartbeat(eventlog.PullHeartbeat))
 	if err != nil {
 		s.Stop()
 		return fmt.Errorf("dispatcher: consume: %w", err)
