@@ -332,17 +332,21 @@ func envCount(t *testing.T, name string, def int) int {
 // Three servers of the sample cluster, R3 streams, a capdir node on each (its URL
 // list naming its own server first), owner HTTP clients on every node writing
 // rows and invoking, and bus clients invoking with the sample's demo key. While
-// they run, the server leading the data stream is shut down, and once each
-// node has served again without it, brought back on its ports and store. Then: in
-// the log itself, every acknowledged invocation has one request and one receipt,
-// no invocation two, and every request its receipt; every acknowledged write is
-// served by every node; every node served during the outage; the returning
-// server's replicas caught up and it serves a client connected to it alone; the
-// three projections have one digest, a fresh replay's. CAPDIR_CLUSTER_OUTAGES sets
-// the number of outages (2 by default), each of the then data-stream leader.
+// they run, a server is shut down (the one most nodes are connected to, made
+// leader of both streams and of the dispatch consumer first), and once every node
+// and the bus clients have succeeded again without it, and at least
+// CAPDIR_CLUSTER_OUTAGE_SECONDS (5) have passed, brought back on its ports and
+// store. Then: in the log itself, every acknowledged invocation has one request
+// and one receipt, no invocation two, and every request its receipt; every
+// acknowledged write is served by every node; nothing went more than
+// maxOutageWait without a success during an outage; the returning server's
+// replicas caught up and it serves a client connected to it alone; the three
+// projections have one digest, a fresh replay's. CAPDIR_CLUSTER_OUTAGES sets the
+// number of outages (2 by default); CAPDIR_CLUSTER_LOGS=DIR writes each node's
+// log there.
 func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a three-server cluster under load for about 20 s; run without -short")
+		t.Skip("runs a three-server cluster under load for about 20 s (two outages); run without -short")
 	}
 	outages := envCount(t, "CAPDIR_CLUSTER_OUTAGES", 2)
 	outageMin := time.Duration(envCount(t, "CAPDIR_CLUSTER_OUTAGE_SECONDS", 5)) * time.Second
