@@ -42,6 +42,22 @@ func sampleUser(t *testing.T, opts *server.Options, name string) *server.NkeyUse
 	return nil
 }
 
+// sampleCreds copies the sample seed keys/<name>.nk to a file of mode 0600 (git
+// checks the example seeds out readable by all; capdir wants them 0600) and
+// returns its path.
+func sampleCreds(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sampleCluster, "keys", name+".nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".nk")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // The sample cluster configuration parses for each of its three servers, and
 // grants what the embedded server grants: a node every permission in the log's
 // account, a client exactly eventlog.ClientPermissions in an account of its own,
@@ -109,18 +125,7 @@ func TestSampleClusterConfigServesCapdir(t *testing.T) {
 	if !srv.ReadyForConnections(10 * time.Second) {
 		t.Fatal("the sample server did not start")
 	}
-	// git checks the example seeds out readable by all; capdir wants them 0600.
-	creds := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(sampleCluster, "keys", name+".nk"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), name+".nk")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	creds := func(name string) string { return sampleCreds(t, name) }
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.Log.NATSURL, c.Log.Creds = srv.ClientURL(), creds("node")
 	})

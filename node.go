@@ -458,8 +458,10 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 
 // httpMaxPerOrigin is the http runner's per-origin bound as the node sets it
 // (Config.HTTPRunner.MaxPerOrigin): given, when positive; none, when negative;
-// by default three quarters of the workers, so that a quarter (at least one, with
-// two workers or more) stays free for every other row while one origin hangs.
+// by default three quarters of the workers, so that a quarter stays free for
+// every other row while one origin hangs. Under four workers there is no bound
+// by default: reserving one of two or three workers would refuse an origin's
+// ordinary concurrency more often than it protects anything.
 func httpMaxPerOrigin(cfg Config) int {
 	switch {
 	case cfg.HTTPRunner.MaxPerOrigin < 0:
@@ -471,7 +473,10 @@ func httpMaxPerOrigin(cfg Config) int {
 	if workers <= 0 {
 		workers = dispatcher.DefaultWorkers()
 	}
-	return max(1, workers*3/4)
+	if workers < 4 {
+		return 0
+	}
+	return workers * 3 / 4
 }
 
 // nodeMetrics are the metrics of one node's components, all on the node's registry.

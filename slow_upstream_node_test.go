@@ -159,7 +159,7 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 		t.Errorf("the upstream held %d slow calls, %d timed out, %d were refused at the bound; want %d held and timed out, %d refused",
 			held, timedOut, busy, workers*3/4, slowCallers-workers*3/4)
 	}
-	t.Logf("%d workers, %d slow callers: the upstream held %d (each ended ERR:http:timeout:%v), %d refused at the bound at once; %d fast calls answered, %d held calls ended before",
+	t.Logf("%d workers, %d slow callers: the upstream held %d (each ended ERR:http:timeout:%v), %d refused at the bound after its short wait; %d fast calls answered, %d held calls ended before",
 		workers, slowCallers, up.held.Load(), timeout, busy, fastCallers, gone)
 
 	nodetest.CheckReplay(t, n)

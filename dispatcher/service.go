@@ -313,7 +313,8 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
-	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers),
+		jetstream.PullExpiry(eventlog.PullExpiry), jetstream.PullHeartbeat(eventlog.PullHeartbeat))
 	if err != nil {
 		s.Stop()
 		return fmt.Errorf("dispatcher: consume: %w", err)
@@ -527,18 +528,26 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 	if f != nil {
 		failed = f.Err()
 	}
-	select {
-	case rc := <-ch:
-		return rc, nil
-	case err := <-failed:
-		s.waiters.remove(req.InvocationID, ch)
-		return pendingReceipt(req), eventlog.AppendError(err)
-	case <-ctx.Done():
-		s.waiters.remove(req.InvocationID, ch)
-		// The receipt may have landed between the wakeup and the cancel.
-		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+	for {
+		select {
+		case rc := <-ch:
 			return rc, nil
+		case err := <-failed:
+			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
+				// The acknowledgement is lost, not the request: it may be stored
+				// and run. Its receipt, if any, still ends the wait.
+				failed = nil
+				continue
+			}
+			s.waiters.remove(req.InvocationID, ch)
+			return pendingReceipt(req), err
+		case <-ctx.Done():
+			s.waiters.remove(req.InvocationID, ch)
+			// The receipt may have landed between the wakeup and the cancel.
+			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+				return rc, nil
+			}
+			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 		}
-		return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 	}
 }

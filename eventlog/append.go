@@ -104,7 +104,9 @@ func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
 	return awaitAck(ctx, f, nil)
 }
 
-// ErrAckTimeout is returned by AwaitAckWithin when the acknowledgement is late.
+// ErrAckTimeout is returned by AwaitAckWithin when the acknowledgement is late, and
+// by an AppendAsync's future whose acknowledgement has not come within
+// Config.AckTimeout: the event may or may not be stored.
 var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
 
 // AwaitAckWithin is AwaitAck bounded by d as well as ctx, without deriving a
@@ -166,6 +168,9 @@ func AppendError(err error) error { return classify(err) }
 func classify(err error) error {
 	if isConflict(err) {
 		return fmt.Errorf("%w (%v)", ErrConflict, err)
+	}
+	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) { // Config.AckTimeout
+		return fmt.Errorf("%w (%v)", ErrAckTimeout, err)
 	}
 	return fmt.Errorf("eventlog: append: %w", err)
 }

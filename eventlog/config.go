@@ -39,6 +39,14 @@ type Config struct {
 	DuplicateWindow time.Duration
 	// StartTimeout bounds how long Open waits for JetStream to answer.
 	StartTimeout time.Duration
+	// AckTimeout bounds how long an AppendAsync waits for the stream's
+	// acknowledgement: then its future fails with an error matching ErrAckTimeout
+	// (DefaultAckTimeout when 0). An acknowledgement can be lost for good when the
+	// server or stream leader that took the message goes away; the message may or
+	// may not be stored. Unbounded, such an append would stay pending for the
+	// connection's life, holding one of its 4096 slots for appends in flight and
+	// keeping Close waiting.
+	AckTimeout time.Duration
 	// Clock stamps new events; time.Now when nil.
 	Clock func() time.Time
 	// Logger receives the embedded NATS server's notices, warnings and errors
@@ -61,6 +69,9 @@ func (c *Config) setDefaults() {
 	if c.StartTimeout == 0 {
 		c.StartTimeout = 30 * time.Second
 	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = DefaultAckTimeout
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -71,6 +82,10 @@ func (c *Config) setDefaults() {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
 }
+
+// DefaultAckTimeout is Config.AckTimeout's default: as long as the dispatcher
+// waits for a receipt's acknowledgement and the facade for a write's.
+const DefaultAckTimeout = 10 * time.Second
 
 // DefaultSync is the default fsync interval of the embedded store; see the README for
 // the measurements behind it.
@@ -96,6 +111,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen != "" && c.NATSURL != "" {
 		errs = append(errs, errors.New("eventlog: --nats-listen is for the embedded server; with --nats-url, clients connect to the cluster"))
+	}
+	if c.AckTimeout < 0 {
+		errs = append(errs, errors.New("eventlog: the acknowledgement timeout must not be negative"))
 	}
 	if c.DataMaxAge < 0 {
 		errs = append(errs, errors.New("eventlog: data retention must not be negative"))

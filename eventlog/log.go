@@ -89,7 +89,7 @@ func (l *Log) connect() error {
 		}
 		l.nc = nc
 	}
-	js, err := jetstream.New(l.nc, jetstream.WithPublishAsyncMaxPending(4096))
+	js, err := jetstream.New(l.nc, jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(l.cfg.AckTimeout))
 	if err != nil {
 		return fmt.Errorf("eventlog: jetstream: %w", err)
 	}

@@ -33,6 +33,13 @@ func CountLog(ctx context.Context, dataDir string) (LogCount, error) {
 		return c, err
 	}
 	defer l.Close()
+	return Count(ctx, l)
+}
+
+// Count reads the data stream of l from sequence 1 to its last sequence now, as
+// CountLog does: for a log a node holds, or one on a cluster.
+func Count(ctx context.Context, l *eventlog.Log) (LogCount, error) {
+	c := LogCount{Requests: map[string]int{}, Receipts: map[string]int{}}
 	var dataLast uint64
 	for _, s := range wire.Streams {
 		last, err := l.LastSeq(ctx, s)
@@ -44,7 +51,7 @@ func CountLog(ctx context.Context, dataDir string) (LogCount, error) {
 			dataLast = last
 		}
 	}
-	err = l.ReadRange(ctx, wire.DataStream, 1, dataLast, 1024, func(b []eventlog.Stored) error {
+	err := l.ReadRange(ctx, wire.DataStream, 1, dataLast, 1024, func(b []eventlog.Stored) error {
 		for _, s := range b {
 			switch s.Type {
 			case wire.TypeInvocationRequested:

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
 )
@@ -45,10 +46,15 @@ type Config struct {
 	// and the rendered body, each.
 	runner.Limits
 	// MaxPerOrigin bounds the calls in flight to one origin (scheme, host and
-	// port of the row's target) at once; no bound when 0. A call over it fails at
-	// once with ERR:http:origin_busy:<origin>:<max>, nothing sent, so an origin
-	// that hangs holds at most this many of the caller's workers until Timeout.
+	// port of the row's target) at once; no bound when 0. A call over it waits up
+	// to OriginWait for one of them to end, then fails with
+	// ERR:http:origin_busy:<origin>:<max>, nothing sent: an origin that hangs
+	// holds at most this many of the caller's workers until Timeout, while a
+	// burst to an origin that answers is smoothed over.
 	MaxPerOrigin int
+	// OriginWait is how long a call over MaxPerOrigin waits for a slot:
+	// DefaultOriginWait when 0, none when negative.
+	OriginWait time.Duration
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag). Use a per-deployment
 	// secret so tags cannot be compared across deployments.
 	TagSalt string
@@ -97,7 +103,7 @@ func (c Config) Validate() error {
 // ERR:http:fetch:<message> for DNS, TLS or connection failures;
 // ERR:http:timeout:<duration>; ERR:http:response_too_large:<cap>;
 // ERR:http:origin_busy:<origin>:<max> when Config.MaxPerOrigin calls to the
-// target's origin are in flight already (nothing is sent);
+// target's origin stayed in flight for Config.OriginWait (nothing is sent);
 // ERR:http:canceled:<reason> when the caller's context ends;
 // ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column;
 // ERR:substitution_too_large:<limit> when the target or the body renders too large.
@@ -114,7 +120,11 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, origins: &origins{max: cfg.MaxPerOrigin}}, nil
+	wait := cfg.OriginWait
+	if wait == 0 {
+		wait = DefaultOriginWait
+	}
+	return &Runner{cfg: cfg, origins: &origins{max: cfg.MaxPerOrigin, wait: wait}}, nil
 }
 
 // Build renders the outbound request of c and applies its credential, without
@@ -196,7 +206,7 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		return runner.Failed(errBadTarget(rd.Scrub(unwrapURLError(err))))
 	}
 	origin := originOf(hreq.URL)
-	if !r.origins.acquire(origin) {
+	if !r.origins.acquire(tctx, origin) {
 		return runner.Failed(errOriginBusy(rd.Scrub(origin), r.cfg.MaxPerOrigin))
 	}
 	defer r.origins.release(origin)

@@ -15,10 +15,10 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
-// An origin may have MaxPerOrigin calls in flight: one more fails at once with
-// ERR:http:origin_busy:<origin>:<max>, nothing sent, whatever row or path it
-// calls; another origin is not affected; a call that ends (answered or timed out)
-// gives its slot back.
+// An origin may have MaxPerOrigin calls in flight: one more waits OriginWait for
+// a slot, then fails with ERR:http:origin_busy:<origin>:<max>, nothing sent,
+// whatever row or path it calls; another origin is not affected; a call that ends
+// (answered or timed out) gives its slot back.
 func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
 	var received atomic.Int64
 	arrived, release := make(chan struct{}, 16), make(chan struct{})
@@ -92,5 +92,53 @@ func TestMaxPerOriginMustNotBeNegative(t *testing.T) {
 	_, err := New(Config{Env: testEnv, MaxPerOrigin: -1})
 	if err == nil || !strings.Contains(err.Error(), "MaxPerOrigin must not be negative") {
 		t.Fatalf("New with MaxPerOrigin -1: %v", err)
+	}
+}
+
+// A burst to an origin that answers waits for slots instead of being refused:
+// six calls at once through a bound of one, each answered in a few milliseconds,
+// all succeed; with no wait at all, the calls over the bound are refused.
+func TestMaxPerOriginSmoothsABurstToAHealthyOrigin(t *testing.T) {
+	var inFlight, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(5 * time.Millisecond)
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		wait    time.Duration
+		refused bool
+	}{{0, false}, {-1, true}} {
+		r := newTestRunner(t, func(cf *Config) { cf.MaxPerOrigin = 1; cf.OriginWait = c.wait })
+		results := make(chan runner.Outcome, 6)
+		var start sync.WaitGroup
+		start.Add(1)
+		for range cap(results) {
+			go func() {
+				start.Wait()
+				results <- r.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: "GET " + srv.URL}})
+			}()
+		}
+		start.Done()
+		refused := 0
+		for range cap(results) {
+			switch o := <-results; {
+			case o.Result == "HTTP 200:ok":
+			case strings.HasPrefix(o.Result, "ERR:http:origin_busy:"):
+				refused++
+			default:
+				t.Errorf("wait %v: %q", c.wait, o.Result)
+			}
+		}
+		if (refused > 0) != c.refused {
+			t.Errorf("wait %v: %d of 6 refused", c.wait, refused)
+		}
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("the origin had %d calls in flight at once; the bound is 1", m)
 	}
 }
