@@ -27,8 +27,11 @@ import (
 // external cluster, or an embedded server that accepts clients.
 func sharedLog(l *eventlog.Log) bool { return !l.Embedded() || l.ClientURL() != "" }
 
-// revocationWait bounds the lookup and the wait for the projection.
-const revocationWait = 5 * time.Second
+// revocationWait bounds the lookup and the wait for the projection: longer than
+// a cluster takes to elect the stream's new leader when a server goes away (4 to
+// 9 s measured), so that an election does not refuse the token calls made
+// during it. The worker keeps its request in progress meanwhile.
+const revocationWait = 15 * time.Second
 
 // catchUpRevocation brings the projection up to the log's last token revocation
 // when the request carries a token. A token that does not authenticate is left to
