@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
+	"hash"
+	"strings"
+	"sync"
 
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -16,13 +19,44 @@ import (
 // bus client that could publish an event under a receipt's id before the engine
 // did would make the log drop the real receipt as a duplicate. The event ids of
 // steps' requests are derived the same way (step).
-type receiptIDs struct{ key []byte }
+type receiptIDs struct {
+	key  []byte
+	macs *sync.Pool // of *pooledMAC: HMAC-SHA256 keyed with key (three ids per call)
+}
 
 // newReceiptIDs keys the ids with salt (ServiceConfig.TagSalt: derived from the
 // owner key, so every node of a deployment derives the same ids).
 func newReceiptIDs(salt string) receiptIDs {
 	h := sha256.Sum256([]byte("capdir receipt event id\x00" + salt))
-	return receiptIDs{key: h[:]}
+	key := h[:]
+	return receiptIDs{key: key, macs: &sync.Pool{New: func() any { return &pooledMAC{h: hmac.New(sha256.New, key)} }}}
+}
+
+// id is prefix and the first 26 base32 characters (130 bits) of the keyed
+// HMAC-SHA256 of parts, concatenated.
+func (r receiptIDs) id(prefix string, parts ...string) string {
+	m := r.macs.Get().(*pooledMAC)
+	m.in = m.in[:0]
+	for _, p := range parts {
+		m.in = append(m.in, p...)
+	}
+	m.h.Reset()
+	m.h.Write(m.in)
+	m.sum = m.h.Sum(m.sum[:0])
+	var enc [52]byte // base32 of 32 bytes
+	idEncoding.Encode(enc[:], m.sum)
+	r.macs.Put(m)
+	var b strings.Builder
+	b.Grow(len(prefix) + 26)
+	b.WriteString(prefix)
+	b.Write(enc[:26])
+	return b.String()
+}
+
+// pooledMAC is a keyed HMAC with its input and output buffers, reused.
+type pooledMAC struct {
+	h       hash.Hash
+	in, sum []byte
 }
 
 // receiptIDPrefix starts every receipt event id, stepIDPrefix every step
@@ -37,9 +71,7 @@ var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadd
 // of is the receipt event id of invocationID: rcpt_ and 26 base32 characters (130
 // bits) of HMAC-SHA256.
 func (r receiptIDs) of(invocationID string) string {
-	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte(invocationID))
-	return receiptIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	return r.id(receiptIDPrefix, invocationID)
 }
 
 // step is the event id of the request of the step whose invocation id is
@@ -50,10 +82,7 @@ func (r receiptIDs) of(invocationID string) string {
 // invocation ids (StepInvocationID): an event it published first under a step's
 // request id would make the log drop the request as a duplicate.
 func (r receiptIDs) step(invocationID string) string {
-	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte("step\x00"))
-	m.Write([]byte(invocationID))
-	return stepIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	return r.id(stepIDPrefix, "step\x00", invocationID)
 }
 
 // rerunIDPrefix starts the event id of an approved call's request (approval.go).
@@ -65,10 +94,7 @@ const rerunIDPrefix = "rrun_"
 // on a request with this id, which no one without the secret can compute; derived,
 // so appending it again inside the log's duplicate window stores nothing.
 func (r receiptIDs) rerun(invocationID string) string {
-	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte("approved run\x00"))
-	m.Write([]byte(invocationID))
-	return rerunIDPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	return r.id(rerunIDPrefix, "approved run\x00", invocationID)
 }
 
 // idemRequestPrefix starts the event id of a request sent with an Idempotency-Key.
@@ -80,14 +106,9 @@ const idemRequestPrefix = "idem_"
 // same id for the same caller and key; over the actor, so two callers' keys never
 // meet; keyed, so no one can compute another caller's id from its key.
 func (r receiptIDs) idempotent(actor, key string) string {
-	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte("idempotency key\x00"))
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(actor)))
-	m.Write(n[:])
-	m.Write([]byte(actor))
-	m.Write([]byte(key))
-	return wire.InvocationPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	return r.id(wire.InvocationPrefix, "idempotency key\x00", string(n[:]), actor, key)
 }
 
 // idemRequest is the event id of the request under the idempotent invocation id
@@ -95,8 +116,5 @@ func (r receiptIDs) idempotent(actor, key string) string {
 // domain. Derived, so the same request sent twice inside the log's duplicate
 // window is stored once; keyed, so no one can store an event under it first.
 func (r receiptIDs) idemRequest(invocationID string) string {
-	m := hmac.New(sha256.New, r.key)
-	m.Write([]byte("idempotent request\x00"))
-	m.Write([]byte(invocationID))
-	return idemRequestPrefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	return r.id(idemRequestPrefix, "idempotent request\x00", invocationID)
 }

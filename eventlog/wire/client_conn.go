@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -123,7 +122,7 @@ func (c *Client) Invoke(ctx context.Context, key, body string, opts ...InvokeOpt
 // publishAndWait publishes a bus request's event and waits for its notice on ch.
 func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, client, subject string, ev Event, req *InvocationRequest, ch <-chan *nats.Msg) (Receipt, error) {
 	var rc Receipt
-	data, err := json.Marshal(ev)
+	data, err := Encode(&ev)
 	if err != nil {
 		return rc, err
 	}
@@ -139,8 +138,8 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 	if m == nil {
 		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, ErrClientClosed)
 	}
-	var got Event
-	if err := json.Unmarshal(m.Data, &got); err != nil {
+	got, err := DecodeShared(m.Data) // the notice is this call's alone
+	if err != nil {
 		return rc, err
 	}
 	if got.Type == TypeInvocationRefused {

@@ -1,0 +1,64 @@
+package dispatcher
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"sync"
+	"testing"
+)
+
+// The derived ids are the HMAC-SHA256 of their domain and input under the
+// deployment's key, whatever the goroutine or the pooled MAC computing them:
+// every node, and every version, must derive the same ids (an idempotent call's
+// invocation id outlives the process that first derived it).
+func TestDerivedIDsAreTheKeyedHMAC(t *testing.T) {
+	ids := newReceiptIDs("salt")
+	want := func(prefix string, parts ...[]byte) string {
+		m := hmac.New(sha256.New, ids.key)
+		for _, p := range parts {
+			m.Write(p)
+		}
+		return prefix + idEncoding.EncodeToString(m.Sum(nil))[:26]
+	}
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len("owner:terminal-key")))
+	cases := []struct{ got, want string }{
+		{ids.of("inv_1"), want(receiptIDPrefix, []byte("inv_1"))},
+		{ids.step("inv_1-A"), want(stepIDPrefix, []byte("step\x00"), []byte("inv_1-A"))},
+		{ids.rerun("inv_1"), want(rerunIDPrefix, []byte("approved run\x00"), []byte("inv_1"))},
+		{ids.idempotent("owner:terminal-key", "k1"), want("inv_", []byte("idempotency key\x00"), n[:], []byte("owner:terminal-key"), []byte("k1"))},
+		{ids.idemRequest("inv_x"), want(idemRequestPrefix, []byte("idempotent request\x00"), []byte("inv_x"))},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+	if ids.of("inv_1") == newReceiptIDs("other").of("inv_1") {
+		t.Error("two keys derive the same id")
+	}
+	// Concurrent derivations through the pool agree.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				if got := ids.of("inv_1"); got != cases[0].want {
+					t.Errorf("concurrent: %s", got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func BenchmarkReceiptID(b *testing.B) {
+	ids := newReceiptIDs("salt")
+	b.ReportAllocs()
+	for b.Loop() {
+		ids.of("inv_01m8qe7syftcsx6ce53bj1n1jw")
+	}
+}
