@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/capdir/capdir/dispatcher"
@@ -38,13 +39,22 @@ const (
 // credential (the same request event, gate, input checks and receipt), and
 // answers the receipt as a tool result. A refusal or an ERR: result is a tool
 // error whose text is the literal.
-func (h *Handler) invoke(ctx context.Context, c caller, key, body string) *sdk.CallToolResult {
+func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest, key, body string) *sdk.CallToolResult {
+	idem, err := idempotencyKey(req)
+	if err != nil {
+		return toolError(err.Error())
+	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
 	defer cancel()
 	// TODO(input schema): once wire.InvocationRequest carries Args
 	// (json.RawMessage) for object bodies, send a schema row's arguments there;
 	// until then they travel as their JSON text in Body, as the agent runner's do.
-	rc, err := h.cfg.Dispatcher.Invoke(ctx, c.request(key, body))
+	var rc wire.Receipt
+	if idem != "" {
+		rc, err = h.cfg.Dispatcher.InvokeOnce(ctx, c.request(key, body), dispatcher.Idempotency{Actor: c.actor, Key: idem})
+	} else {
+		rc, err = h.cfg.Dispatcher.Invoke(ctx, c.request(key, body))
+	}
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait))
@@ -52,6 +62,8 @@ func (h *Handler) invoke(ctx context.Context, c caller, key, body string) *sdk.C
 		return res
 	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
 		return toolError(err.Error() + "; send less, or pass large data by reference")
+	case errors.Is(err, dispatcher.ErrIdempotencyKeyReused):
+		return toolError(err.Error() + "; send this call under a new Idempotency-Key")
 	case err != nil:
 		return toolError(err.Error()) // a malformed key (Invoke checks it), or the log failed
 	}
@@ -84,4 +96,28 @@ func (h *Handler) result(rc *wire.Receipt, text string) *sdk.CallToolResult {
 // toolError is a tool error that has no receipt: nothing was appended.
 func toolError(text string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+}
+
+// IdempotencyHeader names the header that makes a tools/call run once however
+// often it is sent, as on POST /api/dispatch.
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotencyKey is the Idempotency-Key of the HTTP request that carried req ("":
+// none), or an error matching dispatcher.ErrBadIdempotencyKey that says what to
+// send.
+func idempotencyKey(req *sdk.CallToolRequest) (string, error) {
+	if req == nil || req.Extra == nil {
+		return "", nil
+	}
+	vals := req.Extra.Header.Values(IdempotencyHeader)
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", fmt.Errorf("%w: send one Idempotency-Key header, not %d", dispatcher.ErrBadIdempotencyKey, len(vals))
+	}
+	if err := dispatcher.CheckIdempotencyKey(vals[0]); err != nil {
+		return "", err
+	}
+	return vals[0], nil
 }

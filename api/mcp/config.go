@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -14,13 +15,17 @@ import (
 )
 
 // Dispatcher is what the MCP server needs from the dispatch service (the HTTP
-// facade's api.Dispatcher has the same two methods). Implementations must be safe
+// facade's api.Dispatcher has the same methods). Implementations must be safe
 // for concurrent use.
 type Dispatcher interface {
 	// Invoke appends the request and waits for its receipt. When ctx ends first it
 	// returns the request (with its invocation id) and an error matching
 	// dispatcher.ErrPending.
 	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
+	// InvokeOnce is Invoke for a tools/call sent with an Idempotency-Key: however
+	// often it is sent, it runs once and every copy gets the same receipt (see
+	// dispatcher.Service.InvokeOnce).
+	InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem dispatcher.Idempotency) (wire.Receipt, error)
 	// Caller checks who presents a capability token, as the gate will: the
 	// token's claims, or the refusal its receipt would carry.
 	Caller(raw string) (*token.Claims, *gate.Refusal)

@@ -27,6 +27,9 @@ type caller struct {
 	id string
 	// expiry is the token's expiry; zero for the owner.
 	expiry time.Time
+	// actor is who the receipts name (wire.OwnerActor, or wire.TokenActor of the
+	// token's subject): an Idempotency-Key is this caller's alone.
+	actor string
 }
 
 // request is the invocation request this caller's tools/call appends: the
@@ -52,7 +55,7 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 		if subtle.ConstantTimeCompare([]byte(key), []byte(h.cfg.TerminalKey)) != 1 {
 			return caller{}, &answerNoCredential
 		}
-		return caller{viewer: contract.Owner(), id: "owner"}, nil
+		return caller{viewer: contract.Owner(), id: "owner", actor: wire.OwnerActor}, nil
 	case auth == "":
 		return caller{}, &answerNoCredential
 	}
@@ -66,7 +69,8 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 		return caller{}, &a
 	}
 	sum := sha256.Sum256([]byte(tok))
-	return caller{viewer: gate.Viewer(claims), token: tok, id: "token:" + hex.EncodeToString(sum[:]), expiry: claims.ExpiryTime()}, nil
+	return caller{viewer: gate.Viewer(claims), token: tok, id: "token:" + hex.EncodeToString(sum[:]), expiry: claims.ExpiryTime(),
+		actor: wire.TokenActor(claims.Subject)}, nil
 }
 
 // bearerToken is the token of an "Authorization: Bearer <token>" header: the

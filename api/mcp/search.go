@@ -236,7 +236,7 @@ func (s *session) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	return s.h.invoke(ctx, s.caller, in.Key, body), nil
+	return s.h.invoke(ctx, s.caller, req, in.Key, body), nil
 }
 
 // callBody is the body of call's args: a string as it is, an object as compact

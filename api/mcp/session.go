@@ -232,7 +232,7 @@ func (s *session) handleCall(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if reason != "" {
 		return toolError(badArguments(name, reason).Error()), nil
 	}
-	return s.h.invoke(ctx, s.caller, name, body), nil
+	return s.h.invoke(ctx, s.caller, req, name, body), nil
 }
 
 // argsOnly reports whether arguments are empty or hold only "args": the form of

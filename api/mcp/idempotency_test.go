@@ -1,0 +1,75 @@
+package mcp_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// headers sets a credential header and an Idempotency-Key on every request.
+type headers struct {
+	cred withHeader
+	key  string
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if h.key != "" {
+		r.Header.Set("Idempotency-Key", h.key)
+	}
+	return h.cred.RoundTrip(r)
+}
+
+// A tools/call sent with an Idempotency-Key runs once: sent again (on the same
+// session or another) it answers the first call's receipt and the upstream is not
+// called again; the same key for another call is refused, nothing run; another
+// caller's same key is its own call; a malformed key is refused before anything.
+func TestToolsCallWithIdempotencyKeyRunsOnce(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte("charged " + r.URL.Query().Get("amount")))
+	}))
+	defer up.Close()
+	n := nodetest.Start(t, nil)
+	postRow(t, n, map[string]any{"key": "CHARGE", "type": "http", "target": "GET " + up.URL + "/charge?amount=$1",
+		"content": "# WHAT: Charge an amount.\n# ARGS: $1=amount"})
+
+	dialKey := func(cred withHeader, key string) func(args string) (string, string, bool) {
+		cs, err := sdkConnect(n, headers{cred, key}, "mode=search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return func(args string) (string, string, bool) {
+			got := call(t, cs, "call", map[string]any{"key": "CHARGE", "args": args})
+			if got.IsError {
+				return "", text(got), true
+			}
+			return invocationID(t, got), text(got), false
+		}
+	}
+	first := dialKey(owner(), "order-17")
+	id1, out1, _ := first("5")
+	id2, out2, _ := first("5")
+	id3, _, _ := dialKey(owner(), "order-17")("5") // another session, the same caller
+	if calls.Load() != 1 || id1 == "" || id1 != id2 || id1 != id3 || out1 != out2 || !strings.HasPrefix(out1, "HTTP 200:charged 5") {
+		t.Fatalf("three copies: %d upstream calls; ids %s %s %s; %q %q", calls.Load(), id1, id2, id3, out1, out2)
+	}
+	if _, msg, isErr := first("6"); !isErr || !strings.Contains(msg, "Idempotency-Key") || calls.Load() != 1 {
+		t.Fatalf("the key reused for another call: error=%v %q, %d upstream calls", isErr, msg, calls.Load())
+	}
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"CHARGE"}}, time.Now(), time.Hour)
+	if id, _, isErr := dialKey(bearer(tok), "order-17")("5"); isErr || id == id1 || calls.Load() != 2 {
+		t.Fatalf("a token holder's order-17: %s (owner's %s), %d upstream calls", id, id1, calls.Load())
+	}
+	if _, msg, isErr := dialKey(owner(), "has space")("5"); !isErr || !strings.Contains(msg, "visible ASCII") || calls.Load() != 2 {
+		t.Fatalf("a malformed key: error=%v %q", isErr, msg)
+	}
+}
