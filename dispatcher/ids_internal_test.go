@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
+
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 // The derived ids are the HMAC-SHA256 of their domain and input under the
@@ -60,5 +62,22 @@ func BenchmarkReceiptID(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ids.of("inv_01m8qe7syftcsx6ce53bj1n1jw")
+	}
+}
+
+// A receipt's keyed fingerprints are what wire.KeyedFingerprint computes from its
+// salt, as the owner checks them; each receipt has a salt of its own.
+func TestFingerprintHMACIsKeyedFingerprint(t *testing.T) {
+	h := fingerprintHMAC("the body", "the result")
+	in, err := wire.KeyedFingerprint(h.Salt, "the body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := wire.KeyedFingerprint(h.Salt, "the result")
+	if h.Input != in || h.Output != out || len(h.Salt) != 64 {
+		t.Fatalf("fingerprints %+v; want input %s, output %s", h, in, out)
+	}
+	if fingerprintHMAC("the body", "the result").Salt == h.Salt {
+		t.Fatal("two receipts share a salt")
 	}
 }
