@@ -19,13 +19,15 @@ import (
 // another node may not have reached the entry node's projection yet; when other
 // processes may append to the log, the worker asks the log where its last
 // revocation is (one lookup, shared by the workers) and waits until its
-// projection has folded that far. On a log only this process writes (the embedded
-// server with no client port), every revocation went through this process's
-// projection before the request was appended, and nothing is asked.
+// projection has folded that far. On a log no other node writes (the embedded
+// server, listening for bus clients or not, with no node identity), every
+// revocation went through this process's projection before the request was
+// appended, and nothing is asked.
 
-// sharedLog reports whether processes other than this one may append to l: an
-// external cluster, or an embedded server that accepts clients.
-func sharedLog(l *eventlog.Log) bool { return !l.Embedded() || l.ClientURL() != "" }
+// sharedLog reports whether processes other than this one may append to l's
+// control stream: an external cluster, or an embedded server that admitted
+// another node (eventlog.Log.OtherNodes). Bus clients cannot.
+func sharedLog(l *eventlog.Log) bool { return l.OtherNodes() }
 
 // revocationWait bounds the lookup and the wait for the projection: longer than
 // a cluster takes to elect the stream's new leader when a server goes away (4 to

@@ -241,3 +241,43 @@ func TestInProcessOnlyNeedsNoCredential(t *testing.T) {
 		t.Fatalf("in-process JetStream API: %v", err)
 	}
 }
+
+// Another capdir process may append to the log only on an external cluster or
+// through a node identity the embedded server admitted at its start: not through
+// a bus client or a service, nor on a server that does not listen.
+func TestOtherNodes(t *testing.T) {
+	open := func(dir string, listen bool) *eventlog.Log {
+		t.Helper()
+		cfg := eventlog.Config{DataDir: dir}
+		if listen {
+			cfg.Listen = "127.0.0.1:0"
+		}
+		l, err := eventlog.Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	dir := t.TempDir()
+	now := time.Now()
+	for _, c := range []eventlog.BusClient{{Name: "app", Role: eventlog.RoleClient}, {Name: "geo", Role: eventlog.RoleService, Serve: []string{"geo.>"}}} {
+		if _, _, err := eventlog.AddBusClient(dir, c, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open(t.TempDir(), false).OtherNodes() {
+		t.Error("a log that does not listen reports other nodes")
+	}
+	l := open(dir, true)
+	if l.OtherNodes() {
+		t.Error("a client and a service count as other nodes")
+	}
+	l.Close()
+	if _, _, err := eventlog.AddBusClient(dir, eventlog.BusClient{Name: "n2", Role: eventlog.RoleNode}, now); err != nil {
+		t.Fatal(err)
+	}
+	if !open(dir, true).OtherNodes() {
+		t.Error("a node identity does not count as another node")
+	}
+}

@@ -221,6 +221,25 @@ func (l *Log) JetStream() jetstream.JetStream { return l.js }
 // Embedded reports whether the log runs an embedded server.
 func (l *Log) Embedded() bool { return l.srv != nil }
 
+// OtherNodes reports whether another capdir process may append to the log's
+// streams as capdir does: always on an external cluster; on the embedded server,
+// only when it listens and admitted a node identity (RoleNode) when it started.
+// Bus clients and services never can (their permissions and accounts).
+func (l *Log) OtherNodes() bool {
+	if l.srv == nil {
+		return true
+	}
+	if l.auth == nil {
+		return false
+	}
+	for _, c := range l.auth.clients {
+		if c.Role == RoleNode {
+			return true
+		}
+	}
+	return false
+}
+
 // ClientURL is the embedded server's TCP URL when it listens, else "".
 func (l *Log) ClientURL() string {
 	if l.srv == nil || l.cfg.Listen == "" {
