@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -93,5 +96,37 @@ func TestBusClientManyCallsOnOneSubscription(t *testing.T) {
 	defer plain.Close()
 	if _, err := wire.NewClient(plain, "c2"); !errors.Is(err, wire.ErrInboxPrefix) {
 		t.Fatalf("NewClient without the inbox prefix: %v", err)
+	}
+}
+
+// A bus client chooses its invocation ids, so it can call a row first under the
+// id one of its flow's steps will have (StepInvocationID): the flow does not take
+// that call's receipt as its step's result.
+func TestBusClientCannotPreRunAFlowStep(t *testing.T) {
+	g := startGuardedNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	row := `{"key":"GREET_FLOW","type":"flow","content":"# WHAT: greets through GREET\nGREET: $1"}`
+	if code, body := nodetest.Do(t, g.n, "POST", "/api/directory", row); code != 201 {
+		t.Fatalf("POST flow: %d %s", code, body)
+	}
+	c1 := g.connect(t, "c1")
+	tok := wire.WithToken(busToken(t, g.n, "c1-agent", "GREET", "GREET_FLOW"))
+	const flowID = "inv_chosen-flow"
+	pre, err := wire.Invoke(ctx, c1.nc, "c1", "GREET", "Ada", tok, wire.WithInvocationID(dispatcher.StepInvocationID(flowID, "1")))
+	if err != nil || !pre.OK {
+		t.Fatalf("the pre-run: %+v, %v", pre, err)
+	}
+	rc, err := wire.Invoke(ctx, c1.nc, "c1", "GREET_FLOW", "Ada", tok, wire.WithInvocationID(flowID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.OK || !strings.Contains(rc.Result, "another call") {
+		t.Fatalf("the flow after a pre-run of its step: %+v; want a failure naming the step id as another call's", rc.ReceiptSummary)
+	}
+	// Without a pre-run, the same flow runs its own step.
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "GREET_FLOW", "Bo", tok)
+	if err != nil || !rc.OK || rc.Result != "Hello, Bo!" || len(rc.Children) != 1 {
+		t.Fatalf("the flow: %+v, %v", rc, err)
 	}
 }

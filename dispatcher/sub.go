@@ -231,6 +231,11 @@ func (s *Service) doneStep(req *wire.InvocationRequest) (runner.Step, bool, erro
 		return runner.Step{}, false, nil
 	case err != nil:
 		return runner.Step{}, true, err
+	case rc.Parent != req.Parent:
+		// A call that is not this step took its id first: a bus client may choose
+		// an invocation id of the form of its own flow's steps. Its receipt is not
+		// this step's result.
+		return runner.Step{}, true, fmt.Errorf("%w: %s is the invocation id of another call (parent %q, not %q)", ErrStepMismatch, req.InvocationID, rc.Parent, req.Parent)
 	case rc.Key != req.Key || rc.Fingerprints.Input != Fingerprint(req.Body):
 		return runner.Step{}, true, fmt.Errorf("%w: %s ran as %s with another body", ErrStepMismatch, req.InvocationID, rc.Key)
 	case rc.Extra["truncated"] == true:
