@@ -82,6 +82,11 @@ func FuzzApplyAuth(f *testing.F) {
 		if !cred.Applied() || len(secret) < 4 {
 			return
 		}
+		// A secret that the public part of the call spells itself (a header name
+		// in the spec, the URL) cannot be told from it; it is not a leak.
+		if strings.Contains(spec, secret) || strings.Contains("GET https://api.example.test/v1?x=1", secret) {
+			return
+		}
 		shape, _ := json.Marshal(RedactDeep(req.Shape(), cred.Secrets()))
 		var back any
 		json.Unmarshal(shape, &back)
