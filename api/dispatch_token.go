@@ -15,17 +15,6 @@ import (
 // <token>), who sees only the rows in its scope. Every other route is the owner's
 // alone.
 
-// dispatchCaller authenticates a dispatch before its body is read. It returns the
-// raw token for a token holder, "" for the owner, or the refusal (answered by
-// writeErr, the body not waited for). A token is checked here as the gate will
-// check it (who the caller is: signature, expiry, revocation, audience, subject),
-// so a token that does not hold is refused with nothing appended; what it may
-// invoke is the gate's to decide.
-func (s *Server) dispatchCaller(r *http.Request) (tok string, err error) {
-	tok, _, err = s.caller(r)
-	return tok, err
-}
-
 // caller reads r's credential, the owner key or a capability token that holds:
 // the raw token and its claims for a token holder, "" and nil for the owner, or
 // the refusal (a missing or wrong credential, a malformed Authorization header,
