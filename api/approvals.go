@@ -104,7 +104,7 @@ func (s *Server) approvalList(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	s.settleControl(r)
+	s.settleStream(r, wire.ControlStream) // approvals requested or decided through another node are listed
 	pending, err := s.cfg.Projector.PendingApprovals()
 	if err != nil {
 		return newError(ErrUnavailable, "approvals unavailable: %w", err)
@@ -174,15 +174,4 @@ func (s *Server) approvalDecide(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, decisionAnswer(in.Decision, id, &rc))
 	}
 	return nil
-}
-
-// settleControl waits, as settle does for the data stream, until this node has
-// folded the control stream as the log held it: approvals requested or decided
-// through another node are listed.
-func (s *Server) settleControl(r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
-	defer cancel()
-	if err := s.cfg.Projector.Settle(ctx, wire.ControlStream); err != nil && r.Context().Err() == nil {
-		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
-	}
 }

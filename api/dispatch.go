@@ -316,10 +316,13 @@ const settleWait = 5 * time.Second
 // request arrived, so a read after a dispatch sees its receipt and its effect on the
 // breaker. When the log cannot be asked in time the read answers from the
 // projection as it is.
-func (s *Server) settle(r *http.Request) {
+func (s *Server) settle(r *http.Request) { s.settleStream(r, wire.DataStream) }
+
+// settleStream is settle for any stream of the log (the control stream for approvals).
+func (s *Server) settleStream(r *http.Request, stream string) {
 	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
 	defer cancel()
-	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil && r.Context().Err() == nil {
+	if err := s.cfg.Projector.Settle(ctx, stream); err != nil && r.Context().Err() == nil {
 		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
 	}
 }
