@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,13 +95,9 @@ func (s *Server) approvalList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return badRequest("limit must be an integer from 1 to 1000")
-		}
-		limit = n
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
 	}
 	s.settleStream(r, wire.ControlStream) // approvals requested or decided through another node are listed
 	pending, err := s.cfg.Projector.PendingApprovals()

@@ -289,13 +289,9 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) error {
 	if key == "" {
 		return badRequest("GET /api/receipts needs ?key=KEY (and optionally &limit=N, at most 1000)")
 	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return badRequest("limit must be an integer from 1 to 1000")
-		}
-		limit = n
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
 	}
 	s.settle(r)
 	rcs, err := s.cfg.Projector.ReceiptsByKey(key, limit)
@@ -307,6 +303,20 @@ func (s *Server) receiptsByKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"key": key, "receipts": rcs})
 	return nil
+}
+
+// listLimit is a list route's ?limit=: 100 when absent, else an integer from 1 to
+// 1000 (ErrBadRequest otherwise).
+func listLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, badRequest("limit must be an integer from 1 to 1000")
+	}
+	return n, nil
 }
 
 // settleWait bounds how long a read waits for this node's projection to catch up.
