@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
@@ -32,7 +31,7 @@ func (s *Server) caller(r *http.Request) (string, *token.Claims, error) {
 	case auth == "":
 		return "", nil, errNoDispatchCredential
 	}
-	tok, ok := bearerToken(auth)
+	tok, ok := token.FromAuthorization(auth)
 	if !ok {
 		return "", nil, errMalformedAuthorization
 	}
@@ -59,18 +58,4 @@ func (s *Server) viewer(r *http.Request) (contract.Viewer, error) {
 // isOwnerKey compares key with the owner key in constant time.
 func (s *Server) isOwnerKey(key string) bool {
 	return subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.TerminalKey)) == 1
-}
-
-// bearerToken is the token of an "Authorization: Bearer <token>" header: the
-// scheme in any case, one token of at most token.MaxLen bytes with no whitespace.
-func bearerToken(h string) (string, bool) {
-	const scheme = "bearer "
-	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[len(scheme):])
-	if tok == "" || len(tok) > token.MaxLen || strings.ContainsAny(tok, " \t") {
-		return "", false
-	}
-	return tok, true
 }

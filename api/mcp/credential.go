@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -59,7 +58,7 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 	case auth == "":
 		return caller{}, &answerNoCredential
 	}
-	tok, ok := bearerToken(auth)
+	tok, ok := token.FromAuthorization(auth)
 	if !ok {
 		return caller{}, &answerMalformedAuthorization
 	}
@@ -71,21 +70,6 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 	sum := sha256.Sum256([]byte(tok))
 	return caller{viewer: gate.Viewer(claims), token: tok, id: "token:" + hex.EncodeToString(sum[:]), expiry: claims.ExpiryTime(),
 		actor: wire.TokenActor(claims.Subject)}, nil
-}
-
-// bearerToken is the token of an "Authorization: Bearer <token>" header: the
-// scheme in any case, one token of at most token.MaxLen bytes with no whitespace
-// (as the HTTP facade reads it).
-func bearerToken(h string) (string, bool) {
-	const scheme = "bearer "
-	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[len(scheme):])
-	if tok == "" || len(tok) > token.MaxLen || strings.ContainsAny(tok, " \t") {
-		return "", false
-	}
-	return tok, true
 }
 
 // offers reports whether a session under v lists r: an enabled, planner-visible
