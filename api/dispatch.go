@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -177,21 +176,15 @@ const IdempotencyHeader = "Idempotency-Key"
 // owner): nil when r has none; ErrBadIdempotencyKey when it is not 1 to 255
 // visible ASCII characters or is sent more than once.
 func idempotency(r *http.Request, claims *token.Claims) (*dispatcher.Idempotency, error) {
-	vals := r.Header.Values(IdempotencyHeader)
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	if len(vals) > 1 {
-		return nil, fmt.Errorf("%w: send one Idempotency-Key header, not %d", dispatcher.ErrBadIdempotencyKey, len(vals))
-	}
-	if err := dispatcher.CheckIdempotencyKey(vals[0]); err != nil {
+	key, err := dispatcher.IdempotencyKeyOf(r.Header.Values(IdempotencyHeader))
+	if key == "" || err != nil {
 		return nil, err
 	}
 	actor := OwnerActor
 	if claims != nil {
 		actor = wire.TokenActor(claims.Subject)
 	}
-	return &dispatcher.Idempotency{Actor: actor, Key: vals[0]}, nil
+	return &dispatcher.Idempotency{Actor: actor, Key: key}, nil
 }
 
 // DispatchResponse is the answer to a completed dispatch, in the documented field order.

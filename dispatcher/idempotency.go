@@ -39,6 +39,23 @@ func CheckIdempotencyKey(key string) error {
 		ErrBadIdempotencyKey, MaxIdempotencyKeyLen, len(key))
 }
 
+// IdempotencyKeyOf is the Idempotency-Key among a request's values of that
+// header, as every entry point reads it: "" when there is none; an error matching
+// ErrBadIdempotencyKey when it is sent more than once or CheckIdempotencyKey
+// refuses it.
+func IdempotencyKeyOf(vals []string) (string, error) {
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", fmt.Errorf("%w: send one Idempotency-Key header, not %d", ErrBadIdempotencyKey, len(vals))
+	}
+	if err := CheckIdempotencyKey(vals[0]); err != nil {
+		return "", err
+	}
+	return vals[0], nil
+}
+
 // InvokeOnce is Invoke for a request its caller may send again: sent any number
 // of times under one Idempotency (from any node), it runs once, and every copy is
 // answered with the same receipt. Its invocation id is derived from the caller

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/capdir/capdir/dispatcher"
@@ -109,15 +108,5 @@ func idempotencyKey(req *sdk.CallToolRequest) (string, error) {
 	if req == nil || req.Extra == nil {
 		return "", nil
 	}
-	vals := req.Extra.Header.Values(IdempotencyHeader)
-	switch {
-	case len(vals) == 0:
-		return "", nil
-	case len(vals) > 1:
-		return "", fmt.Errorf("%w: send one Idempotency-Key header, not %d", dispatcher.ErrBadIdempotencyKey, len(vals))
-	}
-	if err := dispatcher.CheckIdempotencyKey(vals[0]); err != nil {
-		return "", err
-	}
-	return vals[0], nil
+	return dispatcher.IdempotencyKeyOf(req.Extra.Header.Values(IdempotencyHeader))
 }
