@@ -314,16 +314,11 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 		}
 		return pending, err
 	}
-	select {
-	case rc := <-ch:
-		return rc, nil
-	case <-ctx.Done():
-		s.waiters.remove(a.InvocationID, ch)
-		if rc, _, err := s.cfg.Projector.Receipt(a.InvocationID); err == nil {
-			return rc, nil
-		}
-		return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+	rc, err := s.await(ctx, &req, ch, nil)
+	if err != nil {
+		rc.Actor = a.Actor // pending: still the held caller's call
 	}
+	return rc, err
 }
 
 // rerunCredential is the credential an approved call is appended again with. It
