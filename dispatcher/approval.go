@@ -246,12 +246,16 @@ func (s *Service) appendDecision(ctx context.Context, a *projector.Approval, dec
 	return s.cfg.Log.Append(actx, wire.ApprovalSubject(a.InvocationID), ev, eventlog.ExpectLastSubjectSeq(a.Seq))
 }
 
-// ApprovalBody is the body of the call a's approval was asked for, as the owner
-// sees it: read back from the data stream (ErrApprovalRequestGone when it is not
-// there any more).
+// ApprovalBody is what the call a's approval was asked for sent as arguments, as
+// the owner sees it: the pipe body, or the arguments object's text (sentBody),
+// read back from the data stream (ErrApprovalRequestGone when it is not there any
+// more).
 func (s *Service) ApprovalBody(ctx context.Context, a *projector.Approval) (string, error) {
 	req, _, err := s.heldRequest(ctx, a)
-	return req.Body, err
+	if err != nil {
+		return "", err
+	}
+	return sentBody(&req), nil
 }
 
 // heldRequest reads back the request a names, from the data stream, and its
@@ -282,12 +286,13 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 }
 
 // runApproved appends the approved call again on capdir's own request subject,
-// under its keyed re-run event id, with the caller's credential and token: the
+// under its keyed re-run event id, with the caller's arguments (body or arguments
+// object), credential and token: the
 // gate checks the caller again, and the watcher admits it. With wait it waits for
 // the receipt as Invoke does.
 func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *wire.InvocationRequest, subject string, wait bool) (wire.Receipt, error) {
 	req := wire.InvocationRequest{
-		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Token: orig.Token,
+		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Args: orig.Args, Token: orig.Token,
 		Credential: rerunCredential(orig.Credential, subject), DirSeq: s.cfg.Projector.Applied(wire.ControlStream),
 	}
 	pending := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Actor: a.Actor}}
@@ -309,16 +314,11 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 		}
 		return pending, err
 	}
-	select {
-	case rc := <-ch:
-		return rc, nil
-	case <-ctx.Done():
-		s.waiters.remove(a.InvocationID, ch)
-		if rc, _, err := s.cfg.Projector.Receipt(a.InvocationID); err == nil {
-			return rc, nil
-		}
-		return pending, fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+	rc, err := s.await(ctx, &req, ch, nil)
+	if err != nil {
+		rc.Actor = a.Actor // pending: still the held caller's call
 	}
+	return rc, err
 }
 
 // rerunCredential is the credential an approved call is appended again with. It
@@ -355,13 +355,14 @@ func subjectClient(subject string) string {
 
 // decisionReceipt stores the receipt of a call that did not run because of its
 // approval (r: denied or expired), under the invocation's receipt event id, and
-// wakes a caller of this node waiting for it. It keeps the call's body when the
+// wakes a caller of this node waiting for it. It keeps the call's body (or
+// arguments object) when the
 // request is still in the log; its input fingerprint is the request's either way.
 func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r *gate.Refusal) (wire.Receipt, error) {
 	req := wire.InvocationRequest{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key}
 	client := "" // the bus client that asked, told on its notice subject
 	if held, subject, err := s.heldRequest(ctx, a); err == nil {
-		req.Body = held.Body
+		req.Body, req.Args = held.Body, held.Args
 		client = subjectClient(subject)
 	}
 	now := s.cfg.Clock()

@@ -184,9 +184,6 @@ func (c *ServiceConfig) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.MaxTreeSteps < 0 {
-		errs = append(errs, errors.New("dispatcher: max tree steps must not be negative"))
-	}
 	if err := c.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
 	}
