@@ -1,8 +1,6 @@
 package dispatcher
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"math"
 	"time"
 
@@ -12,11 +10,8 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
-// Fingerprint is the hex SHA-256 of s.
-func Fingerprint(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
+// Fingerprint is the hex SHA-256 of s (wire.Fingerprint).
+func Fingerprint(s string) string { return wire.Fingerprint(s) }
 
 // draft is a receipt under construction.
 type draft struct {

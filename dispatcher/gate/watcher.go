@@ -1,8 +1,6 @@
 package gate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
@@ -68,7 +66,7 @@ func watcher(g *Gate, in *Input, a *Admission) *Refusal {
 		ap = g.cfg.Approval(in.Req.InvocationID)
 	}
 	switch {
-	case ap.State == ApprovalGranted && ap.Key == in.Req.Key && ap.BodyFingerprint == bodyFingerprint(in.Req.Body):
+	case ap.State == ApprovalGranted && ap.Key == in.Req.Key && ap.BodyFingerprint == wire.Fingerprint(in.Req.Body):
 		return nil
 	case ap.State == ApprovalDenied:
 		return ApprovalDeniedRefusal()
@@ -76,10 +74,4 @@ func watcher(g *Gate, in *Input, a *Admission) *Refusal {
 		return ApprovalExpiredRefusal()
 	}
 	return refuseNotApproved()
-}
-
-// bodyFingerprint is the hex SHA-256 of body, as an approval records it.
-func bodyFingerprint(body string) string {
-	h := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(h[:])
 }

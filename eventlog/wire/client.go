@@ -61,13 +61,7 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 // which subscribes to its notices once rather than for every call.
 func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts ...InvokeOption) (Receipt, error) {
 	var rc Receipt
-	var o invokeOptions
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return rc, err
-		}
-	}
-	subject, ev, req, err := busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
+	subject, ev, req, err := invokeRequest(client, key, body, opts)
 	if err != nil {
 		return rc, err
 	}
@@ -87,6 +81,19 @@ func Invoke(ctx context.Context, nc *nats.Conn, client, key, body string, opts .
 		return rc, err
 	}
 	return publishAndWait(ctx, nc, js, client, subject, ev, &req, receipts)
+}
+
+// invokeRequest is an invocation's request as Invoke and Client.Invoke send it:
+// the options applied (an invalid one refused before anything else), the ids
+// minted, the subject and event built.
+func invokeRequest(client, key, body string, opts []InvokeOption) (string, Event, InvocationRequest, error) {
+	var o invokeOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return "", Event{}, InvocationRequest{}, err
+		}
+	}
+	return busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
 }
 
 // publishError says why a request was not acknowledged. The server refuses a

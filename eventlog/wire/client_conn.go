@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,8 +30,9 @@ type Client struct {
 
 // NewClient makes the bus client named client on nc, connected with that client's
 // credential and ClientOptions(client) (else an error matching ErrInboxPrefix).
-// The subscription is confirmed by the server before NewClient returns, so a
-// client without the right to its notices learns it here.
+// The subscription is flushed to the server before NewClient returns. Under a
+// name that is not the credential's, the server refuses the subscription as it
+// refuses the publishes: Invoke then says so (ErrRefused) at its deadline.
 func NewClient(nc *nats.Conn, client string) (*Client, error) {
 	if err := CheckClientName(client); err != nil {
 		return nil, err
@@ -97,13 +97,7 @@ func (c *Client) Close() error {
 // The options are Invoke's.
 func (c *Client) Invoke(ctx context.Context, key, body string, opts ...InvokeOption) (Receipt, error) {
 	var rc Receipt
-	var o invokeOptions
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return rc, err
-		}
-	}
-	subject, ev, req, err := busRequest(c.name, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
+	subject, ev, req, err := invokeRequest(c.name, key, body, opts)
 	if err != nil {
 		return rc, err
 	}

@@ -1,6 +1,10 @@
 package wire
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // Receipt statuses.
 const (
@@ -110,4 +114,11 @@ type Receipt struct {
 	BreakerGeneration uint64 `json:"breaker_generation"`
 	BreakerKind       string `json:"breaker_kind,omitempty"`
 	Worker            string `json:"worker,omitempty"`
+}
+
+// Fingerprint is the hex SHA-256 of s: a receipt's input and output
+// fingerprints, and the body an approval is granted for.
+func Fingerprint(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }
