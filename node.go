@@ -115,8 +115,12 @@ func (c *Config) Validate() error {
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
+	httpRows := c.HTTPRunner.Limits.Validate("httprunner")
+	if httpRows != nil {
+		httpRows = fmt.Errorf("http rows (--http-timeout): %w", httpRows)
+	}
 	for _, err := range []error{c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
-		c.Fn.Limits.Validate("fnrunner"), c.HTTPRunner.Limits.Validate("httprunner"), c.NATSRunner.Limits.Validate("natsrunner")} {
+		c.Fn.Limits.Validate("fnrunner"), httpRows, c.NATSRunner.Limits.Validate("natsrunner")} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node: %w", err))
 		}
