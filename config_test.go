@@ -50,3 +50,16 @@ func TestStartChecksEveryComponentsSettingsFirst(t *testing.T) {
 		t.Errorf("a zero config with a data dir: %v", err)
 	}
 }
+
+// A short owner key is refused before the data dir is made, saying where the key
+// comes from.
+func TestStartRefusesAShortOwnerKeyFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err := capdir.Start(context.Background(), capdir.Config{Log: eventlog.Config{DataDir: dir}, TerminalKey: "short"})
+	if err == nil || !strings.Contains(err.Error(), "CAPDIR_TERMINAL_KEY") {
+		t.Errorf("Start with a 5-character key: %v; want a refusal naming CAPDIR_TERMINAL_KEY", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("Start created %s before refusing the key", dir)
+	}
+}

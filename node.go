@@ -181,6 +181,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if len(cfg.TerminalKey) < api.MinTerminalKey { // before the facade refuses it, with a log and a projection made
+		return nil, fmt.Errorf("node: the owner key must be at least %d characters; got %d (set CAPDIR_TERMINAL_KEY to a longer one, or unset it to use the data dir's terminal.key)",
+			api.MinTerminalKey, len(cfg.TerminalKey))
+	}
 	secrets, err := secretEnv(cfg.SecretEnv)
 	if err != nil {
 		return nil, err
