@@ -115,8 +115,12 @@ func (c *Config) Validate() error {
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
+	httpRows := c.HTTPRunner.Limits.Validate("httprunner")
+	if httpRows != nil {
+		httpRows = fmt.Errorf("http rows (--http-timeout): %w", httpRows)
+	}
 	for _, err := range []error{c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
-		c.Fn.Limits.Validate("fnrunner"), c.HTTPRunner.Limits.Validate("httprunner"), c.NATSRunner.Limits.Validate("natsrunner")} {
+		c.Fn.Limits.Validate("fnrunner"), httpRows, c.NATSRunner.Limits.Validate("natsrunner")} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node: %w", err))
 		}
@@ -176,6 +180,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if len(cfg.TerminalKey) < api.MinTerminalKey { // before the facade refuses it, with a log and a projection made
+		return nil, fmt.Errorf("node: the owner key must be at least %d characters; got %d (set CAPDIR_TERMINAL_KEY to a longer one, or unset it to use the data dir's terminal.key)",
+			api.MinTerminalKey, len(cfg.TerminalKey))
 	}
 	secrets, err := secretEnv(cfg.SecretEnv)
 	if err != nil {

@@ -132,6 +132,9 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// MinTerminalKey is the fewest characters an owner key (x-terminal-key) may have.
+const MinTerminalKey = 16
+
 // Validate reports every problem at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -144,7 +147,7 @@ func (c *Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if len(c.TerminalKey) < 16 {
+	if len(c.TerminalKey) < MinTerminalKey {
 		errs = append(errs, errors.New("api: the terminal key must be at least 16 characters"))
 	}
 	if c.Minter == nil {

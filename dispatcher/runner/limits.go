@@ -62,10 +62,14 @@ func (l Limits) Validate(pkg string) error {
 	return errors.Join(errs...)
 }
 
-// Bound is ctx bounded by l.Timeout when it is positive, and ctx as is otherwise.
+// Bound is ctx bounded by l.Timeout when it is positive, and ctx itself (with a
+// cancel that does nothing) otherwise: a call with no timeout of its own costs no
+// context.
 func (l Limits) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.Timeout > 0 {
 		return context.WithTimeout(ctx, l.Timeout)
 	}
-	return context.WithCancel(ctx)
+	return ctx, noCancel
 }
+
+func noCancel() {}

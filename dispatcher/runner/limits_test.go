@@ -51,3 +51,19 @@ func TestLimitsBound(t *testing.T) {
 		t.Errorf("deadline %v, %v; want one within the hour", d, ok)
 	}
 }
+
+// Bound with no timeout hands back the caller's context: nothing is allocated on
+// the call path of a runner that has no timeout of its own (fn, flow).
+func TestLimitsBoundWithoutTimeoutAllocatesNothing(t *testing.T) {
+	parent := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		ctx, cancel := Limits{}.Bound(parent)
+		cancel()
+		if ctx != parent {
+			t.Fatal("Bound without a timeout made a new context")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Bound without a timeout: %v allocations, want 0", allocs)
+	}
+}
