@@ -64,6 +64,9 @@ func (c *Config) setDefaults() {
 	if c.MaxIdleConnsPerHost == 0 {
 		c.MaxIdleConnsPerHost = 64
 	}
+	if c.OriginWait == 0 {
+		c.OriginWait = DefaultOriginWait
+	}
 	if c.Client == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
@@ -120,11 +123,7 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	wait := cfg.OriginWait
-	if wait == 0 {
-		wait = DefaultOriginWait
-	}
-	return &Runner{cfg: cfg, origins: &origins{max: cfg.MaxPerOrigin, wait: wait}}, nil
+	return &Runner{cfg: cfg, origins: &origins{max: cfg.MaxPerOrigin, wait: cfg.OriginWait}}, nil
 }
 
 // Build renders the outbound request of c and applies its credential, without
@@ -207,6 +206,9 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	}
 	origin := originOf(hreq.URL)
 	if !r.origins.acquire(tctx, origin) {
+		if tctx.Err() != nil { // the caller gave up, or the call's time ran out, while it waited
+			return r.transportFailure(ctx, tctx.Err(), rd)
+		}
 		return runner.Failed(errOriginBusy(rd.Scrub(origin), r.cfg.MaxPerOrigin))
 	}
 	defer r.origins.release(origin)

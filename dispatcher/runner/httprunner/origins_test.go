@@ -142,3 +142,31 @@ func TestMaxPerOriginSmoothsABurstToAHealthyOrigin(t *testing.T) {
 		t.Errorf("the origin had %d calls in flight at once; the bound is 1", m)
 	}
 }
+
+// A call whose caller gives up while it waits for a slot ends as canceled, not
+// as origin_busy: the origin did not refuse it.
+func TestMaxPerOriginWaitEndsWithTheCaller(t *testing.T) {
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	r := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 1; c.OriginWait = time.Minute })
+	row := &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: "GET " + srv.URL}
+	go r.Run(context.Background(), runner.Call{Row: row})
+	<-arrived // the one slot is taken
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan runner.Outcome, 1)
+	go func() { done <- r.Run(ctx, runner.Call{Row: row}) }()
+	time.Sleep(20 * time.Millisecond) // let it start waiting; the outcome is the same if it has not
+	cancel()
+	o := <-done
+	if !strings.HasPrefix(o.Result, "ERR:http:canceled:") || o.Ran {
+		t.Fatalf("a call canceled while waiting for a slot: %q ran=%v; want ERR:http:canceled:…", o.Result, o.Ran)
+	}
+}
