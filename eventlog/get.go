@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -27,12 +26,5 @@ func (l *Log) ReadSeq(ctx context.Context, stream string, seq uint64) (Stored, e
 	if err != nil {
 		return Stored{}, fmt.Errorf("eventlog: message %d of %s: %w", seq, stream, err)
 	}
-	st := Stored{Stream: stream, Subject: m.Subject, Seq: m.Sequence}
-	ev, err := wire.Decode(m.Data)
-	if err != nil {
-		st.Invalid = err.Error()
-		return st, nil
-	}
-	st.Event = ev
-	return st, nil
+	return newStored(stream, m.Subject, m.Sequence, m.Data), nil
 }

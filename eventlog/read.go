@@ -232,16 +232,22 @@ func toStored(stream string, m jetstream.Msg) (Stored, error) {
 	if err != nil {
 		return Stored{}, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
-	st := Stored{Stream: stream, Subject: m.Subject(), Seq: meta.Sequence.Stream}
-	ev, err := wire.DecodeShared(m.Data()) // the client's copy of the message, not reused
+	return newStored(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil
+}
+
+// newStored decodes data, the body of the message at seq on subject, whose bytes
+// nothing changes afterwards (the client's copy of a message, not reused).
+func newStored(stream, subject string, seq uint64, data []byte) Stored {
+	st := Stored{Stream: stream, Subject: subject, Seq: seq}
+	ev, err := wire.DecodeShared(data)
 	if err != nil {
 		// A client on the bus can publish anything to a request subject: keep the
 		// position and let the consumer skip it, so one bad message cannot stall the log.
 		st.Invalid = err.Error()
-		return st, nil
+		return st
 	}
 	st.Event = ev
-	return st, nil
+	return st
 }
 
 // LastSubjectSeq is the sequence of the last message on subject in stream, 0 when

@@ -117,21 +117,28 @@ func checkMutation(s *eventlog.Stored, key string) (eventlog.DirectoryMutation, 
 	return m, nil
 }
 
-// checkRequest decodes an INVOCATION_REQUESTED on key's subject: a key it names is
-// key; a key or invocation id it leaves empty is derived as the dispatcher derives it.
-func checkRequest(s *eventlog.Stored, key string) (requestHead, error) {
+// checkRequest decodes an INVOCATION_REQUESTED on subj: a key it names is subj's
+// key; a key or invocation id it leaves empty is derived as the dispatcher derives
+// it. A bus client's invocation id must be one the dispatcher accepts
+// (wire.ValidInvocationID): the worker drops any other request unrun, so folding
+// it would leave the id pending for good, first-request-stands, in the client's
+// name.
+func checkRequest(s *eventlog.Stored, subj wire.Subject) (requestHead, error) {
 	var r requestHead
 	if err := decodeData(s, &r); err != nil {
 		return r, err
 	}
 	if r.Key == "" {
-		r.Key = key
+		r.Key = subj.Key
 	}
-	if err := sameKey("key", r.Key, key); err != nil {
+	if err := sameKey("key", r.Key, subj.Key); err != nil {
 		return r, err
 	}
 	if r.InvocationID == "" {
 		r.InvocationID = wire.RequestInvocationID(s.ID)
+	}
+	if subj.Family == wire.BusRequestFamily && !wire.ValidInvocationID(r.InvocationID) {
+		return r, skipf(reasonBadData, "bus request of %s: invocation id %q is not one a bus client may choose", subj.Key, clip(r.InvocationID))
 	}
 	return r, nil
 }

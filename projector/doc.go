@@ -30,7 +30,8 @@
 //     it names one);
 //   - a mutation's action is create, replace, patch or delete, it carries a row
 //     unless it deletes, and the row's type is fn, http, agent or flow; a receipt
-//     names its invocation.
+//     names its invocation; a bus client's request carries an invocation id the
+//     dispatcher accepts ([wire.ValidInvocationID]), as it would drop any other unrun.
 //
 // Any other event is skipped: a warning names it (stream, sequence, subject, type,
 // id) and why, never its data (no body, result or credential), it is counted in

@@ -91,7 +91,7 @@ type requestHead struct {
 // first request under an invocation id stands (invocations.go): a later one is
 // a duplicate the worker does not run, or capdir's re-run of an approved call.
 func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
-	r, err := checkRequest(s, subj.Key)
+	r, err := checkRequest(s, subj)
 	if err != nil {
 		return err
 	}
