@@ -18,7 +18,7 @@ const (
 	chartH       = 120
 )
 
-var chartClasses = []string{"ok", "refused", "error"}
+var chartClasses = []string{"ok", "refused", "failed"}
 
 // chart is the rendered SVG and its accessible summary.
 type chart struct {
@@ -47,7 +47,7 @@ func (c *Console) chart(now time.Time) (chart, error) {
 	}
 	peak := 1
 	for _, m := range counts {
-		if n := m["ok"] + m["refused"] + m["error"]; n > peak {
+		if n := m["ok"] + m["refused"] + m["failed"]; n > peak {
 			peak = n
 		}
 	}
@@ -56,7 +56,7 @@ func (c *Console) chart(now time.Time) (chart, error) {
 	fmt.Fprintf(&b, `<svg class="chart" id="chart" role="img" aria-labelledby="chart-title" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`,
 		width, chartH+16, width, chartH+16)
 	fmt.Fprintf(&b, `<title id="chart-title">Calls per minute since %s: %d ok, %d refused, %d failed (peak %d a minute)</title>`,
-		start.UTC().Format("15:04Z"), totals["ok"], totals["refused"], totals["error"], peak)
+		start.UTC().Format("15:04Z"), totals["ok"], totals["refused"], totals["failed"], peak)
 	for i, m := range counts {
 		y := chartH
 		for _, cl := range chartClasses {
@@ -75,5 +75,5 @@ func (c *Console) chart(now time.Time) (chart, error) {
 		chartH+13, start.UTC().Format("15:04Z"), width, chartH+13, now.UTC().Format("15:04Z"))
 	// Every value written above is a number or a time this function formatted.
 	return chart{SVG: template.HTML(b.String()),
-		Summary: fmt.Sprintf("%d ok, %d refused, %d failed in the last hour", totals["ok"], totals["refused"], totals["error"])}, nil
+		Summary: fmt.Sprintf("%d ok, %d refused, %d failed in the last hour", totals["ok"], totals["refused"], totals["failed"])}, nil
 }

@@ -160,15 +160,19 @@ func (c *Console) change(h handler) http.HandlerFunc {
 	}
 }
 
-// sameOrigin is false when r names an origin (Origin, else Sec-Fetch-Site) other
-// than its own host.
+// sameOrigin is false when r says it comes from another site: by Sec-Fetch-Site,
+// which browsers send, else by an Origin other than r's host. (Under
+// Referrer-Policy: no-referrer a browser's own form posts carry Origin: null, so
+// null says nothing; the CSRF token still decides.)
 func sameOrigin(r *http.Request) bool {
-	if o := r.Header.Get("Origin"); o != "" {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin" || site == "none"
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
 		return err == nil && u.Host == r.Host
 	}
-	site := r.Header.Get("Sec-Fetch-Site")
-	return site == "" || site == "same-origin" || site == "none"
+	return true
 }
 
 // signedIn is r's live session, its cookie renewed; nil without one.

@@ -121,8 +121,8 @@ type receiptData struct {
 // fingerprints, its public link, and the tree of its steps.
 func (c *Console) receiptPage(w http.ResponseWriter, r *http.Request, ss *session) error {
 	id := r.PathValue("id")
-	if !wire.ValidInvocationID(id) {
-		return badQuery("an invocation id is 26 characters of Crockford base32")
+	if err := wire.CheckInvocationID(id); err != nil {
+		return badQuery(err.Error())
 	}
 	t, pending, err := c.cfg.API.Receipt(r.Context(), id)
 	if err != nil {
@@ -144,5 +144,5 @@ func statusClass(rc *wire.Receipt) string {
 	case strings.HasPrefix(rc.Status, "REFUSED_"):
 		return "refused"
 	}
-	return "error"
+	return "failed"
 }

@@ -16,7 +16,7 @@ const greetRow = `{"key":"GREET","type":"fn","target":"echo","category":"demo","
 
 // consolePages are the pages a signed-out browser must get nothing of.
 var consolePages = []string{"/console/", "/console/rows/GREET", "/console/rows/GREET/edit", "/console/rows/new",
-	"/console/rows/GREET/delete", "/console/receipts", "/console/receipts/01JD0000000000000000000000", "/console/approvals",
+	"/console/rows/GREET/delete", "/console/receipts", "/console/receipts/inv_01jd0000000000000000000000", "/console/approvals",
 	"/console/breakers", "/console/tokens", "/console/health", "/console/nothing-here"}
 
 func TestConsoleSignedOutGetsNothing(t *testing.T) {
