@@ -333,7 +333,8 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 		return nil
 	}
 	return func(s *api.Server) (http.Handler, error) {
-		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, Clock: cfg.Clock, Logger: cfg.Logger})
+		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, DataDir: cfg.Log.DataDir,
+			Clock: cfg.Clock, Logger: cfg.Logger})
 		n.console = c
 		return c, err
 	}

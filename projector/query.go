@@ -239,6 +239,17 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 
 // Breakers returns every breaker state that is open.
 func (p *Projector) Breakers() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool { return st.Open })
+}
+
+// Striking returns every breaker state that is not open but has strikes: a row
+// whose credential is failing and which is not refused yet.
+func (p *Projector) Striking() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool { return !st.Open && st.Strikes > 0 })
+}
+
+// breakers returns every breaker state keep admits.
+func (p *Projector) breakers(keep func(*breaker.State) bool) ([]breaker.State, error) {
 	var out []breaker.State
 	err := p.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketBreakers).ForEach(func(k, v []byte) error {
@@ -246,7 +257,7 @@ func (p *Projector) Breakers() ([]breaker.State, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err
 			}
-			if st.Open {
+			if keep(&st) {
 				out = append(out, st)
 			}
 			return nil

@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/chromedp/chromedp"
@@ -265,15 +267,22 @@ func TestBrowserBreakerReset(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", string(row)); code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	for range 8 {
+	for range 3 {
 		dispatch(t, n, "THING", "x")
-	}
-	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/THING", ""); code != 200 || !strings.Contains(body, `"open":true`) {
-		t.Fatalf("breaker after 8 refusals: %d %s", code, body)
 	}
 	b := openTab(t, n)
 	b.signIn()
-	b.open("/console/breakers", "#reset-THING")
+	b.open("/console/breakers", "#striking #reset-THING")
+	if got := b.text("#striking"); !strings.Contains(got, "THING") || !strings.Contains(got, "3") {
+		t.Errorf("striking breakers %q, want THING with 3 failures", got)
+	}
+	for range 5 {
+		dispatch(t, n, "THING", "x")
+	}
+	b.do("the breaker opens on the page", chromedp.WaitVisible(chromedp.CSS("#breakers #reset-THING")), chromedp.WaitVisible(chromedp.ID("no-striking")))
+	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/THING", ""); code != 200 || !strings.Contains(body, `"open":true`) {
+		t.Fatalf("breaker after 8 refusals: %d %s", code, body)
+	}
 	b.shot("breakers")
 	b.do("reset", chromedp.Click(chromedp.ID("reset-THING")), chromedp.WaitVisible(chromedp.ID("no-breakers")))
 	if got := b.text("#notice"); got != "Reset the breaker of THING." {
@@ -322,6 +331,12 @@ func TestBrowserTokenMintAndRevoke(t *testing.T) {
 		t.Fatalf("the revoked token's call: %d %s", code, out)
 	}
 	b.shot("tokens-revoked")
+	if _, _, err := eventlog.AddBusClient(n.Config.Log.DataDir, eventlog.BusClient{Name: "billing", Role: eventlog.RoleClient}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	b.open("/console/health", "#health")
+	if got := b.text("#bus"); !strings.Contains(got, "billing") || !strings.Contains(got, "client") {
+		t.Errorf("bus clients %q, want billing", got)
+	}
 	b.shot("health")
 }

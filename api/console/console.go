@@ -286,6 +286,7 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
+	"resetArgs": func(key, csrf string) map[string]string { return map[string]string{"Key": key, "CSRF": csrf} },
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""

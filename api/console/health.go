@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/eventlog"
 )
 
 type healthStream struct {
@@ -15,10 +16,13 @@ type healthStream struct {
 type healthData struct {
 	Streams []healthStream
 	Rows    int
+	// Bus are the identities admitted to the embedded NATS server (capdir bus list).
+	Bus      []eventlog.BusClient
+	BusError string
 }
 
 // healthPage shows the log's and the projection's positions per stream, as GET
-// /healthz reports them.
+// /healthz reports them, and the bus identities, as capdir bus list does.
 func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, ss *session) error {
 	streams, err := c.cfg.API.Health(r.Context())
 	if err != nil {
@@ -29,6 +33,11 @@ func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, ss *session
 		d.Streams = append(d.Streams, healthStream{Name: name, StreamHealth: h})
 	}
 	sort.Slice(d.Streams, func(i, j int) bool { return d.Streams[i].Name < d.Streams[j].Name })
+	if c.cfg.DataDir != "" {
+		if d.Bus, err = eventlog.BusClients(c.cfg.DataDir); err != nil {
+			d.BusError = err.Error()
+		}
+	}
 	c.render(w, "health", http.StatusOK, view{Title: "Health", Nav: "health", CSRF: ss.csrf, Data: d})
 	return nil
 }
