@@ -19,6 +19,8 @@ type Config struct {
 	Projector *projector.Projector
 	// Ask is the index the directory's search ranks rows with.
 	Ask *ask.Index
+	// NodeName names the node on the health page.
+	NodeName string
 	// DataDir is the node's data dir, whose bus identities the health page lists
 	// (none when empty).
 	DataDir string

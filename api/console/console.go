@@ -83,6 +83,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 
 func (c *Console) routes() {
+	c.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
 	c.mux.Handle("GET /console/static/", c.static)
 	c.mux.HandleFunc("GET /console/signin", c.signInPage)
 	c.mux.HandleFunc("POST /console/signin", c.signIn)

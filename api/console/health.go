@@ -6,6 +6,7 @@ import (
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
 )
 
 type healthStream struct {
@@ -13,9 +14,16 @@ type healthStream struct {
 	api.StreamHealth
 }
 
+// healthFailures is how many of the newest failed calls the health page lists.
+const healthFailures = 10
+
 type healthData struct {
+	Node    string
 	Streams []healthStream
-	Rows    int
+	// Failures are the newest calls that ran and failed, or failed before they ran
+	// (not the refusals: those are the gate's answers, not errors).
+	Failures []wire.Receipt
+	Rows     int
 	// Bus are the identities admitted to the embedded NATS server (capdir bus list).
 	Bus      []eventlog.BusClient
 	BusError string
@@ -28,7 +36,11 @@ func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, ss *session
 	if err != nil {
 		return err
 	}
-	d := healthData{Rows: c.cfg.Projector.Count()}
+	d := healthData{Node: c.cfg.NodeName, Rows: c.cfg.Projector.Count()}
+	d.Failures, err = c.cfg.Projector.RecentReceipts(healthFailures, receiptsScan, func(rc *wire.Receipt) bool { return statusClass(rc) == "failed" })
+	if err != nil {
+		return unavailable(err)
+	}
 	for name, h := range streams {
 		d.Streams = append(d.Streams, healthStream{Name: name, StreamHealth: h})
 	}

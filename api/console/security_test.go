@@ -207,6 +207,9 @@ func TestConsoleHeadersOnEveryAnswer(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	c := newClient(t, n.URL())
+	if resp, _ := c.do("GET", "/console", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/" {
+		t.Errorf("GET /console: %d to %q, want 303 to /console/", resp.StatusCode, resp.Header.Get("Location"))
+	}
 	c.do("GET", "/console/signin", nil, nil)
 	c.do("GET", "/console/static/console.js", nil, nil)
 	c.do("GET", "/console/static/console.css", nil, nil)
