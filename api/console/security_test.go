@@ -7,8 +7,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -227,4 +230,44 @@ func TestConsoleHeadersOnEveryAnswer(t *testing.T) {
 	if strings.Contains(body, "style=") || strings.Contains(body, "<script>") || strings.Contains(body, "onclick") {
 		t.Errorf("a page holds inline style or script, which the CSP refuses: %s", body)
 	}
+}
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// A session ends 12 hours after its last request; an address refused for wrong
+// keys may sign in again once the window has passed.
+func TestConsoleSessionsAndRefusalsExpire(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	c := newClient(t, n.URL())
+	c.signIn()
+	clock.advance(12*time.Hour - time.Minute)
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("11h59m idle: %d, want the page", resp.StatusCode)
+	}
+	clock.advance(12*time.Hour - time.Minute) // idle as long again since that request
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("a request renews the session: %d", resp.StatusCode)
+	}
+	clock.advance(12*time.Hour + time.Second)
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("12h idle: %d, want sent to sign in", resp.StatusCode)
+	}
+
+	for range 5 {
+		c.do("POST", "/console/signin", url.Values{"key": {"wrong-key-0123456789"}}, nil)
+	}
+	if resp, _ := c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after five wrong keys: %d, want 429", resp.StatusCode)
+	}
+	clock.advance(time.Minute)
+	c.signIn()
 }
