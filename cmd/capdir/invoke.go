@@ -41,6 +41,9 @@ func invokeCmd() *cobra.Command {
 			"  capdir invoke HEALTH --shape",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTokenFlag(cmd); err != nil {
+				return err
+			}
 			cfg.Key, cfg.Out = args[0], cmd.OutOrStdout()
 			if len(args) == 2 {
 				cfg.Body = args[1]
@@ -51,7 +54,7 @@ func invokeCmd() *cobra.Command {
 	addServerFlags(cmd, &cfg.serverConfig, 0)
 	cmd.Flags().BoolVar(&cfg.Shape, "shape", false, "build the outbound request and print it instead of sending it")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print the server's whole JSON answer")
-	cmd.Flags().StringVar(&cfg.Token, "token", "", "invoke with this capability token instead of the owner key (default $CAPDIR_TOKEN)")
+	addTokenFlag(cmd, &cfg.Token)
 	return cmd
 }
 

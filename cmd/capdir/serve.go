@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -132,11 +133,23 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return err
 	}
 	if cfg.HTTP.Addr != "" { // --http "" serves no HTTP
-		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+		ln, err := listen("--http", cfg.HTTP.Addr)
 		if err != nil {
-			return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTP.Addr, err)
+			return err
 		}
 		cfg.HTTPListener = ln // capdir.Start closes it if it fails
+	}
+	if cfg.Log.Listen != "" {
+		// The embedded NATS server binds it itself, and on a taken port would only
+		// fail its readiness wait: try it first, as --http.
+		ln, err := listen("--nats-listen", cfg.Log.Listen)
+		if err != nil {
+			if cfg.HTTPListener != nil {
+				cfg.HTTPListener.Close()
+			}
+			return err
+		}
+		ln.Close()
 	}
 	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.Log.DataDir)
 	if err != nil {
@@ -169,6 +182,23 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
 	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
+}
+
+// listen listens on addr, the value of flag: an address that is not host:port, or
+// one something else listens on, is refused saying what to give instead.
+func listen(flag, addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		example := "127.0.0.1:8080"
+		if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+			example = "127.0.0.1:" + addr // a bare port
+		}
+		return nil, fmt.Errorf("%s %s: %s wants host:port, e.g. %s", flag, addr, flag, example)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w; stop what listens there or give another address with %s HOST:PORT", flag, addr, err, flag)
+	}
+	return ln, nil
 }
 
 // secretEnvPatterns is the allow-list serve runs with: --secret-env when given

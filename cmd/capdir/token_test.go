@@ -35,6 +35,9 @@ func TestTokenMintInvokeRevoke(t *testing.T) {
 	}
 	jti := m[1]
 
+	if out, _, err := cli("invoke", "--token", "", "SAY", "fixed"); err != errEmptyToken || out != "" {
+		t.Fatalf("invoke --token \"\": %v %q; want it refused, not invoked with the owner key", err, out)
+	}
 	out, stderr, err := cli("invoke", "--token", tok, "SAY", "fixed")
 	if err != nil || !strings.HasPrefix(out, "fixed\ninv_") || !strings.Contains(out, "PROVEN_MATERIAL_RESULT") {
 		t.Fatalf("invoke --token: %v %q %s", err, out, stderr)
