@@ -143,10 +143,15 @@ type DispatchResult struct {
 	Result string          `json:"result,omitempty"`
 	Shape  json.RawMessage `json:"shape,omitempty"` // shape mode's request
 	Proof  Proof           `json:"proof"`
-	// Pending: the receipt is not written yet; look it up with Receipt.
+	// Pending: the receipt is not written yet; wait for it with Outcome.
 	Pending      bool   `json:"pending,omitempty"`
 	InvocationID string `json:"invocation_id,omitempty"` // set when Pending
 	Receipt      string `json:"receipt,omitempty"`       // set when Pending: its path
+	// Status, when Pending, is PENDING_APPROVAL while the call waits for the
+	// owner's approval (a sensitive row called with a token), else empty.
+	Status string `json:"status,omitempty"`
+	// Wait, when Pending, is the path where the caller waits for the outcome.
+	Wait string `json:"wait,omitempty"`
 	// Raw is the answer as the server sent it.
 	Raw json.RawMessage `json:"-"`
 }
