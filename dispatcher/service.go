@@ -516,6 +516,11 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 	}
 }
 
+// CheckRow is the failure every call of row will have on this node's runners
+// (runner.Runners.Check), or nil: for the write path to warn of a row that
+// cannot run as written.
+func (s *Service) CheckRow(row *contract.Row) error { return s.cfg.Runners.Check(row) }
+
 // checkInvoke checks what Invoke and InvokeOnce check before anything is
 // appended (the payload ceiling, the key), and records the directory position.
 func (s *Service) checkInvoke(req *wire.InvocationRequest) error {
