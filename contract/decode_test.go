@@ -44,6 +44,10 @@ func TestDecodeFieldsExamplesArray(t *testing.T) {
 		{`{"examples":["Ada", "Grace|42", "<b>&"]}`, `["Ada","Grace|42","<b>&"]`},
 		{`{"examples":[ ]}`, `[]`},
 		{`{"examples":"[\"Ada\"]"}`, `["Ada"]`},
+		{`{"examples":"[\"Ada\", \"Grace\"]"}`, `["Ada","Grace"]`},
+		{`{"examples":"[ \"<b>&\" ]"}`, `["<b>&"]`},
+		{`{"examples":"Ada"}`, `Ada`},       // not an array: stored as sent, and validation refuses it
+		{`{"examples":"[1, 2]"}`, `[1, 2]`}, // not strings: likewise
 		{`{"examples":null}`, ``},
 	} {
 		f := mustDecode(t, tc.body)
