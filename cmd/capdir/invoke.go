@@ -43,7 +43,13 @@ func invokeCmd() *cobra.Command {
 			"  capdir invoke GREET Ada\n" +
 			"  capdir invoke GREET Ada --json\n" +
 			"  capdir invoke HEALTH --shape",
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || len(args) > 2 {
+				return fmt.Errorf("invoke takes the KEY of a row, then optionally its BODY of arguments separated by | "+
+					"(capdir invoke GREET Ada); got %d arguments (capdir invoke --help; capdir export lists the rows)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkTokenFlag(cmd); err != nil {
 				return err

@@ -44,14 +44,10 @@ func serveCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
 		Long: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade.\n\n" +
-			"Environment:\n" +
-			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
-			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
-			"                       <data>/terminal.key, generated (mode 0600) on first start\n" +
-			"  CAPDIR_AGENT_PROVIDERS  the agent providers (PREFIX=BASE_URL,…) when --agent-provider is not given\n\n" +
+			envHelp() + "\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.EnvKey, cfg.Err = os.Getenv("CAPDIR_TERMINAL_KEY"), os.Stderr
+			cfg.EnvKey, cfg.Err = os.Getenv(terminalKeyEnv), os.Stderr
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
 			cfg.Node.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.Node.AgentProviders, os.LookupEnv)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -94,6 +90,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	composeFlags(cmd, &cfg.Node)
+	cmd.SetUsageFunc(groupedUsage(serveFlagGroups))
 	return cmd
 }
 
@@ -208,7 +205,7 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 	if flagGiven {
 		return fromFlag
 	}
-	if v, ok := lookup("CAPDIR_SECRET_ENV"); ok {
+	if v, ok := lookup(secretEnvEnv); ok {
 		return []string{v}
 	}
 	return fromFlag
@@ -247,5 +244,13 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: durationText})), nil
+}
+
+// durationText writes a duration as its text ("1.5s"), not as nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
