@@ -212,6 +212,11 @@ func TestWatcherDeny(t *testing.T) {
 	if code != 200 || ans["status"] != wire.StatusRefusedApprovalDenied || ans["ran"] != false {
 		t.Fatalf("deny: %d %v", code, ans)
 	}
+	wait := "/api/dispatch?receipt=" + h.InvocationID + "&wait=30s"
+	if code, out := nodetest.DoToken(t, w.n, "GET", wait, "", w.tok); code != 200 ||
+		!strings.Contains(out, `"ok":false,"ran":false`) || !strings.Contains(out, `"status":"REFUSED_APPROVAL_DENIED"`) {
+		t.Fatalf("the holder's wait for its denied call: %d %s", code, out)
+	}
 	rc := w.onlyReceipt(t, h.InvocationID, wire.StatusRefusedApprovalDenied)
 	if rc.Ran || rc.OK || rc.Result != "approval_denied" || rc.Body != "20" || rc.Fingerprints.Input != sha256hex("20") || rc.Type != "http" {
 		t.Fatalf("denied receipt %+v", rc)
@@ -382,8 +387,13 @@ func TestWatcherTokenHolderWaitsForItsOwnCall(t *testing.T) {
 			t.Errorf("%s: %d %s", q, code, out)
 		}
 	}
-	if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt=inv_nosuch&wait=30s", "", w.tok); code != 404 {
-		t.Errorf("an unknown id: %d %s", code, out)
+	for _, id := range []string{"inv_nosuch", strings.Repeat("inv_", 20000), "..%2F..%2Fapi%2Fdirectory", "%00"} {
+		if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+id+"&wait=30s", "", w.tok); code != 404 || !strings.Contains(out, `"error":"not_found"`) {
+			t.Errorf("an unknown id %.40s: %d %.200s", id, code, out)
+		}
+	}
+	if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt=&wait=30s", "", w.tok); code != 400 || !strings.Contains(out, "receipt needs the invocation id of a call") {
+		t.Errorf("no id: %d %s", code, out)
 	}
 
 	done := make(chan string, 1)

@@ -41,6 +41,9 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 	if err != nil {
 		return err
 	}
+	if inv == "" {
+		return badRequest("receipt needs the invocation id of a call: GET /api/dispatch?receipt=inv_…&wait=" + s.cfg.DispatchWait.String())
+	}
 	wait, err := s.waitParam(r)
 	if err != nil {
 		return err

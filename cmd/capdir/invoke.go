@@ -38,7 +38,10 @@ func invokeCmd() *cobra.Command {
 		Long: "Invoke a row on a running capdir server. BODY is one string of arguments separated by |\n" +
 			"(for example 'a|b'). The result goes to stdout, then a line with the invocation id and the\n" +
 			"receipt status. The exit status is non-zero when the result is an ERR: string.\n\n" +
-			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.",
+			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.\n\n" +
+			"A token holder's call to a sensitive row waits for the owner's approval, and a slow call may outlast\n" +
+			"the server's dispatch wait: invoke then prints the invocation id and what it waits for, and\n" +
+			"capdir receipt ID --wait prints the outcome later; with --wait, invoke waits for it itself.",
 		Example: "  # the rows of the README's walk-through\n" +
 			"  capdir invoke GREET Ada\n" +
 			"  capdir invoke GREET Ada --json\n" +

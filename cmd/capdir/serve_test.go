@@ -103,8 +103,8 @@ func TestServeHelpNamesItsEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, env := range []string{"CAPDIR_DATA", "CAPDIR_TERMINAL_KEY"} {
-		if !strings.Contains(out, env) {
+	for _, env := range []string{"CAPDIR_DATA", "CAPDIR_TERMINAL_KEY", "CAPDIR_SECRET_ENV", "CAPDIR_AGENT_PROVIDERS"} {
+		if !strings.Contains(out, "\n  "+env+" ") {
 			t.Errorf("serve --help does not mention %s:\n%s", env, out)
 		}
 	}
