@@ -52,9 +52,10 @@ func checkLowS(sig []byte) error {
 	return nil
 }
 
-// lowS returns raw, a compact ES256 JWS, with its signature's s replaced by N-s
-// when s is over N/2: the same signature, in the one form a verifier accepts.
-func lowS(raw string) (string, error) {
+// LowS returns raw, a compact ES256 JWS, with its signature's s replaced by N-s
+// when s is over N/2: the same signature, in the one form a verifier accepts. The
+// minter applies it; so must anything else that signs tokens with go-jose.
+func LowS(raw string) (string, error) {
 	i := strings.LastIndexByte(raw, '.')
 	sig, err := base64.RawURLEncoding.DecodeString(raw[i+1:])
 	if err != nil || len(sig) != 2*es256Size {

@@ -76,7 +76,7 @@ func signRaw(t testing.TB, priv *ecdsa.PrivateKey, kid string, payload []byte) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw, err = lowS(raw); err != nil { // as a minter writes it
+	if raw, err = LowS(raw); err != nil { // as a minter writes it
 		t.Fatal(err)
 	}
 	return raw

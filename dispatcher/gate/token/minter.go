@@ -142,7 +142,7 @@ func (m *Minter) Mint(req MintRequest, now time.Time) (string, Claims, error) {
 	if err != nil {
 		return "", Claims{}, fmt.Errorf("token: serialize: %w", err)
 	}
-	if raw, err = lowS(raw); err != nil { // the one form a verifier accepts (form.go)
+	if raw, err = LowS(raw); err != nil { // the one form a verifier accepts (form.go)
 		return "", Claims{}, err
 	}
 	if len(raw) > MaxLen {
