@@ -253,3 +253,139 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 		}
 	}
 }
+
+// TestImportOpenAPIDiscord imports a large real-world spec (Discord's HTTP API,
+// 242 operations): every operation a row or a refusal with its reason, a row
+// compared to the spec, and a re-import that appends nothing.
+func TestImportOpenAPIDiscord(t *testing.T) {
+	n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"DISCORD_BOT_TOKEN"} })
+	spec := specFixture(t, "discord-3.1.json")
+	q := url.Values{"auth_env": {"DISCORD_BOT_TOKEN"}, "prefix": {"discord_"}, "category": {"discord"}}
+	before := controlSeq(t, n)
+	res := importSpec(t, n, spec, q)
+	if res.Operations != 242 || res.Created != 239 || res.Refused != 3 || res.Failed != 0 {
+		t.Fatalf("import: %d operations, %d created, %d refused, %d failed", res.Operations, res.Created, res.Refused, res.Failed)
+	}
+	if got := controlSeq(t, n); got != before+239 {
+		t.Fatalf("the import appended %d events, want 239", got-before)
+	}
+	for _, it := range res.Items {
+		if it.Action == api.ItemRefused && !strings.Contains(it.Error, "no JSON media type (it has [multipart/form-data])") {
+			t.Errorf("%s refused: %s", it.Source, it.Error)
+		}
+	}
+	// GET /channels/{channel_id}/messages as the spec has it: a path parameter,
+	// four query parameters (in name order), the bot token in its header.
+	row := getRow(t, n, "DISCORD_LIST_MESSAGES")
+	if row.Target != "GET https://discord.com/api/v10/channels/$1/messages?after=$2&around=$3&before=$4&limit=$5" ||
+		row.Auth != `headers:{"Authorization":"$DISCORD_BOT_TOKEN"}` || row.Category != "discord" ||
+		!strings.Contains(row.Content, "# ARGS: $1=channel_id | $2=after | $3=around | $4=before | $5=limit\n") {
+		t.Fatalf("DISCORD_LIST_MESSAGES: %+v", row)
+	}
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+	}
+	if err := json.Unmarshal([]byte(row.InputSchema), &schema); err != nil {
+		t.Fatal(err)
+	}
+	if lim := schema.Properties["limit"]; fmt.Sprint(schema.Required) != "[channel_id]" || lim["minimum"] != 1.0 || lim["maximum"] != 100.0 {
+		t.Fatalf("input_schema: %s", row.InputSchema)
+	}
+
+	before = controlSeq(t, n)
+	again := importSpec(t, n, spec, q)
+	if again.Unchanged != 239 || again.Created+again.Updated != 0 {
+		t.Fatalf("re-import: %d unchanged, %d created, %d updated", again.Unchanged, again.Created, again.Updated)
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("a re-import that changes nothing appended %d events", got-before)
+	}
+}
+
+// TestImportOpenAPIUpdatePrune: a changed operation updates its row and keeps the
+// owner's own columns; an operation gone from the spec is reported, and deleted
+// only with prune; rows the spec did not make are never touched.
+func TestImportOpenAPIUpdatePrune(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	q := url.Values{"server": {"https://petstore.example"}}
+	importSpec(t, n, spec, q)
+	if status, body := nodetest.Do(t, n, "PATCH", "/api/directory/LIST_PETS", `{"enabled":0}`); status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", status, body)
+	}
+	// A row by hand, and one of another import of the same spec under a prefix.
+	if status, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"MY_ROW","type":"fn","target":"echo","content":"# WHAT: mine"}`); status != http.StatusCreated {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	importSpec(t, n, spec, url.Values{"server": {"https://petstore.example"}, "prefix": {"STAGING_"}})
+
+	changed := strings.Replace(spec, "summary: List all pets", "summary: List the pets", 1)
+	changed = strings.Replace(changed, "operationId: showPetById", "operationId: createPetAlias\n      x-gone: yes", 1)
+	changed = strings.Replace(changed, "operationId: createPets", "operationId: myRow", 1)
+	res := importSpec(t, n, changed, q)
+	items := map[string]api.ImportedItem{}
+	for _, it := range res.Items {
+		items[it.Key] = it
+	}
+	if items["LIST_PETS"].Action != api.ItemUpdated || items["CREATE_PET_ALIAS"].Action != api.ItemCreated ||
+		items["MY_ROW"].Action != api.ItemFailed || !strings.Contains(items["MY_ROW"].Error, "exists: the directory has a row MY_ROW that this import did not make") {
+		t.Fatalf("re-import: %+v", res.Items)
+	}
+	if fmt.Sprint(res.Vanished) != "[CREATE_PETS SHOW_PET_BY_ID]" || len(res.Pruned) != 0 {
+		t.Fatalf("vanished %v, pruned %v", res.Vanished, res.Pruned)
+	}
+	if row := getRow(t, n, "LIST_PETS"); row.Enabled != 0 || !strings.HasPrefix(row.Content, "# WHAT: List the pets\n") {
+		t.Fatalf("LIST_PETS after the update: %+v", row)
+	}
+	getRow(t, n, "SHOW_PET_BY_ID") // kept without prune
+
+	q.Set("prune", "true")
+	res = importSpec(t, n, changed, q)
+	if fmt.Sprint(res.Pruned) != "[CREATE_PETS SHOW_PET_BY_ID]" {
+		t.Fatalf("pruned %v", res.Pruned)
+	}
+	for key, want := range map[string]int{"SHOW_PET_BY_ID": 404, "CREATE_PETS": 404, "MY_ROW": 200, "STAGING_SHOW_PET_BY_ID": 200, "LIST_PETS": 200} {
+		if status, _ := nodetest.Do(t, n, "GET", "/api/directory/"+key, ""); status != want {
+			t.Errorf("GET %s: %d, want %d", key, status, want)
+		}
+	}
+}
+
+// TestImportOpenAPIRefused: the route is the owner's, and a spec refused whole
+// writes nothing.
+func TestImportOpenAPIRefused(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	path := "/api/directory/import?format=openapi&server=https://petstore.example"
+	before := controlSeq(t, n)
+	for name, send := range map[string]func() (int, string){
+		"no key":    func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "") },
+		"wrong key": func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "not-the-owner-key-0123456789") },
+		"token":     func() (int, string) { return nodetest.DoToken(t, n, "POST", path, spec, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln") },
+	} {
+		if status, body := send(); status != http.StatusUnauthorized {
+			t.Errorf("%s: HTTP %d %s", name, status, body)
+		}
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		says             string
+	}{
+		{"garbage", path, "\x00\xff{{{ not a spec", 400, "openapi_spec_refused: it cannot be read as an OpenAPI document"},
+		{"50 MB", path, strings.Repeat("a", 50<<20), 413, "payload_too_large: the spec is 52428800 bytes; the limit is 4194304"},
+		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default) or openapi"},
+		{"bad flag", path + "&prune=yes", spec, 400, "prune must be true or false"},
+		{"bad auth env", path + "&auth_env=petstore_auth%3Dnot+a+name", spec, 400, "openapi_bad_option: auth-env"},
+		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --server URL"},
+	} {
+		status, body := nodetest.Do(t, n, "POST", tc.path, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: HTTP %d %.300s", tc.name, status, body)
+		}
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("refused imports appended %d events", got-before)
+	}
+}

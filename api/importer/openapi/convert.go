@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -73,14 +74,14 @@ func Convert(ctx context.Context, data []byte, opt Options) (Spec, error) {
 	if len(data) > MaxSpecBytes {
 		return Spec{}, tooLarge("the spec is %d bytes; the limit is %d", len(data), MaxSpecBytes)
 	}
+	if n := countOperations(data); n > MaxOperations {
+		return Spec{}, tooLarge("the spec has %d operations; the limit is %d (split it, or import a part of it)", n, MaxOperations)
+	}
 	doc, err := load(ctx, data)
 	if err != nil {
 		return Spec{}, err
 	}
 	ops := operations(doc)
-	if len(ops) > MaxOperations {
-		return Spec{}, tooLarge("the spec has %d operations; the limit is %d (split it, or import a part of it)", len(ops), MaxOperations)
-	}
 	base, err := specServer(doc, opt)
 	if err != nil {
 		return Spec{}, err
@@ -137,6 +138,63 @@ func loadSafely(loader *openapi3.Loader, data []byte) (doc *openapi3.T, err erro
 		}
 	}()
 	return loader.LoadFromData(data)
+}
+
+// countOperations counts the operations under paths before the spec is loaded,
+// so that a spec of too many is refused for a fraction of what loading it costs:
+// a JSON document by its tokens, streamed; YAML by its lines that are an
+// operation's method key ("  get:"), an upper bound. A document it cannot read
+// counts what it read so far (the loader then says what is wrong).
+func countOperations(data []byte) int {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
+		return countJSONOperations(json.NewDecoder(bytes.NewReader(trimmed)))
+	}
+	return len(yamlMethodLine.FindAllIndex(data, -1))
+}
+
+var yamlMethodLine = regexp.MustCompile(`(?m)^[ \t]+["']?(?i:get|put|post|delete|options|head|patch|trace|query)["']?[ \t]*:[ \t]*$`)
+
+// countJSONOperations counts the method keys two levels under the top-level
+// "paths" member.
+func countJSONOperations(dec *json.Decoder) int {
+	n, depth, inPaths := 0, 0, false
+	expectKey := false // the next string at this depth is an object key
+	keys := []bool{}   // per open container: is it an object
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				keys = append(keys, v == '{')
+				depth++
+				expectKey = v == '{'
+				continue
+			default:
+				depth--
+				keys = keys[:len(keys)-1]
+				if depth == 1 {
+					inPaths = false
+				}
+			}
+		case string:
+			if expectKey {
+				if depth == 1 && v == "paths" {
+					inPaths = true
+				}
+				if inPaths && depth == 3 && rank(strings.ToUpper(v)) < len(methodOrder) {
+					n++
+				}
+				expectKey = false
+				continue
+			}
+		}
+		// After a value, the next token of an object is a key again.
+		expectKey = len(keys) > 0 && keys[len(keys)-1]
+	}
 }
 
 // op is one operation of the spec.

@@ -8,8 +8,10 @@ import (
 // Limits of one spec. A spec over either is refused whole, before anything of it
 // is written.
 const (
-	// MaxSpecBytes caps the spec's size, JSON or YAML.
-	MaxSpecBytes = 8 << 20
+	// MaxSpecBytes caps the spec's size, JSON or YAML. The parser reads a spec
+	// through a YAML node tree, which allocates a few hundred times the document's
+	// size: the cap keeps one import within about a gigabyte.
+	MaxSpecBytes = 4 << 20
 	// MaxOperations caps how many operations one spec may have.
 	MaxOperations = 10000
 )
@@ -82,6 +84,6 @@ func refusePath(path string) string {
 	return fmt.Sprintf("path %q has a '$', whitespace or an unclosed '{', which a target cannot carry", path)
 }
 
-func refuseRef(ref string) string {
-	return fmt.Sprintf("schema $ref %q is not to #/components/schemas/…; only local component refs are resolved", ref)
+func refuseRef(ref, why string) string {
+	return fmt.Sprintf("schema $ref %q: %s", ref, why)
 }

@@ -95,7 +95,7 @@ func (c *converter) fail(reason string) { panic(refusal(reason)) }
 
 // key is the operation's row key: its operationId, or METHOD and path.
 func (c *converter) key() string {
-	if id := c.op.op.OperationID; id != "" {
+	if id := c.op.op.OperationID; importer.Key("", id) != "" {
 		return importer.Key(c.opt.Prefix, id)
 	}
 	return importer.Key(c.opt.Prefix, c.op.method+"_"+strings.NewReplacer("{", "", "}", "").Replace(c.op.path))
@@ -334,6 +334,9 @@ func (c *converter) content() string {
 	what, when := docText(o.Summary), docText(o.Description)
 	if what == "" {
 		what = firstSentence(when)
+	}
+	if what == "" && o.OperationID != "" {
+		what = strings.ToLower(strings.ReplaceAll(importer.Key("", o.OperationID), "_", " ")) + " (" + c.op.method + " " + c.op.path + ")"
 	}
 	if what == "" {
 		what = c.op.method + " " + c.op.path

@@ -24,10 +24,10 @@ func newSchemas(doc *openapi3.T) *schemas {
 	return &schemas{doc: doc, v30: !doc.IsOpenAPI31OrLater(), defs: map[string]any{}}
 }
 
-// errRef is a $ref that is not to a component schema; its text is the reason.
-type errRef struct{ ref string }
+// errRef is a $ref that cannot be resolved; its text is the reason.
+type errRef struct{ ref, why string }
 
-func (e errRef) Error() string { return refuseRef(e.ref) }
+func (e errRef) Error() string { return refuseRef(e.ref, e.why) }
 
 const componentRef = "#/components/schemas/"
 
@@ -140,7 +140,7 @@ func (s *schemas) dialect30(m map[string]any) {
 // def converts the component schema ref names into defs, once.
 func (s *schemas) def(ref string) error {
 	if !strings.HasPrefix(ref, componentRef) {
-		return errRef{ref}
+		return errRef{ref, "it is not to #/components/schemas/…; only local component refs are resolved"}
 	}
 	name := refName(ref)
 	if _, done := s.defs[name]; done {
@@ -150,8 +150,11 @@ func (s *schemas) def(ref string) error {
 	if s.doc.Components != nil {
 		comp = s.doc.Components.Schemas[name]
 	}
-	if comp == nil || comp.Value == nil {
-		return errRef{ref}
+	switch {
+	case comp == nil:
+		return errRef{ref, "no such component schema"}
+	case comp.Value == nil:
+		return errRef{ref, "it is a cycle of $refs that never reaches a schema"}
 	}
 	s.defs[name] = true // a placeholder while its own refs are converted
 	v, err := s.convert(&openapi3.SchemaRef{Value: comp.Value})
