@@ -362,7 +362,9 @@ func TestImportOpenAPIRefused(t *testing.T) {
 	for name, send := range map[string]func() (int, string){
 		"no key":    func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "") },
 		"wrong key": func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "not-the-owner-key-0123456789") },
-		"token":     func() (int, string) { return nodetest.DoToken(t, n, "POST", path, spec, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln") },
+		"token": func() (int, string) {
+			return nodetest.DoToken(t, n, "POST", path, spec, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
+		},
 	} {
 		if status, body := send(); status != http.StatusUnauthorized {
 			t.Errorf("%s: HTTP %d %s", name, status, body)
