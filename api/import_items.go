@@ -12,15 +12,6 @@ import (
 	"github.com/capdir/capdir/projector"
 )
 
-// Actions of an imported item.
-const (
-	ItemCreated   = "created"
-	ItemUpdated   = "updated"
-	ItemUnchanged = "unchanged"
-	ItemRefused   = "refused" // the importer could not make a row of it
-	ItemFailed    = "failed"  // the directory refused its row
-)
-
 // ItemsImport is what an import of items does besides writing them.
 type ItemsImport struct {
 	// Source names the import in its rows' SOURCE line (imports.SourceLine).
@@ -29,31 +20,6 @@ type ItemsImport struct {
 	Prune bool
 	// DryRun decides every item as it would be written, and writes nothing.
 	DryRun bool
-}
-
-// ImportedItem is one item's outcome.
-type ImportedItem struct {
-	Source string        `json:"source"`
-	Key    string        `json:"key,omitempty"`
-	Action string        `json:"action"`
-	Error  string        `json:"error,omitempty"`
-	Notes  []string      `json:"notes,omitempty"`
-	Row    *contract.Row `json:"row,omitempty"` // dry run: the row as it would be written
-}
-
-// ItemsResult is an import of items: one outcome per item, in the items' order,
-// the counts of each action, and the rows of the source that the items no longer
-// have (Vanished; deleted, and listed in Pruned too, with Prune).
-type ItemsResult struct {
-	DryRun    bool           `json:"dry_run"`
-	Created   int            `json:"created"`
-	Updated   int            `json:"updated"`
-	Unchanged int            `json:"unchanged"`
-	Refused   int            `json:"refused"`
-	Failed    int            `json:"failed"`
-	Items     []ImportedItem `json:"items"`
-	Vanished  []string       `json:"vanished"`
-	Pruned    []string       `json:"pruned"`
 }
 
 // errUnchanged: an imported row equal to the one stored; nothing is appended.
@@ -70,37 +36,37 @@ var errUnchanged = errors.New("unchanged")
 //
 // It returns once every written row is visible; an error (ErrNotVisible,
 // ErrUnavailable) comes with the result so far.
-func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in ItemsImport) (ItemsResult, error) {
-	res := ItemsResult{DryRun: in.DryRun, Items: make([]ImportedItem, 0, len(items)), Vanished: []string{}, Pruned: []string{}}
+func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in ItemsImport) (imports.Report, error) {
+	res := imports.Report{DryRun: in.DryRun, Items: make([]imports.Outcome, 0, len(items)), Vanished: []string{}, Pruned: []string{}}
 	present := map[string]bool{}
 	var maxSeq uint64
 	for _, it := range items {
-		out := ImportedItem{Source: it.Source, Key: it.Key, Notes: it.Notes}
+		out := imports.Outcome{Source: it.Source, Key: it.Key, Notes: it.Notes}
 		if it.Key != "" {
 			present[it.Key] = true
 		}
 		if it.Row == nil {
-			out.Action, out.Error = ItemRefused, it.Refused
-			res.add(out)
+			out.Action, out.Error = imports.Refused, it.Refused
+			res.Add(out)
 			continue
 		}
 		p, err := d.prepare(it.Key, buildImported(*it.Row, in.Source))
 		switch {
 		case errors.Is(err, errUnchanged):
-			out.Action = ItemUnchanged
+			out.Action = imports.Unchanged
 		case err != nil:
-			out.Action, out.Error = ItemFailed, importItemError(it.Key, err)
+			out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
 		case in.DryRun:
 			out.Action, out.Row = actionOf(p), p.mutation.Row
 		default:
 			seq, err := d.append(ctx, p)
 			if err != nil {
-				out.Action, out.Error = ItemFailed, importItemError(it.Key, err)
+				out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
 				break
 			}
 			out.Action, maxSeq = actionOf(p), max(maxSeq, seq)
 		}
-		res.add(out)
+		res.Add(out)
 	}
 	if maxSeq > 0 {
 		if err := d.visible(ctx, maxSeq, 1+len(items)/importRowsPerTimeout); err != nil {
@@ -110,27 +76,11 @@ func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in It
 	return res, d.prune(ctx, &res, present, in)
 }
 
-func (r *ItemsResult) add(it ImportedItem) {
-	switch it.Action {
-	case ItemCreated:
-		r.Created++
-	case ItemUpdated:
-		r.Updated++
-	case ItemUnchanged:
-		r.Unchanged++
-	case ItemRefused:
-		r.Refused++
-	case ItemFailed:
-		r.Failed++
-	}
-	r.Items = append(r.Items, it)
-}
-
 func actionOf(p dirPending) string {
 	if p.existed {
-		return ItemUpdated
+		return imports.Updated
 	}
-	return ItemCreated
+	return imports.Created
 }
 
 func importItemError(key string, err error) string {
@@ -142,7 +92,7 @@ func importItemError(key string, err error) string {
 
 // prune lists the rows of in.Source that present does not name, and deletes them
 // with in.Prune (unless a dry run).
-func (d *Directory) prune(ctx context.Context, res *ItemsResult, present map[string]bool, in ItemsImport) error {
+func (d *Directory) prune(ctx context.Context, res *imports.Report, present map[string]bool, in ItemsImport) error {
 	err := d.proj.Each(projector.Filter{}, func(r *contract.Row) error {
 		if src, ok := imports.SourceOf(r.Content); ok && src == in.Source && !present[r.Key] {
 			res.Vanished = append(res.Vanished, r.Key)

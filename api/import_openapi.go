@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/api/importer/openapi"
 )
 
@@ -15,14 +16,6 @@ const (
 	FormatRows    = "rows"    // a JSON array or NDJSON of row objects (the default)
 	FormatOpenAPI = "openapi" // an OpenAPI 3.0 or 3.1 document, JSON or YAML
 )
-
-// SpecImportResult is the answer to POST /api/directory/import?format=openapi.
-type SpecImportResult struct {
-	Spec       string `json:"spec"`
-	Version    string `json:"version,omitempty"`
-	Operations int    `json:"operations"`
-	ItemsResult
-}
 
 // importFormat reads ?format=.
 func importFormat(r *http.Request) (string, error) {
@@ -68,7 +61,7 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, SpecImportResult{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), ItemsResult: res})
+	writeJSON(w, http.StatusOK, imports.SpecReport{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), Report: res})
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -30,14 +30,14 @@ func specFixture(t testing.TB, name string) string {
 }
 
 // importSpec posts spec to the OpenAPI import with query q and decodes the answer.
-func importSpec(t testing.TB, n *capdir.Node, spec string, q url.Values) api.SpecImportResult {
+func importSpec(t testing.TB, n *capdir.Node, spec string, q url.Values) importer.SpecReport {
 	t.Helper()
 	q.Set("format", "openapi")
 	status, body := send(t, n, "POST", "/api/directory/import?"+q.Encode(), "application/yaml", spec)
 	if status != http.StatusOK {
 		t.Fatalf("import: HTTP %d %s", status, body)
 	}
-	var res api.SpecImportResult
+	var res importer.SpecReport
 	if err := json.Unmarshal([]byte(body), &res); err != nil {
 		t.Fatalf("%v: %s", err, body)
 	}
@@ -210,11 +210,11 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 	}
 
 	res := importSpec(t, n, spec, url.Values{"auth_env": {"PETSTORE_TOKEN", "apiKey=PET_API_KEY"}, "prefix": {"ps_"}, "server": {upstream.URL + "/v1"}})
-	byKey := map[string]api.ImportedItem{}
+	byKey := map[string]importer.Outcome{}
 	for _, it := range res.Items {
 		byKey[it.Key] = it
 	}
-	if res.Created != 4 || res.Refused != 1 || byKey["PS_UPLOAD_PET_PHOTO"].Action != api.ItemRefused ||
+	if res.Created != 4 || res.Refused != 1 || byKey["PS_UPLOAD_PET_PHOTO"].Action != importer.Refused ||
 		!strings.Contains(byKey["PS_UPLOAD_PET_PHOTO"].Error, "no JSON media type (it has [image/png])") {
 		t.Fatalf("import: %+v", res)
 	}
@@ -270,7 +270,7 @@ func TestImportOpenAPIDiscord(t *testing.T) {
 		t.Fatalf("the import appended %d events, want 239", got-before)
 	}
 	for _, it := range res.Items {
-		if it.Action == api.ItemRefused && !strings.Contains(it.Error, "no JSON media type (it has [multipart/form-data])") {
+		if it.Action == importer.Refused && !strings.Contains(it.Error, "no JSON media type (it has [multipart/form-data])") {
 			t.Errorf("%s refused: %s", it.Source, it.Error)
 		}
 	}
@@ -324,12 +324,12 @@ func TestImportOpenAPIUpdatePrune(t *testing.T) {
 	changed = strings.Replace(changed, "operationId: showPetById", "operationId: createPetAlias\n      x-gone: yes", 1)
 	changed = strings.Replace(changed, "operationId: createPets", "operationId: myRow", 1)
 	res := importSpec(t, n, changed, q)
-	items := map[string]api.ImportedItem{}
+	items := map[string]importer.Outcome{}
 	for _, it := range res.Items {
 		items[it.Key] = it
 	}
-	if items["LIST_PETS"].Action != api.ItemUpdated || items["CREATE_PET_ALIAS"].Action != api.ItemCreated ||
-		items["MY_ROW"].Action != api.ItemFailed || !strings.Contains(items["MY_ROW"].Error, "exists: the directory has a row MY_ROW that this import did not make") {
+	if items["LIST_PETS"].Action != importer.Updated || items["CREATE_PET_ALIAS"].Action != importer.Created ||
+		items["MY_ROW"].Action != importer.Failed || !strings.Contains(items["MY_ROW"].Error, "exists: the directory has a row MY_ROW that this import did not make") {
 		t.Fatalf("re-import: %+v", res.Items)
 	}
 	if fmt.Sprint(res.Vanished) != "[CREATE_PETS SHOW_PET_BY_ID]" || len(res.Pruned) != 0 {
