@@ -33,7 +33,8 @@ func importFormat(r *http.Request) (string, error) {
 // OpenAPI document (at most openapi.MaxSpecBytes), each of whose operations
 // becomes an http row (see openapi.Convert), written by Directory.ImportItems.
 // The query holds the options: prefix, server, category, auth_env (repeatable:
-// NAME for every security scheme, or SCHEME=NAME), prune and dry_run (true or 1).
+// NAME for every security scheme, or SCHEME=NAME), base (the URL the spec was
+// read from, for relative server URLs), prune and dry_run (true or 1).
 // A spec refused whole is 400 (413 over a limit) and writes nothing; otherwise the
 // answer, 200, reports every operation.
 func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
@@ -67,7 +68,7 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 
 // openAPIQuery reads the options of an OpenAPI import from its query.
 func openAPIQuery(q url.Values) (openapi.Options, ItemsImport, error) {
-	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category")}
+	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category"), Base: q.Get("base")}
 	for _, v := range q["auth_env"] {
 		if opt.AuthEnv == nil {
 			opt.AuthEnv = map[string]string{}

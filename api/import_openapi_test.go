@@ -380,7 +380,7 @@ func TestImportOpenAPIRefused(t *testing.T) {
 		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default) or openapi"},
 		{"bad flag", path + "&prune=yes", spec, 400, "prune must be true or false"},
 		{"bad auth env", path + "&auth_env=petstore_auth%3Dnot+a+name", spec, 400, "openapi_bad_option: auth-env"},
-		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --server URL"},
+		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --spec-server URL"},
 	} {
 		status, body := nodetest.Do(t, n, "POST", tc.path, tc.body)
 		if status != tc.status || !strings.Contains(body, tc.says) {

@@ -244,7 +244,7 @@ func rank(method string) int {
 }
 
 // specServer is the base URL of every operation without servers of its own:
-// --server, else the spec's first server with its variables at their defaults.
+// Options.Server, else the spec's first server with its variables at their defaults.
 // A relative one resolves against opt.Base; without a base it is an error.
 func specServer(doc *openapi3.T, opt Options) (string, error) {
 	if opt.Server != "" {
@@ -293,7 +293,7 @@ func absoluteServer(raw string) (string, string) {
 	case err != nil:
 		return raw, "it is not a URL: " + err.Error()
 	case u.Scheme != "http" && u.Scheme != "https":
-		return raw, "it is not an absolute http or https URL (a relative server URL needs the spec's own URL, or --server)"
+		return raw, "it is not an absolute http or https URL (a relative server URL needs the spec's own URL, or --spec-server)"
 	case u.Host == "":
 		return raw, "it has no host"
 	case u.RawQuery != "" || u.Fragment != "":

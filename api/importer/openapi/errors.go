@@ -77,7 +77,7 @@ func refuseSchema(what string, err error) string {
 }
 
 func refuseServer(url string, why string) string {
-	return fmt.Sprintf("server URL %q: %s; give the server with --server URL (server= on the HTTP route)", url, why)
+	return fmt.Sprintf("server URL %q: %s; give the server with --spec-server URL (server= on the HTTP route)", url, why)
 }
 
 func refusePath(path string) string {
