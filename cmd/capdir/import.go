@@ -24,6 +24,7 @@ type importConfig struct {
 	OpenAPI  openAPIConfig
 	D1       string // a file of wrangler d1 execute --json output
 	SQLite   string // a SQLite database, or a wrangler d1 export SQL dump
+	label    string // what the summary calls File, when set
 	In       io.Reader
 	Out, Err io.Writer // the summary; progress and failed rows
 }
@@ -106,6 +107,9 @@ func runImport(ctx context.Context, cfg importConfig) error {
 		in = f
 	} else {
 		name = "stdin"
+	}
+	if cfg.label != "" {
+		name = cfg.label
 	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	contentType, err := sniffRows(br)
