@@ -65,7 +65,8 @@ type ImportResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// importDirectory is POST /api/directory/import[?mode=upsert]. The body is a JSON
+// importDirectory is POST /api/directory/import[?mode=upsert]; with
+// ?format=openapi it is importOpenAPI. The body is a JSON
 // array of row objects, or NDJSON (one row object per line): the content type
 // application/x-ndjson (or application/ndjson, application/jsonl) says NDJSON;
 // otherwise a body whose first non-blank byte is '[' is an array and anything else
@@ -87,6 +88,13 @@ type ImportResult struct {
 // stopped early, the rows are not yet visible) the error is an
 // *ImportIncompleteError that reports every row.
 func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
+	format, err := importFormat(r)
+	if err != nil {
+		return err
+	}
+	if format == FormatOpenAPI {
+		return s.importOpenAPI(w, r)
+	}
 	upsert, err := importMode(r)
 	if err != nil {
 		return err

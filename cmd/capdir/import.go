@@ -21,6 +21,10 @@ type importConfig struct {
 	serverConfig
 	File     string // a file of rows; "-" reads In
 	Upsert   bool   // replace rows whose key is present instead of failing them
+	OpenAPI  openAPIConfig
+	D1       string // a file of wrangler d1 execute --json output
+	SQLite   string // a SQLite database, or a wrangler d1 export SQL dump
+	label    string // what the summary calls File, when set
 	In       io.Reader
 	Out, Err io.Writer // the summary; progress and failed rows
 }
@@ -29,22 +33,60 @@ type importConfig struct {
 func importCmd() *cobra.Command {
 	var cfg importConfig
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Import directory rows (a JSON array or NDJSON; - for stdin) into a running capdir server",
+		Use:   "import FILE | --openapi FILE|URL | --d1 FILE | --sqlite FILE",
+		Short: "Import directory rows (rows, an OpenAPI spec, or the D1/SQLite directory table) into a running capdir server",
 		Long: "Import directory rows into a running capdir server through POST /api/directory/import.\n" +
 			"FILE holds a JSON array of row objects or NDJSON (one row object per line); - reads stdin.\n" +
 			"Each row is validated like a POST (key and type required); a key already in the directory\n" +
 			"fails that row with \"exists\" unless --upsert, which replaces it like a PUT. Rows that fail\n" +
-			"are listed on stderr; the command exits non-zero when any row failed.",
-		Args: cobra.ExactArgs(1),
+			"are listed on stderr; the command exits non-zero when any row failed.\n\n" +
+			"--openapi FILE|URL turns each operation of an OpenAPI 3.0 or 3.1 spec (JSON or YAML) into an\n" +
+			"http row; a re-import updates the rows it made and appends nothing for those unchanged.\n" +
+			"--d1 FILE reads the output of wrangler d1 execute --json --command \"SELECT * FROM directory\";\n" +
+			"--sqlite FILE a SQLite database, or a wrangler d1 export SQL dump, holding a directory table.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.File, cfg.In, cfg.Out, cfg.Err = args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return runImport(cmd.Context(), cfg)
+			cfg.In, cfg.Out, cfg.Err = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if len(args) == 1 {
+				cfg.File = args[0]
+			}
+			return runImportFrom(cmd.Context(), cfg)
 		},
 	}
 	addServerFlags(cmd, &cfg.serverConfig, 30*time.Minute)
-	cmd.Flags().BoolVar(&cfg.Upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
+	f := cmd.Flags()
+	f.BoolVar(&cfg.Upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
+	f.StringVar(&cfg.OpenAPI.Spec, "openapi", "", "an OpenAPI 3.0 or 3.1 spec (a file, an http(s) URL, or - for stdin): each operation becomes an http row")
+	f.StringVar(&cfg.OpenAPI.Prefix, "prefix", "", "--openapi: put this in front of every key")
+	f.StringVar(&cfg.OpenAPI.Server, "spec-server", "", "--openapi: the base URL of every target, instead of the spec's servers")
+	f.StringVar(&cfg.OpenAPI.Category, "category", "", "--openapi: every row's category (default: the operation's first tag)")
+	f.StringArrayVar(&cfg.OpenAPI.AuthEnv, "auth-env", nil, "--openapi: the environment variable holding the credential: NAME for every security scheme, or SCHEME=NAME (repeatable)")
+	f.BoolVar(&cfg.OpenAPI.Prune, "prune", false, "--openapi: delete the rows this spec made whose operations are gone from it")
+	f.BoolVar(&cfg.OpenAPI.DryRun, "dry-run", false, "--openapi: print the rows that would be written, and write nothing")
+	f.StringVar(&cfg.D1, "d1", "", "a file of wrangler d1 execute --json output (SELECT * FROM directory)")
+	f.StringVar(&cfg.SQLite, "sqlite", "", "a SQLite database, or a wrangler d1 export SQL dump, with a directory table")
 	return cmd
+}
+
+// runImportFrom runs the import cfg names: exactly one of FILE, --openapi, --d1
+// and --sqlite.
+func runImportFrom(ctx context.Context, cfg importConfig) error {
+	n := 0
+	for _, s := range []string{cfg.File, cfg.OpenAPI.Spec, cfg.D1, cfg.SQLite} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("name one thing to import: FILE (rows), --openapi FILE|URL, --d1 FILE or --sqlite FILE")
+	}
+	if cfg.OpenAPI.Spec != "" {
+		return runImportOpenAPI(ctx, cfg)
+	}
+	if cfg.D1 != "" || cfg.SQLite != "" {
+		return runImportTable(ctx, cfg)
+	}
+	return runImport(ctx, cfg)
 }
 
 // runImport sends cfg.File's rows to the server, reporting progress and each failed
@@ -65,6 +107,9 @@ func runImport(ctx context.Context, cfg importConfig) error {
 		in = f
 	} else {
 		name = "stdin"
+	}
+	if cfg.label != "" {
+		name = cfg.label
 	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	contentType, err := sniffRows(br)
