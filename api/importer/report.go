@@ -34,6 +34,10 @@ type Report struct {
 	Items     []Outcome `json:"items"`
 	Vanished  []string  `json:"vanished"`
 	Pruned    []string  `json:"pruned"`
+	// Error is set when rows were written but the import ended in an error (they
+	// are not yet visible, a prune failed): the rest of the report says what was
+	// written.
+	Error string `json:"error,omitempty"`
 }
 
 // Add records one outcome and counts its action.
