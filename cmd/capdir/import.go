@@ -128,22 +128,16 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	if err != nil && !reported {
 		return c.explain(err)
 	}
-	for _, f := range res.Failed {
-		where := fmt.Sprintf("row %d", f.Index)
-		if f.Line > 0 {
-			where += fmt.Sprintf(" (line %d)", f.Line)
-		}
-		if f.Key != "" {
-			where += " " + f.Key
-		}
-		// The server suggests its query parameter; this command has a flag.
-		fmt.Fprintf(stderr, "%s: %s\n", where, strings.ReplaceAll(f.Error, client.UpsertQuery, "--upsert"))
-		if f.HowToFix != "" {
-			fmt.Fprintf(stderr, "    how to fix: %s\n", f.HowToFix)
-		}
+	reportFailures(stderr, res.Failed)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "%s: written, but every call of it will fail with %s\n", rowWhere(w.Index, w.Line, w.Key), w.Warning)
 	}
 	total := res.OK + len(res.Failed)
-	fmt.Fprintf(cfg.Out, "imported %d of %d rows from %s; %d failed\n", res.OK, total, name, len(res.Failed))
+	summary := fmt.Sprintf("imported %d of %d rows from %s; %d failed", res.OK, total, name, len(res.Failed))
+	if len(res.Warnings) > 0 {
+		summary += fmt.Sprintf("; %d cannot run as written", len(res.Warnings))
+	}
+	fmt.Fprintln(cfg.Out, summary)
 	if res.Error != "" {
 		return fmt.Errorf("the rows were written but the server says: %s", res.Error)
 	}
@@ -151,6 +145,50 @@ func runImport(ctx context.Context, cfg importConfig) error {
 		return fmt.Errorf("%d of %d rows failed", len(res.Failed), total)
 	}
 	return nil
+}
+
+// existsShown is how many keys the summary of rows already in the directory
+// names.
+const existsShown = 5
+
+// reportFailures prints the failed rows: one line each (and its repair), but the
+// rows that failed only because their key exists summed up in one line, with the
+// flag that replaces them.
+func reportFailures(w io.Writer, failed []client.ImportFailure) {
+	var exists []string
+	for _, f := range failed {
+		if strings.HasPrefix(f.Error, "exists: "+f.Key+" is already in the directory") {
+			exists = append(exists, f.Key)
+			continue
+		}
+		// The server suggests its query parameter; this command has a flag.
+		fmt.Fprintf(w, "%s: %s\n", rowWhere(f.Index, f.Line, f.Key), strings.ReplaceAll(f.Error, client.UpsertQuery, "--upsert"))
+		if f.HowToFix != "" {
+			fmt.Fprintf(w, "    how to fix: %s\n", f.HowToFix)
+		}
+	}
+	switch n := len(exists); {
+	case n == 1:
+		fmt.Fprintf(w, "1 row failed: %s is already in the directory; import with --upsert to replace it\n", exists[0])
+	case n > 1:
+		shown := strings.Join(exists[:min(n, existsShown)], ", ")
+		if n > existsShown {
+			shown += fmt.Sprintf(", and %d more", n-existsShown)
+		}
+		fmt.Fprintf(w, "%d rows failed: their keys are already in the directory (%s); import with --upsert to replace them\n", n, shown)
+	}
+}
+
+// rowWhere names an import row: its index, its NDJSON line, its key.
+func rowWhere(index, line int, key string) string {
+	where := fmt.Sprintf("row %d", index)
+	if line > 0 {
+		where += fmt.Sprintf(" (line %d)", line)
+	}
+	if key != "" {
+		where += " " + key
+	}
+	return where
 }
 
 // sniffRows tells a JSON array from NDJSON by the first byte that is not blank,
