@@ -135,6 +135,7 @@ func TestConvertSpecRefused(t *testing.T) {
 	}{
 		{"empty", "  \n", openapi.Options{}, openapi.ErrSpec, "the body is empty"},
 		{"garbage", "\x00\x01\xff not a spec {{{", openapi.Options{}, openapi.ErrSpec, "cannot be read as an OpenAPI document"},
+		{"deeply nested", strings.Repeat("[", 1<<20), openapi.Options{}, openapi.ErrSpec, "exceeded max depth"},
 		{"swagger 2", `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{}}`, openapi.Options{}, openapi.ErrSpec, "capdir imports OpenAPI 3.0 and 3.1"},
 		{"no paths", `{"openapi":"3.1.0","info":{"title":"x","version":"1"}}`, openapi.Options{}, openapi.ErrSpec, "it has no paths"},
 		{"relative server", `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"/v1"}],"paths":{"/a":{"get":{"responses":{}}}}}`, openapi.Options{}, openapi.ErrSpec, `server URL "/v1": it is not an absolute http or https URL`},
