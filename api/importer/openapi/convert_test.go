@@ -127,6 +127,11 @@ func TestConvertSpecRefused(t *testing.T) {
 	for i := range 20000 {
 		fmt.Fprintf(&manyYAML, "  /p%d:\n    get:\n      responses: {}\n", i)
 	}
+	bomb := "openapi: 3.0.0\ninfo: {title: bomb, version: '1'}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 10; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	bomb += "paths: {/a: {get: {responses: {}, x-bomb: *a9}}}\n"
 	for _, tc := range []struct {
 		name, doc string
 		opt       openapi.Options
@@ -135,6 +140,7 @@ func TestConvertSpecRefused(t *testing.T) {
 	}{
 		{"empty", "  \n", openapi.Options{}, openapi.ErrSpec, "the body is empty"},
 		{"garbage", "\x00\x01\xff not a spec {{{", openapi.Options{}, openapi.ErrSpec, "cannot be read as an OpenAPI document"},
+		{"alias bomb", bomb, openapi.Options{}, openapi.ErrSpec, "excessive aliasing"},
 		{"deeply nested", strings.Repeat("[", 1<<20), openapi.Options{}, openapi.ErrSpec, "exceeded max depth"},
 		{"swagger 2", `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{}}`, openapi.Options{}, openapi.ErrSpec, "capdir imports OpenAPI 3.0 and 3.1"},
 		{"no paths", `{"openapi":"3.1.0","info":{"title":"x","version":"1"}}`, openapi.Options{}, openapi.ErrSpec, "it has no paths"},
