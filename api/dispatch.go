@@ -216,19 +216,29 @@ type Proof struct {
 func (s *Server) proof(rc *wire.Receipt) Proof {
 	return Proof{
 		OK: rc.OK, InvocationID: rc.InvocationID, Status: rc.Status,
-		PublicReceipt: strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
+		PublicReceipt: s.PublicReceiptURL(rc.InvocationID),
 	}
+}
+
+// PublicReceiptURL is where anyone reads the public view of invocation id's receipt.
+func (s *Server) PublicReceiptURL(id string) string {
+	return strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + id
 }
 
 // receipt looks an invocation's receipt up. pending is true while the invocation
 // has a request and no receipt yet; an unknown id is ErrNotFound (confirm says which
 // form asked, for its answer), a failing projection ErrUnavailable.
 func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc wire.Receipt, pending bool, err error) {
+	return s.lookupReceipt(r.Context(), id, confirm, r.URL.Path)
+}
+
+// lookupReceipt is receipt within ctx; what names the read in the log.
+func (s *Server) lookupReceipt(ctx context.Context, id string, confirm bool, what string) (rc wire.Receipt, pending bool, err error) {
 	rc, pending, err = s.cfg.Projector.Receipt(id)
 	if errors.Is(err, projector.ErrNotFound) {
 		// The receipt may be in the log and not yet folded here (a dispatch answers
 		// as soon as its receipt is appended): look again once this node has caught up.
-		s.settle(r)
+		s.settleCtx(ctx, wire.DataStream, what)
 		rc, pending, err = s.cfg.Projector.Receipt(id)
 	}
 	switch {
@@ -258,6 +268,18 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 // steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
 	return s.writeReceipt(w, r, func(rc *wire.Receipt) any { return s.receiptTree(*rc) })
+}
+
+// Receipt is the owner's view of invocation id's receipt, as GET /api/receipts/{id}
+// answers it: the whole receipt with its steps' receipts nested. pending is true
+// (and the tree nil) while the invocation has a request and no receipt yet. Errors:
+// ErrNotFound for an id with neither, ErrUnavailable.
+func (s *Server) Receipt(ctx context.Context, id string) (tree *ReceiptTree, pending bool, err error) {
+	rc, pending, err := s.lookupReceipt(ctx, id, false, "receipt")
+	if err != nil || pending {
+		return nil, pending, err
+	}
+	return s.receiptTree(rc), false, nil
 }
 
 // receiptPublic is the keyless view (wire.PublicReceipt): the receipt's summary and
@@ -331,9 +353,14 @@ func (s *Server) settle(r *http.Request) { s.settleStream(r, wire.DataStream) }
 
 // settleStream is settle for any stream of the log (the control stream for approvals).
 func (s *Server) settleStream(r *http.Request, stream string) {
-	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
+	s.settleCtx(r.Context(), stream, r.URL.Path)
+}
+
+// settleCtx is settleStream for a read within ctx; what names the read in the log.
+func (s *Server) settleCtx(ctx context.Context, stream, what string) {
+	wait, cancel := context.WithTimeout(ctx, settleWait)
 	defer cancel()
-	if err := s.cfg.Projector.Settle(ctx, stream); err != nil && r.Context().Err() == nil {
-		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
+	if err := s.cfg.Projector.Settle(wait, stream); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", what, "err", err)
 	}
 }

@@ -60,6 +60,14 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.routes()
+	if cfg.Console != nil {
+		h, err := cfg.Console(s)
+		if err != nil {
+			return nil, err
+		}
+		s.mux.Handle("/console/", h)
+		s.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
+	}
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil
 }

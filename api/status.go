@@ -131,6 +131,10 @@ func errAnswer(err error) (int, any) {
 	return http.StatusServiceUnavailable, messageBody(err)
 }
 
+// ErrorAnswer is err's HTTP status and JSON body as every route answers it (the
+// error table): the console shows a refused change with the same literal.
+func ErrorAnswer(err error) (status int, body any) { return errAnswer(err) }
+
 // writeErr answers err as errorTable says. Every route answers its errors here.
 func writeErr(w http.ResponseWriter, err error) {
 	status, body := errAnswer(err)

@@ -40,6 +40,7 @@ type serveConfig struct {
 
 func serveCmd() *cobra.Command {
 	var cfg serveConfig
+	var console bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -50,6 +51,7 @@ func serveCmd() *cobra.Command {
 			cfg.EnvKey, cfg.Err = os.Getenv(terminalKeyEnv), os.Stderr
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
 			cfg.Node.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.Node.AgentProviders, os.LookupEnv)
+			cfg.Node.HTTP.Console = consoleMode(cmd.Flags().Changed("console"), console)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, cfg)
@@ -58,6 +60,7 @@ func serveCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Node.Log.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
 	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.BoolVar(&console, "console", true, "serve the owner's console at /console/ (default: only when --http is a loopback address; --console=false never, --console also on other addresses)")
 	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
 	f.StringVar(&cfg.Node.Log.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
 	f.StringVar(&cfg.Node.Log.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
@@ -178,6 +181,12 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	}
 	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+	switch {
+	case n.ConsoleURL() != "":
+		logger.Info("owner's console (sign in with the owner key; --console=false turns it off)", "console", n.ConsoleURL())
+	case n.URL() != "" && cfg.HTTP.Console == capdir.ConsoleAuto:
+		logger.Info("owner's console off: --http is not a loopback address; pass --console to serve it there (behind TLS)")
+	}
 	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
 }
 
@@ -196,6 +205,18 @@ func listen(flag, addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("%s %s: %w; stop what listens there or give another address with %s HOST:PORT", flag, addr, err, flag)
 	}
 	return ln, nil
+}
+
+// consoleMode is --console's mode: the node's default (on loopback only) unless
+// the flag was given.
+func consoleMode(given, on bool) capdir.ConsoleMode {
+	switch {
+	case !given:
+		return capdir.ConsoleAuto
+	case on:
+		return capdir.ConsoleOn
+	}
+	return capdir.ConsoleOff
 }
 
 // secretEnvPatterns is the allow-list serve runs with: --secret-env when given

@@ -49,7 +49,7 @@ type flagGroup struct {
 // serveFlagGroups orders serve's flags under headings; a flag in none of them
 // (--help) is listed last, under "Other flags".
 var serveFlagGroups = []flagGroup{
-	{"Listeners", []string{"http", "public-url", "nats-listen"}},
+	{"Listeners", []string{"http", "public-url", "console", "nats-listen"}},
 	{"Log and projection", []string{"data", "sync", "data-retention", "projection-fsync", "projection-linger"}},
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
 	{"Dispatch", []string{"workers", "approval-ttl", "breaker-threshold", "breaker-cooldown", "zone", "shutdown-timeout"}},

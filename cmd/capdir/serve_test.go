@@ -230,3 +230,19 @@ func TestServeShutdownTimeoutFlag(t *testing.T) {
 		t.Fatalf("serve --shutdown-timeout -1s: %v", err)
 	}
 }
+
+// --console: absent, the node decides (loopback only); given, it is on or off.
+func TestServeConsoleFlag(t *testing.T) {
+	help := run(t, "serve", "--help")
+	if !strings.Contains(help, "--console") || !strings.Contains(help, "loopback") {
+		t.Fatalf("serve --help does not document --console:\n%s", help)
+	}
+	for _, tc := range []struct {
+		given, on bool
+		want      capdir.ConsoleMode
+	}{{false, true, capdir.ConsoleAuto}, {true, true, capdir.ConsoleOn}, {true, false, capdir.ConsoleOff}} {
+		if got := consoleMode(tc.given, tc.on); got != tc.want {
+			t.Errorf("consoleMode(given %v, on %v) = %v, want %v", tc.given, tc.on, got, tc.want)
+		}
+	}
+}
