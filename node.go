@@ -200,6 +200,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
+	warnDataDirAccess(dataDir, cfg.Logger)
 	lock, err := LockDataDir(dataDir)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ const OwnerActor = wire.OwnerActor
 func (s *Server) registerDispatch() {
 	s.handle("POST /api/dispatch", s.dispatchPost)
 	s.handle("GET /api/dispatch", s.dispatchGet)
-	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner))
+	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner)) // a caller's own: GET /api/dispatch?receipt= (dispatch_wait.go)
 	s.handle("GET /api/receipts", s.owner(s.receiptsByKey))
 	s.handle("GET /receipt/{id}", s.receiptPublic)
 }
@@ -79,13 +79,17 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, badRequest(dispatchBodyError(err))
 }
 
-// dispatchGet serves ?confirm=inv_… (public, keyless), ?ask=… (ask.go), the RUN NOW
+// dispatchGet serves ?confirm=inv_… (public, keyless), ?receipt=inv_… (a caller's
+// own call, dispatch_wait.go), ?ask=… (ask.go), the RUN NOW
 // form ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=…
 // and ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		return s.confirm(w, r, inv)
+	}
+	if q.Has("receipt") {
+		return s.dispatchReceipt(w, r, q.Get("receipt"))
 	}
 	if q.Has("ask") {
 		return s.askGet(w, r)
@@ -94,7 +98,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 		return s.discoveryGet(w, r)
 	}
 	if q.Get("key") == "" {
-		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?receipt=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 	}
 	tok, claims, err := s.caller(r)
 	if err != nil {
@@ -135,10 +139,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
-		writeJSON(w, http.StatusAccepted, map[string]any{
-			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
-			"receipt": "/api/receipts/" + rc.InvocationID,
-		})
+		writeJSON(w, http.StatusAccepted, s.runningAnswer(rc.InvocationID, rc.Trace))
 		return nil
 	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge),
 		errors.Is(err, dispatcher.ErrBadIdempotencyKey), errors.Is(err, dispatcher.ErrIdempotencyKeyReused):
@@ -146,17 +147,24 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	case err != nil:
 		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
+	return s.answer(w, &rc)
+}
+
+// answer writes the answer to the call whose receipt (or held state) is rc: 200
+// with its result and proof, 202 while it waits for the owner's approval, or the
+// error its refusal is answered with.
+func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	if rc.Status == wire.StatusPendingApproval {
-		writeJSON(w, http.StatusAccepted, pendingApprovalAnswer(&rc))
+		writeJSON(w, http.StatusAccepted, s.pendingApprovalAnswer(rc.InvocationID, rc.Trace))
 		return nil
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
-		return &UnknownKeyError{Receipt: rc}
+		return &UnknownKeyError{Receipt: *rc}
 	}
-	if err := tokenRefusal(&rc); err != nil {
+	if err := tokenRefusal(rc); err != nil {
 		return err
 	}
-	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
+	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(rc)}
 	if rc.Status == wire.StatusShapeOnly {
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -237,9 +238,12 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 	return ok, err
 }
 
-// Breakers returns every breaker state that is open.
+// Breakers returns every breaker state that is open, or refuses a caller
+// (breaker.State.Tripped for one of its callers).
 func (p *Projector) Breakers() ([]breaker.State, error) {
-	return p.breakers(func(st *breaker.State) bool { return st.Open })
+	return p.breakers(func(st *breaker.State) bool {
+		return st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() })
+	})
 }
 
 // Striking returns every breaker state that is not open but has strikes: a row
