@@ -18,10 +18,10 @@ type healthStream struct {
 const healthFailures = 10
 
 type healthData struct {
-	Node    string
+	Node string
 	// Busy of Workers run a call now; Workers is 0 when the node runs none.
 	Busy, Workers int
-	Streams []healthStream
+	Streams       []healthStream
 	// Failures are the newest calls that ran and failed, or failed before they ran
 	// (not the refusals: those are the gate's answers, not errors).
 	Failures []wire.Receipt
