@@ -75,13 +75,13 @@ func (b docBlock) pasted() bool {
 	return true
 }
 
-var httpStatusNote = regexp.MustCompile(`\s+\(HTTP \d+[^)]*\)\s*$`)
+var trailingNote = regexp.MustCompile(`\s{2,}\([^()]*\)\s*$`)
 
 // expectations are the answers a block's comments show: a comment line starting
 // with "# {" (a JSON answer), continued by lines starting with "#  " and a
 // non-space. Each is split on "…" (what varies from run to run) into the pieces
-// that must appear in the block's output, in order; a trailing "(HTTP 201)" note is
-// the status, which curl does not print.
+// that must appear in the block's output, in order. A note in parentheses after two
+// spaces at its end, such as "(HTTP 201)" (a status curl does not print), is prose.
 func (b docBlock) expectations() [][]string {
 	var all [][]string
 	var cur []string
@@ -89,7 +89,7 @@ func (b docBlock) expectations() [][]string {
 		if cur == nil {
 			return
 		}
-		text := httpStatusNote.ReplaceAllString(strings.Join(cur, ""), "")
+		text := trailingNote.ReplaceAllString(strings.Join(cur, ""), "")
 		var pieces []string
 		for _, p := range strings.Split(text, "…") {
 			if p = strings.TrimSpace(p); p != "" {
