@@ -137,6 +137,9 @@ func TestDocsShellBlocksPaste(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds capdir and runs every page's blocks against real servers")
 	}
+	if raceEnabled {
+		t.Skip("the blocks run built binaries; the race detector would watch only this test's loop (go test without -race runs it)")
+	}
 	if runtime.GOOS == "windows" {
 		t.Skip("the blocks are bash")
 	}
