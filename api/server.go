@@ -27,9 +27,10 @@ type Dispatcher interface {
 	// ends first it returns the id and an error matching dispatcher.ErrPending (see
 	// dispatcher.Service.Await).
 	Await(ctx context.Context, inv string) (wire.Receipt, error)
-	// BreakerDecision is the gate's decision for a breaker state now, including
-	// whether the credential its row names has been replaced.
-	BreakerDecision(st breaker.State) breaker.Decision
+	// BreakerDecision is the gate's decision for a breaker state now for caller
+	// ("" for the owner, whose answer is the row's), including whether the
+	// credential the row names has been replaced since it tripped.
+	BreakerDecision(st breaker.State, caller string) breaker.Decision
 	// Caller checks who presents a capability token, as the gate will (see
 	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
 	Caller(raw string) (*token.Claims, *gate.Refusal)

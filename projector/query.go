@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -237,7 +238,8 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 	return ok, err
 }
 
-// Breakers returns every breaker state that is open.
+// Breakers returns every breaker state that is open, or refuses a caller
+// (breaker.State.Tripped for one of its callers).
 func (p *Projector) Breakers() ([]breaker.State, error) {
 	var out []breaker.State
 	err := p.db.View(func(tx *bolt.Tx) error {
@@ -246,7 +248,7 @@ func (p *Projector) Breakers() ([]breaker.State, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err
 			}
-			if st.Open {
+			if st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() }) {
 				out = append(out, st)
 			}
 			return nil

@@ -263,7 +263,7 @@ func (c *Console) createRow(w http.ResponseWriter, r *http.Request, ss *session)
 		var res api.WriteResult
 		res, err = c.cfg.API.Directory().Create(r.Context(), f)
 		if err == nil {
-			c.done(w, r, ss, "/console/rows/"+url.PathEscape(res.Key), "Created "+res.Key+".")
+			c.done(w, r, ss, "/console/rows/"+url.PathEscape(res.Key), writtenNotice("Created "+res.Key+".", res.Warnings))
 			return nil
 		}
 	}
@@ -279,15 +279,25 @@ func (c *Console) replaceRow(w http.ResponseWriter, r *http.Request, ss *session
 	form.Set("key", key)
 	f, err := contract.DecodeFields(rowBody(form))
 	if err == nil {
-		_, err = c.cfg.API.Directory().Replace(r.Context(), key, f)
+		var res api.WriteResult
+		res, err = c.cfg.API.Directory().Replace(r.Context(), key, f)
 		if err == nil {
-			c.done(w, r, ss, "/console/rows/"+url.PathEscape(key), "Saved "+key+".")
+			c.done(w, r, ss, "/console/rows/"+url.PathEscape(key), writtenNotice("Saved "+key+".", res.Warnings))
 			return nil
 		}
 	}
 	ev := answerOf(err)
 	c.renderForm(w, ss, ev.Status, formRow(form), true, ev)
 	return nil
+}
+
+// writtenNotice is the notice of an accepted write: what was done, and, when the
+// row cannot run as written, the literal every call of it will fail with.
+func writtenNotice(done string, warnings []string) string {
+	if len(warnings) == 0 {
+		return done
+	}
+	return done + " It cannot run as written: every call of it will fail with " + strings.Join(warnings, ", ") + "."
 }
 
 // setEnabled patches the row's enabled flag (PATCH /api/directory/{key}'s path).

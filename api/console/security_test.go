@@ -225,3 +225,21 @@ func TestConsoleHeadersOnEveryAnswer(t *testing.T) {
 		t.Errorf("a page holds inline style or script, which the CSP refuses: %s", body)
 	}
 }
+
+// A row written from the form that cannot run as written is saved, and the
+// notice names the literal every call of it will fail with.
+func TestConsoleWriteShowsItsWarning(t *testing.T) {
+	n := startNode(t)
+	c := newClient(t, n.URL())
+	c.signIn()
+	form := url.Values{"csrf": {c.csrf("/console/rows/new")}, "key": {"LATER"}, "type": {"fn"}, "target": {"deployed_tomorrow"},
+		"content": {"# WHAT: a function the next deploy brings"}, "enabled": {"1"}}
+	resp, body := c.do("POST", "/console/rows", form, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/rows/LATER" {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	_, page := c.do("GET", "/console/rows/LATER", nil, nil)
+	if want := `id="notice">Created LATER. It cannot run as written: every call of it will fail with ERR:fn:unknown_target:deployed_tomorrow.</p>`; !strings.Contains(page, want) {
+		t.Fatalf("the row page after the write does not show %s:\n%s", want, page)
+	}
+}
