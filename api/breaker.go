@@ -110,6 +110,24 @@ func (s *Server) OpenBreakers(ctx context.Context) ([]BreakerView, error) {
 	return out, nil
 }
 
+// StrikingBreakers are the breakers not refusing calls but counting failures now,
+// by key: the console lists them beside the open ones. Errors: ErrUnavailable.
+func (s *Server) StrikingBreakers(ctx context.Context) ([]BreakerView, error) {
+	s.settleCtx(ctx, wire.DataStream, "breakers")
+	states, err := s.cfg.Projector.Striking()
+	if err != nil {
+		return nil, newError(ErrUnavailable, "breakers unavailable: %w", err)
+	}
+	out := []BreakerView{}
+	for _, st := range states {
+		if v := s.breakerView(st); !v.Open && v.Strikes > 0 {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
 // breakerGet answers one key's BreakerView (closed with no strikes when it never
 // struck).
 func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) error {

@@ -67,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.mux.Handle("/console/", h)
-		s.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
+		s.mux.Handle("/console", h)
 	}
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil

@@ -241,6 +241,19 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 // Breakers returns every breaker state that is open, or refuses a caller
 // (breaker.State.Tripped for one of its callers).
 func (p *Projector) Breakers() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool {
+		return st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() })
+	})
+}
+
+// Striking returns every breaker state that is not open but has strikes: a row
+// whose credential is failing and which is not refused yet.
+func (p *Projector) Striking() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool { return !st.Open && st.Strikes > 0 })
+}
+
+// breakers returns every breaker state keep admits.
+func (p *Projector) breakers(keep func(*breaker.State) bool) ([]breaker.State, error) {
 	var out []breaker.State
 	err := p.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketBreakers).ForEach(func(k, v []byte) error {
@@ -248,7 +261,7 @@ func (p *Projector) Breakers() ([]breaker.State, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err
 			}
-			if st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() }) {
+			if keep(&st) {
 				out = append(out, st)
 			}
 			return nil
