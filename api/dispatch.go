@@ -133,7 +133,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	} else {
 		rc, err = s.cfg.Dispatcher.Invoke(ctx, req)
 	}
+	var repeat *dispatcher.RefusedError
 	switch {
+	case errors.As(err, &repeat):
+		return repeatRefused(in.Key, repeat)
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, map[string]any{
 			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
@@ -166,6 +169,20 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// repeatRefused is the answer to a request repeating an earlier one (its
+// Idempotency-Key) that the gate refuses for the credential presented now: the
+// answer a fresh call refused alike gets, without a receipt (none was written).
+// A check this node could not make (ERR:directory:…, ERR:revocation:…) is 503.
+func repeatRefused(key string, rf *dispatcher.RefusedError) error {
+	if _, ok := tokenRefusalKinds[rf.Status]; ok {
+		return &TokenRefusedError{Status: rf.Status, Reason: rf.Reason}
+	}
+	if rf.Status == wire.StatusRefusedUnknownKey {
+		return &UnknownKeyError{Receipt: wire.Receipt{ReceiptSummary: wire.ReceiptSummary{Key: key, Status: rf.Status}, Result: rf.Reason}}
+	}
+	return newError(ErrUnavailable, "%s", rf.Reason)
 }
 
 // IdempotencyHeader names the header that makes a dispatch run once however often

@@ -258,11 +258,10 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, req, "", g)
 	}
-	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gateInput(req, &g)
 	if g.RowErr != nil {
 		return in, nil
 	}
-	in.Row = &g.Row
 	if gate.CanStrike(&g.Row) {
 		seq, err := ack.await(stop, req.InvocationID)
 		if err != nil {

@@ -54,7 +54,10 @@ func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest
 	} else {
 		rc, err = h.cfg.Dispatcher.Invoke(ctx, c.request(key, body))
 	}
+	var repeat *dispatcher.RefusedError
 	switch {
+	case errors.As(err, &repeat):
+		return toolError(repeat.Reason) // the literal a fresh call gets; no receipt was written
 	case errors.Is(err, dispatcher.ErrPending):
 		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait))
 		res.IsError = true
