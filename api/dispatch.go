@@ -249,7 +249,10 @@ func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc wire.Rece
 	return rc, false, newError(ErrUnavailable, "%w", err)
 }
 
-// confirm is the public, keyless check that an invocation has a receipt.
+// confirm is the public, keyless check that an invocation proved a result:
+// "confirmed" is true only for a receipt PROVEN_MATERIAL_RESULT. Any other
+// receipt (a refusal, an error, shape mode) is 200 with "confirmed": false and
+// its status; a call without a receipt yet is 202 PENDING.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) error {
 	rc, pending, err := s.receipt(r, inv, true)
 	switch {
@@ -258,7 +261,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 	case pending:
 		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": inv, "status": "PENDING"})
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
+		writeJSON(w, http.StatusOK, map[string]any{"confirmed": rc.Status == wire.StatusProvenMaterialResult, "invocation_id": rc.InvocationID, "status": rc.Status})
 	}
 	return nil
 }

@@ -279,6 +279,7 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 		g = s.catchUpRow(ctx, req, "", g)
 	}
 	in := gateInput(req, &g)
+	in.Step = true
 	if g.RowErr != nil {
 		return in, nil
 	}

@@ -24,7 +24,7 @@ var checks = []check{
 	rowEnabled,      // ERR:disabled:<KEY>
 	inputSchema,     // ERR:input:<what is wrong> (input_check.go) — the arguments against the row's input_schema
 	breakerClosed,   // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
-	watcher,         // approval_pending (no receipt yet) · approval_denied · approval_expired: keep it last
+	watcher,         // approval_pending (no receipt yet) · approval_denied · approval_expired · approval_required:<KEY> (a step): keep it last
 }
 
 // payloadCeiling refuses a body over the ceiling. The entry points refuse one
