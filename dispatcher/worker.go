@@ -202,7 +202,8 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Restricted: !in.Owner,
+		Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
 }
 

@@ -32,6 +32,12 @@ type Call struct {
 	Vars map[string]string
 	// Shape asks for the fully built request without sending it.
 	Shape bool
+	// Restricted reports that the caller is not the owner (a token holder): shape
+	// mode then shows it no more than the row's contract document does. A flow's
+	// steps to rows the caller may not call (Sub.Row refuses them) are shown as
+	// withheld, their keys and bodies left out; an agent's request is shown
+	// without the system prompt (the row's content and its includes).
+	Restricted bool
 	// Sub lets a runner that composes other rows (flow, agent) run them as real
 	// invocations on behalf of this call; nil where the dispatcher offers none.
 	Sub Invoker

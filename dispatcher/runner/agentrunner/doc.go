@@ -100,7 +100,9 @@
 // the auth breaker as an http row's does.
 //
 // Shape mode builds the first request (the includes and the tool listing are read)
-// and returns it redacted; nothing is sent and no tool runs.
+// and returns it redacted; nothing is sent and no tool runs. For a caller other
+// than the owner (Call.Restricted) the system message says the prompt is
+// withheld: the row's contract document does not show it either.
 //
 // # Testing
 //
