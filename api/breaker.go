@@ -62,10 +62,22 @@ func (s *Server) breakerView(st breaker.State) BreakerView {
 
 // breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
 func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) error {
-	s.settle(r)
+	out, err := s.OpenBreakers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
+	return nil
+}
+
+// OpenBreakers are the breakers refusing calls now, by key, once this node has
+// folded the data stream as the log holds it: GET /api/breaker and the console
+// both read them here. Errors: ErrUnavailable.
+func (s *Server) OpenBreakers(ctx context.Context) ([]BreakerView, error) {
+	s.settleCtx(ctx, wire.DataStream, "breakers")
 	states, err := s.cfg.Projector.Breakers()
 	if err != nil {
-		return newError(ErrUnavailable, "breakers unavailable: %w", err)
+		return nil, newError(ErrUnavailable, "breakers unavailable: %w", err)
 	}
 	out := []BreakerView{}
 	for _, st := range states {
@@ -74,8 +86,7 @@ func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
-	return nil
+	return out, nil
 }
 
 // breakerGet answers one key's BreakerView (closed with no strikes when it never
@@ -101,10 +112,21 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) error {
 // {"error":"not_found","key":…}, and nothing is appended.
 func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
+	if err := s.ResetBreaker(r.Context(), key); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
+	return nil
+}
+
+// ResetBreaker is the owner's reset of key's breaker: DELETE /api/breaker/{key}
+// and the console both reset here (see breakerReset). Errors: a contract error for
+// a bad key, ErrNotFound (a *KeyError), ErrUnavailable, or ErrNotVisible.
+func (s *Server) ResetBreaker(ctx context.Context, key string) error {
 	if err := contract.ValidateKey(key); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	if known, err := s.breakerKnown(ctx, key); err != nil {
 		return newError(ErrUnavailable, "breaker reset not written: %w", err)
@@ -120,7 +142,6 @@ func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
 			seq, wire.DataStream, err)
 	}
-	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
 	return nil
 }
 

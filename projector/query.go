@@ -189,6 +189,32 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 	return out, nil
 }
 
+// RecentReceipts returns up to limit receipts (no bound when limit is 0) that keep
+// admits (every one when keep is nil), newest request first (invocation ids are ULIDs, so their order is the
+// order the calls were requested in). It reads at most scan receipts, so a filter
+// that admits few costs no more than that.
+func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) bool) ([]wire.Receipt, error) {
+	var out []wire.Receipt
+	err := p.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketReceipts).Cursor()
+		for k, v := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, v = c.Prev() {
+			scan--
+			var rc wire.Receipt
+			if err := json.Unmarshal(v, &rc); err != nil {
+				return err
+			}
+			if keep == nil || keep(&rc) {
+				out = append(out, rc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projector: recent receipts: %w", err)
+	}
+	return out, nil
+}
+
 // Breaker returns the breaker state of key (the zero state when it never struck).
 func (p *Projector) Breaker(key string) (breaker.State, error) {
 	var st breaker.State
