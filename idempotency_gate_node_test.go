@@ -57,6 +57,8 @@ func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 	code, resp = nodetest.DoHeaders(t, n, "GET", "/api/dispatch?key=IDEM&body=x", "",
 		map[string]string{"Authorization": "Bearer " + b.Token, "Idempotency-Key": "k"})
 	refused("the GET form with that token", code, resp, 403, "scope:IDEM")
+	code, resp = nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", b.Token)
+	refused("that token's look at the subject's call (?receipt=)", code, resp, 403, "scope:IDEM")
 	fresh, freshResp := w.post(t, "fresh", `{"key":"IDEM","body":"x"}`, bearerHeader(b.Token))
 	if fresh != 403 || !strings.Contains(freshResp, `"error":"scope:IDEM"`) {
 		t.Fatalf("a fresh call with that token: %d %s", fresh, freshResp)
@@ -80,6 +82,9 @@ func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 	if r, c := logCounts(t, n); r != reqs || c != rcs {
 		t.Fatalf("the log went from %d requests and %d receipts to %d and %d", reqs, rcs, r, c)
 	}
+	if code, resp := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", refreshed.Token); code != 200 || !strings.Contains(resp, `\"hit\":1`) {
+		t.Fatalf("the refreshed token's look at its subject's call: %d %s", code, resp)
+	}
 }
 
 // The bus: a client sending its request again under its chosen invocation id
@@ -100,6 +105,14 @@ func TestBusRepeatPassesTheGateForTheTokenSentNow(t *testing.T) {
 	rc, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "ECHO")), wire.WithInvocationID(id))
 	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedScope || rc.Result != "scope:IDEM" || rc.InvocationID != id {
 		t.Fatalf("sent again with a token without IDEM in scope: %+v, %v; want ErrRepeatRefused, REFUSED_SCOPE scope:IDEM", rc, err)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithInvocationID(id))
+	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" {
+		t.Fatalf("sent again without a token: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN token:required", rc, err)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken("not.a.token"), wire.WithInvocationID(id))
+	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedToken || !strings.HasPrefix(rc.Result, "token:") {
+		t.Fatalf("sent again with a malformed token: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN", rc, err)
 	}
 	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
 	if err != nil || rc.Result != first.Result || rc.Trace != first.Trace || w.hits.Load() != 1 {

@@ -16,7 +16,8 @@ import (
 // answers a call that did not finish within its dispatch (held for the owner's
 // approval, or still running) as its dispatch would have been answered. The owner
 // may read any call this way; a token holder only the calls made with its token's
-// subject (the receipts' actor token:<sub>), so it needs no owner-only route.
+// subject (the receipts' actor token:<sub>), so it needs no owner-only route, and
+// only those the token it presents now could make (dispatcher.Service.MayRead).
 
 // waitPath is where the caller of invocation inv waits for its outcome.
 func (s *Server) waitPath(inv string) string {
@@ -37,7 +38,7 @@ func (s *Server) runningAnswer(inv, trace string) map[string]any {
 // its refusal, or 202 while it waits for the owner's approval or runs. Another
 // caller's call is answered as an unknown id (404).
 func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv string) error {
-	_, claims, err := s.caller(r)
+	tok, claims, err := s.caller(r)
 	if err != nil {
 		return err
 	}
@@ -68,6 +69,14 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 	}
 	if !madeBy(claims, rc.Actor) {
 		return &receiptNotFound{id: inv}
+	}
+	if claims != nil {
+		// The subject's call; its result is this token's only if the token
+		// could make the call now.
+		var repeat *dispatcher.RefusedError
+		if err := s.cfg.Dispatcher.MayRead(r.Context(), tok, &rc); errors.As(err, &repeat) {
+			return repeatRefused(rc.Key, repeat)
+		}
 	}
 	return s.answer(w, &rc)
 }

@@ -163,6 +163,18 @@ func (s *Service) repeatRefusal(ctx context.Context, req *wire.InvocationRequest
 	return r
 }
 
+// MayRead reports whether the holder of the capability token raw may have rc,
+// the receipt of a call its token's subject made, now: the gate's access checks
+// (gate.Gate.Access) for rc's key and body with that token, as a repeat of the
+// call is checked. nil, or a *RefusedError with the refusal a fresh call would
+// get. A caller's wait for its own call (GET /api/dispatch?receipt=) reads
+// through it, so a token of the subject that could not make the call now does
+// not read its result.
+func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) error {
+	req := wire.InvocationRequest{Key: rc.Key, Body: rc.Body, Credential: wire.BearerCredential, Token: raw}
+	return s.mayHave(ctx, &req, false, rc)
+}
+
 // mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.
 func (s *Service) mayHave(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) error {
 	if r := s.repeatRefusal(ctx, req, owner, rc); r != nil {
