@@ -334,10 +334,20 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 		return nil
 	}
 	return func(s *api.Server) (http.Handler, error) {
-		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, Clock: cfg.Clock, Logger: cfg.Logger})
+		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
+			Clock: cfg.Clock, Logger: cfg.Logger})
 		n.console = c
 		return c, err
 	}
+}
+
+// nodeName is the name receipts carry: name, else the hostname (as the
+// dispatcher defaults it).
+func nodeName(name string) string {
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	return name
 }
 
 // ConsoleURL is where the node serves the owner's console ("" when it does not).

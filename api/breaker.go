@@ -36,21 +36,32 @@ type BreakerView struct {
 	ClosesAt *time.Time `json:"closes_at,omitempty"`
 	// Message is the refusal every call gets while open.
 	Message string `json:"message,omitempty"`
+	// RefusedCallers are the callers other than the owner refused now by their
+	// own runs of auth failures, while the row stays open to everyone else; by
+	// caller. A row open for everyone lists none.
+	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
 }
 
-// breakerView is st as the gate sees it now. The dispatcher decides (it alone reads
-// credentials, to notice a replaced one); without one only the cooldown counts.
+// RefusedCaller is one caller its own auth failures refuse on a row.
+type RefusedCaller struct {
+	Caller   string    `json:"caller"`
+	OpenedAt time.Time `json:"opened_at"`
+	ClosesAt time.Time `json:"closes_at"`
+}
+
+// breakerView is st as the gate sees it now (breakerDecision), for the row and for
+// each caller its own run refuses.
 func (s *Server) breakerView(st breaker.State) BreakerView {
 	v := BreakerView{Key: st.Key, Strikes: st.Strikes}
-	var d breaker.Decision
-	if s.cfg.Dispatcher != nil {
-		d = s.cfg.Dispatcher.BreakerDecision(st)
-	} else {
-		d = s.cfg.Breaker.Check(st, s.cfg.Clock(), "")
-	}
+	d := s.breakerDecision(st, "")
 	if !d.Open {
 		if st.Open {
 			v.Strikes = 0 // expired: the next call starts a fresh run
+		}
+		for _, r := range st.Callers {
+			if cd := s.breakerDecision(st, r.Caller); cd.Open && cd.Caller {
+				v.RefusedCallers = append(v.RefusedCallers, RefusedCaller{Caller: r.Caller, OpenedAt: cd.OpenedAt.UTC(), ClosesAt: cd.ClosesAt.UTC()})
+			}
 		}
 		return v
 	}
@@ -58,6 +69,16 @@ func (s *Server) breakerView(st breaker.State) BreakerView {
 	v.Open, v.OpenedAt, v.ClosesAt = true, &opened, &closes
 	v.Message = breaker.Message(st.Key, s.cfg.Breaker.Threshold)
 	return v
+}
+
+// breakerDecision is the gate's decision for st and caller now. The dispatcher
+// decides (it alone reads credentials, to notice a replaced one); without one only
+// the cooldown counts.
+func (s *Server) breakerDecision(st breaker.State, caller string) breaker.Decision {
+	if s.cfg.Dispatcher != nil {
+		return s.cfg.Dispatcher.BreakerDecision(st, caller)
+	}
+	return s.cfg.Breaker.Check(st, s.cfg.Clock(), "", caller)
 }
 
 // breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
@@ -81,7 +102,25 @@ func (s *Server) OpenBreakers(ctx context.Context) ([]BreakerView, error) {
 	}
 	out := []BreakerView{}
 	for _, st := range states {
-		if v := s.breakerView(st); v.Open {
+		if v := s.breakerView(st); v.Open || len(v.RefusedCallers) > 0 {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// StrikingBreakers are the breakers not refusing calls but counting failures now,
+// by key: the console lists them beside the open ones. Errors: ErrUnavailable.
+func (s *Server) StrikingBreakers(ctx context.Context) ([]BreakerView, error) {
+	s.settleCtx(ctx, wire.DataStream, "breakers")
+	states, err := s.cfg.Projector.Striking()
+	if err != nil {
+		return nil, newError(ErrUnavailable, "breakers unavailable: %w", err)
+	}
+	out := []BreakerView{}
+	for _, st := range states {
+		if v := s.breakerView(st); !v.Open && v.Strikes > 0 {
 			out = append(out, v)
 		}
 	}

@@ -57,14 +57,14 @@ func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in It
 		case err != nil:
 			out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
 		case in.DryRun:
-			out.Action, out.Row = actionOf(p), p.mutation.Row
+			out.Action, out.Row, out.Warnings = actionOf(p), p.mutation.Row, p.warnings
 		default:
 			seq, err := d.append(ctx, p)
 			if err != nil {
 				out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
 				break
 			}
-			out.Action, maxSeq = actionOf(p), max(maxSeq, seq)
+			out.Action, out.Warnings, maxSeq = actionOf(p), p.warnings, max(maxSeq, seq)
 		}
 		res.Add(out)
 	}

@@ -59,10 +59,11 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	in.Source = spec.Source
 	// Once rows are being written the import runs to its end, whatever the client does.
 	res, err := s.dir.ImportItems(context.WithoutCancel(r.Context()), spec.Items, in)
+	report := imports.SpecReport{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), Report: res}
 	if err != nil {
-		return err
+		return &SpecImportIncompleteError{Report: report, Err: err}
 	}
-	writeJSON(w, http.StatusOK, imports.SpecReport{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), Report: res})
+	writeJSON(w, http.StatusOK, report)
 	return nil
 }
 

@@ -209,7 +209,8 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 		t.Fatalf("a dry run appended %d events", got-before)
 	}
 
-	res := importSpec(t, n, spec, url.Values{"auth_env": {"PETSTORE_TOKEN", "apiKey=PET_API_KEY"}, "prefix": {"ps_"}, "server": {upstream.URL + "/v1"}})
+	q := url.Values{"auth_env": {"PETSTORE_TOKEN", "apiKey=PET_API_KEY"}, "prefix": {"ps_"}, "server": {upstream.URL + "/v1"}}
+	res := importSpec(t, n, spec, q)
 	byKey := map[string]importer.Outcome{}
 	for _, it := range res.Items {
 		byKey[it.Key] = it
@@ -244,6 +245,11 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 	}
 	if status, out = dispatchJSON(t, n, `{"key":"PS_SHOW_PET_BY_ID","body":"10"}`); status != http.StatusOK || !strings.Contains(fmt.Sprint(out["result"]), "doggie") {
 		t.Fatalf("PS_SHOW_PET_BY_ID: HTTP %d %v", status, out)
+	}
+	// Examples, credentials and $defs read back as written: a re-import appends nothing.
+	before = controlSeq(t, n)
+	if again := importSpec(t, n, spec, q); again.Unchanged != 4 || again.Refused != 1 || controlSeq(t, n) != before {
+		t.Fatalf("re-import: %+v, %d events", again, controlSeq(t, n)-before)
 	}
 	store.mu.Lock()
 	defer store.mu.Unlock()

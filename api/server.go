@@ -31,9 +31,10 @@ type Dispatcher interface {
 	// receipt of a call its subject made, now (see dispatcher.Service.MayRead):
 	// nil, or a *dispatcher.RefusedError.
 	MayRead(ctx context.Context, raw string, rc *wire.Receipt) error
-	// BreakerDecision is the gate's decision for a breaker state now, including
-	// whether the credential its row names has been replaced.
-	BreakerDecision(st breaker.State) breaker.Decision
+	// BreakerDecision is the gate's decision for a breaker state now for caller
+	// ("" for the owner, whose answer is the row's), including whether the
+	// credential the row names has been replaced since it tripped.
+	BreakerDecision(st breaker.State, caller string) breaker.Decision
 	// Caller checks who presents a capability token, as the gate will (see
 	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
 	Caller(raw string) (*token.Claims, *gate.Refusal)
@@ -70,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.mux.Handle("/console/", h)
-		s.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
+		s.mux.Handle("/console", h)
 	}
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil

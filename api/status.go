@@ -78,7 +78,8 @@ var errorTable = []errorRule{
 	{approvalIs(nil), http.StatusServiceUnavailable, approvalBody},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
-	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's
+	{as[*ImportIncompleteError](), 0, importIncompleteBody},   // status: its cause's
+	{as[*SpecImportIncompleteError](), 0, specIncompleteBody}, // status: its cause's
 	{as[*http.MaxBytesError](), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(openapi.ErrTooLarge), http.StatusRequestEntityTooLarge, nil},
@@ -120,9 +121,7 @@ func errAnswer(err error) (int, any) {
 		}
 		status := r.status
 		if status == 0 {
-			var inc *ImportIncompleteError
-			errors.As(err, &inc)
-			status, _ = errAnswer(inc.Err)
+			status, _ = errAnswer(incompleteCause(err))
 		}
 		if r.body == nil {
 			return status, messageBody(err)
@@ -304,6 +303,25 @@ func idempotencyBody(err error) any {
 func healthBody(err error) any { return map[string]any{"ok": false, "error": errMessage(err)} }
 
 // importIncompleteBody is the import's report, every row in it, with the error.
+// incompleteCause is the error that ended an import that wrote rows.
+func incompleteCause(err error) error {
+	var rows *ImportIncompleteError
+	if errors.As(err, &rows) {
+		return rows.Err
+	}
+	var spec *SpecImportIncompleteError
+	errors.As(err, &spec)
+	return spec.Err
+}
+
+func specIncompleteBody(err error) any {
+	var inc *SpecImportIncompleteError
+	errors.As(err, &inc)
+	res := inc.Report
+	res.Error = errMessage(inc.Err)
+	return res
+}
+
 func importIncompleteBody(err error) any {
 	var inc *ImportIncompleteError
 	errors.As(err, &inc)

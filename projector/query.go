@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -237,8 +238,22 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 	return ok, err
 }
 
-// Breakers returns every breaker state that is open.
+// Breakers returns every breaker state that is open, or refuses a caller
+// (breaker.State.Tripped for one of its callers).
 func (p *Projector) Breakers() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool {
+		return st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() })
+	})
+}
+
+// Striking returns every breaker state that is not open but has strikes: a row
+// whose credential is failing and which is not refused yet.
+func (p *Projector) Striking() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool { return !st.Open && st.Strikes > 0 })
+}
+
+// breakers returns every breaker state keep admits.
+func (p *Projector) breakers(keep func(*breaker.State) bool) ([]breaker.State, error) {
 	var out []breaker.State
 	err := p.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketBreakers).ForEach(func(k, v []byte) error {
@@ -246,7 +261,7 @@ func (p *Projector) Breakers() ([]breaker.State, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err
 			}
-			if st.Open {
+			if keep(&st) {
 				out = append(out, st)
 			}
 			return nil

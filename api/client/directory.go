@@ -192,7 +192,8 @@ type SpecImportOptions struct {
 
 // ImportSpec sends an OpenAPI 3.0 or 3.1 document (JSON or YAML) to POST
 // /api/directory/import?format=openapi: each operation becomes an http row, or a
-// refusal that says why it cannot be one.
+// refusal that says why it cannot be one. When rows were written but the import
+// ended in an error, the error comes with the report (its Error set).
 func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOptions) (importer.SpecReport, error) {
 	q := url.Values{"format": {"openapi"}}
 	for name, v := range map[string]string{"prefix": o.Prefix, "server": o.Server, "category": o.Category, "base": o.Base} {
@@ -209,5 +210,15 @@ func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOpt
 	}
 	var res importer.SpecReport
 	_, err := c.send(ctx, http.MethodPost, "/api/directory/import?"+q.Encode(), "application/octet-stream", spec, &res)
+	var e *Error
+	if errors.As(err, &e) {
+		// Rows were written but the import ended in an error: the answer still
+		// reports every operation (and says why in "error"); a refusal of the whole
+		// spec has only "error".
+		res = importer.SpecReport{}
+		if json.Unmarshal(e.Body, &res) != nil || res.Items == nil {
+			res = importer.SpecReport{}
+		}
+	}
 	return res, err
 }

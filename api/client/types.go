@@ -184,4 +184,14 @@ type Breaker struct {
 	OpenedAt *time.Time `json:"opened_at,omitempty"`
 	ClosesAt *time.Time `json:"closes_at,omitempty"`
 	Message  string     `json:"message,omitempty"` // the refusal every call gets while open
+	// RefusedCallers are the callers other than the owner that their own runs of
+	// auth failures refuse now, while the row stays open to everyone else.
+	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
+}
+
+// RefusedCaller is one caller its own auth failures refuse on a row.
+type RefusedCaller struct {
+	Caller   string    `json:"caller"`
+	OpenedAt time.Time `json:"opened_at"`
+	ClosesAt time.Time `json:"closes_at"`
 }

@@ -2,6 +2,8 @@ package console
 
 import (
 	"net/http"
+
+	"github.com/capdir/capdir/api"
 )
 
 func (c *Console) registerBreakers() {
@@ -9,13 +11,23 @@ func (c *Console) registerBreakers() {
 	c.mux.HandleFunc("POST /console/breakers/{key}/reset", c.change(c.resetBreaker))
 }
 
-// breakersPage lists the breakers refusing calls now, live, as GET /api/breaker.
+type breakersData struct {
+	Open, Striking []api.BreakerView
+}
+
+// breakersPage lists the breakers refusing calls now (as GET /api/breaker) and
+// those counting failures, live.
 func (c *Console) breakersPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	list, err := c.cfg.API.OpenBreakers(r.Context())
+	open, err := c.cfg.API.OpenBreakers(r.Context())
 	if err != nil {
 		return err
 	}
-	c.render(w, "breakers", http.StatusOK, view{Title: "Breakers", Nav: "breakers", CSRF: ss.csrf, Notice: ss.notice, Data: list})
+	striking, err := c.cfg.API.StrikingBreakers(r.Context())
+	if err != nil {
+		return err
+	}
+	c.render(w, "breakers", http.StatusOK, view{Title: "Breakers", Nav: "breakers", CSRF: ss.csrf, Notice: ss.notice,
+		Data: breakersData{Open: open, Striking: striking}})
 	return nil
 }
 

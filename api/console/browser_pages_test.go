@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/chromedp/chromedp"
@@ -23,6 +25,15 @@ func TestBrowserDirectory(t *testing.T) {
 	n := startNode(t)
 	b := openTab(t, n)
 	b.signIn()
+	// The keyboard alone: the first Tab reaches "Skip to content", the next ones the sections.
+	b.do("tab", chromedp.KeyEvent("\t"))
+	if got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.activeElement.textContent`)); err != nil || got != "Skip to content" {
+		t.Errorf("first Tab focuses %q (%v), want the skip link", got, err)
+	}
+	b.do("tab", chromedp.KeyEvent("\t"))
+	if got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.activeElement.textContent`)); err != nil || got != "Directory" {
+		t.Errorf("second Tab focuses %q (%v), want the first section", got, err)
+	}
 	b.do("new row", chromedp.Click(chromedp.ID("new-row")), chromedp.WaitVisible(chromedp.ID("rowform")),
 		chromedp.SendKeys(chromedp.ID("r-key"), "PAY"),
 		chromedp.SendKeys(chromedp.ID("r-target"), "echo"),
@@ -265,15 +276,22 @@ func TestBrowserBreakerReset(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", string(row)); code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	for range 8 {
+	for range 3 {
 		dispatch(t, n, "THING", "x")
-	}
-	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/THING", ""); code != 200 || !strings.Contains(body, `"open":true`) {
-		t.Fatalf("breaker after 8 refusals: %d %s", code, body)
 	}
 	b := openTab(t, n)
 	b.signIn()
-	b.open("/console/breakers", "#reset-THING")
+	b.open("/console/breakers", "#striking #reset-THING")
+	if got := b.text("#striking"); !strings.Contains(got, "THING") || !strings.Contains(got, "3") {
+		t.Errorf("striking breakers %q, want THING with 3 failures", got)
+	}
+	for range 5 {
+		dispatch(t, n, "THING", "x")
+	}
+	b.do("the breaker opens on the page", chromedp.WaitVisible(chromedp.CSS("#breakers #reset-THING")), chromedp.WaitVisible(chromedp.ID("no-striking")))
+	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/THING", ""); code != 200 || !strings.Contains(body, `"open":true`) {
+		t.Fatalf("breaker after 8 refusals: %d %s", code, body)
+	}
 	b.shot("breakers")
 	b.do("reset", chromedp.Click(chromedp.ID("reset-THING")), chromedp.WaitVisible(chromedp.ID("no-breakers")))
 	if got := b.text("#notice"); got != "Reset the breaker of THING." {
@@ -282,6 +300,18 @@ func TestBrowserBreakerReset(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "GET", "/api/breaker/THING", ""); code != 200 || !strings.Contains(body, `"open":false`) {
 		t.Fatalf("breaker after the reset: %d %s", code, body)
 	}
+	// The health page lists the failed calls, and the bus identities.
+	if _, _, err := eventlog.AddBusClient(n.Config.Log.DataDir, eventlog.BusClient{Name: "billing", Role: eventlog.RoleClient}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.open("/console/health", "#failures")
+	if got := b.text("#failures"); !strings.Contains(got, "THING") {
+		t.Errorf("last failures %q, want THING's", got)
+	}
+	if got := b.text("#bus"); !strings.Contains(got, "billing") || !strings.Contains(got, "client") {
+		t.Errorf("bus clients %q, want billing", got)
+	}
+	b.shot("health")
 	status = http.StatusOK
 	inv := dispatch(t, n, "THING", "x")
 	if rc := ownerReceipt(t, n, inv); rc.Status != wire.StatusProvenMaterialResult {
@@ -322,6 +352,4 @@ func TestBrowserTokenMintAndRevoke(t *testing.T) {
 		t.Fatalf("the revoked token's call: %d %s", code, out)
 	}
 	b.shot("tokens-revoked")
-	b.open("/console/health", "#health")
-	b.shot("health")
 }

@@ -155,6 +155,10 @@ func (b *tab) signIn() {
 		chromedp.WaitVisible(chromedp.ID("key")),
 	)
 	b.shot("signin")
+	focused, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.activeElement.id`))
+	if err != nil || focused != "key" {
+		b.t.Errorf("the sign-in page focuses %q (%v), want the key field", focused, err)
+	}
 	b.do("type the key", chromedp.SendKeys(chromedp.ID("key"), nodetest.Key+"\r"), chromedp.WaitVisible(chromedp.ID("rows")))
 	b.page()
 	stored, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie`))

@@ -19,6 +19,11 @@ type Config struct {
 	Projector *projector.Projector
 	// Ask is the index the directory's search ranks rows with.
 	Ask *ask.Index
+	// NodeName names the node on the health page.
+	NodeName string
+	// DataDir is the node's data dir, whose bus identities the health page lists
+	// (none when empty).
+	DataDir string
 	// SessionIdle is how long a session lives after its last request
 	// (DefaultSessionIdle).
 	SessionIdle time.Duration

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -83,6 +82,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 
 func (c *Console) routes() {
+	c.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
 	c.mux.Handle("GET /console/static/", c.static)
 	c.mux.HandleFunc("GET /console/signin", c.signInPage)
 	c.mux.HandleFunc("POST /console/signin", c.signIn)
@@ -146,6 +146,10 @@ func (c *Console) change(h handler) http.HandlerFunc {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if err := r.ParseForm(); err != nil { // too large, or not a form: nothing is changed
+			c.renderError(w, r, ss, badForm(err))
+			return
+		}
 		tok := r.Header.Get("X-CSRF-Token")
 		if tok == "" {
 			tok = r.PostFormValue("csrf")
@@ -249,10 +253,6 @@ func (c *Console) render(w http.ResponseWriter, page string, status int, v view)
 // renderError shows err as the API answers it, on the error page.
 func (c *Console) renderError(w http.ResponseWriter, r *http.Request, ss *session, err error) {
 	ev := answerOf(err)
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		ev = &errView{Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf(`{"error":"payload_too_large","how_to_fix":"send at most %d bytes"}`, mbe.Limit)}
-	}
 	c.render(w, "error", ev.Status, view{Title: "Refused", CSRF: csrfOf(ss), Error: ev})
 }
 
@@ -286,6 +286,7 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
+	"resetArgs": func(key, csrf string) map[string]string { return map[string]string{"Key": key, "CSRF": csrf} },
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""

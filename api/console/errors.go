@@ -1,7 +1,9 @@
 package console
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/capdir/capdir/api"
@@ -29,6 +31,16 @@ func msgRateLimited(limit int, window, retry time.Duration) string {
 // badQuery is a console request whose query or form says what to fix; the API's
 // 400 family answers it.
 func badQuery(msg string) error { return fmt.Errorf("%w: %s", api.ErrBadQuery, msg) }
+
+// badForm is a state-changing request whose body is no form of at most maxForm
+// bytes: the API's 413 or 400.
+func badForm(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: the form is over %d bytes", api.ErrPayloadTooLarge, mbe.Limit)
+	}
+	return badQuery("the body is not a form: " + err.Error())
+}
 
 // unavailable is a failed read of the projection.
 func unavailable(err error) error { return fmt.Errorf("%w: %w", api.ErrUnavailable, err) }

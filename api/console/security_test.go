@@ -1,14 +1,21 @@
 package console_test
 
 import (
+	"context"
 	"crypto/tls"
+	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -207,6 +214,9 @@ func TestConsoleHeadersOnEveryAnswer(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	c := newClient(t, n.URL())
+	if resp, _ := c.do("GET", "/console", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/" {
+		t.Errorf("GET /console: %d to %q, want 303 to /console/", resp.StatusCode, resp.Header.Get("Location"))
+	}
 	c.do("GET", "/console/signin", nil, nil)
 	c.do("GET", "/console/static/console.js", nil, nil)
 	c.do("GET", "/console/static/console.css", nil, nil)
@@ -224,4 +234,133 @@ func TestConsoleHeadersOnEveryAnswer(t *testing.T) {
 	if strings.Contains(body, "style=") || strings.Contains(body, "<script>") || strings.Contains(body, "onclick") {
 		t.Errorf("a page holds inline style or script, which the CSP refuses: %s", body)
 	}
+}
+
+// A row written from the form that cannot run as written is saved, and the
+// notice names the literal every call of it will fail with.
+func TestConsoleWriteShowsItsWarning(t *testing.T) {
+	n := startNode(t)
+	c := newClient(t, n.URL())
+	c.signIn()
+	form := url.Values{"csrf": {c.csrf("/console/rows/new")}, "key": {"LATER"}, "type": {"fn"}, "target": {"deployed_tomorrow"},
+		"content": {"# WHAT: a function the next deploy brings"}, "enabled": {"1"}}
+	resp, body := c.do("POST", "/console/rows", form, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/rows/LATER" {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	_, page := c.do("GET", "/console/rows/LATER", nil, nil)
+	if want := `id="notice">Created LATER. It cannot run as written: every call of it will fail with ERR:fn:unknown_target:deployed_tomorrow.</p>`; !strings.Contains(page, want) {
+		t.Fatalf("the row page after the write does not show %s:\n%s", want, page)
+	}
+}
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// A session ends 12 hours after its last request; an address refused for wrong
+// keys may sign in again once the window has passed.
+func TestConsoleSessionsAndRefusalsExpire(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	c := newClient(t, n.URL())
+	c.signIn()
+	clock.advance(12*time.Hour - time.Minute)
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("11h59m idle: %d, want the page", resp.StatusCode)
+	}
+	clock.advance(12*time.Hour - time.Minute) // idle as long again since that request
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("a request renews the session: %d", resp.StatusCode)
+	}
+	clock.advance(12*time.Hour + time.Second)
+	if resp, _ := c.do("GET", "/console/health", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("12h idle: %d, want sent to sign in", resp.StatusCode)
+	}
+
+	for range 5 {
+		c.do("POST", "/console/signin", url.Values{"key": {"wrong-key-0123456789"}}, nil)
+	}
+	if resp, _ := c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after five wrong keys: %d, want 429", resp.StatusCode)
+	}
+	clock.advance(time.Minute)
+	c.signIn()
+}
+
+// Hostile or malformed input to every signed-in entry point gets the API's
+// literal for it, and changes nothing.
+func TestConsoleRefusesHostileInput(t *testing.T) {
+	n := startNode(t)
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory", greetRow); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	c := newClient(t, n.URL())
+	c.signIn()
+	tok := c.csrf("/console/")
+	before := lastSeqs(t, n)
+	form := func(kv ...string) url.Values {
+		v := url.Values{"csrf": {tok}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		method, path string
+		form         url.Values
+		status       int
+		literal      string
+	}{
+		{"GET", "/console/?type=zzz", nil, 400, "type must be one of"},
+		{"GET", "/console/?enabled=2", nil, 400, "enabled must be 0 or 1"},
+		{"GET", "/console/?ask=" + url.QueryEscape(strings.Repeat("word ", 200)), nil, 400, "bad query parameter"},
+		{"GET", "/console/rows/bad.key", nil, 400, "key"},
+		{"GET", "/console/rows/NOPE", nil, 404, `"error":"not_found"`},
+		{"GET", "/console/receipts?since=forever", nil, 400, "since must be a number of minutes"},
+		{"GET", "/console/receipts/not-an-id", nil, 400, "inv_"},
+		{"GET", "/console/receipts/inv_nope", nil, 404, "not_found"},
+		{"POST", "/console/rows", form("key", "X<script>", "type", "fn"), 400, "key"},
+		{"POST", "/console/rows", form("key", "GREET", "type", "fn", "target", "echo"), 409, "exists"},
+		{"POST", "/console/rows", form("key", "BIG", "type", "fn", "content", strings.Repeat("x", 2<<20)), 413, "payload_too_large"},
+		{"POST", "/console/rows", form("key", "RANK", "type", "fn", "planner_rank", "high"), 400, "planner_rank"},
+		{"POST", "/console/rows/NOPE/enabled", form("enabled", "0"), 404, "not_found"},
+		{"POST", "/console/rows/GREET/enabled", form("enabled", "yes"), 400, "enabled must be 0 or 1"},
+		{"POST", "/console/rows/GREET/delete", form("confirm", "OTHER"), 400, "type the row's key to confirm"},
+		{"POST", "/console/approvals/inv_nope", form("decision", "approve"), 404, "not_found"},
+		{"POST", "/console/approvals/inv_nope", form("decision", "maybe"), 400, "bad_decision"},
+		{"POST", "/console/breakers/NOPE/reset", form(), 404, "not_found"},
+		{"POST", "/console/breakers/bad.key/reset", form(), 400, "key"},
+		{"POST", "/console/tokens", form("sub", "x", "risk", "low"), 400, "scope"},
+		{"POST", "/console/tokens", form("sub", "x", "keys", "GREET", "ttl_seconds", "soon"), 400, "ttl_seconds must be a whole number"},
+		{"POST", "/console/tokens/revoke", form("jti", "bad jti!"), 400, "is not a token id"},
+	} {
+		resp, body := c.do(tc.method, tc.path, tc.form, nil)
+		if resp.StatusCode != tc.status || !strings.Contains(html.UnescapeString(body), tc.literal) {
+			t.Errorf("%s %s: %d, want %d with %q in\n%s", tc.method, tc.path, resp.StatusCode, tc.status, tc.literal, body)
+		}
+	}
+	if after := lastSeqs(t, n); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("refused requests appended to the log: %v -> %v", before, after)
+	}
+}
+
+// lastSeqs is each stream's last sequence in n's log.
+func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
+	t.Helper()
+	m := map[string]uint64{}
+	for _, s := range wire.Streams {
+		seq, err := n.Log.LastSeq(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[s] = seq
+	}
+	return m
 }

@@ -13,12 +13,15 @@ const (
 
 // Outcome is what an import did with one item.
 type Outcome struct {
-	Source string        `json:"source"`
-	Key    string        `json:"key,omitempty"`
-	Action string        `json:"action"`
-	Error  string        `json:"error,omitempty"`
-	Notes  []string      `json:"notes,omitempty"`
-	Row    *contract.Row `json:"row,omitempty"` // a dry run's: the row as it would be written
+	Source string   `json:"source"`
+	Key    string   `json:"key,omitempty"`
+	Action string   `json:"action"`
+	Error  string   `json:"error,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+	// Warnings are the literals every call of the written row will fail with as
+	// written (a function that is not registered, …).
+	Warnings []string      `json:"warnings,omitempty"`
+	Row      *contract.Row `json:"row,omitempty"` // a dry run's: the row as it would be written
 }
 
 // Report is an import of items: one outcome per item in the items' order, the
@@ -34,6 +37,10 @@ type Report struct {
 	Items     []Outcome `json:"items"`
 	Vanished  []string  `json:"vanished"`
 	Pruned    []string  `json:"pruned"`
+	// Error is set when rows were written but the import ended in an error (they
+	// are not yet visible, a prune failed): the rest of the report says what was
+	// written.
+	Error string `json:"error,omitempty"`
 }
 
 // Add records one outcome and counts its action.

@@ -41,10 +41,13 @@ func runImportOpenAPI(ctx context.Context, cfg importConfig) error {
 	}
 	cfg.OpenAPI.Base = base // a relative server URL of the spec resolves against it
 	res, err := c.ImportSpec(ctx, bytes.NewReader(spec), cfg.OpenAPI.SpecImportOptions)
-	if err != nil {
+	if err != nil && res.Error == "" {
 		return c.explain(err)
 	}
 	reportSpec(cfg.Out, cfg.Err, res)
+	if res.Error != "" {
+		return fmt.Errorf("the rows reported were written but the server says: %s", res.Error)
+	}
 	if res.Failed > 0 {
 		return fmt.Errorf("%d of %d operations failed", res.Failed, res.Operations)
 	}
@@ -106,6 +109,9 @@ func reportSpec(stdout, stderr io.Writer, res importer.SpecReport) {
 		}
 		for _, n := range it.Notes {
 			fmt.Fprintf(stderr, "%s %s: note: %s\n", it.Source, it.Key, n)
+		}
+		for _, w := range it.Warnings {
+			fmt.Fprintf(stderr, "%s %s: warning: %s\n", it.Source, it.Key, w)
 		}
 	}
 	for _, key := range res.Vanished {

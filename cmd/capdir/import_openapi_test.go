@@ -80,3 +80,22 @@ func TestImportCommandOpenAPIReports(t *testing.T) {
 		}
 	}
 }
+
+// TestImportCommandWrongKey: --openapi, --d1 and --sqlite with a key the server
+// refuses say so, and write nothing.
+func TestImportCommandWrongKey(t *testing.T) {
+	n, _ := testServer(t)
+	keyFile := writeFile(t, "wrong.key", []byte("not-the-owner-key-0123456789\n"))
+	flags := []string{"--server", n.URL(), "--key-file", keyFile}
+	spec := writeFile(t, "petstore.yaml", readFixture(t, "petstore-3.0.yaml"))
+	d1 := writeFile(t, "d1.json", []byte(`[{"results":[{"key":"A","type":"fn","target":"now"}],"success":true}]`))
+	for _, args := range [][]string{{"--openapi", spec}, {"--d1", d1}} {
+		_, _, err := runCLI(t, "", append(append([]string{"import"}, args...), flags...)...)
+		if err == nil || !strings.Contains(err.Error(), "HTTP 401: unauthorized") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if rows := listRows(t, n); len(rows) != 0 {
+		t.Fatalf("%d rows written with a wrong key", len(rows))
+	}
+}

@@ -145,17 +145,3 @@ func pendingLine(w io.Writer, res *client.DispatchResult, token, waiting bool) {
 	}
 	fmt.Fprintf(w, "%s %s%s\n", res.InvocationID, what, how)
 }
-
-// waitOutcome asks for the outcome of the call inv, a dispatch wait at a time,
-// until it is no longer pending or ctx ends.
-func waitOutcome(ctx context.Context, c *serverClient, inv string) (client.DispatchResult, error) {
-	for {
-		res, err := c.Outcome(ctx, inv, outcomeWait, c.token)
-		if err != nil || !res.Pending {
-			return res, err
-		}
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/client"
 	"github.com/spf13/cobra"
 )
 
@@ -69,3 +70,17 @@ func runReceipt(ctx context.Context, cfg receiptConfig) error {
 // outcomeWait is how long one request of waitOutcome waits: the server's
 // dispatch wait.
 const outcomeWait = api.DefaultDispatchWait
+
+// waitOutcome asks for the outcome of the call inv, a dispatch wait at a time,
+// until it is no longer pending or ctx ends.
+func waitOutcome(ctx context.Context, c *serverClient, inv string) (client.DispatchResult, error) {
+	for {
+		res, err := c.Outcome(ctx, inv, outcomeWait, c.token)
+		if err != nil || !res.Pending {
+			return res, err
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+	}
+}

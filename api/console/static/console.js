@@ -32,7 +32,7 @@
         .catch(function () {});
     };
     source.addEventListener('change', function () {
-      if (!timer) { timer = setTimeout(refresh, 150); }
+      if (!timer) { timer = setTimeout(refresh, 300); }
     });
     document.body.setAttribute('data-live-connected', '1');
   }

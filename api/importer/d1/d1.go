@@ -19,7 +19,6 @@ package d1
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -30,14 +29,6 @@ import (
 
 // Columns are the eighteen columns of the directory table, in its order.
 var Columns = contract.ColumnNames()
-
-// Errors of an input refused whole.
-var (
-	// ErrD1JSON: the input is not the JSON wrangler d1 execute --json prints.
-	ErrD1JSON = errors.New("d1_json_refused")
-	// ErrSQLite: the input is not a SQLite database or SQL dump with a directory table.
-	ErrSQLite = errors.New("sqlite_refused")
-)
 
 // Result is what a read found.
 type Result struct {
@@ -77,10 +68,6 @@ func ReadJSON(r io.Reader, fn RowFunc) (Result, error) {
 	}
 	res.Ignored = sortedSet(ignored)
 	return res, nil
-}
-
-func jsonErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s; run wrangler d1 execute <database> --json --command \"SELECT * FROM directory\" and import what it prints", ErrD1JSON, fmt.Sprintf(format, args...))
 }
 
 // readResult reads one result object.

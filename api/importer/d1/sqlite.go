@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -52,10 +51,6 @@ func ReadSQLite(ctx context.Context, path string, fn RowFunc) (Result, error) {
 		return Result{}, sqliteErr("%s is neither a SQLite database nor a SQL dump of at most %d bytes", path, MaxDumpBytes)
 	}
 	return ReadDump(ctx, string(dump), fn)
-}
-
-func sqliteErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrSQLite, fmt.Sprintf(format, args...))
 }
 
 // ReadDump runs a SQL dump in an in-memory database that may attach no other one,

@@ -73,27 +73,32 @@ func TestConvertRefusals(t *testing.T) {
 		`"/f":{"post":{"operationId":"upload","requestBody":{"required":true,"content":{"multipart/form-data":{"schema":{"type":"object"}}}},` + okResponse + `}},` +
 		`"/m":{"get":{"operationId":"mtls","security":[{"cert":[]}],` + okResponse + `}},` +
 		`"/x":{"get":{"operationId":"missingScheme","security":[{"nope":[]}],` + okResponse + `}},` +
-		`"/both":{"get":{"operationId":"twoAtOnce","security":[{"cert":[],"key":[]}],` + okResponse + `}}`
+		`"/both":{"get":{"operationId":"twoAtOnce","security":[{"cert":[],"key":[]}],` + okResponse + `}},` +
+		`"/u/{id}":{"get":{"operationId":"列出","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],` + okResponse + `}}`
 	comps := `"securitySchemes":{"cert":{"type":"mutualTLS"},"key":{"type":"apiKey","in":"query","name":"k"}}`
 	s := convert(t, spec(paths, comps), openapi.Options{AuthEnv: map[string]string{"": "T_API_KEY"}})
 	want := map[string]string{
-		"GET /ok":   "",
-		"GET /h":    `required header parameter "X-Tenant" cannot be expressed: an http row sends no per-call headers`,
-		"GET /c":    `required cookie parameter "sid" cannot be expressed`,
-		"GET /q":    `required query parameter "ids" is of type array, which a URL slot cannot carry`,
-		"GET /l":    `must be 1 to 128 characters`,
-		"GET /d1":   "",
-		"GET /d2":   "key LIST_PETS is already the key of GET /d1; give one of them another operationId",
-		"GET /re":   "is not valid regex",
-		"POST /f":   "the request body is required and has no JSON media type (it has [multipart/form-data])",
-		"GET /m":    `security scheme "cert" (mutualTLS) has no row credential form`,
-		"GET /x":    `security scheme "nope" is not defined under components.securitySchemes`,
-		"GET /both": `needs several credentials at once`,
+		"GET /ok":     "",
+		"GET /h":      `required header parameter "X-Tenant" cannot be expressed: an http row sends no per-call headers`,
+		"GET /c":      `required cookie parameter "sid" cannot be expressed`,
+		"GET /q":      `required query parameter "ids" is of type array, which a URL slot cannot carry`,
+		"GET /l":      `must be 1 to 128 characters`,
+		"GET /d1":     "",
+		"GET /d2":     "key LIST_PETS is already the key of GET /d1; give one of them another operationId",
+		"GET /re":     "is not valid regex",
+		"POST /f":     "the request body is required and has no JSON media type (it has [multipart/form-data])",
+		"GET /m":      `security scheme "cert" (mutualTLS) has no row credential form`,
+		"GET /x":      `security scheme "nope" is not defined under components.securitySchemes`,
+		"GET /both":   `needs several credentials at once`,
+		"GET /u/{id}": "",
 	}
 	if len(s.Items) != len(want) {
 		t.Fatalf("%d items, want %d", len(s.Items), len(want))
 	}
 	for _, it := range s.Items {
+		if it.Source == "GET /u/{id}" && it.Key != "GET_U_ID" {
+			t.Errorf("an operationId with no key character: key %q, want GET_U_ID", it.Key)
+		}
 		w, ok := want[it.Source]
 		switch {
 		case !ok:
@@ -122,6 +127,11 @@ func TestConvertSpecRefused(t *testing.T) {
 	for i := range 20000 {
 		fmt.Fprintf(&manyYAML, "  /p%d:\n    get:\n      responses: {}\n", i)
 	}
+	bomb := "openapi: 3.0.0\ninfo: {title: bomb, version: '1'}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 10; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	bomb += "paths: {/a: {get: {responses: {}, x-bomb: *a9}}}\n"
 	for _, tc := range []struct {
 		name, doc string
 		opt       openapi.Options
@@ -130,6 +140,8 @@ func TestConvertSpecRefused(t *testing.T) {
 	}{
 		{"empty", "  \n", openapi.Options{}, openapi.ErrSpec, "the body is empty"},
 		{"garbage", "\x00\x01\xff not a spec {{{", openapi.Options{}, openapi.ErrSpec, "cannot be read as an OpenAPI document"},
+		{"alias bomb", bomb, openapi.Options{}, openapi.ErrSpec, "excessive aliasing"},
+		{"deeply nested", strings.Repeat("[", 1<<20), openapi.Options{}, openapi.ErrSpec, "exceeded max depth"},
 		{"swagger 2", `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{}}`, openapi.Options{}, openapi.ErrSpec, "capdir imports OpenAPI 3.0 and 3.1"},
 		{"no paths", `{"openapi":"3.1.0","info":{"title":"x","version":"1"}}`, openapi.Options{}, openapi.ErrSpec, "it has no paths"},
 		{"relative server", `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"/v1"}],"paths":{"/a":{"get":{"responses":{}}}}}`, openapi.Options{}, openapi.ErrSpec, `server URL "/v1": it is not an absolute http or https URL`},
