@@ -326,7 +326,8 @@ func (s *Service) finishStep(stop context.Context, d *draft, ack *pendingAppend)
 // invoke (gate.Permits: a token's scope, pin and risk ceiling), in the order the
 // categories are named and, within one, the directory's canonical order; at most
 // MaxTools. The call's own key and its ancestors' are left out: invoking one
-// would be refused as a cycle.
+// would be refused as a cycle; so are sensitive rows for a caller other than the
+// owner: a step to one is refused (approval_required:<KEY>, see gate's watcher).
 func (v *invoker) Tools(ctx context.Context, categories string) ([]runner.Tool, error) {
 	cats := splitCategories(categories)
 	chain := v.lineage().chain
@@ -344,7 +345,8 @@ func (v *invoker) Tools(ctx context.Context, categories string) ([]runner.Tool, 
 			}
 			for i := range rows {
 				r := &rows[i]
-				if len(out) == MaxTools || seen[r.Key] || r.PlannerVisible != 1 || slices.Contains(chain, r.Key) || !gate.Permits(v.claims, r) {
+				if len(out) == MaxTools || seen[r.Key] || r.PlannerVisible != 1 || slices.Contains(chain, r.Key) || !gate.Permits(v.claims, r) ||
+					r.Sensitive == 1 && !v.owner {
 					continue
 				}
 				seen[r.Key] = true

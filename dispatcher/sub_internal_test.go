@@ -82,6 +82,9 @@ func TestInvokerToolsAndRowFollowTheCaller(t *testing.T) {
 		Subject: "partner", Risk: token.RiskLow,
 		Scope: token.Scope{Keys: []string{"B", "D", "SECRET"}, Categories: []string{"misc"}},
 	}, nil)
+	highHolder := s.invoker(context.Background(), call, d, false, &token.Claims{
+		Subject: "partner", Risk: token.RiskHigh, Scope: token.Scope{Keys: []string{"B", "SECRET"}},
+	}, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		who  string
@@ -93,8 +96,9 @@ func TestInvokerToolsAndRowFollowTheCaller(t *testing.T) {
 		{"owner", owner, "tools, misc", []string{"A", "B", "SECRET", "C"}},
 		{"owner", owner, "*", []string{"A", "B", "C", "D", "SECRET"}},
 		{"owner", owner, "", nil},
-		{"token", holder, "tools", []string{"B"}},       // SECRET is sensitive: over a low ceiling
-		{"token", holder, "*", []string{"B", "C", "D"}}, // C by its category
+		{"token", holder, "tools", []string{"B"}},          // SECRET is sensitive: over a low ceiling
+		{"token", holder, "*", []string{"B", "C", "D"}},    // C by its category
+		{"high token", highHolder, "tools", []string{"B"}}, // a step to SECRET would be refused: not offered
 	} {
 		tools, err := tc.inv.Tools(ctx, tc.cats)
 		if err != nil {
