@@ -82,7 +82,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
-	owner := req.Credential == wire.OwnerActor // the entry points attest the owner so
+	owner := req.Credential == wire.OwnerActor // capdir's entry points write it for the owner alone
 	req.InvocationID = s.waiters.ids.idempotent(idem.Actor, idem.Key)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
