@@ -142,6 +142,10 @@ func TestRepeatOfASensitiveCallNeedsTheRiskCeiling(t *testing.T) {
 		if code != 403 || !strings.Contains(out, `"error":"risk_ceiling:low<row:high"`) || strings.Contains(out, "paid") || strings.Contains(out, h.InvocationID) {
 			t.Fatalf("%s, the low token's repeat: %d %s; want 403 risk_ceiling:low<row:high", what, code, out)
 		}
+		code, out = nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+h.InvocationID, "", low)
+		if code != 403 || !strings.Contains(out, `"error":"risk_ceiling:low<row:high"`) || strings.Contains(out, "paid") || strings.Contains(out, h.Trace) {
+			t.Fatalf("%s, the low token's look at the call (?receipt=): %d %s; want 403 risk_ceiling:low<row:high", what, code, out)
+		}
 	}
 	repeat("held")
 	if code, ans := w.decide(t, h.InvocationID, "approve"); code != 200 || ans["status"] != wire.StatusProvenMaterialResult {

@@ -61,7 +61,7 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 		rc, err = s.cfg.Dispatcher.Await(ctx, inv)
 		cancel()
 		if errors.Is(err, dispatcher.ErrPending) {
-			return s.stillPending(w, r, inv, claims)
+			return s.stillPending(w, r, inv, tok, claims)
 		}
 		if err != nil {
 			return newError(ErrUnavailable, "%w", err)
@@ -70,22 +70,39 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 	if !madeBy(claims, rc.Actor) {
 		return &receiptNotFound{id: inv}
 	}
-	if claims != nil {
-		// The subject's call; its result is this token's only if the token
-		// could make the call now.
-		var repeat *dispatcher.RefusedError
-		if err := s.cfg.Dispatcher.MayRead(r.Context(), tok, &rc); errors.As(err, &repeat) {
-			return repeatRefused(rc.Key, repeat)
-		}
+	if err := s.mayRead(r, tok, claims, &rc); err != nil {
+		return err
 	}
 	return s.answer(w, &rc)
 }
 
+// mayRead is nil when the caller claims name (nil: the owner) may have rc, a
+// call its subject made, now: a token holder only if the token tok it presents
+// could make the call (dispatcher.Service.MayRead), else the refusal a fresh
+// call gets.
+func (s *Server) mayRead(r *http.Request, tok string, claims *token.Claims, rc *wire.Receipt) error {
+	if claims == nil {
+		return nil
+	}
+	var repeat *dispatcher.RefusedError
+	if err := s.cfg.Dispatcher.MayRead(r.Context(), tok, rc); errors.As(err, &repeat) {
+		return repeatRefused(rc.Key, repeat)
+	}
+	return nil
+}
+
 // stillPending answers a call with no receipt yet: held for the owner's
-// approval (the caller's own only), else running.
-func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv string, claims *token.Claims) error {
+// approval (the caller's own only, and only while its token could make the
+// call), else running.
+func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv, tok string, claims *token.Claims) error {
 	if ap, ok := s.cfg.Dispatcher.(Approver); ok {
 		a, err := ap.LookupApproval(r.Context(), inv)
+		if err == nil && claims != nil && madeBy(claims, a.Actor) {
+			body, _ := ap.ApprovalBody(r.Context(), &a) // "" when the log no longer holds it
+			if err := s.mayRead(r, tok, claims, &wire.Receipt{ReceiptSummary: wire.ReceiptSummary{Key: a.Key}, Body: body}); err != nil {
+				return err
+			}
+		}
 		switch {
 		case err == nil && !madeBy(claims, a.Actor):
 			return &receiptNotFound{id: inv}
