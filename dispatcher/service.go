@@ -522,13 +522,17 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // request's append, whose failure ends the wait (nil: nothing was appended).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
 	var failed <-chan error
+	var full <-chan struct{}
 	if f != nil {
-		failed = f.Err()
+		failed, full = f.Err(), s.cfg.Log.Full()
 	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
+		case <-full: // the server answers no append that found its disk full
+			s.waiters.remove(req.InvocationID, ch)
+			return pendingReceipt(req), s.cfg.Log.FullError()
 		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored

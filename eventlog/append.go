@@ -54,9 +54,22 @@ func (l *Log) Append(ctx context.Context, subject string, ev wire.Event, opts ..
 	if err != nil {
 		return 0, err
 	}
+	if l.disk != nil {
+		// The server answers nothing to an append that finds the disk full: stop
+		// waiting once its store says so.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(l.disk.state.Load().filled, func() { cancel(ErrDiskFull) })
+		defer stop()
+	}
 	ack, err := l.js.PublishMsg(ctx, msg, popts...)
 	if err != nil {
-		err = classify(err)
+		if errors.Is(context.Cause(ctx), ErrDiskFull) {
+			err = l.disk.refusalOnceFilled()
+		} else {
+			err = classify(err)
+		}
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return 0, err
 	}
@@ -136,6 +149,9 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, ErrClosed
 	default:
 	}
+	if err := l.disk.refusal(); err != nil {
+		return nil, nil, err
+	}
 	var o appendOpts
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
@@ -150,7 +166,11 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: body}
-	var popts []jetstream.PublishOpt
+	if o.noMsgID && o.expectSubjectSeq == nil {
+		return msg, l.retry, nil
+	}
+	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+2)
+	popts = append(popts, l.retry...)
 	if !o.noMsgID {
 		msg.Header = nats.Header{}
 		popts = append(popts, jetstream.WithMsgID(ev.ID))
@@ -160,6 +180,10 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 	}
 	return msg, popts, nil
 }
+
+// electionRetryWait is the pause before an append no server answered for is sent
+// again (Config.ElectionWait bounds how long it is).
+const electionRetryWait = 250 * time.Millisecond
 
 // AppendError is the error an append returns for err, an error from an async
 // append's future: a rejected ExpectLastSubjectSeq matches ErrConflict.
@@ -172,7 +196,26 @@ func classify(err error) error {
 	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) { // Config.AckTimeout
 		return fmt.Errorf("%w (%v)", ErrAckTimeout, err)
 	}
+	if errors.Is(err, jetstream.ErrNoStreamResponse) { // sent again for Config.ElectionWait
+		return fmt.Errorf("%w: no server answered for the stream while it was sent again (%v); nothing was stored: send it again in a few seconds", ErrElecting, err)
+	}
+	if isOutOfStorage(err) {
+		return fmt.Errorf("%w: the log's servers refuse appends for lack of storage (%v); free space on their disks or raise their JetStream storage limit; nothing was stored", ErrDiskFull, err)
+	}
 	return fmt.Errorf("eventlog: append: %w", err)
+}
+
+// The JetStream error codes of a server out of storage: insufficient resources
+// (its store reached the limit it set itself from the disk's size), and
+// insufficient storage resources.
+const (
+	jsInsufficientResources    = 10023
+	jsStorageResourcesExceeded = 10047
+)
+
+func isOutOfStorage(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsInsufficientResources || apiErr.ErrorCode == jsStorageResourcesExceeded)
 }
 
 func isConflict(err error) bool {

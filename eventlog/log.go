@@ -23,8 +23,12 @@ type Log struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	streams map[string]jetstream.Stream
+	retry   []jetstream.PublishOpt // every append's: sent again while its stream elects a leader
+	disk    *diskGuard             // the embedded store's full disk; nil on an external cluster
 
 	closeOnce sync.Once
+	closing   chan struct{} // closed when Close begins
+	diskDone  chan struct{} // closed when watchDisk has returned (nil: not started)
 	closed    chan struct{}
 }
 
@@ -35,7 +39,8 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, closed: make(chan struct{})}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, closing: make(chan struct{}), closed: make(chan struct{}),
+		retry: []jetstream.PublishOpt{jetstream.WithRetryWait(electionRetryWait), jetstream.WithRetryAttempts(int(cfg.ElectionWait / electionRetryWait))}}
 	if err := l.connect(); err != nil {
 		l.Close()
 		return nil, err
@@ -77,11 +82,14 @@ func (l *Log) connect() error {
 			l.auth = auth
 			l.connOpt = append(l.connOpt, auth.connOption())
 		}
-		srv, err := startEmbedded(&l.cfg, l.auth)
+		l.disk = newDiskGuard(l.cfg.storeDir())
+		srv, err := startEmbedded(&l.cfg, l.auth, l.disk.noSpace)
 		if err != nil {
 			return err
 		}
 		l.srv = srv
+		l.diskDone = make(chan struct{})
+		go l.watchDisk()
 		l.connOpt = append(l.connOpt, nats.InProcessServer(srv))
 		nc, err := nats.Connect("", append(opts, l.connOpt...)...)
 		if err != nil {
@@ -106,7 +114,9 @@ func (l *Log) NewConn(opts ...nats.Option) (*nats.Conn, error) {
 	return nats.Connect(l.cfg.NATSURL, append(all, opts...)...)
 }
 
-func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
+// startEmbedded starts the embedded server; noSpace is called when its store
+// reports a write that found no space.
+func startEmbedded(cfg *Config, auth *busAuth, noSpace func()) (*server.Server, error) {
 	always, interval, _ := cfg.syncPolicy()
 	opts := &server.Options{
 		ServerName:   "capdir",
@@ -137,7 +147,7 @@ func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: embedded server: %w", err)
 	}
-	srv.SetLoggerV2(serverLog{cfg.Logger}, false, false, false)
+	srv.SetLoggerV2(serverLog{l: cfg.Logger, noSpace: noSpace}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(cfg.StartTimeout) {
 		srv.Shutdown()
@@ -248,6 +258,16 @@ func (l *Log) ClientURL() string {
 	return l.srv.ClientURL()
 }
 
+// Full is closed once the log's disk is found full (see ErrDiskFull): an append
+// waiting for its acknowledgement then stops waiting, with the error FullError
+// gives. Nil on an external cluster, whose servers answer such an append
+// themselves.
+func (l *Log) Full() <-chan struct{} { return l.disk.filled() }
+
+// FullError is the refusal of an append that was waiting when Full was closed. It
+// matches ErrDiskFull.
+func (l *Log) FullError() error { return l.disk.refusalOnceFilled() }
+
 // Closed is closed once Close has run.
 func (l *Log) Closed() <-chan struct{} { return l.closed }
 
@@ -256,6 +276,10 @@ func (l *Log) Closed() <-chan struct{} { return l.closed }
 func (l *Log) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
+		close(l.closing)
+		if l.diskDone != nil {
+			<-l.diskDone
+		}
 		if l.js != nil {
 			select {
 			case <-l.js.PublishAsyncComplete():
