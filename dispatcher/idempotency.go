@@ -95,7 +95,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(&req), err
 		}
-		return s.await(ctx, &req, ch, f)
+		return s.await(ctx, &req, ch, f, s.resender(&req, ev))
 	case err != nil:
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
@@ -111,7 +111,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		}
 		return rc, nil
 	}
-	return s.await(ctx, &req, ch, nil) // requested, not yet receipted: nothing to append
+	return s.await(ctx, &req, ch, nil, nil) // requested, not yet receipted: nothing to append
 }
 
 // sameRequest reports whether req, from the bus client client ("" for capdir's own

@@ -488,12 +488,23 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early.
-	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
+	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
 	}
-	return s.await(ctx, &req, ch, f)
+	return s.await(ctx, &req, ch, f, s.resender(&req, ev))
+}
+
+// resender appends ev, req's request, again when its append's connection was lost
+// before the acknowledgement: it may be stored already, and the log's duplicate
+// detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
+// duplicate window.
+func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (jetstream.PubAckFuture, error) {
+	return func() (jetstream.PubAckFuture, error) {
+		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
+		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	}
 }
 
 // checkInvoke checks what Invoke and InvokeOnce check before anything is
@@ -519,8 +530,10 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 }
 
 // await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended).
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
+// request's append, whose failure ends the wait (nil: nothing was appended). When
+// the append's connection was lost before its acknowledgement, resend appends the
+// request again, and the wait goes on with its future.
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
 	var failed <-chan error
 	var full <-chan struct{}
 	if f != nil {
@@ -539,6 +552,12 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 				// and run. Its receipt, if any, still ends the wait.
 				failed = nil
 				continue
+			}
+			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
+				if f, err = resend(); err == nil {
+					failed = f.Err()
+					continue
+				}
 			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), err

@@ -29,6 +29,11 @@ var (
 	// within Config.ElectionWait (the stream has no leader: an election runs):
 	// nothing was stored, and the same append may be sent again.
 	ErrElecting = errors.New("eventlog: the log is electing a leader")
+	// ErrConnectionLost is returned by an async append whose connection to the
+	// log's server was lost before its acknowledgement came: the event may or may
+	// not be stored. Sending it again is safe when the log's duplicate detection
+	// knows its id (not after WithoutDedupe).
+	ErrConnectionLost = errors.New("eventlog: the connection to the log's server was lost before the append was acknowledged")
 	// ErrCreds is returned when the credential file for an external cluster
 	// (Config.Creds) cannot be used.
 	ErrCreds = errors.New("eventlog: bad NATS credential file")
