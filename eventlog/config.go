@@ -31,6 +31,11 @@ type Config struct {
 	Creds string
 	// Replicas is the stream replica count (1 for the embedded server; 3 on a cluster).
 	Replicas int
+	// Existing opens the streams as they are, without creating or updating them
+	// (Replicas, DataMaxAge and DuplicateWindow are then not applied): for a tool
+	// working on a node's log, which must not change what the node set. A stream
+	// missing is an error naming it.
+	Existing bool
 	// Sync is the embedded store's fsync policy: "always" or a Go duration ("1s", "2m").
 	Sync string
 	// DataMaxAge bounds how long invocation requests and receipts stay in the log; 0 keeps them forever.

@@ -34,6 +34,10 @@ var (
 	// not be stored. Sending it again is safe when the log's duplicate detection
 	// knows its id (not after WithoutDedupe).
 	ErrConnectionLost = errors.New("eventlog: the connection to the log's server was lost before the append was acknowledged")
+	// ErrNotAdmitted is returned by Open when the servers of Config.NATSURL refuse
+	// capdir's connection: no credential, or one their configuration does not
+	// admit.
+	ErrNotAdmitted = errors.New("eventlog: the NATS servers refused capdir's connection")
 	// ErrCreds is returned when the credential file for an external cluster
 	// (Config.Creds) cannot be used.
 	ErrCreds = errors.New("eventlog: bad NATS credential file")

@@ -69,6 +69,9 @@ func (l *Log) connect() error {
 			l.connOpt = append(l.connOpt, creds)
 		}
 		nc, err := nats.Connect(l.cfg.NATSURL, append(opts, l.connOpt...)...)
+		if errors.Is(err, nats.ErrAuthorization) {
+			return fmt.Errorf("%w: %s answered %v: give a credential its configuration admits with --nats-creds (the node's nkey seed or .creds file)", ErrNotAdmitted, l.cfg.NATSURL, err)
+		}
 		if err != nil {
 			return fmt.Errorf("eventlog: connect %s: %w", l.cfg.NATSURL, err)
 		}
@@ -183,6 +186,9 @@ func (l *Log) probe(ctx context.Context) error {
 }
 
 func (l *Log) ensureStreams(ctx context.Context) error {
+	if l.cfg.Existing {
+		return l.lookupStreams(ctx)
+	}
 	for _, name := range wire.Streams {
 		sc := jetstream.StreamConfig{
 			Name:        name,
@@ -203,6 +209,30 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		l.streams[name] = s
 	}
 	return nil
+}
+
+// lookupStreams opens the streams as they are (Config.Existing).
+func (l *Log) lookupStreams(ctx context.Context) error {
+	for _, name := range wire.Streams {
+		s, err := l.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: %s holds no stream %s: is this the log of a capdir node (its --nats-url and --nats-creds)?", ErrStreamNotFound, l.where(), name)
+		}
+		if err != nil {
+			return fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		l.streams[name] = s
+	}
+	return nil
+}
+
+// where names the log's servers for a message: the cluster's URLs, or the
+// embedded store.
+func (l *Log) where() string {
+	if l.cfg.NATSURL != "" {
+		return l.cfg.NATSURL
+	}
+	return l.cfg.storeDir()
 }
 
 // EmbeddedMaxPayload is the largest message the embedded server accepts. (An

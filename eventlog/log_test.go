@@ -274,3 +274,31 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// Existing opens the streams as a node left them: their retention is not reset
+// to the opener's, and a log without them is refused, naming the stream.
+func TestOpenExistingLeavesTheStreamsAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	empty := t.TempDir()
+	if _, err := eventlog.Open(ctx, eventlog.Config{DataDir: empty, Existing: true}); !errors.Is(err, eventlog.ErrStreamNotFound) || !strings.Contains(err.Error(), wire.ControlStream) {
+		t.Fatalf("open an empty store with Existing: %v; want ErrStreamNotFound naming %s", err, wire.ControlStream)
+	}
+	dir := t.TempDir()
+	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: dir, DataMaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, err = eventlog.Open(ctx, eventlog.Config{DataDir: dir, Existing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := l.JetStream().Stream(ctx, wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if age := s.CachedInfo().Config.MaxAge; age != time.Hour {
+		t.Fatalf("data stream retention %s after an Existing open; want the node's 1h", age)
+	}
+}

@@ -62,8 +62,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Node.Log.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
 	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
 	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
-	f.StringVar(&cfg.Node.Log.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
-	f.StringVar(&cfg.Node.Log.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
+	clusterFlags(cmd, &cfg.Node.Log, "use an existing NATS cluster instead of the embedded server")
 	f.StringVar(&cfg.Node.Log.Listen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")
 	f.IntVar(&cfg.Node.Log.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
 	f.StringVar(&cfg.Node.Log.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
@@ -94,6 +93,14 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	composeFlags(cmd, &cfg.Node)
 	return cmd
+}
+
+// clusterFlags registers --nats-url (described by urlUsage) and --nats-creds on
+// cmd: how serve, and the tools working on a node's log, reach an external cluster.
+func clusterFlags(cmd *cobra.Command, c *eventlog.Config, urlUsage string) {
+	f := cmd.Flags()
+	f.StringVar(&c.NATSURL, "nats-url", "", urlUsage)
+	f.StringVar(&c.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
 }
 
 // runServe runs a node until ctx is done (nil) or a component fails (its error).
