@@ -102,6 +102,9 @@ func (c Settings) Validate() error {
 	if c.Workers < 1 {
 		errs = append(errs, errors.New("dispatcher: workers must be at least 1 (--workers)"))
 	}
+	if c.AckWait < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: ack wait %v must not be negative (--ack-wait: give a duration such as 30s, 0 for the default)", c.AckWait))
+	}
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
 	}
@@ -285,6 +288,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
 	}
+	if err := s.reclaim(ctx, cons); err != nil {
+		return err
+	}
 	// A request appended before this start may have run under an earlier process
 	// whose acknowledgement JetStream had not yet made durable when it died: such a
 	// request can come back as a first delivery. Every request up to here is
@@ -319,6 +325,27 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cc = cc
 	s.mu.Unlock()
+	return nil
+}
+
+// reclaim hands back, for delivery at once, the requests the consumer counts as
+// delivered and not acknowledged when no other node consumes the log: those were
+// held by an earlier process on this data dir that died with them (a stop gives
+// back what it did not finish), and would otherwise wait out AckWait before
+// running again. The consumer is reset to its acknowledgement floor: the requests
+// after it are delivered again, and every one appended before this start is
+// checked for its receipt before it runs (handle), so one acknowledged out of
+// order is not run twice. On a shared log the pending requests may be another
+// node's calls in flight: they are left to AckWait.
+func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
+	info := cons.CachedInfo()
+	if s.sharedLog || info == nil || info.NumAckPending == 0 {
+		return nil
+	}
+	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {
+		return fmt.Errorf("dispatcher: deliver again the requests an earlier process held: %w", err)
+	}
+	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", info.NumAckPending, "from_seq", info.AckFloor.Stream+1)
 	return nil
 }
 
