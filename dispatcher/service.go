@@ -562,14 +562,17 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // request again, and the wait goes on with its future.
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
 	var failed <-chan error
+	var stored <-chan *jetstream.PubAck
 	var full <-chan struct{}
 	if f != nil {
-		failed, full = f.Err(), s.cfg.Log.Full()
+		failed, stored, full = f.Err(), f.Ok(), s.cfg.Log.Full()
 	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
+		case <-stored: // only its receipt ends the wait now
+			failed, stored, full = nil, nil, nil
 		case <-full: // the server answers no append that found its disk full
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
@@ -582,7 +585,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					failed = f.Err()
+					failed, stored = f.Err(), f.Ok()
 					continue
 				}
 			}

@@ -143,8 +143,11 @@ func (l *Log) watchDisk() {
 
 // restartJetStream stops the embedded server's JetStream and starts it again on
 // the same store: a stream whose store failed a write refuses every later one
-// until then. Consumers resume once their pulls miss a heartbeat.
+// until then. Consumers resume once their pulls miss a heartbeat; State waits for
+// the restart to end.
 func (l *Log) restartJetStream() error {
+	l.restart.Lock()
+	defer l.restart.Unlock()
 	if err := l.srv.ShutdownJetStream(); err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ type Log struct {
 	streams map[string]jetstream.Stream
 	retry   []jetstream.PublishOpt // every append's: sent again while its stream elects a leader
 	disk    *diskGuard             // the embedded store's full disk; nil on an external cluster
+	// restart is held by restartJetStream, and read-held by State: while JetStream
+	// restarts, its streams are missing for a moment, and a reader of State must
+	// not take that for a log that lost them.
+	restart sync.RWMutex
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when Close begins
