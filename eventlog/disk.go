@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -164,5 +165,10 @@ func (l *Log) restartJetStream() error {
 	if err := l.probe(ctx); err != nil {
 		return err
 	}
-	return l.ensureStreams(ctx)
+	for _, name := range wire.Streams { // restored from the store; the handles Open made still name them
+		if _, err := l.js.Stream(ctx, name); err != nil {
+			return fmt.Errorf("eventlog: stream %s after JetStream's restart: %w", name, err)
+		}
+	}
+	return nil
 }
