@@ -336,10 +336,11 @@ func (s *Service) Start(ctx context.Context) error {
 // after it are delivered again, and every one appended before this start is
 // checked for its receipt before it runs (handle), so one acknowledged out of
 // order is not run twice. On a shared log the pending requests may be another
-// node's calls in flight: they are left to AckWait.
+// node's calls in flight: they are left to AckWait. So are they while the
+// consumer has pulls waiting: another service of this process is running.
 func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
 	info := cons.CachedInfo()
-	if s.sharedLog || info == nil || info.NumAckPending == 0 {
+	if s.sharedLog || info == nil || info.NumAckPending == 0 || info.NumWaiting > 0 {
 		return nil
 	}
 	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {

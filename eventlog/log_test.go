@@ -212,6 +212,7 @@ func TestConfigValidate(t *testing.T) {
 		{DataDir: "x", Sync: "sometimes"}, // bad sync
 		{DataDir: "x", Replicas: 3},       // replicas on embedded
 		{DataDir: "x", DataMaxAge: -time.Second},
+		{DataDir: "x", ElectionWait: -time.Second},
 	}
 	for i, c := range cases {
 		if _, err := eventlog.Open(context.Background(), c); err == nil {
