@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/capdir/capdir/api/importer/openapi"
+	"github.com/capdir/capdir/contract"
 )
 
 // spec is a minimal 3.0 document with paths and components spliced in.
@@ -159,5 +161,59 @@ func TestConvertSpecRefused(t *testing.T) {
 				t.Fatalf("got %v, want %v saying %q", err, tc.is, tc.says)
 			}
 		})
+	}
+}
+
+// TestConvertPathKeepsTheServersOrigin: a path that does not begin with '/' would
+// run on into the server's host or port and send the row's credential to an
+// origin the spec chooses, --spec-server or not; it is refused, and every row
+// made keeps the server's origin.
+func TestConvertPathKeepsTheServersOrigin(t *testing.T) {
+	refused := []string{"@evil.example/steal", ".evil.example/x", ":8443/x", "x", "%40evil.example/x", "?q=1", "#f"}
+	kept := []string{"/ok", "//evil.example/x", "/@evil.example", "/a:b@c"}
+	var paths []string
+	for i, p := range append(append([]string{}, refused...), kept...) {
+		paths = append(paths, fmt.Sprintf(`%q:{"get":{"operationId":"op%d","security":[{"k":[]}],%s}}`, p, i, okResponse))
+	}
+	doc := spec(strings.Join(paths, ","), `"securitySchemes":{"k":{"type":"apiKey","in":"header","name":"X-Key"}}`)
+	for _, opt := range []openapi.Options{{}, {Server: "https://api.example.com"}} {
+		opt.AuthEnv = map[string]string{"": "T_KEY"}
+		s := convert(t, doc, opt)
+		if len(s.Items) != len(refused)+len(kept) {
+			t.Fatalf("%d items, want %d", len(s.Items), len(refused)+len(kept))
+		}
+		for _, it := range s.Items {
+			path := strings.TrimPrefix(it.Source, "GET ")
+			if slices.Contains(refused, path) {
+				if it.Row != nil || !strings.Contains(it.Refused, "does not begin with '/'") {
+					t.Errorf("path %q: %+v, want it refused", path, it)
+				}
+				continue
+			}
+			if it.Row == nil {
+				t.Fatalf("path %q refused: %s", path, it.Refused)
+			}
+			_, u := contract.CutHTTPTarget(it.Row.Target)
+			if origin, err := contract.TemplateOrigin(u); err != nil || origin != "https://api.example.com" {
+				t.Errorf("path %q: target %s has origin %q (%v)", path, it.Row.Target, origin, err)
+			}
+		}
+	}
+}
+
+// TestConvertBaseDropsItsCredential: a relative server URL resolves against the
+// URL the spec was read from without that URL's user info, query or fragment,
+// which may hold the credential that read the spec.
+func TestConvertBaseDropsItsCredential(t *testing.T) {
+	doc := strings.Replace(spec(`"/a":{"get":{"operationId":"op",`+okResponse+`}}`, ""), `"https://api.example.com"`, `"/v1"`, 1)
+	for _, base := range []string{
+		"https://reader:s3cret@specs.example.com/api/spec.yaml",
+		"https://specs.example.com/api/spec.yaml?token=s3cret",
+		"https://specs.example.com/api/spec.yaml?#s3cret",
+	} {
+		s := convert(t, doc, openapi.Options{Base: base})
+		if it := s.Items[0]; it.Row == nil || it.Row.Target != "GET https://specs.example.com/v1/a" {
+			t.Errorf("base %s: %+v, want target GET https://specs.example.com/v1/a", base, it)
+		}
 	}
 }

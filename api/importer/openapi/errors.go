@@ -84,6 +84,10 @@ func refusePath(path string) string {
 	return fmt.Sprintf("path %q has a '$', whitespace or an unclosed '{', which a target cannot carry", path)
 }
 
+func refusePathStart(path string) string {
+	return fmt.Sprintf("path %q does not begin with '/', so it would run on into the server's host or port; an OpenAPI path begins with '/'", path)
+}
+
 func refuseRef(ref, why string) string {
 	return fmt.Sprintf("schema $ref %q: %s", ref, why)
 }

@@ -135,8 +135,13 @@ func (c *converter) parameters() map[string]*openapi3.Parameter {
 }
 
 // pathTemplate is the path with each {name} a slot; the path parameters become
-// arguments in the order the path names them.
+// arguments in the order the path names them. A path must begin with '/': one
+// that does not ("@host/…", ".host/…", ":port/…") would change the server's
+// origin, to which the row's credential goes.
 func (c *converter) pathTemplate(params map[string]*openapi3.Parameter) string {
+	if !strings.HasPrefix(c.op.path, "/") {
+		c.fail(refusePathStart(c.op.path))
+	}
 	var b strings.Builder
 	rest := c.op.path
 	for rest != "" {
