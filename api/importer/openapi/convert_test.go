@@ -129,6 +129,11 @@ func TestConvertSpecRefused(t *testing.T) {
 	for i := range 20000 {
 		fmt.Fprintf(&manyYAML, "  /p%d:\n    get:\n      responses: {}\n", i)
 	}
+	var flowYAML strings.Builder // method lines with their value: not counted before loading
+	flowYAML.WriteString("openapi: 3.1.0\ninfo: {title: many, version: '1'}\nservers: [{url: 'https://x.example'}]\npaths:\n")
+	for i := range openapi.MaxOperations + 1 {
+		fmt.Fprintf(&flowYAML, "  /p%d:\n    get: {responses: {}}\n", i)
+	}
 	bomb := "openapi: 3.0.0\ninfo: {title: bomb, version: '1'}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
 	for i := 1; i < 10; i++ {
 		bomb += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
@@ -152,6 +157,7 @@ func TestConvertSpecRefused(t *testing.T) {
 		{"too large", strings.Repeat(" ", openapi.MaxSpecBytes+1), openapi.Options{}, openapi.ErrTooLarge, "the limit is 4194304"},
 		{"100k operations", many.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 100000 operations; the limit is 10000"},
 		{"20k operations, YAML", manyYAML.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 20000 operations"},
+		{"10001 operations, YAML flow style", flowYAML.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 10001 operations; the limit is 10000"},
 		{"bad auth env", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{AuthEnv: map[string]string{"": "NOT-A-NAME"}}, openapi.ErrOptions, "is not an environment variable name"},
 		{"bad server", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{Server: "ftp://x"}, openapi.ErrOptions, "not an absolute http or https URL"},
 	} {

@@ -38,6 +38,11 @@ func tooLarge(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; nothing was imported", ErrTooLarge, fmt.Sprintf(format, args...))
 }
 
+// tooManyOperations is ErrTooLarge for a spec of n operations.
+func tooManyOperations(n int) error {
+	return tooLarge("the spec has %d operations; the limit is %d (split it, or import a part of it)", n, MaxOperations)
+}
+
 // The reasons an operation is refused, each produced here only.
 
 func refuseRequiredIn(in, name string) string {
