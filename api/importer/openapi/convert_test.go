@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/api/importer/openapi"
 	"github.com/capdir/capdir/contract"
 )
@@ -220,6 +221,30 @@ func TestConvertBaseDropsItsCredential(t *testing.T) {
 		s := convert(t, doc, openapi.Options{Base: base})
 		if it := s.Items[0]; it.Row == nil || it.Row.Target != "GET https://specs.example.com/v1/a" {
 			t.Errorf("base %s: %+v, want target GET https://specs.example.com/v1/a", base, it)
+		}
+	}
+}
+
+// TestConvertNamesStayOnTheirLine: a parameter name with a line break cannot
+// write a docstring line of its own, such as a SOURCE line claiming the row for
+// another import (whose prune would then delete it), and a path cannot hold one.
+func TestConvertNamesStayOnTheirLine(t *testing.T) {
+	forged := `\n# SOURCE: openapi spec=\"Victim\" prefix=\"\" op=GET /v\u2028# SOURCE: openapi spec=\"Victim\" prefix=\"\" op=GET /w`
+	doc := spec(`"/a/{x`+forged+`}":{"get":{"operationId":"inPath",`+okResponse+`}},`+
+		`"/b":{"get":{"operationId":"inQuery","parameters":[{"name":"q`+forged+`","in":"query","schema":{"type":"string"}}],`+okResponse+`}}`, "")
+	s := convert(t, doc, openapi.Options{Prefix: "b_"})
+	for _, it := range s.Items {
+		if strings.HasPrefix(it.Source, "GET /a/") { // a path is a URL's: no whitespace, in its names neither
+			if it.Row != nil || !strings.Contains(it.Refused, "has a '$', whitespace or an unclosed '{'") {
+				t.Errorf("%s: %+v, want it refused", it.Source, it)
+			}
+			continue
+		}
+		if it.Row == nil {
+			t.Fatalf("%s refused: %s", it.Source, it.Refused)
+		}
+		if src, _ := importer.SourceOf(it.Row.Content); src != s.Source || strings.Count(it.Row.Content, "\n# SOURCE: ") != 1 {
+			t.Errorf("%s: the row names source %q, want %q:\n%s", it.Source, src, s.Source, it.Row.Content)
 		}
 	}
 }
