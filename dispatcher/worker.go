@@ -216,17 +216,11 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	seq, err := s.cfg.Log.LastSubjectSeq(lctx, wire.ControlStream, wire.DirectorySubject(req.Key))
-	if err != nil || seq == 0 {
+	if seq, err := s.cfg.Projector.SettleKey(lctx, req.Key); err != nil || seq == 0 {
 		return g
 	}
-	// The projection may have applied the row since g was read: read again then,
-	// as well as after waiting for it.
-	if seq > s.cfg.Projector.Applied(wire.ControlStream) {
-		if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
-			return g
-		}
-	}
+	// The projection may have applied the row since g was read: read again, also
+	// when SettleKey did not have to wait.
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 

@@ -218,6 +218,24 @@ func (p *Projector) Settle(ctx context.Context, stream string) error {
 	return p.WaitFor(ctx, stream, st.LastSeq)
 }
 
+// SettleKey makes sure the projection is not behind the log for the directory
+// key key: it asks the log for the sequence of the key's last mutation and, when
+// the projection has not applied it yet, waits until it has. It returns that
+// sequence (0 when the key was never written). A read or a write that misses or
+// conflicts on a key calls it before it answers so: the key may have been written
+// through another node, and this projection may not have folded that write yet.
+// It costs a round trip to the log.
+func (p *Projector) SettleKey(ctx context.Context, key string) (uint64, error) {
+	if p.cfg.Log == nil {
+		return 0, errors.New("projector: SettleKey needs Config.Log")
+	}
+	seq, err := p.cfg.Log.LastSubjectSeq(ctx, wire.ControlStream, wire.DirectorySubject(key))
+	if err != nil || seq == 0 {
+		return seq, err
+	}
+	return seq, p.WaitFor(ctx, wire.ControlStream, seq)
+}
+
 // WatchDirectory calls fn once for every live key now, then after every committed
 // directory change. It may be called at any time, also while Run is folding.
 func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
