@@ -219,6 +219,7 @@ type Service struct {
 	gate          *gate.Gate
 	sharedLog     bool // other processes may append to the log (revocation.go)
 	revocations   revocationFence
+	elections     leaderElections // the dispatch consumer's (runonce.go)
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -294,6 +295,9 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
+	if err := s.elections.watch(s.cfg.Log.Conn()); err != nil {
+		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the
@@ -431,6 +435,7 @@ func (s *Service) drain(ctx context.Context) error {
 	}
 	s.cancel() // the heartbeat
 	s.wg.Wait()
+	s.elections.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cutErr
