@@ -474,14 +474,16 @@ var ErrPayloadTooLarge = errors.New("payload_too_large")
 const envelopeReserve = eventlog.EnvelopeReserve
 
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
-// returned receipt carries the invocation id and trace to look up later.
+// returned receipt carries the invocation id and trace to look up later. It is
+// returned only for a request the log holds (else ErrNotAppended).
 var ErrPending = errors.New("dispatcher: receipt pending")
 
 // Invoke appends an invocation request and waits for its receipt to be in the log.
 // req.Key and req.Body are required; InvocationID and Trace are minted when empty.
 // When ctx ends first, it returns the ids in a partial receipt and an error
-// matching ErrPending. The projection may fold the receipt a moment after Invoke
-// returns: Projector.Settle waits for it.
+// matching ErrPending, once the log holds the request (ErrNotAppended when it does
+// not). The projection may fold the receipt a moment after Invoke returns:
+// Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
@@ -492,7 +494,8 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	}
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
-	// is not awaited on its own: only its failure ends the wait early.
+	// is not awaited on its own: only its failure ends the wait early, and a wait
+	// that ends without a receipt hands out the ids only for a stored request.
 	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
@@ -524,21 +527,26 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 }
 
 // await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended).
+// request's append, whose failure ends the wait (nil: nothing was appended, the
+// request is in the log already).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
+	var acked <-chan *jetstream.PubAck
 	var failed <-chan error
 	if f != nil {
-		failed = f.Err()
+		acked, failed = f.Ok(), f.Err()
 	}
+	stored := f == nil
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
+		case <-acked:
+			stored, acked = true, nil
 		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				failed = nil
+				acked, failed = nil, nil
 				continue
 			}
 			s.waiters.remove(req.InvocationID, ch)
@@ -549,7 +557,39 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				return rc, nil
 			}
+			if !stored && !s.inLog(req.InvocationID, acked, failed) {
+				return wire.Receipt{}, ErrNotAppended
+			}
 			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 		}
 	}
+}
+
+// inLog reports whether the log holds the request of invocation inv, whose
+// append's acknowledgement has not arrived (acked, failed: its channels, nil once
+// read). It waits for the acknowledgement at most receiptAckWait; when it is lost
+// (an ack timeout, or failed already read), it asks the projection, caught up
+// with the log. A log that cannot be asked counts as not holding it: an id is
+// handed out only for a request known to be stored.
+func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-chan error) bool {
+	if acked != nil {
+		t := time.NewTimer(receiptAckWait)
+		defer t.Stop()
+		select {
+		case <-acked:
+			return true
+		case err := <-failed:
+			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+				return false // refused: not stored
+			}
+		case <-t.C:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTry)
+	defer cancel()
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+		return false
+	}
+	_, err := s.cfg.Projector.Invocation(inv)
+	return err == nil
 }
