@@ -3,6 +3,7 @@ package capdir
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -28,6 +29,49 @@ type HTTPConfig struct {
 	// MaxHeaderBytes caps a request's line and headers
 	// (DefaultHTTPMaxHeaderBytes).
 	MaxHeaderBytes int
+	// Console says whether the node serves the owner's console at /console/
+	// (package api/console): ConsoleAuto, the zero value, serves it when the node
+	// listens on a loopback address only.
+	Console ConsoleMode
+}
+
+// ConsoleMode is whether a node serves the owner's console.
+type ConsoleMode int
+
+// The console modes.
+const (
+	// ConsoleAuto serves the console when the HTTP listener is a loopback address
+	// (127.0.0.1, ::1, localhost), and not when it may be reached from elsewhere:
+	// there, ask for it with ConsoleOn (capdir serve --console), ideally behind TLS.
+	ConsoleAuto ConsoleMode = iota
+	// ConsoleOn serves the console on any listener.
+	ConsoleOn
+	// ConsoleOff never serves it.
+	ConsoleOff
+)
+
+// serves reports whether the console is served on a listener at addr.
+func (m ConsoleMode) serves(addr string) bool {
+	switch m {
+	case ConsoleOn:
+		return true
+	case ConsoleOff:
+		return false
+	}
+	return isLoopback(addr)
+}
+
+// isLoopback reports whether addr (host:port) can only be reached from this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Defaults of the HTTP server's limits (HTTPConfig).

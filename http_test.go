@@ -189,7 +189,7 @@ func TestHTTPImportOutlastsReadTimeoutWhileItFlows(t *testing.T) {
 	defer tick.Stop()
 	for i := range rows {
 		<-tick.C
-		line := fmt.Sprintf(`{"key":"FLOW_%d","type":"fn"}`+"\n", i)
+		line := fmt.Sprintf(`{"key":"FLOW_%d","type":"fn","target":"echo"}`+"\n", i)
 		if _, err := fmt.Fprintf(c, "%x\r\n%s\r\n", len(line), line); err != nil {
 			t.Fatal(err)
 		}

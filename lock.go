@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,17 @@ func LockDataDir(dataDir string) (*DataDirLock, error) {
 		f.Truncate(int64(len(pid))) // the pid is only for the message
 	}
 	return &DataDirLock{f: f}, nil
+}
+
+// warnDataDirAccess warns when dataDir gives group or others any access: it holds
+// the log (every call's arguments and results), the projection and the signing
+// key, and a dir that already exists is used with the mode it has (a new one is
+// made 0700).
+func warnDataDirAccess(dataDir string, log *slog.Logger) {
+	if perm, ok := openTo(dataDir); ok {
+		log.Warn(fmt.Sprintf("node: data dir %s has mode %04o; it holds the log, the projection and the signing key, and should be accessible to its owner only: chmod 700 %s",
+			dataDir, perm, dataDir), "dir", dataDir, "mode", fmt.Sprintf("%04o", perm))
+	}
 }
 
 // Unlock releases the dir. The lock file stays: removing it would let two

@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +65,50 @@ func TestOneNodePerDataDir(t *testing.T) {
 	third := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	if code, body := nodetest.Do(t, third, "GET", "/api/directory/A", ""); code != 200 {
 		t.Fatalf("the restarted node: %d %s", code, body)
+	}
+}
+
+// A data dir that already exists with access for group or others is used as it
+// is, and the node says so at start with the chmod to run; an owner-only dir, or
+// one the node makes, gets no warning.
+func TestDataDirOpenToOthersWarned(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("permission bits do not say who may read a dir here")
+	}
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode // 0: a dir the node makes itself
+		warn bool
+	}{
+		{"group and others", 0o755, true},
+		{"group read", 0o740, true},
+		{"owner only", 0o700, false},
+		{"made by the node", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			if tc.mode != 0 {
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(dir, tc.mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var logs lockedBuffer
+			nodetest.Start(t, func(c *capdir.Config) {
+				c.Log.DataDir = dir
+				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			want := fmt.Sprintf("node: data dir %s has mode %04o; it holds the log, the projection and the signing key, and should be accessible to its owner only: chmod 700 %s",
+				dir, tc.mode, dir)
+			got := string(logs.Bytes())
+			if warned := strings.Contains(got, "level=WARN msg="+strconv.Quote(want)); warned != tc.warn {
+				t.Fatalf("warned = %v, want %v; log:\n%s", warned, tc.warn, got)
+			}
+			if !tc.warn && strings.Contains(got, "chmod 700") {
+				t.Fatalf("a warning for an owner-only dir:\n%s", got)
+			}
+		})
 	}
 }

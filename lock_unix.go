@@ -4,6 +4,7 @@ package capdir
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -15,4 +16,14 @@ func flock(f *os.File) error {
 		return errLocked
 	}
 	return err
+}
+
+// openTo reports the permission bits of dir when group or others have any access
+// to it; ok is false when they have none, or dir cannot be read.
+func openTo(dir string) (perm fs.FileMode, ok bool) {
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return 0, false
+	}
+	return st.Mode().Perm(), true
 }

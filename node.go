@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/console"
 	"github.com/capdir/capdir/api/mcp"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
@@ -30,6 +31,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/natsrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/projector/ask"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -148,6 +150,7 @@ type Node struct {
 
 	http     *http.Server
 	listener net.Listener
+	console  *console.Console // nil when the node serves none
 	lock     *DataDirLock
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -197,6 +200,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
+	warnDataDirAccess(dataDir, cfg.Logger)
 	lock, err := LockDataDir(dataDir)
 	if err != nil {
 		return nil, err
@@ -262,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
+		Console: n.consoleFor(cfg, askIndex),
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -306,6 +311,9 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	n.listener = ln
 	n.http = limits.server(n.API.Handler())
 	n.http.RegisterOnShutdown(n.MCP.Close) // MCP sessions' streams would hold Shutdown open
+	if n.console != nil {
+		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
+	}
 	n.goRun(func() error {
 		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -313,6 +321,41 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 		return nil
 	})
 	return nil
+}
+
+// consoleFor is the facade's console constructor when cfg serves the console on
+// its HTTP listener, else nil.
+func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (http.Handler, error) {
+	addr := cfg.HTTP.Addr
+	if cfg.HTTPListener != nil {
+		addr = cfg.HTTPListener.Addr().String()
+	}
+	if addr == "" || !cfg.HTTP.Console.serves(addr) {
+		return nil
+	}
+	return func(s *api.Server) (http.Handler, error) {
+		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
+			Clock: cfg.Clock, Logger: cfg.Logger})
+		n.console = c
+		return c, err
+	}
+}
+
+// nodeName is the name receipts carry: name, else the hostname (as the
+// dispatcher defaults it).
+func nodeName(name string) string {
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	return name
+}
+
+// ConsoleURL is where the node serves the owner's console ("" when it does not).
+func (n *Node) ConsoleURL() string {
+	if n.console == nil || n.listener == nil {
+		return ""
+	}
+	return n.URL() + "/console/"
 }
 
 // URL is the base URL the node serves HTTP on ("" when it does not).

@@ -2,12 +2,14 @@ package capdir_test
 
 import (
 	"context"
+	"crypto/elliptic"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -316,6 +318,39 @@ func TestTokenOnOwnerRoutesRefused(t *testing.T) {
 
 // Hostile or mistaken credentials on dispatch are refused with what to fix, and
 // nothing is appended; a token whose subject is the owner is never minted.
+// flipS is an ES256 signature segment with S replaced by N-S: the same signature in
+// the other form ECDSA verifies.
+func flipS(t *testing.T, seg string) string {
+	t.Helper()
+	sig, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil || len(sig) != 64 {
+		t.Fatalf("signature %q: %v", seg, err)
+	}
+	s := new(big.Int).SetBytes(sig[32:])
+	s.Sub(elliptic.P256().Params().N, s).FillBytes(sig[32:])
+	return base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// unusedBits is the last character of seg with the unused low bits it carries set:
+// base64url decodes seg the same with it. seg's length must leave bits unused.
+func unusedBits(t *testing.T, seg string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if len(seg)%4 == 0 {
+		t.Fatalf("segment of %d characters has no unused bits", len(seg))
+	}
+	c := alphabet[strings.IndexByte(alphabet, seg[len(seg)-1])|1]
+	a, _ := base64.RawURLEncoding.DecodeString(seg)
+	b, err := base64.RawURLEncoding.DecodeString(seg[:len(seg)-1] + string(c))
+	if err != nil || string(a) != string(b) || c == seg[len(seg)-1] {
+		t.Fatalf("segment %q: the variant does not decode the same (%v)", seg, err)
+	}
+	return string(c)
+}
+
+// Refused credentials append nothing, and each gets its literal; a minted token has
+// one string (the same signature with S as N-S, or with base64url's unused bits set,
+// is refused). Refused mints say what to fix.
 func TestTokenBadCredentialsAndMints(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
@@ -329,6 +364,8 @@ func TestTokenBadCredentialsAndMints(t *testing.T) {
 	}{
 		{"garbage", "Bearer garbage", 401, "token:malformed"},
 		{"tampered", "Bearer " + seg[0] + "." + seg[1] + "." + seg[2][:len(seg[2])-4] + "AAAA", 401, "token:bad_signature"},
+		{"high S", "Bearer " + seg[0] + "." + seg[1] + "." + flipS(t, seg[2]), 401, "token:bad_signature"},
+		{"unused bits", "Bearer " + seg[0] + "." + seg[1] + "." + seg[2][:len(seg[2])-1] + unusedBits(t, seg[2]), 401, "token:malformed"},
 		{"alg none", "Bearer " + base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + seg[1] + ".", 401, "token:alg_not_es256"},
 		{"not bearer", "Basic " + good.Token, 401, "token:malformed"},
 		{"empty", "Bearer ", 401, "token:malformed"},

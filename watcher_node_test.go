@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,6 +212,11 @@ func TestWatcherDeny(t *testing.T) {
 	if code != 200 || ans["status"] != wire.StatusRefusedApprovalDenied || ans["ran"] != false {
 		t.Fatalf("deny: %d %v", code, ans)
 	}
+	wait := "/api/dispatch?receipt=" + h.InvocationID + "&wait=30s"
+	if code, out := nodetest.DoToken(t, w.n, "GET", wait, "", w.tok); code != 200 ||
+		!strings.Contains(out, `"ok":false,"ran":false`) || !strings.Contains(out, `"status":"REFUSED_APPROVAL_DENIED"`) {
+		t.Fatalf("the holder's wait for its denied call: %d %s", code, out)
+	}
 	rc := w.onlyReceipt(t, h.InvocationID, wire.StatusRefusedApprovalDenied)
 	if rc.Ran || rc.OK || rc.Result != "approval_denied" || rc.Body != "20" || rc.Fingerprints.Input != sha256hex("20") || rc.Type != "http" {
 		t.Fatalf("denied receipt %+v", rc)
@@ -345,3 +351,71 @@ func sha256hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
 }
+
+// A token holder waits for its own held call's outcome without the owner key
+// (GET /api/dispatch?receipt=…&wait=…): held, then the result once the owner
+// approves. Another token's subject is told the id is unknown; no credential, a
+// wrong one, and a bad wait are refused.
+func TestWatcherTokenHolderWaitsForItsOwnCall(t *testing.T) {
+	w := newWatchWorld(t)
+	h := w.hold(t, "70")
+	wait := "/api/dispatch?receipt=" + h.InvocationID + "&wait=30s"
+	var held map[string]any
+	code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+h.InvocationID, "", w.tok)
+	if code != 202 || json.Unmarshal([]byte(out), &held) != nil || held["status"] != wire.StatusPendingApproval || held["wait"] != wait {
+		t.Fatalf("the holder's look at its held call: %d %s; want 202 %s with wait %s", code, out, wire.StatusPendingApproval, wait)
+	}
+	other := mint(t, w.n, `{"sub":"someone-else","scope":{"keys":["PAY"]},"risk":"high","ttl_seconds":3600}`).Token
+	path := "/api/dispatch?receipt=" + h.InvocationID
+	for _, c := range []struct {
+		name      string
+		code      int
+		out, want string
+	}{
+		{"another subject", 404, statusBody(nodetest.DoToken(t, w.n, "GET", path, "", other)), `{"error":"not_found","invocation_id":"` + h.InvocationID + `"}`},
+		{"no credential", 401, statusBody(nodetest.DoKey(t, w.n, "GET", path, "", "")), `"error":"unauthorized"`},
+		{"a wrong owner key", 401, statusBody(nodetest.DoKey(t, w.n, "GET", path, "", "not-the-owner-key-0123456789")), `"error":"unauthorized"`},
+		{"a forged token", 401, statusBody(nodetest.DoToken(t, w.n, "GET", path, "", w.tok[:len(w.tok)-4]+"AAAA")), `"ran":false`},
+	} {
+		if !strings.HasPrefix(c.out, fmt.Sprint(c.code)+" ") || !strings.Contains(c.out, c.want) {
+			t.Errorf("%s: %s; want %d with %s", c.name, c.out, c.code, c.want)
+		}
+	}
+	for _, q := range []string{"&wait=forever", "&wait=-1s", "&wait=1e9"} {
+		if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+h.InvocationID+q, "", w.tok); code != 400 ||
+			!strings.Contains(out, "wait must be a duration of 0s or more, such as 30s") {
+			t.Errorf("%s: %d %s", q, code, out)
+		}
+	}
+	for _, id := range []string{"inv_nosuch", strings.Repeat("inv_", 20000), "..%2F..%2Fapi%2Fdirectory", "%00"} {
+		if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+id+"&wait=30s", "", w.tok); code != 404 || !strings.Contains(out, `"error":"not_found"`) {
+			t.Errorf("an unknown id %.40s: %d %.200s", id, code, out)
+		}
+	}
+	if code, out := nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt=&wait=30s", "", w.tok); code != 400 || !strings.Contains(out, "receipt needs the invocation id of a call") {
+		t.Errorf("no id: %d %s", code, out)
+	}
+
+	done := make(chan string, 1)
+	go func() {
+		code, out := nodetest.DoToken(t, w.n, "GET", wait, "", w.tok)
+		done <- fmt.Sprint(code, " ", out)
+	}()
+	if code, ans := w.decide(t, h.InvocationID, "approve"); code != 200 || ans["status"] != wire.StatusProvenMaterialResult {
+		t.Fatalf("approve: %d %v", code, ans)
+	}
+	got := <-done
+	if !strings.HasPrefix(got, `200 {"ok":true,"ran":true,"trace":"`+h.Trace+`","result":"HTTP 200:{\"paid\":true}","proof":{"ok":true,"invocation_id":"`+h.InvocationID) {
+		t.Fatalf("the holder's wait: %s; want the approved call's result", got)
+	}
+	if code, out := nodetest.DoToken(t, w.n, "GET", wait, "", other); code != 404 {
+		t.Fatalf("another subject after the run: %d %s", code, out)
+	}
+	if code, out := nodetest.Do(t, w.n, "GET", wait, ""); code != 200 || !strings.Contains(out, `"result":"HTTP 200:{\"paid\":true}"`) {
+		t.Fatalf("the owner's look: %d %s", code, out)
+	}
+	w.onlyReceipt(t, h.InvocationID, wire.StatusProvenMaterialResult)
+}
+
+// statusBody is an answer's status and body on one line, for a table of answers.
+func statusBody(code int, body string) string { return fmt.Sprint(code, " ", strings.TrimSpace(body)) }

@@ -37,13 +37,13 @@ func approvalPath(inv string) string { return "/api/approvals/" + inv }
 // pendingApprovalAnswer is a dispatch's 202 when the watcher held the call for the
 // owner's approval: nothing ran, and the receipt comes once the owner decides or
 // the approval expires.
-func pendingApprovalAnswer(rc *wire.Receipt) map[string]any {
+func (s *Server) pendingApprovalAnswer(inv, trace string) map[string]any {
 	return map[string]any{
-		"pending": true, "ran": false, "status": wire.StatusPendingApproval, "trace": rc.Trace,
-		"invocation_id": rc.InvocationID, "approval": approvalPath(rc.InvocationID),
-		"receipt": "/receipt/" + rc.InvocationID,
-		"how_to_fix": "nothing to fix: the row is sensitive, so the call waits for the owner's approval; it runs once approved, " +
-			"and its receipt (at \"receipt\") tells the outcome",
+		"pending": true, "ran": false, "status": wire.StatusPendingApproval, "trace": trace,
+		"invocation_id": inv, "approval": approvalPath(inv),
+		"receipt": "/receipt/" + inv, "wait": s.waitPath(inv),
+		"how_to_fix": "nothing to fix: the row is sensitive, so the call waits for the owner's approval; it runs once approved. " +
+			"Wait for its outcome at \"wait\" with the credential the call was made with",
 	}
 }
 

@@ -91,18 +91,31 @@ func (s *Server) approvalView(ctx context.Context, ap Approver, a *projector.App
 // approvalList answers {"approvals":[…]}: the calls waiting for a decision now,
 // oldest first.
 func (s *Server) approvalList(w http.ResponseWriter, r *http.Request) error {
-	ap, err := s.approver()
-	if err != nil {
-		return err
-	}
 	limit, err := listLimit(r)
 	if err != nil {
 		return err
 	}
-	s.settleStream(r, wire.ControlStream) // approvals requested or decided through another node are listed
+	out, err := s.Approvals(r.Context(), limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	return nil
+}
+
+// Approvals are up to limit calls waiting for the owner's decision now, oldest
+// first, once this node has folded the control stream as the log holds it: GET
+// /api/approvals and the console both list them here. Errors: ErrNoDispatcher,
+// ErrUnavailable.
+func (s *Server) Approvals(ctx context.Context, limit int) ([]ApprovalView, error) {
+	ap, err := s.approver()
+	if err != nil {
+		return nil, err
+	}
+	s.settleCtx(ctx, wire.ControlStream, "approvals") // approvals requested or decided through another node are listed
 	pending, err := s.cfg.Projector.PendingApprovals()
 	if err != nil {
-		return newError(ErrUnavailable, "approvals unavailable: %w", err)
+		return nil, newError(ErrUnavailable, "approvals unavailable: %w", err)
 	}
 	out := []ApprovalView{}
 	now := s.cfg.Clock()
@@ -110,10 +123,9 @@ func (s *Server) approvalList(w http.ResponseWriter, r *http.Request) error {
 		if pending[i].ExpiredAt(now) || len(out) == limit {
 			continue
 		}
-		out = append(out, s.approvalView(r.Context(), ap, &pending[i]))
+		out = append(out, s.approvalView(ctx, ap, &pending[i]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
-	return nil
+	return out, nil
 }
 
 // approvalGet answers one approval's ApprovalView.
@@ -137,7 +149,7 @@ const maxDecisionBody = 1 << 10
 // denial's receipt, or the approved call's once it ran (202 while it runs on past
 // the dispatch wait).
 func (s *Server) approvalDecide(w http.ResponseWriter, r *http.Request) error {
-	ap, err := s.approver()
+	_, err := s.approver()
 	if err != nil {
 		return err
 	}
@@ -157,16 +169,34 @@ func (s *Server) approvalDecide(w http.ResponseWriter, r *http.Request) error {
 		return badRequest(fmt.Sprintf("decision %q is neither approve nor deny; %s", in.Decision, decisionShapeHint))
 	}
 	id := r.PathValue("id")
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
-	defer cancel()
-	rc, err := ap.DecideApproval(ctx, id, in.Decision, OwnerActor)
+	rc, err := s.Decide(r.Context(), id, in.Decision)
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, decisionAnswer(in.Decision, id, nil))
 	case err != nil:
-		return &approvalError{inv: id, err: err}
+		return err
 	default:
 		writeJSON(w, http.StatusOK, decisionAnswer(in.Decision, id, &rc))
 	}
 	return nil
+}
+
+// Decide records and carries out the owner's decision (wire.DecisionApprove or
+// DecisionDeny) on invocation id, waiting at most the dispatch wait: POST
+// /api/approvals/{id} and the console both decide here. It returns the denial's
+// receipt, or the approved call's once it ran; dispatcher.ErrPending when the
+// approved call runs on past the wait. Other errors are an approval's (decided,
+// expired, unknown: see the error table) or ErrNoDispatcher.
+func (s *Server) Decide(ctx context.Context, id, decision string) (wire.Receipt, error) {
+	ap, err := s.approver()
+	if err != nil {
+		return wire.Receipt{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DispatchWait)
+	defer cancel()
+	rc, err := ap.DecideApproval(ctx, id, decision, OwnerActor)
+	if err != nil && !errors.Is(err, dispatcher.ErrPending) {
+		return rc, &approvalError{inv: id, err: err}
+	}
+	return rc, err
 }

@@ -36,21 +36,32 @@ type BreakerView struct {
 	ClosesAt *time.Time `json:"closes_at,omitempty"`
 	// Message is the refusal every call gets while open.
 	Message string `json:"message,omitempty"`
+	// RefusedCallers are the callers other than the owner refused now by their
+	// own runs of auth failures, while the row stays open to everyone else; by
+	// caller. A row open for everyone lists none.
+	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
 }
 
-// breakerView is st as the gate sees it now. The dispatcher decides (it alone reads
-// credentials, to notice a replaced one); without one only the cooldown counts.
+// RefusedCaller is one caller its own auth failures refuse on a row.
+type RefusedCaller struct {
+	Caller   string    `json:"caller"`
+	OpenedAt time.Time `json:"opened_at"`
+	ClosesAt time.Time `json:"closes_at"`
+}
+
+// breakerView is st as the gate sees it now (breakerDecision), for the row and for
+// each caller its own run refuses.
 func (s *Server) breakerView(st breaker.State) BreakerView {
 	v := BreakerView{Key: st.Key, Strikes: st.Strikes}
-	var d breaker.Decision
-	if s.cfg.Dispatcher != nil {
-		d = s.cfg.Dispatcher.BreakerDecision(st)
-	} else {
-		d = s.cfg.Breaker.Check(st, s.cfg.Clock(), "")
-	}
+	d := s.breakerDecision(st, "")
 	if !d.Open {
 		if st.Open {
 			v.Strikes = 0 // expired: the next call starts a fresh run
+		}
+		for _, r := range st.Callers {
+			if cd := s.breakerDecision(st, r.Caller); cd.Open && cd.Caller {
+				v.RefusedCallers = append(v.RefusedCallers, RefusedCaller{Caller: r.Caller, OpenedAt: cd.OpenedAt.UTC(), ClosesAt: cd.ClosesAt.UTC()})
+			}
 		}
 		return v
 	}
@@ -60,22 +71,61 @@ func (s *Server) breakerView(st breaker.State) BreakerView {
 	return v
 }
 
+// breakerDecision is the gate's decision for st and caller now. The dispatcher
+// decides (it alone reads credentials, to notice a replaced one); without one only
+// the cooldown counts.
+func (s *Server) breakerDecision(st breaker.State, caller string) breaker.Decision {
+	if s.cfg.Dispatcher != nil {
+		return s.cfg.Dispatcher.BreakerDecision(st, caller)
+	}
+	return s.cfg.Breaker.Check(st, s.cfg.Clock(), "", caller)
+}
+
 // breakerList answers {"breakers":[…]}: every breaker refusing calls now, by key.
 func (s *Server) breakerList(w http.ResponseWriter, r *http.Request) error {
-	s.settle(r)
+	out, err := s.OpenBreakers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
+	return nil
+}
+
+// OpenBreakers are the breakers refusing calls now, by key, once this node has
+// folded the data stream as the log holds it: GET /api/breaker and the console
+// both read them here. Errors: ErrUnavailable.
+func (s *Server) OpenBreakers(ctx context.Context) ([]BreakerView, error) {
+	s.settleCtx(ctx, wire.DataStream, "breakers")
 	states, err := s.cfg.Projector.Breakers()
 	if err != nil {
-		return newError(ErrUnavailable, "breakers unavailable: %w", err)
+		return nil, newError(ErrUnavailable, "breakers unavailable: %w", err)
 	}
 	out := []BreakerView{}
 	for _, st := range states {
-		if v := s.breakerView(st); v.Open {
+		if v := s.breakerView(st); v.Open || len(v.RefusedCallers) > 0 {
 			out = append(out, v)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	writeJSON(w, http.StatusOK, map[string]any{"breakers": out})
-	return nil
+	return out, nil
+}
+
+// StrikingBreakers are the breakers not refusing calls but counting failures now,
+// by key: the console lists them beside the open ones. Errors: ErrUnavailable.
+func (s *Server) StrikingBreakers(ctx context.Context) ([]BreakerView, error) {
+	s.settleCtx(ctx, wire.DataStream, "breakers")
+	states, err := s.cfg.Projector.Striking()
+	if err != nil {
+		return nil, newError(ErrUnavailable, "breakers unavailable: %w", err)
+	}
+	out := []BreakerView{}
+	for _, st := range states {
+		if v := s.breakerView(st); !v.Open && v.Strikes > 0 {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
 }
 
 // breakerGet answers one key's BreakerView (closed with no strikes when it never
@@ -101,10 +151,21 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) error {
 // {"error":"not_found","key":…}, and nothing is appended.
 func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
+	if err := s.ResetBreaker(r.Context(), key); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
+	return nil
+}
+
+// ResetBreaker is the owner's reset of key's breaker: DELETE /api/breaker/{key}
+// and the console both reset here (see breakerReset). Errors: a contract error for
+// a bad key, ErrNotFound (a *KeyError), ErrUnavailable, or ErrNotVisible.
+func (s *Server) ResetBreaker(ctx context.Context, key string) error {
 	if err := contract.ValidateKey(key); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	if known, err := s.breakerKnown(ctx, key); err != nil {
 		return newError(ErrUnavailable, "breaker reset not written: %w", err)
@@ -120,7 +181,6 @@ func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
 			seq, wire.DataStream, err)
 	}
-	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
 	return nil
 }
 

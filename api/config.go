@@ -107,6 +107,10 @@ type Config struct {
 	Minter *token.Minter
 	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
 	MCP http.Handler
+	// Console, when set, builds the handler served at /console/ (the node passes
+	// the owner's console, package api/console, which calls the Server it is given
+	// for every change and read). New calls it once, with the Server it built.
+	Console func(*Server) (http.Handler, error)
 }
 
 // Defaults of Config.

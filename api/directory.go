@@ -35,10 +35,12 @@ type dirWriteResponse struct {
 	Key       string   `json:"key"`
 	UpdatedAt string   `json:"updated_at"`
 	Ignored   []string `json:"ignored,omitempty"`
+	// Warnings: the literals every call of the row will fail with as written.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func okResponse(res WriteResult) dirWriteResponse {
-	return dirWriteResponse{OK: true, Key: res.Key, UpdatedAt: res.Row.UpdatedAt, Ignored: res.Ignored}
+	return dirWriteResponse{OK: true, Key: res.Key, UpdatedAt: res.Row.UpdatedAt, Ignored: res.Ignored, Warnings: res.Warnings}
 }
 
 // readFields reads a request body of at most one row's size (the Directory's row

@@ -42,13 +42,34 @@ type Directory struct {
 	// rowLimit caps one row, as sent and as the log stores it (JSON escapes such as
 	// \u003c for '<' can make it several times the size it was sent at).
 	rowLimit int64
+	check    RowChecker // nil: no warnings
+}
+
+// RowChecker tells the failure every call of a row will have (see
+// dispatcher.Service.CheckRow); a Dispatcher that is one has the Directory warn of
+// rows that cannot run as written.
+type RowChecker interface {
+	CheckRow(row *contract.Row) error
+}
+
+// warnings are the literals every call of row will fail with, for a write that
+// succeeds all the same; nil when a call may run.
+func (d *Directory) warnings(row *contract.Row) []string {
+	if d.check == nil || row == nil {
+		return nil
+	}
+	if err := d.check.CheckRow(row); err != nil {
+		return []string{err.Error()}
+	}
+	return nil
 }
 
 // newDirectory is the Directory over cfg's log and projection. Its row limit is the
 // request body cap, and what fits in one event of the log (its MaxData).
 func newDirectory(cfg Config) *Directory {
+	check, _ := cfg.Dispatcher.(RowChecker)
 	return &Directory{log: cfg.Log, proj: cfg.Projector, clock: cfg.Clock, timeout: cfg.WriteTimeout, secrets: cfg.SecretEnv,
-		rowLimit: min(cfg.MaxBody, int64(cfg.Log.MaxData()))}
+		rowLimit: min(cfg.MaxBody, int64(cfg.Log.MaxData())), check: check}
 }
 
 // WriteResult is an accepted write.
@@ -63,6 +84,10 @@ type WriteResult struct {
 	Row *contract.Row
 	// Ignored names the fields a Patch ignored (outside the PATCH allow-list).
 	Ignored []string
+	// Warnings are the literals every call of Row will fail with as written
+	// (ERR:fn:unknown_target:<name>, ERR:flow:bad_step:<text>, …): the row is
+	// written all the same.
+	Warnings []string
 	// Seq is the event's sequence in the control stream.
 	Seq uint64
 }
@@ -105,6 +130,7 @@ type dirBuild func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation
 type dirPending struct {
 	mutation eventlog.DirectoryMutation
 	ignored  []string
+	warnings []string
 	existed  bool   // the key was present when the write was decided
 	expect   uint64 // the key subject's last sequence the append requires
 	event    wire.Event
@@ -112,7 +138,7 @@ type dirPending struct {
 
 func (p dirPending) result(seq uint64) WriteResult {
 	return WriteResult{Key: p.mutation.Key, Action: p.mutation.Action, Created: !p.existed && p.mutation.Row != nil,
-		Row: p.mutation.Row, Ignored: p.ignored, Seq: seq}
+		Row: p.mutation.Row, Ignored: p.ignored, Warnings: p.warnings, Seq: seq}
 }
 
 // write runs one write to the end: prepare, append, wait until visible. A write
@@ -199,7 +225,7 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 	if n := int64(len(ev.Data)); n > d.rowLimit {
 		return dirPending{}, fmt.Errorf("%w: the row is %d bytes as the log stores it (JSON escapes such as \\u003c for '<' count); the limit is %d", ErrPayloadTooLarge, n, d.rowLimit)
 	}
-	return dirPending{mutation: m, ignored: ignored, existed: oldp != nil, expect: seq, event: ev}, nil
+	return dirPending{mutation: m, ignored: ignored, warnings: d.warnings(m.Row), existed: oldp != nil, expect: seq, event: ev}, nil
 }
 
 // unavailable is the ErrUnavailable of a directory whose log or projection failed.

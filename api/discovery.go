@@ -53,10 +53,7 @@ func (s *Server) document(w http.ResponseWriter, key, format string, v contract.
 	case err != nil:
 		return keyErr(key, unavailable(err))
 	}
-	doc := contract.NewDocument(&row, contract.DocContext{
-		BaseURL: s.cfg.PublicURL, Viewer: v, Auth: authInfo(row.Auth),
-		BreakerOpen: breaker.Message(row.Key, s.cfg.Breaker.Threshold),
-	})
+	doc := s.Document(&row, v)
 	w.Header().Set("Cache-Control", "no-store") // the affordances are the reader's own
 	if format == formatMarkdown {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
@@ -71,6 +68,15 @@ func (s *Server) document(w http.ResponseWriter, key, format string, v contract.
 	}
 	writeJSON(w, http.StatusOK, body[:len(body)-1]) // writeJSON adds the newline
 	return nil
+}
+
+// Document is row's contract document as v reads it: GET /api/dispatch?format=
+// and the console both build it here.
+func (s *Server) Document(row *contract.Row, v contract.Viewer) contract.Document {
+	return contract.NewDocument(row, contract.DocContext{
+		BaseURL: s.cfg.PublicURL, Viewer: v, Auth: authInfo(row.Auth),
+		BreakerOpen: breaker.Message(row.Key, s.cfg.Breaker.Threshold),
+	})
 }
 
 // authInfo is what a row's auth column reads (runner.DescribeAuth).

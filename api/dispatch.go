@@ -27,7 +27,7 @@ const OwnerActor = wire.OwnerActor
 func (s *Server) registerDispatch() {
 	s.handle("POST /api/dispatch", s.dispatchPost)
 	s.handle("GET /api/dispatch", s.dispatchGet)
-	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner))
+	s.handle("GET /api/receipts/{id}", s.owner(s.receiptOwner)) // a caller's own: GET /api/dispatch?receipt= (dispatch_wait.go)
 	s.handle("GET /api/receipts", s.owner(s.receiptsByKey))
 	s.handle("GET /receipt/{id}", s.receiptPublic)
 }
@@ -79,13 +79,17 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	return in, badRequest(dispatchBodyError(err))
 }
 
-// dispatchGet serves ?confirm=inv_… (public, keyless), ?ask=… (ask.go), the RUN NOW
+// dispatchGet serves ?confirm=inv_… (public, keyless), ?receipt=inv_… (a caller's
+// own call, dispatch_wait.go), ?ask=… (ask.go), the RUN NOW
 // form ?key=…&body=… (the owner or a token holder), and discovery: ?key=…&format=…
 // and ?registry=1.
 func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if inv := q.Get("confirm"); inv != "" {
 		return s.confirm(w, r, inv)
+	}
+	if q.Has("receipt") {
+		return s.dispatchReceipt(w, r, q.Get("receipt"))
 	}
 	if q.Has("ask") {
 		return s.askGet(w, r)
@@ -94,7 +98,7 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 		return s.discoveryGet(w, r)
 	}
 	if q.Get("key") == "" {
-		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
+		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?receipt=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 	}
 	tok, claims, err := s.caller(r)
 	if err != nil {
@@ -135,10 +139,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
-		writeJSON(w, http.StatusAccepted, map[string]any{
-			"ok": nil, "pending": true, "trace": rc.Trace, "invocation_id": rc.InvocationID,
-			"receipt": "/api/receipts/" + rc.InvocationID,
-		})
+		writeJSON(w, http.StatusAccepted, s.runningAnswer(rc.InvocationID, rc.Trace))
 		return nil
 	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge),
 		errors.Is(err, dispatcher.ErrBadIdempotencyKey), errors.Is(err, dispatcher.ErrIdempotencyKeyReused):
@@ -146,17 +147,24 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	case err != nil:
 		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
+	return s.answer(w, &rc)
+}
+
+// answer writes the answer to the call whose receipt (or held state) is rc: 200
+// with its result and proof, 202 while it waits for the owner's approval, or the
+// error its refusal is answered with.
+func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	if rc.Status == wire.StatusPendingApproval {
-		writeJSON(w, http.StatusAccepted, pendingApprovalAnswer(&rc))
+		writeJSON(w, http.StatusAccepted, s.pendingApprovalAnswer(rc.InvocationID, rc.Trace))
 		return nil
 	}
 	if rc.Status == wire.StatusRefusedUnknownKey {
-		return &UnknownKeyError{Receipt: rc}
+		return &UnknownKeyError{Receipt: *rc}
 	}
-	if err := tokenRefusal(&rc); err != nil {
+	if err := tokenRefusal(rc); err != nil {
 		return err
 	}
-	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(&rc)}
+	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(rc)}
 	if rc.Status == wire.StatusShapeOnly {
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
@@ -208,19 +216,29 @@ type Proof struct {
 func (s *Server) proof(rc *wire.Receipt) Proof {
 	return Proof{
 		OK: rc.OK, InvocationID: rc.InvocationID, Status: rc.Status,
-		PublicReceipt: strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + rc.InvocationID,
+		PublicReceipt: s.PublicReceiptURL(rc.InvocationID),
 	}
+}
+
+// PublicReceiptURL is where anyone reads the public view of invocation id's receipt.
+func (s *Server) PublicReceiptURL(id string) string {
+	return strings.TrimRight(s.cfg.PublicURL, "/") + "/receipt/" + id
 }
 
 // receipt looks an invocation's receipt up. pending is true while the invocation
 // has a request and no receipt yet; an unknown id is ErrNotFound (confirm says which
 // form asked, for its answer), a failing projection ErrUnavailable.
 func (s *Server) receipt(r *http.Request, id string, confirm bool) (rc wire.Receipt, pending bool, err error) {
+	return s.lookupReceipt(r.Context(), id, confirm, r.URL.Path)
+}
+
+// lookupReceipt is receipt within ctx; what names the read in the log.
+func (s *Server) lookupReceipt(ctx context.Context, id string, confirm bool, what string) (rc wire.Receipt, pending bool, err error) {
 	rc, pending, err = s.cfg.Projector.Receipt(id)
 	if errors.Is(err, projector.ErrNotFound) {
 		// The receipt may be in the log and not yet folded here (a dispatch answers
 		// as soon as its receipt is appended): look again once this node has caught up.
-		s.settle(r)
+		s.settleCtx(ctx, wire.DataStream, what)
 		rc, pending, err = s.cfg.Projector.Receipt(id)
 	}
 	switch {
@@ -250,6 +268,18 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 // steps' receipts nested (receipt_tree.go).
 func (s *Server) receiptOwner(w http.ResponseWriter, r *http.Request) error {
 	return s.writeReceipt(w, r, func(rc *wire.Receipt) any { return s.receiptTree(*rc) })
+}
+
+// Receipt is the owner's view of invocation id's receipt, as GET /api/receipts/{id}
+// answers it: the whole receipt with its steps' receipts nested. pending is true
+// (and the tree nil) while the invocation has a request and no receipt yet. Errors:
+// ErrNotFound for an id with neither, ErrUnavailable.
+func (s *Server) Receipt(ctx context.Context, id string) (tree *ReceiptTree, pending bool, err error) {
+	rc, pending, err := s.lookupReceipt(ctx, id, false, "receipt")
+	if err != nil || pending {
+		return nil, pending, err
+	}
+	return s.receiptTree(rc), false, nil
 }
 
 // receiptPublic is the keyless view (wire.PublicReceipt): the receipt's summary and
@@ -323,9 +353,14 @@ func (s *Server) settle(r *http.Request) { s.settleStream(r, wire.DataStream) }
 
 // settleStream is settle for any stream of the log (the control stream for approvals).
 func (s *Server) settleStream(r *http.Request, stream string) {
-	ctx, cancel := context.WithTimeout(r.Context(), settleWait)
+	s.settleCtx(r.Context(), stream, r.URL.Path)
+}
+
+// settleCtx is settleStream for a read within ctx; what names the read in the log.
+func (s *Server) settleCtx(ctx context.Context, stream, what string) {
+	wait, cancel := context.WithTimeout(ctx, settleWait)
 	defer cancel()
-	if err := s.cfg.Projector.Settle(ctx, stream); err != nil && r.Context().Err() == nil {
-		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", r.URL.Path, "err", err)
+	if err := s.cfg.Projector.Settle(wait, stream); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", what, "err", err)
 	}
 }

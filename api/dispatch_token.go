@@ -55,7 +55,10 @@ func (s *Server) viewer(r *http.Request) (contract.Viewer, error) {
 	return gate.Viewer(claims), nil
 }
 
-// isOwnerKey compares key with the owner key in constant time.
+// IsOwnerKey compares key with the owner key in constant time: every owner route,
+// dispatch and the console's sign-in check it here.
+func (s *Server) IsOwnerKey(key string) bool { return s.isOwnerKey(key) }
+
 func (s *Server) isOwnerKey(key string) bool {
 	return subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.TerminalKey)) == 1
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -237,6 +238,18 @@ type ImportIncompleteError struct {
 
 func (e *ImportIncompleteError) Error() string { return e.Err.Error() }
 func (e *ImportIncompleteError) Unwrap() error { return e.Err }
+
+// SpecImportIncompleteError is an import of a spec that wrote rows but ended in
+// an error (the rows are not yet visible, or the listing of vanished rows or a
+// prune failed). Report says what was written, in "error" the reason; the
+// status is Err's.
+type SpecImportIncompleteError struct {
+	Report imports.SpecReport
+	Err    error
+}
+
+func (e *SpecImportIncompleteError) Error() string { return e.Err.Error() }
+func (e *SpecImportIncompleteError) Unwrap() error { return e.Err }
 
 // The literal texts users see.
 

@@ -46,8 +46,14 @@ func ExampleDirectory() {
 	patch, _ := contract.DecodeFields([]byte(`{"category":"demo","sensitive":1}`))
 	res, err = d.Patch(ctx, "GREET", patch)
 	fmt.Println(res.Action, res.Row.Category, res.Ignored, err)
+
+	// A row that cannot run as written is written, with a warning.
+	later, _ := contract.DecodeFields([]byte(`{"key":"LATER","type":"fn","target":"deployed_tomorrow"}`))
+	res, err = d.Create(ctx, later)
+	fmt.Println(res.Created, res.Warnings, err)
 	// Output:
 	// create GREET true <nil>
 	// true GREET: exists
 	// patch demo [sensitive] <nil>
+	// true [ERR:fn:unknown_target:deployed_tomorrow] <nil>
 }

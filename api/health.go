@@ -8,7 +8,9 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
-type streamHealth struct {
+// StreamHealth is one stream's positions: the log's last sequence, the one this
+// node's projection has applied, and the difference.
+type StreamHealth struct {
 	Log       uint64 `json:"log_last_seq"`
 	Projected uint64 `json:"projected_seq"`
 	Lag       uint64 `json:"lag"`
@@ -17,25 +19,32 @@ type streamHealth struct {
 // healthz reports the log's and the projector's positions per stream. It answers
 // 503 when the log does not answer.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	streams, err := s.Health(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "streams": streams, "rows": s.cfg.Projector.Count()})
+	return nil
+}
+
+// Health is each stream's positions now, by stream name: GET /healthz and the
+// console both read them here. It fails when the log does not answer within 2s.
+func (s *Server) Health(ctx context.Context) (map[string]StreamHealth, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	out := map[string]any{"ok": true}
-	streams := map[string]streamHealth{}
+	streams := map[string]StreamHealth{}
 	for _, name := range wire.Streams {
 		last, err := s.cfg.Log.LastSeq(ctx, name)
 		if err != nil {
-			return &healthError{err}
+			return nil, &healthError{err}
 		}
 		applied := s.cfg.Projector.Applied(name)
-		h := streamHealth{Log: last, Projected: applied}
+		h := StreamHealth{Log: last, Projected: applied}
 		if last > applied {
 			h.Lag = last - applied
 		}
 		streams[name] = h
 		s.cfg.Metrics.setLag(name, h.Lag)
 	}
-	out["streams"] = streams
-	out["rows"] = s.cfg.Projector.Count()
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return streams, nil
 }

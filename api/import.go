@@ -44,16 +44,29 @@ type ImportFailure struct {
 	HowToFix string `json:"how_to_fix,omitempty"` // for hygiene refusals
 }
 
+// ImportWarning is a row the import wrote that cannot run as written: Warning
+// is the literal every call of it will fail with.
+type ImportWarning struct {
+	Index   int    `json:"index"`          // 0-based position among the body's rows
+	Line    int    `json:"line,omitempty"` // 1-based line, for NDJSON
+	Key     string `json:"key"`
+	Warning string `json:"warning"`
+}
+
 // ImportResult is the answer to POST /api/directory/import.
 type ImportResult struct {
 	OK     int             `json:"ok"`
 	Failed []ImportFailure `json:"failed"`
+	// Warnings are the written rows that cannot run as written, each with the
+	// literal every call of it will fail with.
+	Warnings []ImportWarning `json:"warnings,omitempty"`
 	// Error is set when the rows were written but are not yet visible, or when the
 	// body stopped before its end (NDJSON: the rows before that point were imported).
 	Error string `json:"error,omitempty"`
 }
 
-// importDirectory is POST /api/directory/import[?mode=upsert]. The body is a JSON
+// importDirectory is POST /api/directory/import[?mode=upsert]; with
+// ?format=openapi it is importOpenAPI. The body is a JSON
 // array of row objects, or NDJSON (one row object per line): the content type
 // application/x-ndjson (or application/ndjson, application/jsonl) says NDJSON;
 // otherwise a body whose first non-blank byte is '[' is an array and anything else
@@ -75,6 +88,13 @@ type ImportResult struct {
 // stopped early, the rows are not yet visible) the error is an
 // *ImportIncompleteError that reports every row.
 func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
+	format, err := importFormat(r)
+	if err != nil {
+		return err
+	}
+	if format == FormatOpenAPI {
+		return s.importOpenAPI(w, r)
+	}
 	upsert, err := importMode(r)
 	if err != nil {
 		return err
@@ -170,7 +190,7 @@ func (s *Server) importRows(body *bufio.Reader, contentType string) (rows rowSou
 
 // importResult is what im did: how many rows it wrote, and its failures in order.
 func importResult(im *importer) ImportResult {
-	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...)}
+	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
 	return res
 }
@@ -191,13 +211,15 @@ type importer struct {
 	maxSeq   uint64
 	ok       int
 	failed   []ImportFailure
+	warned   []ImportWarning // in the order the rows were acknowledged
 }
 
 type importInflight struct {
-	row    importRow // without its bytes
-	key    string
-	size   int
-	future jetstream.PubAckFuture
+	row      importRow // without its bytes
+	key      string
+	size     int
+	warnings []string
+	future   jetstream.PubAckFuture
 }
 
 // add decides one row and starts appending it, or records why it failed. It keeps
@@ -245,7 +267,7 @@ func (im *importer) add(ctx context.Context, row importRow) {
 	}
 	im.seen[hash] = row.index
 	size := len(p.event.Data)
-	im.inflight = append(im.inflight, importInflight{row: row, key: key, size: size, future: future})
+	im.inflight = append(im.inflight, importInflight{row: row, key: key, size: size, warnings: p.warnings, future: future})
 	im.bytes += size
 	for len(im.inflight) >= importWindow || (im.bytes > importWindowBytes && len(im.inflight) > 1) {
 		im.settle(ctx, im.inflight[0])
@@ -266,6 +288,9 @@ func (im *importer) settle(ctx context.Context, in importInflight) {
 	}
 	im.ok++
 	im.maxSeq = max(im.maxSeq, seq)
+	for _, w := range in.warnings {
+		im.warned = append(im.warned, ImportWarning{Index: in.row.index, Line: in.row.line, Key: in.key, Warning: w})
+	}
 }
 
 // drain settles every append in flight, then waits until all of them are visible.

@@ -250,7 +250,7 @@ func TestImportConcurrencyBound(t *testing.T) {
 	if a.err != nil || a.status != http.StatusOK || !strings.HasPrefix(a.body, `{"ok":1,"failed":[{"index":0,"line":1,"key":"FIRST_1","error":"type: must be one of`) {
 		t.Fatalf("first import: %v HTTP %d %s", a.err, a.status, a.body)
 	}
-	status, body := send(t, n, "POST", "/api/directory/import", "application/x-ndjson", `{"key":"THIRD","type":"fn"}`)
+	status, body := send(t, n, "POST", "/api/directory/import", "application/x-ndjson", `{"key":"THIRD","type":"fn","target":"echo"}`)
 	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":1,"failed":[]}` {
 		t.Fatalf("an import after the first ended: HTTP %d %s", status, body)
 	}

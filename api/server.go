@@ -23,9 +23,14 @@ type Dispatcher interface {
 	// InvokeOnce is Invoke for a request sent with an Idempotency-Key: however
 	// often it is sent, it runs once and every copy gets the same receipt.
 	InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem dispatcher.Idempotency) (wire.Receipt, error)
-	// BreakerDecision is the gate's decision for a breaker state now, including
-	// whether the credential its row names has been replaced.
-	BreakerDecision(st breaker.State) breaker.Decision
+	// Await waits for the receipt of invocation inv, made by any caller; when ctx
+	// ends first it returns the id and an error matching dispatcher.ErrPending (see
+	// dispatcher.Service.Await).
+	Await(ctx context.Context, inv string) (wire.Receipt, error)
+	// BreakerDecision is the gate's decision for a breaker state now for caller
+	// ("" for the owner, whose answer is the row's), including whether the
+	// credential the row names has been replaced since it tripped.
+	BreakerDecision(st breaker.State, caller string) breaker.Decision
 	// Caller checks who presents a capability token, as the gate will (see
 	// gate.Gate.Caller): the token's claims, or the refusal its receipt would carry.
 	Caller(raw string) (*token.Claims, *gate.Refusal)
@@ -56,6 +61,14 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.routes()
+	if cfg.Console != nil {
+		h, err := cfg.Console(s)
+		if err != nil {
+			return nil, err
+		}
+		s.mux.Handle("/console/", h)
+		s.mux.Handle("/console", h)
+	}
 	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
 	return s, nil
 }

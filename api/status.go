@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/capdir/capdir/api/importer/openapi"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -38,7 +39,7 @@ func as[T error]() func(error) bool {
 //	     (RefusalError.Body verbatim); malformed JSON, wrong types, unknown fields,
 //	     unknown type, bad key characters, invalid values, key mismatch, no
 //	     recognized fields; bad query parameters and request bodies; bad_decision;
-//	     bad_idempotency_key
+//	     bad_idempotency_key; an OpenAPI spec refused whole
 //	401  unauthorized (an owner route to a token holder: the route needs the owner
 //	     key; a dispatch without a credential that holds, or with an Authorization
 //	     header that is not one bearer token); REFUSED_TOKEN
@@ -52,7 +53,8 @@ func as[T error]() func(error) bool {
 //	     approval_decided
 //	410  approval_expired, approval_request_gone
 //	413  payload_too_large, naming the limit: a body over its cap, a row over the
-//	     row limit (as sent or as the log stores it), an import body over its cap;
+//	     row limit (as sent or as the log stores it), an import body over its cap,
+//	     a spec over its size or operation limit;
 //	     a dispatch payload over the ceiling; REFUSED_PAYLOAD_TOO_LARGE
 //	422  idempotency_key_reused: the caller sent this Idempotency-Key before with
 //	     another request (another key, body, arguments or shape); nothing ran
@@ -76,9 +78,11 @@ var errorTable = []errorRule{
 	{approvalIs(nil), http.StatusServiceUnavailable, approvalBody},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
-	{as[*ImportIncompleteError](), 0, importIncompleteBody}, // status: its cause's
+	{as[*ImportIncompleteError](), 0, importIncompleteBody},   // status: its cause's
+	{as[*SpecImportIncompleteError](), 0, specIncompleteBody}, // status: its cause's
 	{as[*http.MaxBytesError](), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
+	{is(openapi.ErrTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(dispatcher.ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrBodyTimeout), http.StatusRequestTimeout, nil},
 	{is(ErrTooManyImports), http.StatusTooManyRequests, nil},
@@ -100,6 +104,7 @@ func isFixYourRequest(err error) bool {
 	for _, s := range []error{
 		ErrBadRequest, dispatcher.ErrBadIdempotencyKey, contract.ErrNoRecognizedFields, contract.ErrMalformedJSON, contract.ErrUnknownField,
 		contract.ErrWrongType, contract.ErrRequired, contract.ErrInvalid, contract.ErrKeyMismatch,
+		openapi.ErrSpec, openapi.ErrOptions,
 	} {
 		if errors.Is(err, s) {
 			return true
@@ -116,9 +121,7 @@ func errAnswer(err error) (int, any) {
 		}
 		status := r.status
 		if status == 0 {
-			var inc *ImportIncompleteError
-			errors.As(err, &inc)
-			status, _ = errAnswer(inc.Err)
+			status, _ = errAnswer(incompleteCause(err))
 		}
 		if r.body == nil {
 			return status, messageBody(err)
@@ -127,6 +130,10 @@ func errAnswer(err error) (int, any) {
 	}
 	return http.StatusServiceUnavailable, messageBody(err)
 }
+
+// ErrorAnswer is err's HTTP status and JSON body as every route answers it (the
+// error table): the console shows a refused change with the same literal.
+func ErrorAnswer(err error) (status int, body any) { return errAnswer(err) }
 
 // writeErr answers err as errorTable says. Every route answers its errors here.
 func writeErr(w http.ResponseWriter, err error) {
@@ -294,6 +301,25 @@ func idempotencyBody(err error) any {
 func healthBody(err error) any { return map[string]any{"ok": false, "error": errMessage(err)} }
 
 // importIncompleteBody is the import's report, every row in it, with the error.
+// incompleteCause is the error that ended an import that wrote rows.
+func incompleteCause(err error) error {
+	var rows *ImportIncompleteError
+	if errors.As(err, &rows) {
+		return rows.Err
+	}
+	var spec *SpecImportIncompleteError
+	errors.As(err, &spec)
+	return spec.Err
+}
+
+func specIncompleteBody(err error) any {
+	var inc *SpecImportIncompleteError
+	errors.As(err, &inc)
+	res := inc.Report
+	res.Error = errMessage(inc.Err)
+	return res
+}
+
 func importIncompleteBody(err error) any {
 	var inc *ImportIncompleteError
 	errors.As(err, &inc)

@@ -31,8 +31,8 @@ func (s *Server) registerTokens() {
 	s.handle("DELETE /api/tokens/{jti}", s.owner(s.revokeToken))
 }
 
-// mintBody is POST /api/tokens's body.
-type mintBody struct {
+// MintRequest is what a capability token is minted from: POST /api/tokens's body.
+type MintRequest struct {
 	Sub        string      `json:"sub"`
 	Scope      token.Scope `json:"scope"`
 	Risk       string      `json:"risk"`
@@ -42,8 +42,8 @@ type mintBody struct {
 	TTLSeconds int64       `json:"ttl_seconds"`
 }
 
-// mintAnswer is POST /api/tokens's answer.
-type mintAnswer struct {
+// MintAnswer is a minted token: POST /api/tokens's answer. Token is its only copy.
+type MintAnswer struct {
 	Token  string       `json:"token"`
 	JTI    string       `json:"jti"`
 	Exp    int64        `json:"exp"`
@@ -54,7 +54,7 @@ type mintAnswer struct {
 const maxMintBody = 64 << 10
 
 func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
-	var in mintBody
+	var in MintRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxMintBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
@@ -63,23 +63,33 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
 	if dec.More() {
 		return badRequest("one JSON object only; " + mintShapeHint)
 	}
+	ans, err := s.Mint(in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, ans)
+	return nil
+}
+
+// Mint mints the token in asks for, as the owner: POST /api/tokens and the console
+// both mint here. Errors: ErrBadRequest saying what to fix, or ErrUnavailable.
+func (s *Server) Mint(in MintRequest) (MintAnswer, error) {
 	if in.TTLSeconds < 0 {
-		return badRequest(fmt.Sprintf("ttl_seconds %d is negative; leave it out for the default (%v)", in.TTLSeconds, token.DefaultTTL))
+		return MintAnswer{}, badRequest(fmt.Sprintf("ttl_seconds %d is negative; leave it out for the default (%v)", in.TTLSeconds, token.DefaultTTL))
 	}
 	pin, err := s.resolvePin(in.Pin, in.Scope)
 	if err != nil {
-		return err
+		return MintAnswer{}, err
 	}
 	ttl := time.Duration(min(in.TTLSeconds, math.MaxInt64/int64(time.Second))) * time.Second
 	raw, c, err := s.cfg.Minter.Mint(token.MintRequest{
 		Subject: in.Sub, Scope: in.Scope, Risk: in.Risk, Pin: pin, Body: in.Body, MaxPayload: in.MaxPayload, TTL: ttl,
 	}, s.cfg.Clock())
 	if err != nil {
-		return badRequest(err.Error())
+		return MintAnswer{}, badRequest(err.Error())
 	}
 	s.cfg.Logger.Info("api: capability token minted", "jti", c.ID, "sub", c.Subject, "exp", c.ExpiryTime())
-	writeJSON(w, http.StatusCreated, mintAnswer{Token: raw, JTI: c.ID, Exp: c.Expiry, Claims: c})
-	return nil
+	return MintAnswer{Token: raw, JTI: c.ID, Exp: c.Expiry, Claims: c}, nil
 }
 
 // pinCurrent, as a mint request's pin, pins the current contract of the one key
@@ -118,14 +128,25 @@ type revokeAnswer struct {
 // revocation.go). A token this node already holds as revoked appends nothing.
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	jti := r.PathValue("jti")
+	if err := s.Revoke(r.Context(), jti); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, revokeAnswer{OK: true, JTI: jti, Revoked: true})
+	return nil
+}
+
+// Revoke appends TOKEN_REVOKED for the token id jti and returns once this node's
+// projection has folded it: DELETE /api/tokens/{jti} and the console both revoke
+// here. Errors: ErrBadRequest for what is no token id, ErrUnavailable, or
+// ErrNotVisible (written, not yet folded).
+func (s *Server) Revoke(ctx context.Context, jti string) error {
 	if !wire.ValidTokenID(jti) {
 		return badRequest(fmt.Sprintf("%q is not a token id: give the jti POST /api/tokens answered (1 to %d characters of A-Z a-z 0-9 _ -)", jti, wire.MaxTokenIDLen))
 	}
 	if s.cfg.Projector.Revoked(jti) {
-		writeJSON(w, http.StatusOK, revokeAnswer{OK: true, JTI: jti, Revoked: true})
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	// Every token alive now expires before now + the longest lifetime, give or take
 	// the clock skew a verifier tolerates: past that the revocation need not be held.
@@ -143,7 +164,6 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 			"revocation written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
 			seq, wire.ControlStream, err)
 	}
-	writeJSON(w, http.StatusOK, revokeAnswer{OK: true, JTI: jti, Revoked: true})
 	return nil
 }
 

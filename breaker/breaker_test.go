@@ -22,6 +22,7 @@ type step struct {
 	reset bool          // an owner reset instead of a call
 	kind  Kind          // the call's outcome
 	tag   string        // the credential tag of the call
+	who   string        // the caller: "" for the owner
 	// stale makes the observation carry the generation of the Check made this many
 	// steps earlier instead of its own (a result that arrives late).
 	stale int
@@ -42,14 +43,14 @@ func run(t *testing.T, c Config, steps []step) (State, []Decision, []event) {
 			log = append(log, event{reset: true})
 			ds = append(ds, Decision{})
 		} else {
-			d := c.Check(s, now, st.tag)
+			d := c.Check(s, now, st.tag, st.who)
 			ds = append(ds, d)
 			if !d.Open {
 				gen := d.Generation
 				if st.stale > 0 {
 					gen = ds[i-st.stale].Generation
 				}
-				o := Observation{At: now, Kind: st.kind, CredTag: st.tag, Generation: gen}
+				o := Observation{At: now, Kind: st.kind, CredTag: st.tag, Generation: gen, Caller: st.who}
 				s = c.Observe(s, o)
 				log = append(log, event{obs: o})
 			}
@@ -93,15 +94,37 @@ func mustCheck(t *testing.T, c Config, s State) {
 	if !s.Open && (s.Strikes == c.Threshold || !s.OpenedAt.IsZero()) {
 		errs = append(errs, fmt.Errorf("closed with strikes %d, opened_at %v", s.Strikes, s.OpenedAt))
 	}
-	if s.Strikes == 0 && s.CredTag != "" {
+	if s.Strikes == 0 && s.CredTag != "" && len(s.Callers) == 0 {
 		errs = append(errs, fmt.Errorf("no strikes but cred_tag %q", s.CredTag))
+	}
+	if s.Open && len(s.Callers) > 0 {
+		errs = append(errs, fmt.Errorf("open with caller runs %+v", s.Callers))
+	}
+	for i, r := range s.Callers {
+		if r.Caller == "" || i > 0 && s.Callers[i-1].Caller >= r.Caller {
+			errs = append(errs, fmt.Errorf("caller runs not by caller, once each: %+v", s.Callers))
+		}
+		if r.Strikes < 1 || r.Strikes > c.Threshold || (r.Strikes == c.Threshold) == r.OpenedAt.IsZero() {
+			errs = append(errs, fmt.Errorf("caller run %+v", r))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("inconsistent state %+v: %v", s, err)
 	}
 }
 
-func repeat(n int, st step) []step {
+// interleave is len(ss) steps taking each of sts in turn.
+func (ss steps) interleave(sts ...step) []step {
+	out := make([]step, 0, len(ss)*len(sts))
+	for range ss {
+		out = append(out, sts...)
+	}
+	return out
+}
+
+type steps []step
+
+func repeat(n int, st step) steps {
 	out := make([]step, n)
 	for i := range out {
 		out[i] = st
@@ -194,6 +217,117 @@ func TestScripts(t *testing.T) {
 	}
 }
 
+// Fairness: a caller other than the owner cannot deny a row to anyone but itself
+// by the arguments it chooses, and a dead credential still opens the row for
+// everyone: the owner's own run, or Quorum callers each refused.
+func TestFairness(t *testing.T) {
+	h := DefaultCooldown
+	tok := func(who string, kind Kind) step { return step{kind: kind, tag: "a1", who: who} }
+	a401, b401, c401 := tok("token:a", AuthFailure), tok("token:b", AuthFailure), tok("token:c", AuthFailure)
+	type ask struct {
+		who    string
+		adv    time.Duration
+		tag    string
+		open   bool
+		caller bool // the refusal is the asker's alone
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		steps   []step
+		strikes int // the owner's
+		open    bool
+		asks    []ask // Checks after the script, each at its own offset from the last step
+	}{
+		{"a caller's 8 refuse it alone", Config{}, repeat(8, a401), 0, false, []ask{
+			{who: "token:a", open: true, caller: true}, {who: ""}, {who: "token:b"},
+		}},
+		{"a caller's strikes are not the owner's", Config{}, cat(repeat(7, a401), []step{s401}), 1, false, []ask{
+			{who: ""}, {who: "token:a"},
+		}},
+		{"two callers refused are not a quorum", Config{}, cat(repeat(8, a401), repeat(8, b401)), 0, false, []ask{
+			{who: ""}, {who: "token:c"}, {who: "token:b", open: true, caller: true},
+		}},
+		{"three callers refused open the row", Config{}, cat(repeat(8, a401), repeat(8, b401), repeat(8, c401)), 8, true, []ask{
+			{who: "", open: true}, {who: "token:d", open: true}, {who: "token:d", adv: h},
+		}},
+		{"interleaved callers open the row", Config{}, repeat(8, step{}).interleave(a401, b401, c401), 8, true, []ask{
+			{who: "", open: true},
+		}},
+		{"quorum 2", Config{Quorum: 2}, cat(repeat(8, a401), repeat(8, b401)), 8, true, []ask{{who: "", open: true}}},
+		{"the owner's 8 open it for every caller", Config{}, repeat(8, s401), 8, true, []ask{
+			{who: "token:a", open: true}, {who: "token:a", tag: "b2"},
+		}},
+		{"a caller's success ends the owner's run", Config{}, cat(repeat(7, s401), []step{tok("token:b", UpstreamOther), s401}), 1, false, nil},
+		{"a caller's success ends its own run", Config{}, cat(repeat(7, a401), []step{tok("token:a", UpstreamOther)}, repeat(7, a401)), 0, false, []ask{
+			{who: "token:a"},
+		}},
+		{"the owner's success leaves a caller's run", Config{}, cat(repeat(7, a401), []step{s200, a401}), 0, false, []ask{
+			{who: "token:a", open: true, caller: true},
+		}},
+		{"a caller's refusal lasts the cooldown", Config{}, repeat(8, a401), 0, false, []ask{
+			{who: "token:a", adv: h - time.Nanosecond, open: true, caller: true}, {who: "token:a", adv: h},
+		}},
+		{"a replaced credential lifts a caller's refusal", Config{}, repeat(8, a401), 0, false, []ask{
+			{who: "token:a", tag: "b2"}, {who: "token:a", open: true, caller: true},
+		}},
+		{"quorum counts refusals in force", Config{},
+			cat(repeat(8, a401), []step{{adv: h, kind: AuthFailure, tag: "a1", who: "token:b"}}, repeat(7, b401), repeat(8, c401)), 0, false, []ask{
+				{who: ""}, {who: "token:b", open: true, caller: true}, {who: "token:a"},
+			}},
+		{"quorum counts one credential", Config{},
+			cat(repeat(8, a401), repeat(8, b401), repeat(8, step{kind: AuthFailure, tag: "b2", who: "token:c"})), 0, false, []ask{
+				{who: "", tag: "b2"}, {who: "token:c", tag: "b2", open: true, caller: true},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ds, log := run(t, tt.cfg, tt.steps)
+			for i, d := range ds {
+				if d.Open {
+					t.Fatalf("step %d (%+v) refused: %+v", i, tt.steps[i], d)
+				}
+			}
+			if s.Strikes != tt.strikes || s.Open != tt.open {
+				t.Errorf("got strikes=%d open=%v, want strikes=%d open=%v (%+v)", s.Strikes, s.Open, tt.strikes, tt.open, s)
+			}
+			last := t0
+			for _, st := range tt.steps {
+				last = last.Add(st.adv)
+			}
+			for _, a := range tt.asks {
+				tag := a.tag
+				if tag == "" {
+					tag = "a1"
+				}
+				d := tt.cfg.Check(s, last.Add(a.adv), tag, a.who)
+				if d.Open != a.open || d.Caller != a.caller {
+					t.Errorf("Check for %q at +%v with %s = %+v; want open=%v caller=%v", a.who, a.adv, tag, d, a.open, a.caller)
+				}
+				if d.Open && !d.ClosesAt.Equal(d.OpenedAt.Add(h)) {
+					t.Errorf("Check for %q: closes at %v, opened at %v", a.who, d.ClosesAt, d.OpenedAt)
+				}
+			}
+			if got := fold(tt.cfg, log); !got.Equal(s) {
+				t.Errorf("fold of the log = %+v, want %+v", got, s)
+			}
+		})
+	}
+}
+
+// A refused caller's result (a call that should not have run) is ignored; so is
+// every caller's while the row is open.
+func TestRefusedCallerObservationIgnored(t *testing.T) {
+	c := Config{}
+	s, _, _ := run(t, c, repeat(8, step{kind: AuthFailure, tag: "a1", who: "token:a"}))
+	for _, k := range []Kind{AuthFailure, UpstreamOther, NotCounted} {
+		o := Observation{At: t0.Add(time.Minute), Kind: k, CredTag: "a1", Generation: s.Generation, Caller: "token:a"}
+		if got := c.Observe(s, o); !got.Equal(s) {
+			t.Errorf("%v from a refused caller changed state: %+v -> %+v", k, s, got)
+		}
+	}
+}
+
 func TestCooldownBoundary(t *testing.T) {
 	c := Config{}
 	s, _, _ := run(t, c, repeat(8, s401))
@@ -205,11 +339,11 @@ func TestCooldownBoundary(t *testing.T) {
 	if want := t0.Add(time.Hour); !closes.Equal(want) {
 		t.Fatalf("ClosesAt = %v, want %v", closes, want)
 	}
-	d := c.Check(s, closes.Add(-time.Nanosecond), "a1")
+	d := c.Check(s, closes.Add(-time.Nanosecond), "a1", "")
 	if !d.Open || !d.OpenedAt.Equal(opened) || !d.ClosesAt.Equal(closes) || d.Generation != 1 {
 		t.Errorf("1ns before: %+v", d)
 	}
-	d = c.Check(s, closes, "a1")
+	d = c.Check(s, closes, "a1", "")
 	if d.Open || !d.ClosesAt.IsZero() || !d.OpenedAt.IsZero() || d.Generation != 2 {
 		t.Errorf("at ClosesAt: %+v", d)
 	}
@@ -233,13 +367,13 @@ func TestLazyCloseGenerationMatches(t *testing.T) {
 		{"cooldown", t0.Add(time.Hour), "a1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := c.Check(s, tc.at, tc.tag)
+			d := c.Check(s, tc.at, tc.tag, "")
 			if d.Open || d.Generation != s.Generation+1 {
 				t.Fatalf("Check = %+v", d)
 			}
 			got := c.Observe(s, Observation{At: tc.at.Add(time.Second), Kind: AuthFailure, CredTag: tc.tag, Generation: d.Generation})
 			want := State{Key: "K", Strikes: 1, CredTag: tc.tag, Generation: d.Generation}
-			if got != want {
+			if !got.Equal(want) {
 				t.Errorf("Observe = %+v, want %+v", got, want)
 			}
 		})
@@ -251,10 +385,10 @@ func TestLazyCloseGenerationMatches(t *testing.T) {
 func TestResetSkipsPredictedGeneration(t *testing.T) {
 	c := Config{}
 	s, _, _ := run(t, c, repeat(8, s401))
-	d := c.Check(s, t0.Add(time.Minute), "b2")
+	d := c.Check(s, t0.Add(time.Minute), "b2", "")
 	s = c.Reset(s)
 	got := c.Observe(s, Observation{At: t0.Add(2 * time.Minute), Kind: AuthFailure, CredTag: "b2", Generation: d.Generation})
-	if got != s {
+	if !got.Equal(s) {
 		t.Errorf("observation from before the reset counted: %+v -> %+v", s, got)
 	}
 }
@@ -265,7 +399,7 @@ func TestDroppedObservationStillSettles(t *testing.T) {
 	s, _, _ := run(t, c, repeat(8, s401))
 	got := c.Observe(s, Observation{At: t0.Add(time.Hour), Kind: AuthFailure, CredTag: "a1", Generation: 0})
 	want := State{Key: "K", Generation: 2}
-	if got != want {
+	if !got.Equal(want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -275,7 +409,7 @@ func TestObservationWhileOpenIgnored(t *testing.T) {
 	c := Config{}
 	s, _, _ := run(t, c, repeat(8, s401))
 	for _, k := range []Kind{AuthFailure, UpstreamOther, NotCounted} {
-		if got := c.Observe(s, Observation{At: t0.Add(time.Minute), Kind: k, CredTag: "a1", Generation: s.Generation}); got != s {
+		if got := c.Observe(s, Observation{At: t0.Add(time.Minute), Kind: k, CredTag: "a1", Generation: s.Generation}); !got.Equal(s) {
 			t.Errorf("%v while open changed state: %+v", k, got)
 		}
 	}
@@ -291,10 +425,15 @@ func TestFoldDeterminism(t *testing.T) {
 		[]step{{kind: UpstreamOther, tag: "c3", stale: 1}},
 		[]step{{kind: AuthFailure, tag: "c3"}, {reset: true}, {kind: AuthFailure, tag: "c3", stale: 2}},
 		repeat(4, step{kind: AuthFailure, tag: "c3"}),
+		[]step{{reset: true}}, repeat(5, step{kind: AuthFailure, tag: "c3", who: "token:a"}),
+		repeat(2, step{kind: AuthFailure, tag: "c3", who: "token:b"}), []step{{kind: UpstreamOther, tag: "c3", who: "token:c"}},
 	)
 	live, _, log := run(t, c, script)
+	if len(live.Callers) != 2 {
+		t.Fatalf("the script should end with two callers' runs: %+v", live)
+	}
 	a, b := fold(c, log), fold(c, log)
-	if a != b || a != live {
+	if !a.Equal(b) || !a.Equal(live) {
 		t.Fatalf("fold not deterministic:\nlive %+v\na    %+v\nb    %+v", live, a, b)
 	}
 	// The log survives JSON, as it does in the event store.
@@ -306,7 +445,7 @@ func TestFoldDeterminism(t *testing.T) {
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	if got := fold(c, json2log(back)); got != live {
+	if got := fold(c, json2log(back)); !got.Equal(live) {
 		t.Errorf("fold after JSON round trip = %+v, want %+v", got, live)
 	}
 }
@@ -352,8 +491,18 @@ func TestStateJSON(t *testing.T) {
 		t.Errorf("JSON = %s, want %s", raw, want)
 	}
 	var back State
-	if err := json.Unmarshal(raw, &back); err != nil || back != s {
+	if err := json.Unmarshal(raw, &back); err != nil || !back.Equal(s) {
 		t.Errorf("round trip = %+v, %v; want %+v", back, err, s)
+	}
+	withCallers, _, _ := run(t, Config{}, repeat(8, step{kind: AuthFailure, tag: "a1", who: "token:a"}))
+	raw, _ = json.Marshal(withCallers)
+	const wantCallers = `{"key":"K","strikes":0,"open":false,"generation":0,"callers":[{"caller":"token:a","strikes":8,"cred_tag":"a1","opened_at":"2026-07-26T04:36:19Z"}]}`
+	if string(raw) != wantCallers {
+		t.Errorf("JSON = %s, want %s", raw, wantCallers)
+	}
+	back = State{}
+	if err := json.Unmarshal(raw, &back); err != nil || !back.Equal(withCallers) {
+		t.Errorf("round trip = %+v, %v; want %+v", back, err, withCallers)
 	}
 	raw, _ = json.Marshal(State{Key: "K"})
 	if got := string(raw); got != `{"key":"K","strikes":0,"open":false,"generation":0}` {

@@ -6,10 +6,12 @@ import (
 	"time"
 )
 
-// Defaults, as documented: 8 consecutive auth failures, cleared after 1 hour.
+// Defaults, as documented: 8 consecutive auth failures, cleared after 1 hour; the
+// row opens for everyone when 3 callers other than the owner are refused at once.
 const (
 	DefaultThreshold = 8
 	DefaultCooldown  = time.Hour
+	DefaultQuorum    = 3
 )
 
 // Config is the breaker's policy. The zero Config is the default policy; every method
@@ -18,8 +20,12 @@ const (
 type Config struct {
 	// Threshold is the number of consecutive auth failures that opens the breaker.
 	Threshold int
-	// Cooldown is how long the breaker stays open once tripped.
+	// Cooldown is how long the breaker stays open once tripped, and how long a
+	// caller whose own run tripped is refused.
 	Cooldown time.Duration
+	// Quorum is how many callers other than the owner, each refused by its own
+	// run, open the row for everyone.
+	Quorum int
 }
 
 // setDefaults fills zero fields with their defaults.
@@ -29,6 +35,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Cooldown == 0 {
 		c.Cooldown = DefaultCooldown
+	}
+	if c.Quorum == 0 {
+		c.Quorum = DefaultQuorum
 	}
 }
 
@@ -43,6 +52,9 @@ func (c Config) Validate() error {
 	if c.Cooldown < 0 {
 		errs = append(errs, fmt.Errorf("%w: cooldown %s must not be negative", ErrInvalidConfig, c.Cooldown))
 	}
+	if c.Quorum < 1 {
+		errs = append(errs, fmt.Errorf("%w: quorum %d must be at least 1", ErrInvalidConfig, c.Quorum))
+	}
 	return errors.Join(errs...)
 }
 
@@ -54,6 +66,9 @@ func (c Config) effective() Config {
 	}
 	if c.Cooldown < 0 {
 		c.Cooldown = DefaultCooldown
+	}
+	if c.Quorum < 1 {
+		c.Quorum = DefaultQuorum
 	}
 	return c
 }

@@ -6,6 +6,29 @@
 // until the cooldown (default 1 hour) has passed, an owner resets it, or the credential
 // the row names is replaced.
 //
+// # Fairness
+//
+// A caller other than the owner chooses its arguments, and arguments can make an
+// upstream answer 403 with a credential that works (a path it may not read, a
+// status endpoint told to answer 403). Such a caller must not deny the row to
+// anyone else, while a dead credential must still open the row for everyone
+// quickly. So strikes are counted per caller ([Observation.Caller]):
+//
+//   - the owner's own run of Threshold consecutive auth failures opens the row for
+//     everyone (the owner is the one caller whose arguments are trusted);
+//   - any other caller's own run of Threshold consecutive auth failures refuses that
+//     caller alone, for the cooldown ([Decision.Caller]); the owner and every other
+//     caller keep calling;
+//   - when Quorum (default 3) callers are refused at once under the same
+//     credential, the row opens for everyone, as the owner's run would open it;
+//   - any answer other than 401/403 ends the run of the caller that got it, and the
+//     owner's run too (the credential works); the owner's success does not end
+//     another caller's run (it says nothing about that caller's arguments).
+//
+// A caller's refusal ends, as the row's does, when the cooldown has passed or the
+// credential is replaced, and an owner reset ends every one of them. Its refusal is
+// the same literal as the row's.
+//
 // The package is pure logic: no goroutines, no I/O, no clock. Every call takes the time
 // it is about. A State is a plain value and the only way to change one is to fold an
 // event into it with [Config.Observe] (a call's outcome) or [Config.Reset] (an owner
@@ -14,8 +37,8 @@
 //
 // # Using it
 //
-// Before a call, [Config.Check] the projected State with the current time and the tag
-// of the credential about to be used. If the Decision is open, refuse with [Message]
+// Before a call, [Config.Check] the projected State with the current time, the tag
+// of the credential about to be used and the caller ("" for the owner). If the Decision is open, refuse with [Message]
 // (or an [*OpenError]). Otherwise make the call, [Classify] the outcome, and append an
 // [Observation] carrying the Decision's Generation, the same credential tag, and a
 // time no earlier than the one given to Check. The projector folds it with Observe.
@@ -56,6 +79,13 @@
 //
 //   - The tag is 16 bits, so a real rotation is missed with probability 1/65536. The
 //     breaker then stays open until the cooldown passes or an owner resets it.
+//   - A caller's run that has not reached the threshold is kept until that caller
+//     gets another answer, the credential is replaced, the row opens, or an owner
+//     resets it: a State holds at most one run per caller that has struck.
+//   - Callers are told apart by the ids capdir gives them (token:<sub>,
+//     nats:<client>): the owner decides how many there are by minting tokens and
+//     naming bus clients, and a quorum of colluding token holders can still open a
+//     row, as the owner's trust in them allows.
 //   - The breaker is decided on a snapshot. Calls that Check while the 8th strike is
 //     still in flight all see it closed and may each reach the upstream; their results
 //     carry the pre-trip generation and are dropped once it has tripped. Refusal is

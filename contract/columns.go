@@ -82,3 +82,10 @@ func fieldNames() []string {
 	}
 	return names
 }
+
+// ColumnNames lists the eighteen stored columns of the directory table, in its
+// order (without the computed row_num).
+func ColumnNames() []string {
+	names := fieldNames()
+	return names[:len(names)-1]
+}

@@ -76,7 +76,7 @@ func DecodeFields(data []byte) (Fields, error) {
 
 	tok, err := dec.Token()
 	if err != nil {
-		return Fields{}, malformed(err)
+		return Fields{}, malformed(err, data)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return Fields{}, fmt.Errorf("%w: the body must be a JSON object of row fields such as {\"key\":\"NOW\",\"type\":\"fn\"}, got %s",
@@ -86,12 +86,12 @@ func DecodeFields(data []byte) (Fields, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return Fields{}, malformed(err)
+			return Fields{}, malformed(err, data)
 		}
 		name := tok.(string) // inside an object the decoder only yields string keys
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return Fields{}, malformed(err)
+			return Fields{}, malformed(err, data)
 		}
 		i, ok := columnIndex[name]
 		if !ok {
@@ -105,7 +105,7 @@ func DecodeFields(data []byte) (Fields, error) {
 		f.present |= 1 << i
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
-		return Fields{}, malformed(err)
+		return Fields{}, malformed(err, data)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Fields{}, fmt.Errorf("%w: unexpected data after the closing } of the object", ErrMalformedJSON)
@@ -116,12 +116,13 @@ func DecodeFields(data []byte) (Fields, error) {
 	return f, nil
 }
 
-func malformed(err error) error {
-	if err == io.EOF {
+// malformed is the ErrMalformedJSON of a decode of data that failed with err.
+func malformed(err error, data []byte) error {
+	if err == io.EOF && len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("%w: empty body; send a JSON object of row fields such as {\"key\":\"NOW\",\"type\":\"fn\"}", ErrMalformedJSON)
 	}
-	if err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%w: the body ends before the JSON object is closed", ErrMalformedJSON)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w: the body ends at byte %d, before the JSON object is closed", ErrMalformedJSON, len(data))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -140,6 +141,12 @@ func decodeColumn(i int, raw json.RawMessage, r *Row) error {
 	case kindList:
 		if strings.HasPrefix(s, "[") {
 			return decodeList(c, raw, r)
+		}
+		// A string holding an array is stored as that array would be; any other
+		// string is stored as sent, for validation to judge.
+		var text string
+		if json.Unmarshal(raw, &text) == nil && decodeList(c, json.RawMessage(text), r) == nil {
+			return nil
 		}
 		fallthrough
 	case kindText:

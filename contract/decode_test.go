@@ -44,6 +44,10 @@ func TestDecodeFieldsExamplesArray(t *testing.T) {
 		{`{"examples":["Ada", "Grace|42", "<b>&"]}`, `["Ada","Grace|42","<b>&"]`},
 		{`{"examples":[ ]}`, `[]`},
 		{`{"examples":"[\"Ada\"]"}`, `["Ada"]`},
+		{`{"examples":"[\"Ada\", \"Grace\"]"}`, `["Ada","Grace"]`},
+		{`{"examples":"[ \"<b>&\" ]"}`, `["<b>&"]`},
+		{`{"examples":"Ada"}`, `Ada`},       // not an array: stored as sent, and validation refuses it
+		{`{"examples":"[1, 2]"}`, `[1, 2]`}, // not strings: likewise
 		{`{"examples":null}`, ``},
 	} {
 		f := mustDecode(t, tc.body)
@@ -73,7 +77,10 @@ func TestDecodeFieldsErrors(t *testing.T) {
 	}{
 		{"empty", ``, contract.ErrMalformedJSON, []string{"malformed JSON: empty body"}},
 		{"syntax", `{"key":}`, contract.ErrMalformedJSON, []string{"malformed JSON: invalid character '}'", "at byte"}},
-		{"unclosed", `{"key":"K"`, contract.ErrMalformedJSON, []string{"malformed JSON"}},
+		{"unclosed", `{"key":"K"`, contract.ErrMalformedJSON, []string{"malformed JSON: the body ends at byte 10, before the JSON object is closed"}},
+		{"cut after a name", `{"key":`, contract.ErrMalformedJSON, []string{"malformed JSON: the body ends at byte 7, before the JSON object is closed"}},
+		{"cut in a value", `{"key":"K`, contract.ErrMalformedJSON, []string{"malformed JSON: the body ends at byte 9, before the JSON object is closed"}},
+		{"only an opening", ` {`, contract.ErrMalformedJSON, []string{"malformed JSON: the body ends at byte 2, before the JSON object is closed"}},
 		{"array", `[{"key":"K"}]`, contract.ErrMalformedJSON, []string{"must be a JSON object", "got an array"}},
 		{"trailing", `{"key":"K"} {}`, contract.ErrMalformedJSON, []string{"after the closing }"}},
 		{"enabled string", `{"enabled":"yes"}`, contract.ErrWrongType,

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"errors"
 	"slices"
 	"time"
 )
@@ -33,7 +34,7 @@ var PatchAllowList = []string{
 // Create builds a new row from a POST body. key and type are required; absent
 // fields take the column defaults (enabled 1, planner_visible 1, planner_rank 100,
 // sensitive 0, the rest empty); created_at and updated_at are now. The row must pass
-// Validate, and the high_risk_missing_schema gate applies. missing_description does
+// Validate and CheckCredentialOrigin, and the high_risk_missing_schema gate applies. missing_description does
 // not: key and type are the only required fields of a POST.
 //
 // Errors: validation problems (*ValidationError, joined) or a *RefusalError.
@@ -41,7 +42,7 @@ func Create(f Fields, now time.Time) (Row, error) {
 	r := fromFields(f)
 	r.CreatedAt = FormatTime(now)
 	r.UpdatedAt = r.CreatedAt
-	if err := Validate(&r); err != nil {
+	if err := errors.Join(Validate(&r), CheckCredentialOrigin(&r)); err != nil {
 		return Row{}, err
 	}
 	if highRiskMissingSchema(&r) {
@@ -53,7 +54,8 @@ func Create(f Fields, now time.Time) (Row, error) {
 // Replace builds the row a PUT to /directory/<key> stores. The body is the whole row:
 // absent fields take the column defaults, not the old values. A key in the body must
 // equal the path key. created_at is kept from old, or is now when old is nil (a PUT
-// that creates). Replace refuses any result that fails Hygiene.
+// that creates). Replace refuses any result that fails Validate,
+// CheckCredentialOrigin or Hygiene.
 //
 // Errors: *ValidationError (ErrKeyMismatch, ErrRequired, ErrInvalid), joined, or a
 // *RefusalError.
@@ -70,7 +72,7 @@ func Replace(key string, old *Row, f Fields, now time.Time) (Row, error) {
 	if old != nil {
 		r.CreatedAt = old.CreatedAt
 	}
-	if err := Validate(&r); err != nil {
+	if err := errors.Join(Validate(&r), CheckCredentialOrigin(&r)); err != nil {
 		return Row{}, err
 	}
 	if v := Hygiene(&r); v != nil {
@@ -86,7 +88,9 @@ func Replace(key string, old *Row, f Fields, now time.Time) (Row, error) {
 //
 // The hygiene gate is asymmetric: a code the merged row violates is refused only when
 // old did not already violate it. Rows that predate the rules stay editable for
-// unrelated maintenance, but no patch can introduce a new violation.
+// unrelated maintenance, but no patch can introduce a new violation. The credential's
+// origin is checked the same way (see patchedOrigin), except that a patch writing
+// target or auth must always leave a literal origin.
 //
 // Errors: ErrNoRecognizedFields, *ValidationError (joined), or a *RefusalError.
 func Patch(old Row, f Fields, now time.Time) (row Row, ignored []string, err error) {
@@ -106,7 +110,7 @@ func Patch(old Row, f Fields, now time.Time) (row Row, ignored []string, err err
 		return Row{}, ignored, ErrNoRecognizedFields
 	}
 	r.UpdatedAt = FormatTime(now)
-	if err := Validate(&r); err != nil {
+	if err := errors.Join(Validate(&r), patchedOrigin(&old, &r, f)); err != nil {
 		return Row{}, ignored, err
 	}
 	before := violations(&old)
@@ -116,6 +120,18 @@ func Patch(old Row, f Fields, now time.Time) (row Row, ignored []string, err err
 		}
 	}
 	return r, ignored, nil
+}
+
+// patchedOrigin is CheckCredentialOrigin for a PATCH: a patch that writes target
+// or auth must leave a row whose credential goes to a literal origin; one that
+// writes neither may maintain a row stored before the rule (its calls are refused
+// at run time until its target is fixed).
+func patchedOrigin(old, r *Row, f Fields) error {
+	err := CheckCredentialOrigin(r)
+	if err != nil && !f.Has("target") && !f.Has("auth") && CheckCredentialOrigin(old) != nil {
+		return nil
+	}
+	return err
 }
 
 // fromFields returns a row with the column defaults, overwritten by every writable

@@ -504,6 +504,31 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	return s.await(ctx, &req, ch, f)
 }
 
+// Await waits for the receipt of invocation inv, whoever made the call and
+// whichever node runs it: the receipt the projection holds, else the one that
+// lands before ctx ends (then an error matching ErrPending, with the id in a
+// partial receipt). A call the watcher held has no receipt until the owner
+// decides: Await waits on through the decision and the approved call's run.
+func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
+	req := wire.InvocationRequest{InvocationID: inv}
+	for {
+		ch := s.waiters.add(inv)
+		if rc, _, err := s.cfg.Projector.Receipt(inv); err == nil {
+			s.waiters.remove(inv, ch)
+			return rc, nil
+		}
+		rc, err := s.await(ctx, &req, ch, nil)
+		if err != nil || rc.Status != wire.StatusPendingApproval { // held: not an outcome yet
+			return rc, err
+		}
+	}
+}
+
+// CheckRow is the failure every call of row will have on this node's runners
+// (runner.Runners.Check), or nil: for the write path to warn of a row that
+// cannot run as written.
+func (s *Service) CheckRow(row *contract.Row) error { return s.cfg.Runners.Check(row) }
+
 // checkInvoke checks what Invoke and InvokeOnce check before anything is
 // appended (the payload ceiling, the key), and records the directory position.
 func (s *Service) checkInvoke(req *wire.InvocationRequest) error {

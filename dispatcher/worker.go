@@ -200,10 +200,9 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 // in holds the projection reads for the request, after the waits in handle. up
 // places a step in its call tree (sub.go); nil for a request from the queue.
 func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
+	in.Actor = d.Actor
 	a, refusal := s.gate.Check(in)
-	if a.Token != nil {
-		d.Actor = wire.TokenActor(a.Token.Subject)
-	}
+	d.Actor = a.Actor(in)
 	if a.Row != nil {
 		d.row(a.Row, a.Fingerprint)
 	}
@@ -235,15 +234,16 @@ func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, c
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 
-// BreakerDecision is the decision the gate would make now for st: the cooldown and
-// a replaced credential both close it. A breaker whose row is gone is checked
+// BreakerDecision is the decision the gate would make now for st and caller (""
+// for the owner: the row as a whole): the cooldown and a replaced credential both
+// close it. A breaker whose row is gone is checked
 // without a credential.
-func (s *Service) BreakerDecision(st breaker.State) breaker.Decision {
+func (s *Service) BreakerDecision(st breaker.State, caller string) breaker.Decision {
 	auth := ""
 	if row, _, err := s.cfg.Projector.Row(st.Key); err == nil {
 		auth = row.Auth
 	}
-	return s.gate.Decide(st, auth)
+	return s.gate.Decide(st, auth, caller)
 }
 
 // storeReceipt appends rc (see appendReceipt). When the log refuses it for good

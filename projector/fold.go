@@ -105,6 +105,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 type receiptHead struct {
 	InvocationID      string    `json:"invocation_id"`
 	Key               string    `json:"key"`
+	Actor             string    `json:"actor"`
 	FinishedAt        time.Time `json:"finished_at"`
 	CredTag           string    `json:"cred_tag"`
 	BreakerGeneration uint64    `json:"breaker_generation"`
@@ -128,7 +129,8 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	return f.observe(&r)
 }
 
-// observe folds the receipt into its row's breaker.
+// observe folds the receipt into its row's breaker, as its caller's
+// (wire.BreakerCaller, as the gate's check reads it).
 func (f *folder) observe(r *receiptHead) error {
 	var kind breaker.Kind
 	if err := kind.UnmarshalText([]byte(r.BreakerKind)); err != nil || kind == breaker.NotCounted {
@@ -141,7 +143,8 @@ func (f *folder) observe(r *receiptHead) error {
 	if !existed && kind == breaker.UpstreamOther {
 		return nil // a success on a breaker that never struck changes nothing
 	}
-	next := f.breaker.Observe(st, breaker.Observation{At: r.FinishedAt, Kind: kind, CredTag: r.CredTag, Generation: r.BreakerGeneration})
+	next := f.breaker.Observe(st, breaker.Observation{At: r.FinishedAt, Kind: kind, CredTag: r.CredTag, Generation: r.BreakerGeneration,
+		Caller: wire.BreakerCaller(r.Actor)})
 	return putBreaker(f.tx, next)
 }
 

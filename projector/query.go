@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
@@ -208,6 +209,36 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 	return out, nil
 }
 
+// RecentReceipts returns up to limit receipts (no bound when limit is 0) that keep
+// admits (every one when keep is nil), newest request first (invocation ids are ULIDs, so their order is the
+// order the calls were requested in). It reads at most scan receipts, so a filter
+// that admits few costs no more than that.
+func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) bool) ([]wire.Receipt, error) {
+	var out []wire.Receipt
+	err := p.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketReceipts).Cursor()
+		for k, sv := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, sv = c.Prev() {
+			scan--
+			v, err := unsum(bucketReceipts, k, sv)
+			if err != nil {
+				return err
+			}
+			var rc wire.Receipt
+			if err := json.Unmarshal(v, &rc); err != nil {
+				return err
+			}
+			if keep == nil || keep(&rc) {
+				out = append(out, rc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projector: recent receipts: %w", err)
+	}
+	return out, nil
+}
+
 // Breaker returns the breaker state of key (the zero state when it never struck).
 func (p *Projector) Breaker(key string) (breaker.State, error) {
 	var st breaker.State
@@ -230,8 +261,22 @@ func (p *Projector) HasBreaker(key string) (bool, error) {
 	return ok, err
 }
 
-// Breakers returns every breaker state that is open.
+// Breakers returns every breaker state that is open, or refuses a caller
+// (breaker.State.Tripped for one of its callers).
 func (p *Projector) Breakers() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool {
+		return st.Open || slices.ContainsFunc(st.Callers, func(r breaker.CallerRun) bool { return !r.OpenedAt.IsZero() })
+	})
+}
+
+// Striking returns every breaker state that is not open but has strikes: a row
+// whose credential is failing and which is not refused yet.
+func (p *Projector) Striking() ([]breaker.State, error) {
+	return p.breakers(func(st *breaker.State) bool { return !st.Open && st.Strikes > 0 })
+}
+
+// breakers returns every breaker state keep admits.
+func (p *Projector) breakers(keep func(*breaker.State) bool) ([]breaker.State, error) {
 	var out []breaker.State
 	err := p.view(func(tx *bolt.Tx) error {
 		return each(tx, bucketBreakers, func(k, v []byte) error {
@@ -239,7 +284,7 @@ func (p *Projector) Breakers() ([]breaker.State, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err
 			}
-			if st.Open {
+			if keep(&st) {
 				out = append(out, st)
 			}
 			return nil

@@ -15,6 +15,11 @@
 // for the contract documents in golden/document (KEY.md and KEY.json, as GET
 // /api/dispatch?key=KEY&format=… serves them with the public URL
 // https://capdir.example; `go test ./contract -run Golden -update` rewrites them).
+//
+// ProductionRows generates the 891-row directory the article's production table
+// holds, with its counts (ProductionCounts), for the D1 and SQLite importers' tests;
+// openapi/ holds the OpenAPI specs the OpenAPI importer's tests read (see its
+// README.md for their sources and licenses).
 package testdata
 
 import _ "embed"

@@ -3,8 +3,10 @@ package testdata_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -35,5 +37,48 @@ func TestSampleRowsIsACopy(t *testing.T) {
 	a[0] = 'X'
 	if b := testdata.SampleRows(); b[0] != '[' {
 		t.Fatalf("SampleRows shares its backing array: first byte %q", b[0])
+	}
+}
+
+func TestProductionRows(t *testing.T) {
+	rows := testdata.ProductionRows()
+	c := testdata.ProductionCounts
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r["type"].(string)]++
+		if r["enabled"] == 0 {
+			count["disabled"]++
+		}
+		if r["input_schema"] != nil {
+			count["schema"]++
+		}
+		if r["examples"] != nil {
+			count["examples"]++
+		}
+		if r["sensitive"] == 1 {
+			count["sensitive"]++
+		}
+		if r["runner"] != nil {
+			count["runner"]++
+		}
+	}
+	want := map[string]int{"fn": c.Fn, "http": c.HTTP, "agent": c.Agent, "flow": c.Flow, "disabled": c.Disabled,
+		"schema": c.InputSchema, "examples": c.Examples, "sensitive": c.Sensitive, "runner": c.WithRunner}
+	for k, v := range want {
+		if count[k] != v {
+			t.Errorf("%s: %d rows, want %d", k, count[k], v)
+		}
+	}
+	if len(rows) != c.Rows || c.Fn+c.HTTP+c.Agent+c.Flow != c.Rows {
+		t.Errorf("%d rows, want %d", len(rows), c.Rows)
+	}
+}
+
+func TestSQLDumpColumns(t *testing.T) {
+	dump := testdata.SQLDump(nil)
+	for _, c := range contract.ColumnNames() {
+		if !strings.Contains(dump, "\n"+c+" ") && !strings.Contains(dump, " "+c+" ") {
+			t.Errorf("the table has no column %s", c)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
 )
 
@@ -175,4 +176,49 @@ func (c *Client) Export(ctx context.Context, w io.Writer, o ExportOptions) (int,
 		}
 	}
 	return n, nil
+}
+
+// SpecImportOptions are the options of ImportSpec; the zero value takes the spec
+// as it is.
+type SpecImportOptions struct {
+	Prefix   string   // put in front of every key
+	Server   string   // replaces the spec's servers
+	Category string   // every row's category (else the operation's first tag)
+	AuthEnv  []string // NAME for every security scheme, or SCHEME=NAME
+	Base     string   // the URL the spec was read from, for its relative server URLs
+	Prune    bool     // delete the rows of this spec whose operations are gone
+	DryRun   bool     // decide everything, write nothing
+}
+
+// ImportSpec sends an OpenAPI 3.0 or 3.1 document (JSON or YAML) to POST
+// /api/directory/import?format=openapi: each operation becomes an http row, or a
+// refusal that says why it cannot be one. When rows were written but the import
+// ended in an error, the error comes with the report (its Error set).
+func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOptions) (importer.SpecReport, error) {
+	q := url.Values{"format": {"openapi"}}
+	for name, v := range map[string]string{"prefix": o.Prefix, "server": o.Server, "category": o.Category, "base": o.Base} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	q["auth_env"] = o.AuthEnv
+	if o.Prune {
+		q.Set("prune", "true")
+	}
+	if o.DryRun {
+		q.Set("dry_run", "true")
+	}
+	var res importer.SpecReport
+	_, err := c.send(ctx, http.MethodPost, "/api/directory/import?"+q.Encode(), "application/octet-stream", spec, &res)
+	var e *Error
+	if errors.As(err, &e) {
+		// Rows were written but the import ended in an error: the answer still
+		// reports every operation (and says why in "error"); a refusal of the whole
+		// spec has only "error".
+		res = importer.SpecReport{}
+		if json.Unmarshal(e.Body, &res) != nil || res.Items == nil {
+			res = importer.SpecReport{}
+		}
+	}
+	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -22,6 +23,29 @@ func (c *Client) Dispatch(ctx context.Context, req DispatchRequest) (DispatchRes
 	if _, err := c.doAs(ctx, req.Token, http.MethodPost, "/api/dispatch", req, &raw); err != nil {
 		return DispatchResult{}, err
 	}
+	return decodeDispatch(raw)
+}
+
+// Outcome is the answer to the call inv as Dispatch would have given it (GET
+// /api/dispatch?receipt=), for the owner or, with tok, the token holder who made
+// it: with wait (up to the server's dispatch wait) it waits that long for the
+// receipt first. While the call waits for the owner's approval (Status
+// PENDING_APPROVAL) or runs, the result is Pending; another caller's call is an
+// *Error with Status 404.
+func (c *Client) Outcome(ctx context.Context, inv string, wait time.Duration, tok string) (DispatchResult, error) {
+	q := url.Values{"receipt": {inv}}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	var raw json.RawMessage
+	if _, err := c.doAs(ctx, tok, http.MethodGet, "/api/dispatch?"+q.Encode(), nil, &raw); err != nil {
+		return DispatchResult{}, err
+	}
+	return decodeDispatch(raw)
+}
+
+// decodeDispatch decodes a dispatch's answer, keeping it whole in Raw.
+func decodeDispatch(raw json.RawMessage) (DispatchResult, error) {
 	var res DispatchResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return DispatchResult{}, err

@@ -48,6 +48,9 @@ func Example() {
 	rc, err := c.Receipt(ctx, res.Proof.InvocationID)
 	fmt.Println("receipt:", rc.Key, rc.Body, rc.Status, err)
 
+	out, err := c.Outcome(ctx, res.Proof.InvocationID, 0, "") // as the caller, owner or token holder
+	fmt.Println("outcome:", out.Result, out.Proof.Status, err)
+
 	_, err = c.Dispatch(ctx, client.DispatchRequest{Key: "GRET", Body: "Ada"})
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
@@ -57,5 +60,6 @@ func Example() {
 	// create: GREET true <nil>
 	// dispatch: Hello, Ada! PROVEN_MATERIAL_RESULT <nil>
 	// receipt: GREET Ada PROVEN_MATERIAL_RESULT <nil>
+	// outcome: Hello, Ada! PROVEN_MATERIAL_RESULT <nil>
 	// typo: 404 unknown_key
 }

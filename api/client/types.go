@@ -13,6 +13,9 @@ type WriteResult struct {
 	Key       string   `json:"key"`
 	UpdatedAt string   `json:"updated_at"`
 	Ignored   []string `json:"ignored,omitempty"` // PATCH: fields outside the allow-list
+	// Warnings: the literals every call of the row will fail with as written
+	// (the row is written all the same).
+	Warnings []string `json:"warnings,omitempty"`
 	// Created: the write created the row (HTTP 201).
 	Created bool `json:"-"`
 }
@@ -57,10 +60,19 @@ type ImportFailure struct {
 	HowToFix string `json:"how_to_fix,omitempty"`
 }
 
+// ImportWarning reports one row an import wrote that cannot run as written.
+type ImportWarning struct {
+	Index   int    `json:"index"`          // 0-based position among the body's rows
+	Line    int    `json:"line,omitempty"` // 1-based line, for NDJSON
+	Key     string `json:"key"`
+	Warning string `json:"warning"` // the literal every call of it will fail with
+}
+
 // ImportResult is an import's report.
 type ImportResult struct {
-	OK     int             `json:"ok"`
-	Failed []ImportFailure `json:"failed"`
+	OK       int             `json:"ok"`
+	Failed   []ImportFailure `json:"failed"`
+	Warnings []ImportWarning `json:"warnings,omitempty"`
 	// Error is set when the rows were written but are not yet visible (HTTP 504),
 	// or when the body stopped early (HTTP 408 or 413) and the rows before that
 	// point were imported.
@@ -143,10 +155,15 @@ type DispatchResult struct {
 	Result string          `json:"result,omitempty"`
 	Shape  json.RawMessage `json:"shape,omitempty"` // shape mode's request
 	Proof  Proof           `json:"proof"`
-	// Pending: the receipt is not written yet; look it up with Receipt.
+	// Pending: the receipt is not written yet; wait for it with Outcome.
 	Pending      bool   `json:"pending,omitempty"`
 	InvocationID string `json:"invocation_id,omitempty"` // set when Pending
 	Receipt      string `json:"receipt,omitempty"`       // set when Pending: its path
+	// Status, when Pending, is PENDING_APPROVAL while the call waits for the
+	// owner's approval (a sensitive row called with a token), else empty.
+	Status string `json:"status,omitempty"`
+	// Wait, when Pending, is the path where the caller waits for the outcome.
+	Wait string `json:"wait,omitempty"`
 	// Raw is the answer as the server sent it.
 	Raw json.RawMessage `json:"-"`
 }
@@ -167,4 +184,14 @@ type Breaker struct {
 	OpenedAt *time.Time `json:"opened_at,omitempty"`
 	ClosesAt *time.Time `json:"closes_at,omitempty"`
 	Message  string     `json:"message,omitempty"` // the refusal every call gets while open
+	// RefusedCallers are the callers other than the owner that their own runs of
+	// auth failures refuse now, while the row stays open to everyone else.
+	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
+}
+
+// RefusedCaller is one caller its own auth failures refuse on a row.
+type RefusedCaller struct {
+	Caller   string    `json:"caller"`
+	OpenedAt time.Time `json:"opened_at"`
+	ClosesAt time.Time `json:"closes_at"`
 }

@@ -31,16 +31,9 @@ func benchCmd() *cobra.Command {
 	var cfg benchConfig
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure publish floor, invocations (NATS and HTTP), http-row overhead, replay and a 100k-row directory",
+		Short: "Measure capdir on this machine: " + strings.Join(bench.Scenarios, ", "),
 		Long: "Measure capdir on this machine against an embedded server in a temporary directory:\n" +
-			"  floor      JetStream async and sync publish of a real request event's size\n" +
-			"  nats       fn invocations through the NATS request subject, 1 and 64 in flight\n" +
-			"  http       the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
-			"             at 64 in flight also a lean keep-alive client, as a load tool would be)\n" +
-			"  httprow    an http row against a local upstream, against calling it directly\n" +
-			"  replay     rebuilding a fresh bbolt file from a generated log\n" +
-			"  directory  importing generated rows; lookups, did_you_mean and resident memory\n" +
-			"Throughput rows show their share of the async publish floor of the same run.",
+			scenarioHelp() + "Throughput rows show their share of the async publish floor of the same run.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -57,6 +50,16 @@ func benchCmd() *cobra.Command {
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
 	f.StringVar(&cfg.Bench.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")
 	return cmd
+}
+
+// scenarioHelp lists the scenarios of bench.ScenarioTable, one per line (a
+// description's further lines indented under it).
+func scenarioHelp() string {
+	var b strings.Builder
+	for _, s := range bench.ScenarioTable {
+		fmt.Fprintf(&b, "  %-10s %s\n", s.Name, strings.ReplaceAll(s.Measures, "\n", "\n             "))
+	}
+	return b.String()
 }
 
 // runBench runs the scenarios and prints their table (or JSON) to cfg.Out, progress

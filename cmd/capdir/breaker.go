@@ -76,7 +76,12 @@ func runBreakerList(ctx context.Context, cfg breakerListConfig) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tSTRIKES\tOPENED_AT\tCLOSES_AT")
 	for _, b := range breakers {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", b.Key, b.Strikes, rfc3339(b.OpenedAt), rfc3339(b.ClosesAt))
+		if b.Open {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", b.Key, b.Strikes, rfc3339(b.OpenedAt), rfc3339(b.ClosesAt))
+		}
+		for _, c := range b.RefusedCallers { // refused by its own strikes; the row is open to others
+			fmt.Fprintf(tw, "%s (%s only)\t-\t%s\t%s\n", b.Key, c.Caller, rfc3339(&c.OpenedAt), rfc3339(&c.ClosesAt))
+		}
 	}
 	return tw.Flush()
 }

@@ -81,6 +81,25 @@ func (sc serverConfig) tokenClient(tok string) (*serverClient, error) {
 	return &serverClient{Client: c, token: tok, tokenSource: source}, nil
 }
 
+// addTokenFlag registers --token on cmd, into tok: the capability token to call
+// with instead of the owner key.
+func addTokenFlag(cmd *cobra.Command, tok *string) {
+	cmd.Flags().StringVar(tok, "token", "", "call with this capability token instead of the owner key (default $CAPDIR_TOKEN)")
+}
+
+// errEmptyToken refuses --token given empty, which would otherwise fall back to
+// $CAPDIR_TOKEN or the owner key without a word.
+var errEmptyToken = errors.New("--token is empty (an unset variable, or a capdir token mint that failed?): " +
+	"give a capability token, or leave --token out to call with $CAPDIR_TOKEN, else the owner key")
+
+// checkTokenFlag is errEmptyToken when cmd's --token was given empty.
+func checkTokenFlag(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("token"); f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+		return errEmptyToken
+	}
+	return nil
+}
+
 func (sc serverConfig) ownerKey() (key, source string, err error) {
 	path, source := sc.KeyFile, "--key-file "+sc.KeyFile
 	if path == "" {

@@ -111,7 +111,7 @@ func TestExportPagesAndFilters(t *testing.T) {
 	var b strings.Builder
 	const count = 2345
 	for i := range count {
-		fmt.Fprintf(&b, `{"key":"K%05d","type":"fn","category":"c%d","enabled":%d}`+"\n", i, i%3, i%2)
+		fmt.Fprintf(&b, `{"key":"K%05d","type":"fn","target":"echo","category":"c%d","enabled":%d}`+"\n", i, i%3, i%2)
 	}
 	if status, body := send(t, n.URL(), "/api/directory/import", b.String()); status != http.StatusOK ||
 		strings.TrimSpace(body) != fmt.Sprintf(`{"ok":%d,"failed":[]}`, count) {

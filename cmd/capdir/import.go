@@ -21,6 +21,10 @@ type importConfig struct {
 	serverConfig
 	File     string // a file of rows; "-" reads In
 	Upsert   bool   // replace rows whose key is present instead of failing them
+	OpenAPI  openAPIConfig
+	D1       string // a file of wrangler d1 execute --json output
+	SQLite   string // a SQLite database, or a wrangler d1 export SQL dump
+	label    string // what the summary calls File, when set
 	In       io.Reader
 	Out, Err io.Writer // the summary; progress and failed rows
 }
@@ -29,22 +33,60 @@ type importConfig struct {
 func importCmd() *cobra.Command {
 	var cfg importConfig
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Import directory rows (a JSON array or NDJSON; - for stdin) into a running capdir server",
+		Use:   "import FILE | --openapi FILE|URL | --d1 FILE | --sqlite FILE",
+		Short: "Import directory rows (rows, an OpenAPI spec, or the D1/SQLite directory table) into a running capdir server",
 		Long: "Import directory rows into a running capdir server through POST /api/directory/import.\n" +
 			"FILE holds a JSON array of row objects or NDJSON (one row object per line); - reads stdin.\n" +
 			"Each row is validated like a POST (key and type required); a key already in the directory\n" +
 			"fails that row with \"exists\" unless --upsert, which replaces it like a PUT. Rows that fail\n" +
-			"are listed on stderr; the command exits non-zero when any row failed.",
-		Args: cobra.ExactArgs(1),
+			"are listed on stderr; the command exits non-zero when any row failed.\n\n" +
+			"--openapi FILE|URL turns each operation of an OpenAPI 3.0 or 3.1 spec (JSON or YAML) into an\n" +
+			"http row; a re-import updates the rows it made and appends nothing for those unchanged.\n" +
+			"--d1 FILE reads the output of wrangler d1 execute --json --command \"SELECT * FROM directory\";\n" +
+			"--sqlite FILE a SQLite database, or a wrangler d1 export SQL dump, holding a directory table.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.File, cfg.In, cfg.Out, cfg.Err = args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return runImport(cmd.Context(), cfg)
+			cfg.In, cfg.Out, cfg.Err = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if len(args) == 1 {
+				cfg.File = args[0]
+			}
+			return runImportFrom(cmd.Context(), cfg)
 		},
 	}
 	addServerFlags(cmd, &cfg.serverConfig, 30*time.Minute)
-	cmd.Flags().BoolVar(&cfg.Upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
+	f := cmd.Flags()
+	f.BoolVar(&cfg.Upsert, "upsert", false, "replace rows whose key is already in the directory (like PUT) instead of failing them")
+	f.StringVar(&cfg.OpenAPI.Spec, "openapi", "", "an OpenAPI 3.0 or 3.1 spec (a file, an http(s) URL, or - for stdin): each operation becomes an http row")
+	f.StringVar(&cfg.OpenAPI.Prefix, "prefix", "", "--openapi: put this in front of every key")
+	f.StringVar(&cfg.OpenAPI.Server, "spec-server", "", "--openapi: the base URL of every target, instead of the spec's servers")
+	f.StringVar(&cfg.OpenAPI.Category, "category", "", "--openapi: every row's category (default: the operation's first tag)")
+	f.StringArrayVar(&cfg.OpenAPI.AuthEnv, "auth-env", nil, "--openapi: the environment variable holding the credential: NAME for every security scheme, or SCHEME=NAME (repeatable)")
+	f.BoolVar(&cfg.OpenAPI.Prune, "prune", false, "--openapi: delete the rows this spec made whose operations are gone from it")
+	f.BoolVar(&cfg.OpenAPI.DryRun, "dry-run", false, "--openapi: print the rows that would be written, and write nothing")
+	f.StringVar(&cfg.D1, "d1", "", "a file of wrangler d1 execute --json output (SELECT * FROM directory)")
+	f.StringVar(&cfg.SQLite, "sqlite", "", "a SQLite database, or a wrangler d1 export SQL dump, with a directory table")
 	return cmd
+}
+
+// runImportFrom runs the import cfg names: exactly one of FILE, --openapi, --d1
+// and --sqlite.
+func runImportFrom(ctx context.Context, cfg importConfig) error {
+	n := 0
+	for _, s := range []string{cfg.File, cfg.OpenAPI.Spec, cfg.D1, cfg.SQLite} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("name one thing to import: FILE (rows), --openapi FILE|URL, --d1 FILE or --sqlite FILE")
+	}
+	if cfg.OpenAPI.Spec != "" {
+		return runImportOpenAPI(ctx, cfg)
+	}
+	if cfg.D1 != "" || cfg.SQLite != "" {
+		return runImportTable(ctx, cfg)
+	}
+	return runImport(ctx, cfg)
 }
 
 // runImport sends cfg.File's rows to the server, reporting progress and each failed
@@ -66,6 +108,9 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	} else {
 		name = "stdin"
 	}
+	if cfg.label != "" {
+		name = cfg.label
+	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	contentType, err := sniffRows(br)
 	if err != nil {
@@ -83,22 +128,16 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	if err != nil && !reported {
 		return c.explain(err)
 	}
-	for _, f := range res.Failed {
-		where := fmt.Sprintf("row %d", f.Index)
-		if f.Line > 0 {
-			where += fmt.Sprintf(" (line %d)", f.Line)
-		}
-		if f.Key != "" {
-			where += " " + f.Key
-		}
-		// The server suggests its query parameter; this command has a flag.
-		fmt.Fprintf(stderr, "%s: %s\n", where, strings.ReplaceAll(f.Error, client.UpsertQuery, "--upsert"))
-		if f.HowToFix != "" {
-			fmt.Fprintf(stderr, "    how to fix: %s\n", f.HowToFix)
-		}
+	reportFailures(stderr, res.Failed)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "%s: written, but every call of it will fail with %s\n", rowWhere(w.Index, w.Line, w.Key), w.Warning)
 	}
 	total := res.OK + len(res.Failed)
-	fmt.Fprintf(cfg.Out, "imported %d of %d rows from %s; %d failed\n", res.OK, total, name, len(res.Failed))
+	summary := fmt.Sprintf("imported %d of %d rows from %s; %d failed", res.OK, total, name, len(res.Failed))
+	if len(res.Warnings) > 0 {
+		summary += fmt.Sprintf("; %d cannot run as written", len(res.Warnings))
+	}
+	fmt.Fprintln(cfg.Out, summary)
 	if res.Error != "" {
 		return fmt.Errorf("the rows were written but the server says: %s", res.Error)
 	}
@@ -106,6 +145,50 @@ func runImport(ctx context.Context, cfg importConfig) error {
 		return fmt.Errorf("%d of %d rows failed", len(res.Failed), total)
 	}
 	return nil
+}
+
+// existsShown is how many keys the summary of rows already in the directory
+// names.
+const existsShown = 5
+
+// reportFailures prints the failed rows: one line each (and its repair), but the
+// rows that failed only because their key exists summed up in one line, with the
+// flag that replaces them.
+func reportFailures(w io.Writer, failed []client.ImportFailure) {
+	var exists []string
+	for _, f := range failed {
+		if strings.HasPrefix(f.Error, "exists: "+f.Key+" is already in the directory") {
+			exists = append(exists, f.Key)
+			continue
+		}
+		// The server suggests its query parameter; this command has a flag.
+		fmt.Fprintf(w, "%s: %s\n", rowWhere(f.Index, f.Line, f.Key), strings.ReplaceAll(f.Error, client.UpsertQuery, "--upsert"))
+		if f.HowToFix != "" {
+			fmt.Fprintf(w, "    how to fix: %s\n", f.HowToFix)
+		}
+	}
+	switch n := len(exists); {
+	case n == 1:
+		fmt.Fprintf(w, "1 row failed: %s is already in the directory; import with --upsert to replace it\n", exists[0])
+	case n > 1:
+		shown := strings.Join(exists[:min(n, existsShown)], ", ")
+		if n > existsShown {
+			shown += fmt.Sprintf(", and %d more", n-existsShown)
+		}
+		fmt.Fprintf(w, "%d rows failed: their keys are already in the directory (%s); import with --upsert to replace them\n", n, shown)
+	}
+}
+
+// rowWhere names an import row: its index, its NDJSON line, its key.
+func rowWhere(index, line int, key string) string {
+	where := fmt.Sprintf("row %d", index)
+	if line > 0 {
+		where += fmt.Sprintf(" (line %d)", line)
+	}
+	if key != "" {
+		where += " " + key
+	}
+	return where
 }
 
 // sniffRows tells a JSON array from NDJSON by the first byte that is not blank,

@@ -85,7 +85,8 @@ func TestImportCommandSampleFixture(t *testing.T) {
 	if err == nil || err.Error() != "6 of 6 rows failed" {
 		t.Fatalf("second import: err %v", err)
 	}
-	if !strings.Contains(stderr, "row 0 NOW: exists: NOW is already in the directory (import with --upsert to replace it)\n") ||
+	// One line sums them up, with the flag to use, however many they are.
+	if want := "6 rows failed: their keys are already in the directory (NOW, GROK_MODELS, PROMPT_LAB_AGENT, BLOOIO_FINISH, DIR_PATCH, and 1 more); import with --upsert to replace them\n"; withoutProgress(stderr) != want ||
 		stdout != "imported 0 of 6 rows from "+file+"; 6 failed\n" {
 		t.Fatalf("second import printed\n%s\n%s", stdout, stderr)
 	}
@@ -178,4 +179,21 @@ func withoutProgress(stderr string) string {
 		}
 	}
 	return strings.Join(keep, "")
+}
+
+// A row written that cannot run as written is printed with the literal every
+// call of it will fail with, and counted in the summary; the import succeeds.
+func TestImportCommandPrintsWarnings(t *testing.T) {
+	_, flags := testServer(t)
+	in := `{"key":"OK","type":"fn","target":"echo"}` + "\n" + `{"key":"GONE","type":"fn","target":"nosuch"}` + "\n"
+	stdout, stderr, err := runCLI(t, in, append([]string{"import", "-"}, flags...)...)
+	if err != nil {
+		t.Fatalf("import: %v %s", err, stderr)
+	}
+	if want := "row 1 (line 2) GONE: written, but every call of it will fail with ERR:fn:unknown_target:nosuch\n"; withoutProgress(stderr) != want {
+		t.Fatalf("stderr %q, want %q", stderr, want)
+	}
+	if want := "imported 2 of 2 rows from stdin; 0 failed; 1 cannot run as written\n"; stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
 }

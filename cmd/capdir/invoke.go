@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/capdir/capdir/api/client"
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +23,10 @@ type invokeConfig struct {
 	Token string
 	Shape bool // build the outbound request and print it instead of sending it
 	JSON  bool // print the server's whole JSON answer
-	Out   io.Writer
+	// Wait, when the call is held for the owner's approval or outlasts the
+	// dispatch wait, waits for its outcome instead of printing its id.
+	Wait bool
+	Out  io.Writer
 }
 
 // invokeCmd is `capdir invoke KEY [BODY]`: POST /api/dispatch on a running server.
@@ -34,13 +38,25 @@ func invokeCmd() *cobra.Command {
 		Long: "Invoke a row on a running capdir server. BODY is one string of arguments separated by |\n" +
 			"(for example 'a|b'). The result goes to stdout, then a line with the invocation id and the\n" +
 			"receipt status. The exit status is non-zero when the result is an ERR: string.\n\n" +
-			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.",
+			"It sends the capability token of --token, else of $CAPDIR_TOKEN, else the owner key.\n\n" +
+			"A token holder's call to a sensitive row waits for the owner's approval, and a slow call may outlast\n" +
+			"the server's dispatch wait: invoke then prints the invocation id and what it waits for, and\n" +
+			"capdir receipt ID --wait prints the outcome later; with --wait, invoke waits for it itself.",
 		Example: "  # the rows of the README's walk-through\n" +
 			"  capdir invoke GREET Ada\n" +
 			"  capdir invoke GREET Ada --json\n" +
 			"  capdir invoke HEALTH --shape",
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || len(args) > 2 {
+				return fmt.Errorf("invoke takes the KEY of a row, then optionally its BODY of arguments separated by | "+
+					"(capdir invoke GREET Ada); got %d arguments (capdir invoke --help; capdir export lists the rows)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTokenFlag(cmd); err != nil {
+				return err
+			}
 			cfg.Key, cfg.Out = args[0], cmd.OutOrStdout()
 			if len(args) == 2 {
 				cfg.Body = args[1]
@@ -51,7 +67,8 @@ func invokeCmd() *cobra.Command {
 	addServerFlags(cmd, &cfg.serverConfig, 0)
 	cmd.Flags().BoolVar(&cfg.Shape, "shape", false, "build the outbound request and print it instead of sending it")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print the server's whole JSON answer")
-	cmd.Flags().StringVar(&cfg.Token, "token", "", "invoke with this capability token instead of the owner key (default $CAPDIR_TOKEN)")
+	cmd.Flags().BoolVar(&cfg.Wait, "wait", false, "when the call waits for the owner's approval or runs past the dispatch wait, wait for its outcome")
+	addTokenFlag(cmd, &cfg.Token)
 	return cmd
 }
 
@@ -74,15 +91,31 @@ func runInvoke(ctx context.Context, cfg invokeConfig) error {
 	if err != nil {
 		return c.explain(err)
 	}
-	w := cfg.Out
-	if cfg.JSON {
+	if res.Pending && cfg.Wait {
+		pendingLine(cfg.Out, &res, c.token != "", true)
+		res, err = waitOutcome(ctx, c, res.InvocationID)
+		if err != nil {
+			return c.explain(err)
+		}
+	}
+	return printOutcome(cfg.Out, cfg.Key, &res, cfg.JSON, c.token != "")
+}
+
+// printOutcome prints a call's answer: the whole JSON answer with asJSON, else
+// the result (or shape) and a line with the invocation id and receipt status;
+// while it is pending, what it waits for and how to wait for it. It fails when
+// the result is not ok.
+func printOutcome(w io.Writer, key string, res *client.DispatchResult, asJSON, token bool) error {
+	if asJSON {
 		fmt.Fprintln(w, string(res.Raw))
 	}
 	if res.Pending {
-		fmt.Fprintf(w, "%s PENDING: look it up with GET /api/receipts/%s\n", res.InvocationID, res.InvocationID)
+		if !asJSON {
+			pendingLine(w, res, token, false)
+		}
 		return nil
 	}
-	if !cfg.JSON {
+	if !asJSON {
 		if len(res.Shape) > 0 {
 			fmt.Fprintln(w, string(res.Shape))
 		} else {
@@ -91,7 +124,24 @@ func runInvoke(ctx context.Context, cfg invokeConfig) error {
 		fmt.Fprintf(w, "%s %s\n", res.Proof.InvocationID, res.Proof.Status)
 	}
 	if !res.OK {
-		return fmt.Errorf("%s failed: %s", cfg.Key, res.Proof.Status)
+		return fmt.Errorf("%s failed: %s", key, res.Proof.Status)
 	}
 	return nil
+}
+
+// pendingLine says what a pending call waits for, and how its caller waits for
+// the outcome (waiting: the command waits now).
+func pendingLine(w io.Writer, res *client.DispatchResult, token, waiting bool) {
+	what := "PENDING: the call is still running"
+	if res.Status == wire.StatusPendingApproval {
+		what = "PENDING_APPROVAL: the row is sensitive, so the call waits for the owner's approval (capdir approvals)"
+	}
+	how := "; wait for its outcome with: capdir receipt " + res.InvocationID + " --wait"
+	if token {
+		how += " (with the same token)"
+	}
+	if waiting {
+		how = "; waiting for its outcome"
+	}
+	fmt.Fprintf(w, "%s %s%s\n", res.InvocationID, what, how)
 }

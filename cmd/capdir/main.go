@@ -6,8 +6,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/capdir/capdir/internal/editdist"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -21,13 +24,35 @@ func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "capdir",
 		Short:         "capdir: a capability directory and dispatcher over an append-only log",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("capdir {{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
 	return root
+}
+
+// suggestFlag adds to an unknown flag's error the command's flag nearest to it,
+// and where the command's flags are listed.
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	best, bestD := "", 3
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := editdist.Bounded(name, f.Name, 2); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best != "" {
+		return fmt.Errorf("%w; did you mean --%s? (%s --help lists its flags)", err, best, c.CommandPath())
+	}
+	return fmt.Errorf("%w (%s --help lists its flags)", err, c.CommandPath())
 }
 
 // commands is filled by each command's file in init, so commands are added without
@@ -38,7 +63,7 @@ func register(c func() *cobra.Command) { commands = append(commands, c) }
 
 // defaultDataDir is $CAPDIR_DATA or ./capdir-data.
 func defaultDataDir() string {
-	if d := os.Getenv("CAPDIR_DATA"); d != "" {
+	if d := os.Getenv(dataDirEnv); d != "" {
 		return d
 	}
 	return "capdir-data"

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -39,20 +40,18 @@ type serveConfig struct {
 
 func serveCmd() *cobra.Command {
 	var cfg serveConfig
+	var console bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
 		Long: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade.\n\n" +
-			"Environment:\n" +
-			"  CAPDIR_DATA          the data directory when --data is not given (default ./capdir-data)\n" +
-			"  CAPDIR_TERMINAL_KEY  the owner key clients send as x-terminal-key; when unset, the key in\n" +
-			"                       <data>/terminal.key, generated (mode 0600) on first start\n" +
-			"  CAPDIR_AGENT_PROVIDERS  the agent providers (PREFIX=BASE_URL,…) when --agent-provider is not given\n\n" +
+			envHelp() + "\n" +
 			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.EnvKey, cfg.Err = os.Getenv("CAPDIR_TERMINAL_KEY"), os.Stderr
+			cfg.EnvKey, cfg.Err = os.Getenv(terminalKeyEnv), os.Stderr
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
 			cfg.Node.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.Node.AgentProviders, os.LookupEnv)
+			cfg.Node.HTTP.Console = consoleMode(cmd.Flags().Changed("console"), console)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, cfg)
@@ -61,6 +60,7 @@ func serveCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Node.Log.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
 	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.BoolVar(&console, "console", true, "serve the owner's console at /console/ (default: only when --http is a loopback address; --console=false never, --console also on other addresses)")
 	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
 	f.StringVar(&cfg.Node.Log.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
 	f.StringVar(&cfg.Node.Log.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
@@ -73,6 +73,7 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
 	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
+	f.IntVar(&cfg.Node.Breaker.Quorum, "breaker-quorum", breaker.DefaultQuorum, "callers other than the owner, each refused by its own --breaker-threshold failures, that open a row's breaker for everyone")
 	f.DurationVar(&cfg.Node.HTTPRunner.Timeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
 	f.IntVar(&cfg.Node.HTTPRunner.MaxPerOrigin, "http-max-per-origin", 0, "http-runner calls one origin may have in flight at once; one more waits 250ms for a slot, then fails with ERR:http:origin_busy:<origin>:<max> (0 = three quarters of --workers, none under 4 workers; -1 = no bound)")
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
@@ -93,6 +94,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	composeFlags(cmd, &cfg.Node)
+	cmd.SetUsageFunc(groupedUsage(serveFlagGroups))
 	return cmd
 }
 
@@ -132,11 +134,23 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return err
 	}
 	if cfg.HTTP.Addr != "" { // --http "" serves no HTTP
-		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+		ln, err := listen("--http", cfg.HTTP.Addr)
 		if err != nil {
-			return fmt.Errorf("--http %s: %w; stop what listens there or give another address with --http HOST:PORT", cfg.HTTP.Addr, err)
+			return err
 		}
 		cfg.HTTPListener = ln // capdir.Start closes it if it fails
+	}
+	if cfg.Log.Listen != "" {
+		// The embedded NATS server binds it itself, and on a taken port would only
+		// fail its readiness wait: try it first, as --http.
+		ln, err := listen("--nats-listen", cfg.Log.Listen)
+		if err != nil {
+			if cfg.HTTPListener != nil {
+				cfg.HTTPListener.Close()
+			}
+			return err
+		}
+		ln.Close()
 	}
 	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.Log.DataDir)
 	if err != nil {
@@ -168,7 +182,42 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	}
 	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
 	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+	switch {
+	case n.ConsoleURL() != "":
+		logger.Info("owner's console (sign in with the owner key; --console=false turns it off)", "console", n.ConsoleURL())
+	case n.URL() != "" && cfg.HTTP.Console == capdir.ConsoleAuto:
+		logger.Info("owner's console off: --http is not a loopback address; pass --console to serve it there (behind TLS)")
+	}
 	return serveUntil(ctx, n, sc.ShutdownTimeout, logger)
+}
+
+// listen listens on addr, the value of flag: an address that is not host:port, or
+// one something else listens on, is refused saying what to give instead.
+func listen(flag, addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		example := "127.0.0.1:8080"
+		if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+			example = "127.0.0.1:" + addr // a bare port
+		}
+		return nil, fmt.Errorf("%s %s: %s wants host:port, e.g. %s", flag, addr, flag, example)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w; stop what listens there or give another address with %s HOST:PORT", flag, addr, err, flag)
+	}
+	return ln, nil
+}
+
+// consoleMode is --console's mode: the node's default (on loopback only) unless
+// the flag was given.
+func consoleMode(given, on bool) capdir.ConsoleMode {
+	switch {
+	case !given:
+		return capdir.ConsoleAuto
+	case on:
+		return capdir.ConsoleOn
+	}
+	return capdir.ConsoleOff
 }
 
 // secretEnvPatterns is the allow-list serve runs with: --secret-env when given
@@ -178,7 +227,7 @@ func secretEnvPatterns(flagGiven bool, fromFlag []string, lookup func(string) (s
 	if flagGiven {
 		return fromFlag
 	}
-	if v, ok := lookup("CAPDIR_SECRET_ENV"); ok {
+	if v, ok := lookup(secretEnvEnv); ok {
 		return []string{v}
 	}
 	return fromFlag
@@ -217,5 +266,13 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: durationText})), nil
+}
+
+// durationText writes a duration as its text ("1.5s"), not as nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }

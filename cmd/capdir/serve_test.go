@@ -43,6 +43,46 @@ func TestServeRefusesATakenPortBeforeCreatingAnything(t *testing.T) {
 	}
 }
 
+// A taken NATS client port is refused as a taken HTTP port is: at once, naming the
+// flag, before the data dir is created (the embedded server would only fail its
+// readiness wait).
+func TestServeRefusesATakenNATSPortBeforeCreatingAnything(t *testing.T) {
+	t.Setenv("CAPDIR_TERMINAL_KEY", "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	dir := filepath.Join(t.TempDir(), "data")
+	_, _, err = runCLI(t, "", "serve", "--data", dir, "--http", "127.0.0.1:0", "--nats-listen", addr, "--log-level", "error")
+	if err == nil || !strings.HasPrefix(err.Error(), "--nats-listen "+addr+": ") || !strings.Contains(err.Error(), "--nats-listen HOST:PORT") {
+		t.Fatalf("serve on a taken NATS port: %v; want an error naming --nats-listen", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("serve created %s before failing: %v", dir, err)
+	}
+}
+
+// A listener given as a bare port is refused with the host:port to give instead.
+func TestServeListenerWithoutHost(t *testing.T) {
+	t.Setenv("CAPDIR_TERMINAL_KEY", "")
+	dir := filepath.Join(t.TempDir(), "data")
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--http", "18082", "--http 18082: --http wants host:port, e.g. 127.0.0.1:18082"},
+		{"--nats-listen", "4222", "--nats-listen 4222: --nats-listen wants host:port, e.g. 127.0.0.1:4222"},
+		{"--http", "localhost", "--http localhost: --http wants host:port, e.g. 127.0.0.1:8080"},
+	} {
+		args := []string{"serve", "--data", dir, "--http", "127.0.0.1:0", "--log-level", "error", tc.flag, tc.value}
+		if _, _, err := runCLI(t, "", args...); err == nil || err.Error() != tc.want {
+			t.Errorf("serve %s %s: %v; want %q", tc.flag, tc.value, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("serve created %s before failing: %v", dir, err)
+	}
+}
+
 // A second server on a data dir is refused at once, before it writes anything
 // there (not even a generated key).
 func TestServeRefusesADataDirInUse(t *testing.T) {
@@ -63,8 +103,8 @@ func TestServeHelpNamesItsEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, env := range []string{"CAPDIR_DATA", "CAPDIR_TERMINAL_KEY"} {
-		if !strings.Contains(out, env) {
+	for _, env := range []string{"CAPDIR_DATA", "CAPDIR_TERMINAL_KEY", "CAPDIR_SECRET_ENV", "CAPDIR_AGENT_PROVIDERS"} {
+		if !strings.Contains(out, "\n  "+env+" ") {
 			t.Errorf("serve --help does not mention %s:\n%s", env, out)
 		}
 	}
@@ -188,5 +228,21 @@ func TestServeShutdownTimeoutFlag(t *testing.T) {
 	err := cmd.Execute()
 	if err == nil || !strings.Contains(err.Error(), "--shutdown-timeout -1s") {
 		t.Fatalf("serve --shutdown-timeout -1s: %v", err)
+	}
+}
+
+// --console: absent, the node decides (loopback only); given, it is on or off.
+func TestServeConsoleFlag(t *testing.T) {
+	help := run(t, "serve", "--help")
+	if !strings.Contains(help, "--console") || !strings.Contains(help, "loopback") {
+		t.Fatalf("serve --help does not document --console:\n%s", help)
+	}
+	for _, tc := range []struct {
+		given, on bool
+		want      capdir.ConsoleMode
+	}{{false, true, capdir.ConsoleAuto}, {true, true, capdir.ConsoleOn}, {true, false, capdir.ConsoleOff}} {
+		if got := consoleMode(tc.given, tc.on); got != tc.want {
+			t.Errorf("consoleMode(given %v, on %v) = %v, want %v", tc.given, tc.on, got, tc.want)
+		}
 	}
 }

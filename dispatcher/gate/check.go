@@ -65,7 +65,7 @@ func breakerClosed(g *Gate, in *Input, a *Admission) *Refusal {
 	if in.BreakerErr != nil {
 		return refuseBreakerUnreadable(in.BreakerErr)
 	}
-	d := g.Decide(in.Breaker, a.Row.Auth)
+	d := g.Decide(in.Breaker, a.Row.Auth, a.breakerCaller(in))
 	a.BreakerGeneration = d.Generation
 	if d.Open {
 		return refuseBreakerOpen(a.Row.Key, g.cfg.Breaker.Threshold, d)

@@ -52,10 +52,14 @@ func refuseBreakerUnreadable(err error) *Refusal {
 	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:breaker:" + err.Error()}
 }
 
+// refuseBreakerOpen is the breaker's literal; a refusal of this caller alone (its
+// own run tripped, the row open to others) says so in "caller_only".
 func refuseBreakerOpen(key string, threshold int, d breaker.Decision) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedBreakerOpen, Reason: breaker.Message(key, threshold), Extra: map[string]any{
-		"opened_at": d.OpenedAt, "closes_at": d.ClosesAt,
-	}}
+	extra := map[string]any{"opened_at": d.OpenedAt, "closes_at": d.ClosesAt}
+	if d.Caller {
+		extra["caller_only"] = true
+	}
+	return &Refusal{Status: wire.StatusRefusedBreakerOpen, Reason: breaker.Message(key, threshold), Extra: extra}
 }
 
 // The watcher's (watcher.go). A held call is answered approval_pending and gets its

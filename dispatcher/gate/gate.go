@@ -106,6 +106,10 @@ type Input struct {
 	BreakerErr error
 	// NotFound reports whether RowErr means the key has no row.
 	NotFound bool
+	// Actor is who the receipt names the caller before the gate: the request's
+	// attested credential (owner:terminal-key, nats:<client>, …); a verified token
+	// makes it token:<sub> (Admission.Actor).
+	Actor string
 	// Owner reports that capdir attests the request is the owner's (the facade
 	// checked the owner key and wrote the request itself). A request's own claim
 	// to be the owner's (its credential field) is not this. An owner's request
@@ -136,6 +140,18 @@ type Admission struct {
 	Body string
 }
 
+// Actor is who the receipt names the caller: token:<sub> once a token is
+// verified, in.Actor otherwise.
+func (a *Admission) Actor(in *Input) string {
+	if a.Token != nil {
+		return wire.TokenActor(a.Token.Subject)
+	}
+	return in.Actor
+}
+
+// breakerCaller is who the call is to its row's breaker (wire.BreakerCaller).
+func (a *Admission) breakerCaller(in *Input) string { return wire.BreakerCaller(a.Actor(in)) }
+
 // Check runs every check in order and returns the first refusal, or nil when the
 // request may run.
 func (g *Gate) Check(in *Input) (Admission, *Refusal) {
@@ -153,14 +169,15 @@ func (g *Gate) Check(in *Input) (Admission, *Refusal) {
 // statuses). Other rows are never refused by a breaker and need not read one.
 func CanStrike(row *contract.Row) bool { return row.EffectiveRunner() == runner.RunnerHTTP }
 
-// Decide is the breaker decision now for st, with the credential auth resolves to
-// now; the tag is computed only for an open breaker, the one case it can change.
-func (g *Gate) Decide(st breaker.State, auth string) breaker.Decision {
+// Decide is the breaker decision now for st and caller ("" for the owner, else
+// the actor its receipt names), with the credential auth resolves to now; the tag
+// is computed only for a tripped breaker, the one case it can change.
+func (g *Gate) Decide(st breaker.State, auth, caller string) breaker.Decision {
 	tag := ""
-	if st.Open {
+	if st.Tripped(caller) {
 		tag = runner.CredentialTag(auth, g.cfg.Env, g.cfg.TagSalt)
 	}
-	return g.cfg.Breaker.Check(st, g.cfg.Clock(), tag)
+	return g.cfg.Breaker.Check(st, g.cfg.Clock(), tag, caller)
 }
 
 // MaxPayload is the payload ceiling the gate enforces.

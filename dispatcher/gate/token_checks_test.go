@@ -97,6 +97,10 @@ func (w *tokenWorld) forge(c token.Claims) string {
 		w.t.Fatal(err)
 	}
 	raw, _ := jws.CompactSerialize()
+	raw, err = token.LowS(raw) // the one form a verifier accepts
+	if err != nil {
+		w.t.Fatal(err)
+	}
 	return raw
 }
 

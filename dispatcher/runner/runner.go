@@ -163,5 +163,24 @@ func (rs Runners) Run(ctx context.Context, c Call) Outcome {
 	return r.Run(ctx, c)
 }
 
+// Checker is a Runner that can tell, before any call, the failure every call of
+// a row will have: Check returns it (an *Error whose Text is the literal the call
+// fails with) or nil when a call may run. It runs nothing and must be safe for
+// concurrent use. The write path answers it as a warning: the row is written all
+// the same, since what it lacks (a function renamed by a deploy) may come later.
+type Checker interface {
+	Check(row *contract.Row) error
+}
+
+// Check is the failure every call of row will have, as its effective runner's
+// Checker tells it; nil when that runner has none or a call may run. A runner
+// this node does not have is not a failure here: another node may have it.
+func (rs Runners) Check(row *contract.Row) error {
+	if c, ok := rs[row.EffectiveRunner()].(Checker); ok {
+		return c.Check(row)
+	}
+	return nil
+}
+
 // Template returns the executable payload of content: contract.StripDocs.
 func Template(content string) string { return contract.StripDocs(content) }

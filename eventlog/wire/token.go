@@ -31,6 +31,17 @@ func OwnerAttested(subject, credential string) bool {
 	return credential == OwnerActor && strings.HasPrefix(subject, requestPrefix)
 }
 
+// BreakerCaller is who a call whose receipt names actor is to its row's breaker
+// (breaker.Observation.Caller): "" for the owner (OwnerActor), whose own strikes
+// open the row for everyone; the actor itself for any other caller. The gate's
+// check and the projector's fold both read it here.
+func BreakerCaller(actor string) string {
+	if actor == OwnerActor {
+		return ""
+	}
+	return actor
+}
+
 // TokenActor is the receipt actor of a request whose capability token names sub:
 // "token:<sub>". The token itself is never copied into a receipt.
 func TokenActor(sub string) string { return tokenActorPrefix + sub }

@@ -7,9 +7,12 @@
 // A bus client is never the owner: it presents a capability token (-token, default
 // $CAPDIR_TOKEN), which the owner mints with capdir token mint.
 //
+// The token is minted for ten minutes (--ttl 10m), not the default minute: the
+// first go run compiles the example, which can take longer than a minute.
+//
 //	./capdir bus add-client demo                # writes capdir-data/bus/demo.nk
 //	./capdir serve --nats-listen 127.0.0.1:4222 &
-//	CAPDIR_TOKEN=$(./capdir token mint --sub demo --key NOW) \
+//	CAPDIR_TOKEN=$(./capdir token mint --sub demo --key NOW --ttl 10m) \
 //	  go run ./examples/natsclient -nats nats://127.0.0.1:4222 -client demo -nkey capdir-data/bus/demo.nk NOW
 package main
 

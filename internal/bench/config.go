@@ -24,8 +24,34 @@ const (
 	ScenarioDirectory = "directory"
 )
 
+// ScenarioInfo is one scenario as help text names it.
+type ScenarioInfo struct {
+	Name     string
+	Measures string // what it measures, one line or more (joined with "\n")
+}
+
+// ScenarioTable is every scenario in run order, with what it measures: the one
+// list the command's help and Scenarios are made of.
+var ScenarioTable = []ScenarioInfo{
+	{ScenarioFloor, "JetStream async and sync publish of a real request event's size"},
+	{ScenarioNATS, "fn invocations through the NATS request subject, 1 and 64 in flight"},
+	{ScenarioHTTP, "the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
+		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
+	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP)"},
+	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
+	{ScenarioFlow, "a three-step fn flow against one fn call of its step row"},
+	{ScenarioReplay, "rebuilding a fresh bbolt file from a generated log"},
+	{ScenarioDirectory, "importing generated rows; lookups, did_you_mean and resident memory"},
+}
+
 // Scenarios lists every scenario name in run order.
-var Scenarios = []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioFlow, ScenarioReplay, ScenarioDirectory}
+var Scenarios = func() []string {
+	names := make([]string, len(ScenarioTable))
+	for i, s := range ScenarioTable {
+		names[i] = s.Name
+	}
+	return names
+}()
 
 // Config configures Run.
 type Config struct {

@@ -41,6 +41,12 @@
 //   - A token carrying a claim this version does not know is refused as malformed,
 //     not accepted with the claim ignored: a newer minter's restriction is never
 //     silently dropped by an older verifier.
+//   - A token has one string. The minter writes its signature with S at most N/2;
+//     a verifier refuses the same signature with S as N-S (token:bad_signature) and
+//     any segment that is not the canonical unpadded base64url of its bytes
+//     (token:malformed), so the cache, and anything else keyed on a token's
+//     string, sees one token once. A token minted before this rule with a high S
+//     is refused: mint it again.
 //   - The key file must be readable by its owner only (mode 0600); a file readable
 //     by group or others is refused. Nodes that share one signing key load the same
 //     file (copied, or on shared storage).

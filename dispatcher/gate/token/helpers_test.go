@@ -60,7 +60,7 @@ func basicRequest() MintRequest {
 	return MintRequest{Subject: "agent-7", Scope: Scope{Keys: []string{"GREET"}, Categories: []string{"tools"}}}
 }
 
-// signRaw signs payload with priv under an arbitrary kid, as a minter would, so a
+// signRaw signs payload with priv under an arbitrary kid, as a minter would (low S), so a
 // test can make a validly signed token with claims no minter makes.
 func signRaw(t testing.TB, priv *ecdsa.PrivateKey, kid string, payload []byte) string {
 	t.Helper()
@@ -74,6 +74,9 @@ func signRaw(t testing.TB, priv *ecdsa.PrivateKey, kid string, payload []byte) s
 	}
 	raw, err := jws.CompactSerialize()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err = LowS(raw); err != nil { // as a minter writes it
 		t.Fatal(err)
 	}
 	return raw

@@ -142,6 +142,9 @@ func (m *Minter) Mint(req MintRequest, now time.Time) (string, Claims, error) {
 	if err != nil {
 		return "", Claims{}, fmt.Errorf("token: serialize: %w", err)
 	}
+	if raw, err = LowS(raw); err != nil { // the one form a verifier accepts (form.go)
+		return "", Claims{}, err
+	}
 	if len(raw) > MaxLen {
 		return "", Claims{}, fmt.Errorf("%w: %d bytes, at most %d: name fewer keys or categories, or a shorter fixed body", ErrTooLarge, len(raw), MaxLen)
 	}

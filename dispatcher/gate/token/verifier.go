@@ -111,9 +111,11 @@ func (v *Verifier) Verify(raw string, now time.Time) (Claims, error) {
 // Authenticate checks that raw is a compact JWS of at most MaxLen bytes, signed
 // with ES256 (ErrAlgorithm otherwise: none, HS256 and every other algorithm are
 // refused before any key is used) by a key this verifier holds, named by its kid
-// (ErrUnknownKey), that the signature verifies (ErrBadSignature), that its claims
-// are capdir's (ErrMalformed), and that now is within [iat, exp) widened by the
-// leeway (ErrNotYetValid, ErrExpired). It does not check the audience: see
+// (ErrUnknownKey), that the signature verifies and is in its low-S form
+// (ErrBadSignature), that each segment is canonical base64url (ErrMalformed: a
+// token has one string, see form.go), that its claims are capdir's
+// (ErrMalformed), and that now is within [iat, exp) widened by the leeway
+// (ErrNotYetValid, ErrExpired). It does not check the audience: see
 // CheckAudience, and Verify for both.
 //
 // A token that passes is remembered until it expires: the next Authenticate of
@@ -144,6 +146,9 @@ func (v *Verifier) Authenticate(raw string, now time.Time) (Claims, error) {
 
 // authenticate is Authenticate without the cache and the times.
 func (v *Verifier) authenticate(raw string) (Claims, error) {
+	if err := checkForm(raw); err != nil {
+		return Claims{}, err
+	}
 	jws, err := jose.ParseSignedCompact(raw, es256)
 	if err != nil {
 		if _, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok {
@@ -165,6 +170,9 @@ func (v *Verifier) authenticate(raw string) (Claims, error) {
 	payload, err := jws.Verify(pub)
 	if err != nil {
 		return Claims{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
+	}
+	if err := checkLowS(jws.Signatures[0].Signature); err != nil {
+		return Claims{}, err
 	}
 	return decodeClaims(payload)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -70,6 +71,20 @@ func New(cfg Config) (*Runner, error) {
 	return &Runner{cfg: cfg}, nil
 }
 
+// Check implements runner.Checker: the ERR:flow:... literal of content that does
+// not parse, held to the bounds (a step without ":", unbalanced braces, too many
+// steps, …), else nil. The keys its steps name are not looked up: rows may be
+// written in any order.
+func (r *Runner) Check(row *contract.Row) error {
+	_, err := r.plan(row.Content)
+	return err
+}
+
+// plan parses content held to the runner's bounds.
+func (r *Runner) plan(content string) (*Plan, error) {
+	return parse(content, bounds{steps: r.cfg.MaxSteps, fanout: r.cfg.MaxFanout})
+}
+
 // Run implements runner.Runner. It parses the row's content, held to the bounds,
 // before invoking anything; in shape mode it returns the plan
 // (runner.Shaped) and invokes nothing. Otherwise it runs the steps in order
@@ -80,7 +95,7 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	if c.Row != nil {
 		content = c.Row.Content
 	}
-	plan, err := parse(content, bounds{steps: r.cfg.MaxSteps, fanout: r.cfg.MaxFanout})
+	plan, err := r.plan(content)
 	if err != nil {
 		return runner.FailedWith(err)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -382,6 +384,34 @@ func TestBoundsRefuseBeforeBuilding(t *testing.T) {
 		}
 		if allocs > 40 {
 			t.Errorf("%s: %v allocations, want the few the bound allows", want, allocs)
+		}
+	}
+}
+
+// Check names the literal every run of a flow that does not parse fails with, as
+// Run does, and nothing for one that parses (its keys are not looked up).
+func TestCheck(t *testing.T) {
+	r, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ content, want string }{
+		{"A: x > B: $PREV", ""},
+		{"NOSUCHROW: x", ""},
+		{"A: x > B", "ERR:flow:bad_step:B"},
+		{"# docs only", "ERR:flow:empty"},
+		{"A: x > { B: y", "ERR:flow:unbalanced_braces:{ B: y"},
+	} {
+		row := &contract.Row{Key: "F", Type: "flow", Content: tt.content}
+		err := r.Check(row)
+		if got := fmt.Sprint(err); (tt.want == "" && err != nil) || (tt.want != "" && got != tt.want) {
+			t.Errorf("Check(%q) = %v, want %q", tt.content, err, tt.want)
+			continue
+		}
+		if tt.want != "" {
+			if o := r.Run(testContext(t), runner.Call{Row: row}); o.Result != tt.want {
+				t.Errorf("Run(%q) = %q; Check said %q", tt.content, o.Result, tt.want)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -158,6 +159,33 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		return o
 	}
 	return runner.Outcome{Result: out, Ran: true}
+}
+
+// checkArgs are the arguments Check renders a template with: none, and a "0"
+// for each placeholder, a value that is JSON in and out of a string. A template
+// that fails with both fails with any.
+var checkArgs = [][]string{{}, {"0", "0", "0", "0", "0", "0", "0", "0", "0"}}
+
+// Check implements runner.Checker: ERR:fn:unknown_target:<name> when no function
+// of that name is registered now, ERR:fn:bad_content_json:<message> or
+// ERR:fn:content_not_array when the template fails whatever the arguments, else
+// nil.
+func (r *Runner) Check(row *contract.Row) error {
+	target := strings.TrimSpace(row.Target)
+	if _, _, ok := r.cfg.Registry.Lookup(target); !ok {
+		return errUnknownTarget(target)
+	}
+	var first error
+	for _, args := range checkArgs {
+		_, err := r.render(runner.Call{Row: row, Args: args})
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // render substitutes the row's template and decodes it into the argument list.

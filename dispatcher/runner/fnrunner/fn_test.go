@@ -242,3 +242,36 @@ func ExampleRunner() {
 	// A|B
 	// ERR:fn:content_not_array
 }
+
+// Check names the literal every call of a row will fail with, whatever its
+// arguments, and nothing for a row some call of which may run.
+func TestFnRunnerCheck(t *testing.T) {
+	r := newTestRunner(t)
+	for _, tt := range []struct {
+		name, target, content string
+		want                  string // "" when a call may run
+	}{
+		{"unknown target", "nope", `["$1"]`, "ERR:fn:unknown_target:nope"},
+		{"target any case", "ECHO", "", ""},
+		{"docs only", "echo", "# WHAT: say", ""},
+		{"not an array", "echo", `{"a":"$1"}`, "ERR:fn:content_not_array"},
+		{"not JSON", "echo", `["$1"`, "ERR:fn:bad_content_json:unexpected end of JSON input"},
+		{"unquoted placeholder", "echo", `[$1]`, ""},
+		{"two unquoted placeholders", "concat", `[$1, $2]`, ""},
+		{"rest of the arguments", "concat", `["$1", "$2+"]`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			row := &contract.Row{Key: "K", Type: "fn", Target: tt.target, Content: tt.content}
+			err := r.Check(row)
+			if got := fmt.Sprint(err); (tt.want == "" && err != nil) || (tt.want != "" && got != tt.want) {
+				t.Fatalf("Check = %v, want %q", err, tt.want)
+			}
+			if tt.want == "" {
+				return
+			}
+			if o := r.Run(context.Background(), runner.Call{Row: row, Body: "x"}); o.Result != tt.want {
+				t.Fatalf("Run = %q; Check said %q", o.Result, tt.want)
+			}
+		})
+	}
+}

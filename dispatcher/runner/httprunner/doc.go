@@ -4,8 +4,12 @@
 // rather than being cut: a truncated document would pass as a result and break
 // whatever parses it.
 //
-// A credential never leaves the row's origin (scheme, host, port): a call that
-// carries one follows a redirect only within that origin, without a Referer, and
+// A credential never leaves the row's origin (scheme, host, port), and that origin
+// is the one the target's URL template writes out, never one a caller's arguments
+// make: a call of a row with auth whose final URL has another origin fails before
+// anything is sent with ERR:http:origin_changed:<want>!=<got> (the directory
+// refuses such a target on write; see contract.CheckCredentialOrigin). A call that
+// carries a credential follows a redirect only within that origin, without a Referer, and
 // refuses any other with ERR:http:redirect_off_origin:<location without query>,
 // reporting the 3xx status as its upstream status. net/http alone would forward
 // X-Api-Key to any host, and Authorization to another port of the same host, and

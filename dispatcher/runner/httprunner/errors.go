@@ -25,6 +25,9 @@ var (
 	// ErrOriginBusy: as many calls as Config.MaxPerOrigin allows were in flight to
 	// the target's origin; nothing was sent.
 	ErrOriginBusy = errors.New("http: origin busy")
+	// ErrOriginChanged: a call of a row with auth would go to an origin other than
+	// the literal origin of the row's target; nothing was sent.
+	ErrOriginChanged = errors.New("http: origin changed")
 	// ErrRedirectOffOrigin: the upstream redirected a call that carries a credential
 	// to another origin; the redirect was not followed.
 	ErrRedirectOffOrigin = errors.New("http: redirect off origin")
@@ -74,4 +77,10 @@ func errOther(err error) *runner.Error {
 // errOriginBusy is ERR:http:origin_busy:<origin>:<max>.
 func errOriginBusy(origin string, limit int) *runner.Error {
 	return runner.NewError(ErrOriginBusy, "ERR:http:origin_busy:"+origin+":"+strconv.Itoa(limit))
+}
+
+// errOriginChanged is ERR:http:origin_changed:<want>!=<got>: the literal origin of
+// the row's target, and the origin the call's URL has.
+func errOriginChanged(want, got string) *runner.Error {
+	return runner.NewError(ErrOriginChanged, "ERR:http:origin_changed:"+want+"!="+got)
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -109,6 +110,8 @@ func (c Config) Validate() error {
 // target's origin stayed in flight for Config.OriginWait (nothing is sent);
 // ERR:http:canceled:<reason> when the caller's context ends;
 // ERR:http:bad_target:<reason>; ERR:http:<KEY>:ERR:auth:... for a bad auth column;
+// ERR:http:origin_changed:<want>!=<got> when a row with auth would send its call
+// anywhere but the literal origin of its target (nothing is sent; see sameOrigin);
 // ERR:substitution_too_large:<limit> when the target or the body renders too large.
 // Every applied secret value (and its wire encodings) is replaced by REDACTED in
 // every result, including upstream bodies that echo it.
@@ -155,7 +158,34 @@ func (r *Runner) Build(c runner.Call) (*runner.OutboundRequest, runner.Credentia
 	if err != nil {
 		return nil, runner.Credential{}, errAuth(c.Row.Key, err)
 	}
+	if strings.TrimSpace(c.Row.Auth) != "" {
+		if err := sameOrigin(c.Row.Target, req.URL, cred); err != nil {
+			return nil, runner.Credential{}, err
+		}
+	}
 	return req, cred, nil
+}
+
+// sameOrigin refuses a credentialed call whose final URL rawURL (the one sent) is
+// not on the literal origin of the row's target template (contract.TemplateOrigin):
+// ERR:http:origin_changed:<want>!=<got>, nothing sent. A template whose origin has
+// a slot (a row stored before the directory refused them) has no literal origin,
+// and every call of it is refused.
+func sameOrigin(target, rawURL string, cred runner.Credential) *runner.Error {
+	_, tmpl := contract.CutHTTPTarget(target)
+	want, werr := contract.TemplateOrigin(tmpl)
+	got := "?"
+	if u, err := url.Parse(rawURL); err == nil {
+		got = contract.URLOrigin(u)
+	}
+	if werr == nil && want == got {
+		return nil
+	}
+	if werr != nil {
+		want = werr.Error()
+	}
+	rd := runner.NewRedactor(cred.Secrets())
+	return errOriginChanged(rd.Scrub(want), rd.Scrub(got))
 }
 
 // Run implements Runner.
@@ -204,7 +234,7 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	if err != nil {
 		return runner.Failed(errBadTarget(rd.Scrub(unwrapURLError(err))))
 	}
-	origin := originOf(hreq.URL)
+	origin := contract.URLOrigin(hreq.URL) // the bound counts calls by origin
 	if !r.origins.acquire(tctx, origin) {
 		if tctx.Err() != nil { // the caller gave up, or the call's time ran out, while it waited
 			return r.transportFailure(ctx, tctx.Err(), rd)
@@ -281,20 +311,16 @@ func unwrapURLError(err error) string {
 	return err.Error()
 }
 
-// splitTarget reads "METHOD url" after substitution; a target without a method is a
-// GET. It is more lenient than contract.ParseHTTPTarget, which the directory applies
-// to http rows on write: a row of another type given the http runner (the runner
-// column) reaches here unvalidated.
+// splitTarget reads "METHOD url" after substitution (contract.CutHTTPTarget); a
+// target without a method is a GET. It is more lenient than
+// contract.ParseHTTPTarget, which the directory applies to http rows on write: a
+// row of another type given the http runner (the runner column) reaches here
+// unvalidated.
 func splitTarget(t string) (method, rawURL string, err error) {
-	t = strings.TrimSpace(t)
-	if t == "" {
+	if strings.TrimSpace(t) == "" {
 		return "", "", errBadTarget("empty")
 	}
-	method, rawURL, ok := strings.Cut(t, " ")
-	if !ok {
-		method, rawURL = http.MethodGet, t
-	}
-	method, rawURL = strings.ToUpper(strings.TrimSpace(method)), strings.TrimSpace(rawURL)
+	method, rawURL = contract.CutHTTPTarget(t)
 	u, perr := url.Parse(rawURL)
 	switch {
 	case perr != nil:

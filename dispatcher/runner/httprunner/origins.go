@@ -2,8 +2,6 @@ package httprunner
 
 import (
 	"context"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 )
@@ -25,11 +23,6 @@ type origins struct {
 type originSlots struct {
 	n     int           // calls in flight
 	freed chan struct{} // closed (and replaced) when one of them ends
-}
-
-// originOf is u's origin as the bound counts it: scheme://host[:port], lowercased.
-func originOf(u *url.URL) string {
-	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
 // acquire takes a slot for name, waiting up to o.wait for one; it reports false

@@ -1,0 +1,83 @@
+package console
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/projector/ask"
+)
+
+// Config configures a Console. API, Projector and Ask are required; a zero
+// field of the rest takes its default.
+type Config struct {
+	// API is the facade whose code paths every change and read goes through.
+	API *api.Server
+	// Projector is read as the REST routes read it.
+	Projector *projector.Projector
+	// Ask is the index the directory's search ranks rows with.
+	Ask *ask.Index
+	// NodeName names the node on the health page.
+	NodeName string
+	// DataDir is the node's data dir, whose bus identities the health page lists
+	// (none when empty).
+	DataDir string
+	// SessionIdle is how long a session lives after its last request
+	// (DefaultSessionIdle).
+	SessionIdle time.Duration
+	// MaxSessions bounds the sessions held at once (DefaultMaxSessions); past it
+	// the one idle longest ends.
+	MaxSessions int
+	// SignInLimit wrong keys from one address within SignInWindow refuse that
+	// address's sign-ins until the window passes (DefaultSignInLimit,
+	// DefaultSignInWindow).
+	SignInLimit  int
+	SignInWindow time.Duration
+	Clock        func() time.Time
+	Logger       *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultSessionIdle  = 12 * time.Hour
+	DefaultMaxSessions  = 1024
+	DefaultSignInLimit  = 5
+	DefaultSignInWindow = time.Minute
+	// maxLimited bounds the addresses the sign-in limiter remembers.
+	maxLimited = 1 << 16
+)
+
+func (c *Config) setDefaults() {
+	if c.SessionIdle == 0 {
+		c.SessionIdle = DefaultSessionIdle
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.SignInLimit == 0 {
+		c.SignInLimit = DefaultSignInLimit
+	}
+	if c.SignInWindow == 0 {
+		c.SignInWindow = DefaultSignInWindow
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.API == nil || c.Projector == nil || c.Ask == nil {
+		errs = append(errs, errors.New("console: the API server, the projector and the ask index are required"))
+	}
+	if c.SessionIdle < 0 || c.MaxSessions < 0 || c.SignInLimit < 0 || c.SignInWindow < 0 {
+		errs = append(errs, errors.New("console: SessionIdle, MaxSessions, SignInLimit and SignInWindow must not be negative"))
+	}
+	return errors.Join(errs...)
+}

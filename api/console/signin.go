@@ -1,0 +1,84 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/capdir/capdir/api"
+)
+
+// maxSignIn bounds a sign-in's body: the key and the next path.
+const maxSignIn = 8 << 10
+
+// signInData is the sign-in page's.
+type signInData struct {
+	Next string
+	Hint string
+}
+
+// signInPage is the sign-in form; a browser already signed in goes on.
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	next := safeNext(r.URL.Query().Get("next"))
+	if c.signedIn(w, r) != nil {
+		seeOther(w, r, next)
+		return
+	}
+	c.render(w, "signin", http.StatusOK, view{Title: "Sign in", Data: signInData{Next: next}})
+}
+
+// signIn exchanges the owner key, POSTed once, for a new session's cookie. A wrong
+// key is the API's 401; too many from one address are refused until the window
+// passes. The key is neither logged nor put in any answer.
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		writeRefusal(w, http.StatusForbidden, msgCrossOrigin)
+		return
+	}
+	addr := clientAddr(r)
+	if wait := c.limiter.blocked(addr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
+		ev := &errView{Status: http.StatusTooManyRequests, Body: msgRateLimited(c.cfg.SignInLimit, c.cfg.SignInWindow, wait)}
+		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: "/console/"}})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxSignIn)
+	bad := r.ParseForm() != nil // too large, or not a form: no key, but counted as a wrong one
+	key := r.PostFormValue("key")
+	next := safeNext(r.PostFormValue("next"))
+	if key == "" && !bad {
+		ev := answerOf(api.ErrUnauthorized)
+		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: next, Hint: msgNoKey}})
+		return
+	}
+	if bad || !c.cfg.API.IsOwnerKey(key) {
+		c.limiter.fail(addr)
+		c.cfg.Logger.Warn("console: sign-in with a wrong key", "addr", addr)
+		ev := answerOf(api.ErrUnauthorized)
+		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: next, Hint: msgNoKey}})
+		return
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.sessions.remove(ck.Value) // a new session id at every sign-in
+	}
+	ss := c.sessions.create()
+	http.SetCookie(w, c.cookie(r, ss))
+	c.cfg.Logger.Info("console: signed in", "addr", addr)
+	seeOther(w, r, next)
+}
+
+// signOut ends the session and clears its cookie.
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, ss *session) error {
+	c.sessions.remove(ss.id)
+	http.SetCookie(w, c.cookie(r, nil))
+	seeOther(w, r, "/console/signin")
+	return nil
+}
+
+// safeNext is where to go after signing in: a console path, never another site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/console/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/console/"
+	}
+	return next
+}

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	imports "github.com/capdir/capdir/api/importer"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/projector"
+)
+
+// ItemsImport is what an import of items does besides writing them.
+type ItemsImport struct {
+	// Source names the import in its rows' SOURCE line (imports.SourceLine).
+	Source string
+	// Prune deletes the rows of Source whose keys the import no longer has.
+	Prune bool
+	// DryRun decides every item as it would be written, and writes nothing.
+	DryRun bool
+}
+
+// errUnchanged: an imported row equal to the one stored; nothing is appended.
+var errUnchanged = errors.New("unchanged")
+
+// ImportItems writes the rows of items, each like a PUT of the columns the
+// importer owns (key, type, target, auth, content, category, input_schema,
+// examples): a new key is created with the column defaults, a present one keeps
+// its other columns (enabled, sensitive, seq, …) as the owner set them. A row
+// equal to the stored one appends nothing. A key held by a row that is not of
+// in.Source (no SOURCE line naming it) is not overwritten: that item fails with
+// exists. Each row passes the directory's checks (contract, the operator's
+// secret allow-list, the row limit) or fails alone.
+//
+// It returns once every written row is visible; an error (ErrNotVisible,
+// ErrUnavailable) comes with the result so far.
+func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in ItemsImport) (imports.Report, error) {
+	res := imports.Report{DryRun: in.DryRun, Items: make([]imports.Outcome, 0, len(items)), Vanished: []string{}, Pruned: []string{}}
+	present := map[string]bool{}
+	var maxSeq uint64
+	for _, it := range items {
+		out := imports.Outcome{Source: it.Source, Key: it.Key, Notes: it.Notes}
+		if it.Key != "" {
+			present[it.Key] = true
+		}
+		if it.Row == nil {
+			out.Action, out.Error = imports.Refused, it.Refused
+			res.Add(out)
+			continue
+		}
+		p, err := d.prepare(it.Key, buildImported(*it.Row, in.Source))
+		switch {
+		case errors.Is(err, errUnchanged):
+			out.Action = imports.Unchanged
+		case err != nil:
+			out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
+		case in.DryRun:
+			out.Action, out.Row, out.Warnings = actionOf(p), p.mutation.Row, p.warnings
+		default:
+			seq, err := d.append(ctx, p)
+			if err != nil {
+				out.Action, out.Error = imports.Failed, importItemError(it.Key, err)
+				break
+			}
+			out.Action, out.Warnings, maxSeq = actionOf(p), p.warnings, max(maxSeq, seq)
+		}
+		res.Add(out)
+	}
+	if maxSeq > 0 {
+		if err := d.visible(ctx, maxSeq, 1+len(items)/importRowsPerTimeout); err != nil {
+			return res, err
+		}
+	}
+	return res, d.prune(ctx, &res, present, in)
+}
+
+func actionOf(p dirPending) string {
+	if p.existed {
+		return imports.Updated
+	}
+	return imports.Created
+}
+
+func importItemError(key string, err error) string {
+	if errors.Is(err, ErrExists) {
+		return fmt.Sprintf("exists: the directory has a row %s that this import did not make; it is left as it is (import with another prefix, or delete that row first)", key)
+	}
+	return errMessage(keyErr(key, err))
+}
+
+// prune lists the rows of in.Source that present does not name, and deletes them
+// with in.Prune (unless a dry run).
+func (d *Directory) prune(ctx context.Context, res *imports.Report, present map[string]bool, in ItemsImport) error {
+	err := d.proj.Each(projector.Filter{}, func(r *contract.Row) error {
+		if src, ok := imports.SourceOf(r.Content); ok && src == in.Source && !present[r.Key] {
+			res.Vanished = append(res.Vanished, r.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	if !in.Prune {
+		return nil
+	}
+	for _, key := range res.Vanished {
+		if !in.DryRun {
+			if _, err := d.Delete(ctx, key); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		res.Pruned = append(res.Pruned, key)
+	}
+	return nil
+}
+
+// buildImported writes the importer's columns of imp over the stored row of its
+// key (or the column defaults), refusing a stored row of another source and
+// answering errUnchanged when nothing would change.
+func buildImported(imp contract.Row, source string) dirBuild {
+	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+		if old == nil {
+			row, err := contract.Create(contract.FieldsFromRow(withImported(defaultRow(), imp)), now)
+			if err != nil {
+				return eventlog.DirectoryMutation{}, nil, err
+			}
+			return eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row}, nil, nil
+		}
+		if src, ok := imports.SourceOf(old.Content); !ok || src != source {
+			return eventlog.DirectoryMutation{}, nil, ErrExists
+		}
+		row, err := contract.Replace(imp.Key, old, contract.FieldsFromRow(withImported(*old, imp)), now)
+		if err != nil {
+			return eventlog.DirectoryMutation{}, nil, err
+		}
+		if sameRow(row, *old) {
+			return eventlog.DirectoryMutation{}, nil, errUnchanged
+		}
+		return eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: row.Key, Row: &row}, nil, nil
+	}
+}
+
+// defaultRow is a row with the column defaults.
+func defaultRow() contract.Row {
+	return contract.Row{Enabled: contract.DefaultEnabled, PlannerVisible: contract.DefaultPlannerVisible,
+		PlannerRank: contract.DefaultPlannerRank, Sensitive: contract.DefaultSensitive}
+}
+
+// withImported is base with the importer's columns taken from imp.
+func withImported(base, imp contract.Row) contract.Row {
+	base.Key, base.Type, base.Target, base.Auth, base.Content = imp.Key, imp.Type, imp.Target, imp.Auth, imp.Content
+	base.Category, base.InputSchema, base.Examples = imp.Category, imp.InputSchema, imp.Examples
+	base.RowNum = 0
+	return base
+}
+
+// sameRow: a and b are equal but for their timestamps and row_num.
+func sameRow(a, b contract.Row) bool {
+	a.UpdatedAt, b.UpdatedAt, a.CreatedAt, b.CreatedAt, a.RowNum, b.RowNum = "", "", "", "", 0, 0
+	if (a.Seq == nil) != (b.Seq == nil) || (a.Seq != nil && *a.Seq != *b.Seq) {
+		return false
+	}
+	a.Seq, b.Seq = nil, nil
+	return a == b
+}

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	imports "github.com/capdir/capdir/api/importer"
+	"github.com/capdir/capdir/api/importer/openapi"
+)
+
+// Import formats: the ?format= of POST /api/directory/import.
+const (
+	FormatRows    = "rows"    // a JSON array or NDJSON of row objects (the default)
+	FormatOpenAPI = "openapi" // an OpenAPI 3.0 or 3.1 document, JSON or YAML
+)
+
+// importFormat reads ?format=.
+func importFormat(r *http.Request) (string, error) {
+	switch f := r.URL.Query().Get("format"); f {
+	case "", FormatRows:
+		return FormatRows, nil
+	case FormatOpenAPI:
+		return f, nil
+	default:
+		return "", fmt.Errorf("%w: format must be rows (the default) or openapi; got %q", ErrBadQuery, f)
+	}
+}
+
+// importOpenAPI is POST /api/directory/import?format=openapi: the body is an
+// OpenAPI document (at most openapi.MaxSpecBytes), each of whose operations
+// becomes an http row (see openapi.Convert), written by Directory.ImportItems.
+// The query holds the options: prefix, server, category, auth_env (repeatable:
+// NAME for every security scheme, or SCHEME=NAME), base (the URL the spec was
+// read from, for relative server URLs), prune and dry_run (true or 1).
+// A spec refused whole is 400 (413 over a limit) and writes nothing; otherwise the
+// answer, 200, reports every operation.
+func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	opt, in, err := openAPIQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	select {
+	case s.imports <- struct{}{}:
+		defer func() { <-s.imports }()
+	default:
+		return fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	}
+	data, err := readBody(w, r, openapi.MaxSpecBytes, "the spec")
+	if err != nil {
+		return err
+	}
+	spec, err := openapi.Convert(r.Context(), data, opt)
+	if err != nil {
+		return err
+	}
+	in.Source = spec.Source
+	// Once rows are being written the import runs to its end, whatever the client does.
+	res, err := s.dir.ImportItems(context.WithoutCancel(r.Context()), spec.Items, in)
+	report := imports.SpecReport{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), Report: res}
+	if err != nil {
+		return &SpecImportIncompleteError{Report: report, Err: err}
+	}
+	writeJSON(w, http.StatusOK, report)
+	return nil
+}
+
+// openAPIQuery reads the options of an OpenAPI import from its query.
+func openAPIQuery(q url.Values) (openapi.Options, ItemsImport, error) {
+	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category"), Base: q.Get("base")}
+	for _, v := range q["auth_env"] {
+		if opt.AuthEnv == nil {
+			opt.AuthEnv = map[string]string{}
+		}
+		scheme, env, named := strings.Cut(v, "=")
+		if !named {
+			scheme, env = "", v
+		}
+		opt.AuthEnv[scheme] = env
+	}
+	var in ItemsImport
+	var err error
+	if in.Prune, err = queryFlag(q, "prune"); err != nil {
+		return opt, in, err
+	}
+	if in.DryRun, err = queryFlag(q, "dry_run"); err != nil {
+		return opt, in, err
+	}
+	return opt, in, opt.Validate()
+}
+
+// queryFlag reads a boolean query parameter: absent, true/1 or false/0.
+func queryFlag(q url.Values, name string) (bool, error) {
+	switch v := q.Get(name); v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: %s must be true or false; got %q", ErrBadQuery, name, v)
+	}
+}

@@ -1,0 +1,399 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api/importer"
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// specFixture reads a spec of testdata/openapi.
+func specFixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/openapi/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// importSpec posts spec to the OpenAPI import with query q and decodes the answer.
+func importSpec(t testing.TB, n *capdir.Node, spec string, q url.Values) importer.SpecReport {
+	t.Helper()
+	q.Set("format", "openapi")
+	status, body := send(t, n, "POST", "/api/directory/import?"+q.Encode(), "application/yaml", spec)
+	if status != http.StatusOK {
+		t.Fatalf("import: HTTP %d %s", status, body)
+	}
+	var res importer.SpecReport
+	if err := json.Unmarshal([]byte(body), &res); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return res
+}
+
+func getRow(t testing.TB, n *capdir.Node, key string) contract.Row {
+	t.Helper()
+	status, body := nodetest.Do(t, n, "GET", "/api/directory/"+key, "")
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d %s", key, status, body)
+	}
+	var row contract.Row
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
+		t.Fatal(err)
+	}
+	return row
+}
+
+// petstore is a local server implementing part of the Petstore spec: GET /v1/pets
+// (?limit=), POST /v1/pets (a Pet, stored) and GET /v1/pets/{petId}. It records
+// each request's Authorization header.
+type petstore struct {
+	mu    sync.Mutex
+	pets  []map[string]any
+	auths []string
+}
+
+func (p *petstore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.auths = append(p.auths, r.Header.Get("Authorization"))
+	w.Header().Set("content-type", "application/json")
+	switch {
+	case r.Method == "GET" && r.URL.Path == "/v1/pets":
+		pets := p.pets
+		if l := r.URL.Query().Get("limit"); l != "" {
+			var n int
+			fmt.Sscan(l, &n)
+			pets = pets[:min(n, len(pets))]
+		}
+		json.NewEncoder(w).Encode(pets)
+	case r.Method == "POST" && r.URL.Path == "/v1/pets":
+		var pet map[string]any
+		if r.Header.Get("content-type") != "application/json" || json.NewDecoder(r.Body).Decode(&pet) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"code":400,"message":"a Pet as JSON"}`)
+			return
+		}
+		p.pets = append(p.pets, pet)
+		w.WriteHeader(http.StatusCreated)
+	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/v1/pets/"):
+		id := strings.TrimPrefix(r.URL.Path, "/v1/pets/")
+		for _, pet := range p.pets {
+			if fmt.Sprint(pet["id"]) == id {
+				json.NewEncoder(w).Encode(pet)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"code":404,"message":"no such pet"}`)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func dispatchJSON(t testing.TB, n *capdir.Node, body string) (int, map[string]any) {
+	t.Helper()
+	status, out := nodetest.Do(t, n, "POST", "/api/dispatch", body)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return status, m
+}
+
+// TestImportOpenAPIPetstore30 imports the OpenAPI Initiative's Petstore (3.0,
+// YAML) against a local stand-in, compares rows to the spec field by field, calls
+// them through POST /api/dispatch, and re-imports it: nothing is appended.
+func TestImportOpenAPIPetstore30(t *testing.T) {
+	store := &petstore{}
+	upstream := httptest.NewServer(store)
+	defer upstream.Close()
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	q := url.Values{"server": {upstream.URL + "/v1"}}
+
+	res := importSpec(t, n, spec, q)
+	if res.Spec != "Swagger Petstore" || res.Operations != 3 || res.Created != 3 || res.Refused+res.Failed+res.Updated+res.Unchanged != 0 {
+		t.Fatalf("import: %+v", res)
+	}
+	list := getRow(t, n, "LIST_PETS")
+	want := contract.Row{Key: "LIST_PETS", Type: "http", Target: "GET " + upstream.URL + "/v1/pets?limit=$1", Category: "pets",
+		Content: "# WHAT: List all pets\n# ARGS: $1=limit\n# OUTPUT: A paged array of pets (200, application/json)\n" +
+			`# SOURCE: openapi spec="Swagger Petstore" prefix="" op=GET /pets`,
+		InputSchema: `{"type":"object","properties":{"limit":{"description":"How many items to return at one time (max 100)","format":"int32","maximum":100,"type":"integer"}}}`,
+		Enabled:     1, PlannerVisible: 1, PlannerRank: 100}
+	if !sameContract(list, want) {
+		t.Fatalf("LIST_PETS:\n got %+v\nwant %+v", list, want)
+	}
+	create := getRow(t, n, "CREATE_PETS")
+	if create.Target != "POST "+upstream.URL+"/v1/pets" || contract.StripDocs(create.Content) != "$1+" ||
+		create.InputSchema != `{"type":"object","properties":{"body":{"$ref":"#/$defs/Pet","type":"object"}},"required":["body"],"$defs":{"Pet":{"properties":{"id":{"format":"int64","type":"integer"},"name":{"type":"string"},"tag":{"type":"string"}},"required":["id","name"],"type":"object"}}}` {
+		t.Fatalf("CREATE_PETS: %+v", create)
+	}
+	if show := getRow(t, n, "SHOW_PET_BY_ID"); show.Target != "GET "+upstream.URL+"/v1/pets/$1" || !strings.Contains(show.Content, "# ARGS: $1=petId\n") {
+		t.Fatalf("SHOW_PET_BY_ID: %+v", show)
+	}
+
+	// The rows run against the stand-in, with named arguments and the pipe form.
+	for _, body := range []string{
+		`{"key":"CREATE_PETS","body":{"body":{"id":1,"name":"doggie","tag":"a|b"}}}`,
+		`{"key":"CREATE_PETS","body":"{\"id\":2,\"name\":\"kitty\"}"}`,
+	} {
+		if status, out := dispatchJSON(t, n, body); status != http.StatusOK || out["ok"] != true {
+			t.Fatalf("%s: HTTP %d %v", body, status, out)
+		}
+	}
+	if status, out := dispatchJSON(t, n, `{"key":"SHOW_PET_BY_ID","body":{"petId":"1"}}`); status != http.StatusOK || !strings.Contains(fmt.Sprint(out["result"]), `"tag":"a|b"`) {
+		t.Fatalf("SHOW_PET_BY_ID: HTTP %d %v", status, out)
+	}
+	if status, out := dispatchJSON(t, n, `{"key":"LIST_PETS","body":{"limit":1}}`); status != http.StatusOK || !strings.Contains(fmt.Sprint(out["result"]), "doggie") || strings.Contains(fmt.Sprint(out["result"]), "kitty") {
+		t.Fatalf("LIST_PETS: HTTP %d %v", status, out)
+	}
+	// The schema from the spec refuses a bad call before the upstream.
+	calls := len(store.auths)
+	if status, out := dispatchJSON(t, n, `{"key":"CREATE_PETS","body":{"body":{"name":"no id"}}}`); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out["result"]), "ERR:input:body") {
+		t.Fatalf("CREATE_PETS without id: HTTP %d %v", status, out)
+	}
+	if len(store.auths) != calls {
+		t.Fatal("a call the input schema refused reached the upstream")
+	}
+
+	before := controlSeq(t, n)
+	again := importSpec(t, n, spec, q)
+	if again.Unchanged != 3 || again.Created+again.Updated != 0 || len(again.Vanished) != 0 {
+		t.Fatalf("re-import: %+v", again)
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("a re-import that changes nothing appended %d events", got-before)
+	}
+}
+
+// TestImportOpenAPIPetstore31 imports a 3.1 JSON spec: server variables, security
+// schemes mapped onto credentials with the operator's variable, examples, a
+// recursive schema, and an operation the row format cannot express, reported.
+func TestImportOpenAPIPetstore31(t *testing.T) {
+	store := &petstore{pets: []map[string]any{{"id": 7, "name": "rex"}}}
+	upstream := httptest.NewServer(store)
+	defer upstream.Close()
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.Env = runner.MapEnv(map[string]string{"PETSTORE_TOKEN": "s3cret-token"})
+	})
+	spec := specFixture(t, "petstore-3.1.json")
+
+	// Without --auth-env, every operation that needs a credential says so.
+	dry := importSpec(t, n, spec, url.Values{"dry_run": {"1"}})
+	if dry.Refused != 5 || !strings.Contains(dry.Items[0].Error, `security scheme "bearerAuth" (http bearer); name the environment variable that holds it with --auth-env NAME`) {
+		t.Fatalf("without auth_env: %+v", dry)
+	}
+	// A dry run shows the rows and writes nothing: the spec's own server, its
+	// variable at its default.
+	before := controlSeq(t, n)
+	dry = importSpec(t, n, spec, url.Values{"dry_run": {"1"}, "auth_env": {"PETSTORE_TOKEN"}, "prefix": {"ps_"}})
+	if !dry.DryRun || dry.Created != 4 || dry.Refused != 1 || dry.Items[0].Row == nil || dry.Items[0].Row.Target != "GET https://api.petstore.swagger.io/v1/pets?limit=$1" {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("a dry run appended %d events", got-before)
+	}
+
+	q := url.Values{"auth_env": {"PETSTORE_TOKEN", "apiKey=PET_API_KEY"}, "prefix": {"ps_"}, "server": {upstream.URL + "/v1"}}
+	res := importSpec(t, n, spec, q)
+	byKey := map[string]importer.Outcome{}
+	for _, it := range res.Items {
+		byKey[it.Key] = it
+	}
+	if res.Created != 4 || res.Refused != 1 || byKey["PS_UPLOAD_PET_PHOTO"].Action != importer.Refused ||
+		!strings.Contains(byKey["PS_UPLOAD_PET_PHOTO"].Error, "no JSON media type (it has [image/png])") {
+		t.Fatalf("import: %+v", res)
+	}
+	if notes := byKey["PS_LIST_PETS"].Notes; len(notes) != 1 || notes[0] != `optional header parameter "X-Request-Id" is not sent` {
+		t.Fatalf("notes: %v", notes)
+	}
+	list := getRow(t, n, "PS_LIST_PETS")
+	if list.Auth != "bearer:PETSTORE_TOKEN" || list.Examples != `["20"]` || !strings.Contains(list.InputSchema, `"exclusiveMinimum":0`) {
+		t.Fatalf("PS_LIST_PETS: %+v", list)
+	}
+	create := getRow(t, n, "PS_CREATE_PETS")
+	if create.Examples != `["{\"id\":10,\"name\":\"doggie\",\"tag\":\"dog\"}","{\"id\":11,\"name\":\"kitty\",\"tag\":null}"]` ||
+		!strings.Contains(create.InputSchema, `"friends":{"items":{"$ref":"#/$defs/Pet"},"type":"array"}`) ||
+		!strings.Contains(create.InputSchema, `"tag":{"type":["string","null"]}`) {
+		t.Fatalf("PS_CREATE_PETS: %+v", create)
+	}
+	// No operationId: a key from method and path; the operation's own security.
+	del := getRow(t, n, "PS_DELETE_PETS_PET_ID")
+	if del.Auth != `headers:{"X-API-Key":"$PET_API_KEY"}` || !strings.HasPrefix(del.Content, "# WHAT: Deletes a single pet based on the ID supplied.\n") {
+		t.Fatalf("PS_DELETE_PETS_PET_ID: %+v", del)
+	}
+
+	// The credential reaches the stand-in; the spec's example runs as it is.
+	status, out := dispatchJSON(t, n, `{"key":"PS_CREATE_PETS","body":"{\"id\":10,\"name\":\"doggie\",\"tag\":\"dog\"}"}`)
+	if status != http.StatusOK {
+		t.Fatalf("PS_CREATE_PETS: HTTP %d %v", status, out)
+	}
+	if status, out = dispatchJSON(t, n, `{"key":"PS_SHOW_PET_BY_ID","body":"10"}`); status != http.StatusOK || !strings.Contains(fmt.Sprint(out["result"]), "doggie") {
+		t.Fatalf("PS_SHOW_PET_BY_ID: HTTP %d %v", status, out)
+	}
+	// Examples, credentials and $defs read back as written: a re-import appends nothing.
+	before = controlSeq(t, n)
+	if again := importSpec(t, n, spec, q); again.Unchanged != 4 || again.Refused != 1 || controlSeq(t, n) != before {
+		t.Fatalf("re-import: %+v, %d events", again, controlSeq(t, n)-before)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for _, a := range store.auths {
+		if a != "Bearer s3cret-token" {
+			t.Fatalf("the upstream got Authorization %q", a)
+		}
+	}
+}
+
+// TestImportOpenAPIDiscord imports a large real-world spec (Discord's HTTP API,
+// 242 operations): every operation a row or a refusal with its reason, a row
+// compared to the spec, and a re-import that appends nothing.
+func TestImportOpenAPIDiscord(t *testing.T) {
+	n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"DISCORD_BOT_TOKEN"} })
+	spec := specFixture(t, "discord-3.1.json")
+	q := url.Values{"auth_env": {"DISCORD_BOT_TOKEN"}, "prefix": {"discord_"}, "category": {"discord"}}
+	before := controlSeq(t, n)
+	res := importSpec(t, n, spec, q)
+	if res.Operations != 242 || res.Created != 239 || res.Refused != 3 || res.Failed != 0 {
+		t.Fatalf("import: %d operations, %d created, %d refused, %d failed", res.Operations, res.Created, res.Refused, res.Failed)
+	}
+	if got := controlSeq(t, n); got != before+239 {
+		t.Fatalf("the import appended %d events, want 239", got-before)
+	}
+	for _, it := range res.Items {
+		if it.Action == importer.Refused && !strings.Contains(it.Error, "no JSON media type (it has [multipart/form-data])") {
+			t.Errorf("%s refused: %s", it.Source, it.Error)
+		}
+	}
+	// GET /channels/{channel_id}/messages as the spec has it: a path parameter,
+	// four query parameters (in name order), the bot token in its header.
+	row := getRow(t, n, "DISCORD_LIST_MESSAGES")
+	if row.Target != "GET https://discord.com/api/v10/channels/$1/messages?after=$2&around=$3&before=$4&limit=$5" ||
+		row.Auth != `headers:{"Authorization":"$DISCORD_BOT_TOKEN"}` || row.Category != "discord" ||
+		!strings.Contains(row.Content, "# ARGS: $1=channel_id | $2=after | $3=around | $4=before | $5=limit\n") {
+		t.Fatalf("DISCORD_LIST_MESSAGES: %+v", row)
+	}
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+	}
+	if err := json.Unmarshal([]byte(row.InputSchema), &schema); err != nil {
+		t.Fatal(err)
+	}
+	if lim := schema.Properties["limit"]; fmt.Sprint(schema.Required) != "[channel_id]" || lim["minimum"] != 1.0 || lim["maximum"] != 100.0 {
+		t.Fatalf("input_schema: %s", row.InputSchema)
+	}
+
+	before = controlSeq(t, n)
+	again := importSpec(t, n, spec, q)
+	if again.Unchanged != 239 || again.Created+again.Updated != 0 {
+		t.Fatalf("re-import: %d unchanged, %d created, %d updated", again.Unchanged, again.Created, again.Updated)
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("a re-import that changes nothing appended %d events", got-before)
+	}
+}
+
+// TestImportOpenAPIUpdatePrune: a changed operation updates its row and keeps the
+// owner's own columns; an operation gone from the spec is reported, and deleted
+// only with prune; rows the spec did not make are never touched.
+func TestImportOpenAPIUpdatePrune(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	q := url.Values{"server": {"https://petstore.example"}}
+	importSpec(t, n, spec, q)
+	if status, body := nodetest.Do(t, n, "PATCH", "/api/directory/LIST_PETS", `{"enabled":0}`); status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", status, body)
+	}
+	// A row by hand, and one of another import of the same spec under a prefix.
+	if status, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"MY_ROW","type":"fn","target":"echo","content":"# WHAT: mine"}`); status != http.StatusCreated {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	importSpec(t, n, spec, url.Values{"server": {"https://petstore.example"}, "prefix": {"STAGING_"}})
+
+	changed := strings.Replace(spec, "summary: List all pets", "summary: List the pets", 1)
+	changed = strings.Replace(changed, "operationId: showPetById", "operationId: createPetAlias\n      x-gone: yes", 1)
+	changed = strings.Replace(changed, "operationId: createPets", "operationId: myRow", 1)
+	res := importSpec(t, n, changed, q)
+	items := map[string]importer.Outcome{}
+	for _, it := range res.Items {
+		items[it.Key] = it
+	}
+	if items["LIST_PETS"].Action != importer.Updated || items["CREATE_PET_ALIAS"].Action != importer.Created ||
+		items["MY_ROW"].Action != importer.Failed || !strings.Contains(items["MY_ROW"].Error, "exists: the directory has a row MY_ROW that this import did not make") {
+		t.Fatalf("re-import: %+v", res.Items)
+	}
+	if fmt.Sprint(res.Vanished) != "[CREATE_PETS SHOW_PET_BY_ID]" || len(res.Pruned) != 0 {
+		t.Fatalf("vanished %v, pruned %v", res.Vanished, res.Pruned)
+	}
+	if row := getRow(t, n, "LIST_PETS"); row.Enabled != 0 || !strings.HasPrefix(row.Content, "# WHAT: List the pets\n") {
+		t.Fatalf("LIST_PETS after the update: %+v", row)
+	}
+	getRow(t, n, "SHOW_PET_BY_ID") // kept without prune
+
+	q.Set("prune", "true")
+	res = importSpec(t, n, changed, q)
+	if fmt.Sprint(res.Pruned) != "[CREATE_PETS SHOW_PET_BY_ID]" {
+		t.Fatalf("pruned %v", res.Pruned)
+	}
+	for key, want := range map[string]int{"SHOW_PET_BY_ID": 404, "CREATE_PETS": 404, "MY_ROW": 200, "STAGING_SHOW_PET_BY_ID": 200, "LIST_PETS": 200} {
+		if status, _ := nodetest.Do(t, n, "GET", "/api/directory/"+key, ""); status != want {
+			t.Errorf("GET %s: %d, want %d", key, status, want)
+		}
+	}
+}
+
+// TestImportOpenAPIRefused: the route is the owner's, and a spec refused whole
+// writes nothing.
+func TestImportOpenAPIRefused(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	path := "/api/directory/import?format=openapi&server=https://petstore.example"
+	before := controlSeq(t, n)
+	for name, send := range map[string]func() (int, string){
+		"no key":    func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "") },
+		"wrong key": func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "not-the-owner-key-0123456789") },
+		"token": func() (int, string) {
+			return nodetest.DoToken(t, n, "POST", path, spec, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
+		},
+	} {
+		if status, body := send(); status != http.StatusUnauthorized {
+			t.Errorf("%s: HTTP %d %s", name, status, body)
+		}
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		says             string
+	}{
+		{"garbage", path, "\x00\xff{{{ not a spec", 400, "openapi_spec_refused: it cannot be read as an OpenAPI document"},
+		{"50 MB", path, strings.Repeat("a", 50<<20), 413, "payload_too_large: the spec is 52428800 bytes; the limit is 4194304"},
+		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default) or openapi"},
+		{"bad flag", path + "&prune=yes", spec, 400, "prune must be true or false"},
+		{"bad auth env", path + "&auth_env=petstore_auth%3Dnot+a+name", spec, 400, "openapi_bad_option: auth-env"},
+		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --spec-server URL"},
+	} {
+		status, body := nodetest.Do(t, n, "POST", tc.path, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: HTTP %d %.300s", tc.name, status, body)
+		}
+	}
+	if got := controlSeq(t, n); got != before {
+		t.Fatalf("refused imports appended %d events", got-before)
+	}
+}

@@ -1,0 +1,22 @@
+package d1
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of an input refused whole.
+var (
+	// ErrD1JSON: the input is not the JSON wrangler d1 execute --json prints.
+	ErrD1JSON = errors.New("d1_json_refused")
+	// ErrSQLite: the input is not a SQLite database or SQL dump with a directory table.
+	ErrSQLite = errors.New("sqlite_refused")
+)
+
+func jsonErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s; run wrangler d1 execute <database> --json --command \"SELECT * FROM directory\" and import what it prints", ErrD1JSON, fmt.Sprintf(format, args...))
+}
+
+func sqliteErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSQLite, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,127 @@
+package d1
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// MaxDumpBytes caps a SQL dump, which is read whole and loaded into memory.
+const MaxDumpBytes = 256 << 20
+
+// sqliteMagic starts every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// ReadSQLite reads the directory table of path, a SQLite database file or a SQL
+// dump (what wrangler d1 export writes: CREATE TABLE and INSERT statements), and
+// calls fn with each row, in the table's order. A database is opened read-only; a dump is
+// run in an in-memory database first.
+func ReadSQLite(ctx context.Context, path string, fn RowFunc) (Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Result{}, err
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, _ := io.ReadFull(f, head)
+	if bytes.Equal(head[:n], sqliteMagic) {
+		db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_pragma=query_only(1)")
+		if err != nil {
+			return Result{}, sqliteErr("%v", err)
+		}
+		defer db.Close()
+		return readTable(ctx, db, fn)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Result{}, err
+	}
+	dump, err := io.ReadAll(io.LimitReader(f, MaxDumpBytes+1))
+	if err != nil {
+		return Result{}, err
+	}
+	if len(dump) > MaxDumpBytes {
+		return Result{}, sqliteErr("%s is neither a SQLite database nor a SQL dump of at most %d bytes", path, MaxDumpBytes)
+	}
+	return ReadDump(ctx, string(dump), fn)
+}
+
+// ReadDump runs a SQL dump in an in-memory database that may attach no other one,
+// and reads its directory table like ReadSQLite.
+func ReadDump(ctx context.Context, dump string, fn RowFunc) (Result, error) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		return Result{}, sqliteErr("%v", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: the in-memory database is its own
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return Result{}, sqliteErr("%v", err)
+	}
+	defer conn.Close()
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
+		return Result{}, sqliteErr("%v", err)
+	}
+	if _, err := conn.ExecContext(ctx, dump); err != nil {
+		return Result{}, sqliteErr("the SQL dump does not run: %v", err)
+	}
+	return readTable(ctx, conn, fn)
+}
+
+// querier is a *sql.DB or *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readTable reads SELECT * FROM directory.
+func readTable(ctx context.Context, db querier, fn RowFunc) (Result, error) {
+	rows, err := db.QueryContext(ctx, `SELECT * FROM directory`)
+	if err != nil {
+		return Result{}, sqliteErr("it has no directory table to read (%v); capdir reads the table named directory, with the columns %s", err, strings.Join(Columns, ", "))
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return Result{}, sqliteErr("%v", err)
+	}
+	if !slices.Contains(cols, "key") || !slices.Contains(cols, "type") {
+		return Result{}, sqliteErr("the directory table has the columns %s, without key and type", strings.Join(cols, ", "))
+	}
+	var res Result
+	ignored := map[string]bool{}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return res, sqliteErr("row %d: %v", res.Rows, err)
+		}
+		row := make(map[string]any, len(cols))
+		for i, c := range cols {
+			switch v := vals[i].(type) {
+			case []byte:
+				row[c] = string(v)
+			default:
+				row[c] = v
+			}
+		}
+		if err := emit(row, fn, &res, ignored); err != nil {
+			return res, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return res, sqliteErr("%v", err)
+	}
+	res.Ignored = sortedSet(ignored)
+	return res, nil
+}

@@ -1,0 +1,163 @@
+package openapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/api/importer/openapi"
+)
+
+// spec is a minimal 3.0 document with paths and components spliced in.
+func spec(paths, components string) string {
+	return `{"openapi":"3.0.3","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{` +
+		paths + `},"components":{` + components + `}}`
+}
+
+func convert(t *testing.T, doc string, opt openapi.Options) openapi.Spec {
+	t.Helper()
+	s, err := openapi.Convert(context.Background(), []byte(doc), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestConvertRefCycle: a schema that is only a $ref to itself, and two that
+// refer to each other, end in a refusal or a finite schema, never a hang.
+func TestConvertRefCycle(t *testing.T) {
+	for name, comps := range map[string]string{
+		"self":     `"schemas":{"A":{"$ref":"#/components/schemas/A"}}`,
+		"mutual":   `"schemas":{"A":{"$ref":"#/components/schemas/B"},"B":{"$ref":"#/components/schemas/A"}}`,
+		"property": `"schemas":{"A":{"type":"object","properties":{"next":{"$ref":"#/components/schemas/A"}}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := spec(`"/a":{"post":{"operationId":"makeA","requestBody":{"required":true,"content":{"application/json":{"schema":{"$ref":"#/components/schemas/A"}}}},"responses":{"200":{"description":"ok"}}}}`, comps)
+			s, err := openapi.Convert(context.Background(), []byte(doc), openapi.Options{})
+			if err != nil {
+				if !errors.Is(err, openapi.ErrSpec) {
+					t.Fatalf("not ErrSpec: %v", err)
+				}
+				return
+			}
+			it := s.Items[0]
+			if it.Row == nil && it.Refused == "" {
+				t.Fatalf("neither a row nor a refusal: %+v", it)
+			}
+			if name != "property" && !strings.Contains(it.Refused, "it is a cycle of $refs that never reaches a schema") {
+				t.Fatalf("a cycle of refs: %+v", it)
+			}
+			if name == "property" && (it.Row == nil || !strings.Contains(it.Row.InputSchema, `"next":{"$ref":"#/$defs/A"}`)) {
+				t.Fatalf("a recursive schema: %+v", it)
+			}
+		})
+	}
+}
+
+const okResponse = `"responses":{"200":{"description":"ok"}}`
+
+// TestConvertRefusals: each operation the row format cannot express is refused
+// with its reason, and the others of the spec still convert.
+func TestConvertRefusals(t *testing.T) {
+	long := strings.Repeat("a", 130)
+	paths := `"/ok":{"get":{"operationId":"fine",` + okResponse + `}},` +
+		`"/h":{"get":{"operationId":"needsHeader","parameters":[{"name":"X-Tenant","in":"header","required":true,"schema":{"type":"string"}}],` + okResponse + `}},` +
+		`"/c":{"get":{"operationId":"needsCookie","parameters":[{"name":"sid","in":"cookie","required":true,"schema":{"type":"string"}}],` + okResponse + `}},` +
+		`"/q":{"get":{"operationId":"arrayQuery","parameters":[{"name":"ids","in":"query","required":true,"schema":{"type":"array","items":{"type":"integer"}}}],` + okResponse + `}},` +
+		`"/l":{"get":{"operationId":"` + long + `",` + okResponse + `}},` +
+		`"/d1":{"get":{"operationId":"list_pets",` + okResponse + `}},` +
+		`"/d2":{"get":{"operationId":"listPets",` + okResponse + `}},` +
+		`"/re":{"get":{"operationId":"badPattern","parameters":[{"name":"p","in":"query","schema":{"type":"string","pattern":"(?<=a)b"}}],` + okResponse + `}},` +
+		`"/f":{"post":{"operationId":"upload","requestBody":{"required":true,"content":{"multipart/form-data":{"schema":{"type":"object"}}}},` + okResponse + `}},` +
+		`"/m":{"get":{"operationId":"mtls","security":[{"cert":[]}],` + okResponse + `}},` +
+		`"/x":{"get":{"operationId":"missingScheme","security":[{"nope":[]}],` + okResponse + `}},` +
+		`"/both":{"get":{"operationId":"twoAtOnce","security":[{"cert":[],"key":[]}],` + okResponse + `}},` +
+		`"/u/{id}":{"get":{"operationId":"列出","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],` + okResponse + `}}`
+	comps := `"securitySchemes":{"cert":{"type":"mutualTLS"},"key":{"type":"apiKey","in":"query","name":"k"}}`
+	s := convert(t, spec(paths, comps), openapi.Options{AuthEnv: map[string]string{"": "T_API_KEY"}})
+	want := map[string]string{
+		"GET /ok":     "",
+		"GET /h":      `required header parameter "X-Tenant" cannot be expressed: an http row sends no per-call headers`,
+		"GET /c":      `required cookie parameter "sid" cannot be expressed`,
+		"GET /q":      `required query parameter "ids" is of type array, which a URL slot cannot carry`,
+		"GET /l":      `must be 1 to 128 characters`,
+		"GET /d1":     "",
+		"GET /d2":     "key LIST_PETS is already the key of GET /d1; give one of them another operationId",
+		"GET /re":     "is not valid regex",
+		"POST /f":     "the request body is required and has no JSON media type (it has [multipart/form-data])",
+		"GET /m":      `security scheme "cert" (mutualTLS) has no row credential form`,
+		"GET /x":      `security scheme "nope" is not defined under components.securitySchemes`,
+		"GET /both":   `needs several credentials at once`,
+		"GET /u/{id}": "",
+	}
+	if len(s.Items) != len(want) {
+		t.Fatalf("%d items, want %d", len(s.Items), len(want))
+	}
+	for _, it := range s.Items {
+		if it.Source == "GET /u/{id}" && it.Key != "GET_U_ID" {
+			t.Errorf("an operationId with no key character: key %q, want GET_U_ID", it.Key)
+		}
+		w, ok := want[it.Source]
+		switch {
+		case !ok:
+			t.Errorf("unexpected item %s", it.Source)
+		case w == "" && it.Row == nil:
+			t.Errorf("%s refused: %s", it.Source, it.Refused)
+		case w != "" && (it.Row != nil || !strings.Contains(it.Refused, w)):
+			t.Errorf("%s: refused %q, want it to say %q", it.Source, it.Refused, w)
+		}
+	}
+}
+
+// TestConvertSpecRefused: input that is no spec capdir can read is refused whole.
+func TestConvertSpecRefused(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"openapi":"3.0.0","info":{"title":"many","version":"1"},"servers":[{"url":"https://x.example"}],"paths":{`)
+	for i := range 100000 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `"/p%d":{"get":{"responses":{}}}`, i)
+	}
+	many.WriteString(`}}`)
+	var manyYAML strings.Builder
+	manyYAML.WriteString("openapi: 3.1.0\ninfo: {title: many, version: '1'}\npaths:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&manyYAML, "  /p%d:\n    get:\n      responses: {}\n", i)
+	}
+	bomb := "openapi: 3.0.0\ninfo: {title: bomb, version: '1'}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 10; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	bomb += "paths: {/a: {get: {responses: {}, x-bomb: *a9}}}\n"
+	for _, tc := range []struct {
+		name, doc string
+		opt       openapi.Options
+		is        error
+		says      string
+	}{
+		{"empty", "  \n", openapi.Options{}, openapi.ErrSpec, "the body is empty"},
+		{"garbage", "\x00\x01\xff not a spec {{{", openapi.Options{}, openapi.ErrSpec, "cannot be read as an OpenAPI document"},
+		{"alias bomb", bomb, openapi.Options{}, openapi.ErrSpec, "excessive aliasing"},
+		{"deeply nested", strings.Repeat("[", 1<<20), openapi.Options{}, openapi.ErrSpec, "exceeded max depth"},
+		{"swagger 2", `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{}}`, openapi.Options{}, openapi.ErrSpec, "capdir imports OpenAPI 3.0 and 3.1"},
+		{"no paths", `{"openapi":"3.1.0","info":{"title":"x","version":"1"}}`, openapi.Options{}, openapi.ErrSpec, "it has no paths"},
+		{"relative server", `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"/v1"}],"paths":{"/a":{"get":{"responses":{}}}}}`, openapi.Options{}, openapi.ErrSpec, `server URL "/v1": it is not an absolute http or https URL`},
+		{"server variable", `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"https://{region}.x.example"}],"paths":{"/a":{"get":{"responses":{}}}}}`, openapi.Options{}, openapi.ErrSpec, "it has a variable without a default"},
+		{"external ref", `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"https://x.example"}],"paths":{"/a":{"$ref":"other.yaml#/a"}}}`, openapi.Options{}, openapi.ErrSpec, "cannot be read"},
+		{"too large", strings.Repeat(" ", openapi.MaxSpecBytes+1), openapi.Options{}, openapi.ErrTooLarge, "the limit is 4194304"},
+		{"100k operations", many.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 100000 operations; the limit is 10000"},
+		{"20k operations, YAML", manyYAML.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 20000 operations"},
+		{"bad auth env", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{AuthEnv: map[string]string{"": "NOT-A-NAME"}}, openapi.ErrOptions, "is not an environment variable name"},
+		{"bad server", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{Server: "ftp://x"}, openapi.ErrOptions, "not an absolute http or https URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := openapi.Convert(context.Background(), []byte(tc.doc), tc.opt)
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("got %v, want %v saying %q", err, tc.is, tc.says)
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+package httprunner
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// thief is an upstream a caller would like a row's credential sent to: it records
+// every request, and whether it carried anything secret.
+type thief struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []string // the Authorization, X-Api-Key header and query of each request
+	hits int
+}
+
+func newThief(t *testing.T) *thief {
+	t.Helper()
+	th := &thief{}
+	th.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		th.mu.Lock()
+		th.hits++
+		th.got = append(th.got, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key")+"|"+r.URL.RawQuery)
+		th.mu.Unlock()
+	}))
+	t.Cleanup(th.Close)
+	return th
+}
+
+func (th *thief) requests() (int, []string) {
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	return th.hits, append([]string(nil), th.got...)
+}
+
+// A row with auth is sent only to the literal origin of its target, whatever the
+// arguments make of the URL: a row stored with a slot in its origin (before the
+// directory refused them) is refused every call, and a slot in the path or query
+// cannot move the call elsewhere. Nothing reaches the thief.
+func TestCredentialStaysOnTheTemplateOrigin(t *testing.T) {
+	good, th := echoServer(t, nil), newThief(t)
+	goodHost, thiefHost := strings.TrimPrefix(good.URL, "http://"), strings.TrimPrefix(th.URL, "http://")
+	r := newTestRunner(t, nil)
+	auths := []string{"bearer:GROK_API_KEY", "oauth:GROK_API_KEY", "basic:BASIC_PASS", "query:key=MAPS_KEY",
+		`headers:{"X-Api-Key":"$ANTH_KEY"}`}
+	tests := []struct {
+		name, target, body string
+		want               string // the refusal; "" when the call goes to good
+	}{
+		{"host slot", "GET http://$1/v1/status", thiefHost,
+			"ERR:http:origin_changed:http://$1!=" + th.URL},
+		{"raw slot after the port", "GET " + good.URL + "$$1", "@" + thiefHost + "/x",
+			"ERR:http:origin_changed:" + good.URL + "$$1!=" + th.URL},
+		{"escaped slot after the port", "GET " + good.URL + "$1", "@" + thiefHost,
+			"ERR:http:origin_changed:" + good.URL + "$1!=" + th.URL},
+		{"user info slot", "GET http://$$1@" + goodHost + "/", thiefHost + "/#",
+			"ERR:http:origin_changed:" + good.URL + "!=" + th.URL},
+		{"port slot", "GET http://127.0.0.1:$1/", strings.TrimPrefix(thiefHost, "127.0.0.1:"),
+			"ERR:http:origin_changed:http://127.0.0.1:$1!=" + th.URL},
+		{"scheme slot", "GET $$1://" + goodHost + "/", "http://" + thiefHost + "/?",
+			"ERR:http:origin_changed:$$1://" + goodHost + "!=" + th.URL},
+		{"named slot", "GET http://$PREV/", thiefHost, "ERR:http:origin_changed:http://$PREV!=" + th.URL},
+		{"rest slot", "GET http://$1+/", thiefHost, "ERR:http:origin_changed:http://$1+!=" + th.URL},
+		{"method slot", "$$1 " + good.URL + "/", "GET " + th.URL + "/ x", "ERR:http:origin_changed:" + good.URL + "!=" + th.URL},
+		{"raw path slot", "GET " + good.URL + "/$$1", `\@` + thiefHost + "/", ""},
+		{"raw path slot, two slashes", "GET " + good.URL + "/$$1", "/" + thiefHost + "/", ""},
+		{"raw query slot", "GET " + good.URL + "/?q=$$1", "#@" + thiefHost, ""},
+		{"raw fragment slot", "GET " + good.URL + "/#$$1", "@" + thiefHost, ""},
+	}
+	for _, tt := range tests {
+		for _, auth := range auths {
+			row := &contract.Row{Key: "K", Type: "http", Target: tt.target, Auth: auth}
+			vars := map[string]string{"PREV": thiefHost}
+			o := r.Run(context.Background(), runner.Call{Row: row, Body: tt.body, Vars: vars})
+			if tt.want == "" {
+				if !o.Ran || !o.OK() {
+					t.Errorf("%s, %s: %+v; want a call to the row's origin", tt.name, auth, o)
+				}
+				continue
+			}
+			if o.Result != tt.want || o.Ran || !errors.Is(o.Err, ErrOriginChanged) {
+				t.Errorf("%s, %s: %q (ran %v, %v); want %q", tt.name, auth, o.Result, o.Ran, o.Err, tt.want)
+			}
+			// Shape mode builds the same request, and is refused the same way.
+			if o := r.Run(context.Background(), runner.Call{Row: row, Body: tt.body, Vars: vars, Shape: true}); o.Result != tt.want {
+				t.Errorf("%s, %s, shape: %q; want %q", tt.name, auth, o.Result, tt.want)
+			}
+		}
+	}
+	if hits, got := th.requests(); hits != 0 {
+		t.Fatalf("the thief got %d requests: %q", hits, got)
+	}
+}
+
+// A row without auth may take its host from a slot: a deliberate "fetch any URL"
+// capability, which carries no credential to wherever it goes.
+func TestRowWithoutAuthMayTakeItsHostFromASlot(t *testing.T) {
+	th := newThief(t)
+	r := newTestRunner(t, nil)
+	row := &contract.Row{Key: "FETCH", Type: "http", Target: "GET http://$1/v1/status"}
+	o := r.Run(context.Background(), runner.Call{Row: row, Body: strings.TrimPrefix(th.URL, "http://")})
+	if !o.Ran || !o.OK() {
+		t.Fatalf("fetch any URL: %+v", o)
+	}
+	if hits, got := th.requests(); hits != 1 || got[0] != "||" {
+		t.Fatalf("the upstream got %d requests %q; want one with no credential", hits, got)
+	}
+}
