@@ -224,10 +224,14 @@ func (p *Projector) Settle(ctx context.Context, stream string) error {
 // sequence (0 when the key was never written). A read or a write that misses or
 // conflicts on a key calls it before it answers so: the key may have been written
 // through another node, and this projection may not have folded that write yet.
-// It costs a round trip to the log.
+// It costs a round trip to the log. A key that is not a valid row key (one that
+// would make a subject pattern, such as "a.>") was never written: 0, at once.
 func (p *Projector) SettleKey(ctx context.Context, key string) (uint64, error) {
 	if p.cfg.Log == nil {
 		return 0, errors.New("projector: SettleKey needs Config.Log")
+	}
+	if !wire.ValidKey(key) {
+		return 0, nil
 	}
 	seq, err := p.cfg.Log.LastSubjectSeq(ctx, wire.ControlStream, wire.DirectorySubject(key))
 	if err != nil || seq == 0 {
