@@ -91,31 +91,37 @@ func (c *Console) directoryPage(w http.ResponseWriter, r *http.Request, ss *sess
 		return err
 	}
 	var rows []dirRow
+	total := 0
 	if strings.TrimSpace(f.Ask) != "" {
 		rows, err = c.askRows(f)
+		total = len(rows)
 	} else {
-		rows, err = c.listRows(f)
+		rows, total, err = c.listRows(f)
 	}
 	if err != nil {
 		return err
 	}
 	c.render(w, "directory", http.StatusOK, view{Title: "Directory", Nav: "directory", CSRF: ss.csrf, Notice: ss.notice,
-		Data: dirData{Filter: f, Rows: rows, Total: len(rows), Types: contract.Types, AuthForms: authForms}})
+		Data: dirData{Filter: f, Rows: rows, Total: total, Types: contract.Types, AuthForms: authForms}})
 	return nil
 }
 
-func (c *Console) listRows(f dirFilter) ([]dirRow, error) {
-	var rows []dirRow
-	err := c.cfg.Projector.Each(projector.Filter{Type: f.Type, Category: f.Category}, func(r *contract.Row) error {
-		if f.keeps(r) && len(rows) < dirMax {
+// listRows is the first dirMax rows f keeps, in canonical order, and how many it
+// keeps in all.
+func (c *Console) listRows(f dirFilter) (rows []dirRow, total int, err error) {
+	err = c.cfg.Projector.Each(projector.Filter{Type: f.Type, Category: f.Category}, func(r *contract.Row) error {
+		if !f.keeps(r) {
+			return nil
+		}
+		if total++; len(rows) < dirMax {
 			rows = append(rows, dirRow{Row: *r, AuthForm: runner.DescribeAuth(r.Auth).Form})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, 0, unavailable(err)
 	}
-	return rows, nil
+	return rows, total, nil
 }
 
 // askRows ranks the enabled rows for the ask, as GET /api/dispatch?ask= does for

@@ -71,7 +71,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
-	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers that open a row's breaker")
+	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers to the owner's calls that open a row's breaker (to another caller's: that refuse that caller alone)")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.IntVar(&cfg.Node.Breaker.Quorum, "breaker-quorum", breaker.DefaultQuorum, "callers other than the owner, each refused by its own --breaker-threshold failures, that open a row's breaker for everyone")
 	f.DurationVar(&cfg.Node.HTTPRunner.Timeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -106,10 +107,21 @@ func NewServerFunc(t testing.TB, handle func(Request) Reply) *Server {
 	return s
 }
 
-// Start starts a server answering each request with handle's reply; Close it.
-func Start(handle func(Request) Reply) *Server {
+// Start starts a server answering each request with handle's reply, on a loopback
+// port of its own; Close it.
+func Start(handle func(Request) Reply) *Server { return StartOn(nil, handle) }
+
+// StartOn is Start on the caller's listener (a fixed address, for a program that
+// others are told to reach), or on a loopback port of its own when l is nil. The
+// server owns l from then on; Close it.
+func StartOn(l net.Listener, handle func(Request) Reply) *Server {
 	s := &Server{handle: handle}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if l != nil {
+		s.srv.Listener.Close()
+		s.srv.Listener = l
+	}
+	s.srv.Start()
 	s.URL = s.srv.URL
 	return s
 }
