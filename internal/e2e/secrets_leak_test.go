@@ -38,7 +38,7 @@ import (
 
 // The entry points: owner HTTP, token HTTP, a bus client's request subject (raw
 // requests, and wire.Invoke over its own NATS connection), MCP (owner and token,
-// both session modes: secrets_leak_entry_node_test.go). The CLI's output is
+// both session modes: secrets_leak_entry_test.go). The CLI's output is
 // cmd/capdir's TestInvokeNeverPrintsASecret.
 
 // leakSecrets are the test's credentials: distinctive values, one (odd) holding
