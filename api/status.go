@@ -99,6 +99,7 @@ var errorTable = []errorRule{
 	{is(ErrNotVisible), http.StatusGatewayTimeout, nil},
 	{is(eventlog.ErrDiskFull), http.StatusInsufficientStorage, nil},
 	{is(eventlog.ErrElecting), http.StatusServiceUnavailable, nil},
+	{is(dispatcher.ErrNotAppended), http.StatusServiceUnavailable, nil},
 	{is(ErrDispatchFailed), http.StatusBadGateway, nil},
 	{as[*healthError](), http.StatusServiceUnavailable, healthBody},
 }
@@ -148,7 +149,8 @@ func writeErr(w http.ResponseWriter, err error) {
 }
 
 // errHeaders sets the headers of err's answer: Allow on a 405, Retry-After on a
-// too_many_imports and while the log elects a leader.
+// too_many_imports, while the log elects a leader, and for a request the log
+// did not take (nothing was handed out: the same call may be sent again).
 func errHeaders(h http.Header, err error) {
 	var re *routeError
 	if errors.As(err, &re) && re.allow != "" {
@@ -157,7 +159,7 @@ func errHeaders(h http.Header, err error) {
 	if errors.Is(err, ErrTooManyImports) {
 		h.Set("Retry-After", importRetryAfter)
 	}
-	if errors.Is(err, eventlog.ErrElecting) {
+	if errors.Is(err, eventlog.ErrElecting) || errors.Is(err, dispatcher.ErrNotAppended) {
 		h.Set("Retry-After", electionRetryAfter)
 	}
 }

@@ -69,6 +69,8 @@ func TestErrorTable(t *testing.T) {
 		{"electing", keyErr("K", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503, `{"error":"eventlog: the log is electing a leader: no answer"}`, ""},
 		{"dispatch while electing", newError(ErrDispatchFailed, "dispatch failed: %w", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503,
 			`{"error":"dispatch failed: eventlog: the log is electing a leader: no answer"}`, ""},
+		{"dispatch not appended", newError(ErrDispatchFailed, "dispatch failed: %w", dispatcher.ErrNotAppended), 503,
+			`{"error":"dispatch failed: ` + dispatcher.ErrNotAppended.Error() + `"}`, ""},
 		{"no dispatcher", ErrNoDispatcher, 503, `{"error":"dispatch is not running on this node"}`, ""},
 		{"unavailable", unavailable(errors.New("bolt closed")), 503, `{"error":"directory unavailable: bolt closed"}`, ""},
 		{"health", &healthError{errors.New("no answer")}, 503, `{"error":"no answer","ok":false}`, ""},
@@ -98,18 +100,20 @@ func TestErrorTable(t *testing.T) {
 }
 
 // A too_many_imports answer says when to retry, and so does an append refused while
-// the log elects a leader (a write or a dispatch); no other error answer does.
+// the log elects a leader (a write or a dispatch) and a dispatch whose request the
+// log did not take; no other error answer does.
 func TestRetryAfterOnlyOnTooManyImportsAndElections(t *testing.T) {
 	electing := fmt.Errorf("%w: no answer", eventlog.ErrElecting)
 	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, tooLarge("the row", 2, 1),
-		keyErr("K", electing), newError(ErrDispatchFailed, "dispatch failed: %w", electing), fmt.Errorf("%w: no room", eventlog.ErrDiskFull)} {
+		keyErr("K", electing), newError(ErrDispatchFailed, "dispatch failed: %w", electing), fmt.Errorf("%w: no room", eventlog.ErrDiskFull),
+		newError(ErrDispatchFailed, "dispatch failed: %w", dispatcher.ErrNotAppended)} {
 		rec := httptest.NewRecorder()
 		writeErr(rec, err)
 		got, want := rec.Header().Get("Retry-After"), ""
 		switch {
 		case errors.Is(err, ErrTooManyImports):
 			want = importRetryAfter
-		case errors.Is(err, eventlog.ErrElecting):
+		case errors.Is(err, eventlog.ErrElecting), errors.Is(err, dispatcher.ErrNotAppended):
 			want = electionRetryAfter
 		}
 		if got != want {

@@ -14,7 +14,7 @@ import (
 // An invocation id handed to a caller is in the log. With the log's only server
 // gone (node A, whose embedded server node B's log is on, stopped), a dispatch to
 // B appends a request that is never acknowledged; once B's dispatch wait ends, B
-// answers that the request is not in the log (502, no invocation id), not 202
+// answers that the request is not in the log (503 with Retry-After, no invocation id), not 202
 // with an id no log holds.
 func TestDispatchWithoutAnAcknowledgedRequestHandsOutNoID(t *testing.T) {
 	var bCreds string
@@ -46,7 +46,7 @@ func TestDispatchWithoutAnAcknowledgedRequestHandsOutNoID(t *testing.T) {
 	if code == 202 || code == 200 || strings.Contains(body, "invocation_id") {
 		t.Fatalf("dispatch with no server for its request: %d %s; want no invocation id", code, body)
 	}
-	if code != 502 || !strings.Contains(body, "the request is not in the log") {
-		t.Fatalf("dispatch with no server for its request: %d %s; want 502 saying the request is not in the log", code, body)
+	if code != 503 || !strings.Contains(body, "the request is not in the log") {
+		t.Fatalf("dispatch with no server for its request: %d %s; want 503 saying the request is not in the log", code, body)
 	}
 }
