@@ -120,9 +120,14 @@ func (f Filter) match(r *contract.Row) bool {
 // List returns matching rows in canonical order, skipping offset matches and
 // returning at most limit, plus the total number of matches.
 func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
+	return page(p.Each, f, offset, limit)
+}
+
+// page is List over each, the live projection's Each or a Snapshot's.
+func page(each func(Filter, func(*contract.Row) error) error, f Filter, offset, limit int) ([]contract.Row, int, error) {
 	out := []contract.Row{}
 	total := 0
-	err := p.Each(f, func(r *contract.Row) error {
+	err := each(f, func(r *contract.Row) error {
 		total++
 		if total > offset && len(out) < limit {
 			out = append(out, *r)

@@ -1,0 +1,204 @@
+package projector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// The history queries read the control stream itself, not the projection: a
+// row's history is the events on its directory subject, and the directory at a
+// point in time is a fold of the directory's events up to it into memory. The
+// live projection is neither read nor disturbed. Only the events the fold folds
+// count (the fold-time checks of check.go), so the directory at the log's last
+// sequence is the live projection's.
+
+// Change is one mutation of a row, as the fold applied it.
+type Change struct {
+	// Seq is the mutation's control-stream sequence; At, Actor and Action are
+	// its envelope's time and actor and its action (create, replace, patch,
+	// delete).
+	Seq    uint64    `json:"seq"`
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	// Fields are the row's fields that changed, old to new, in name order; a
+	// field the row did not have (before a create, after a delete) is null.
+	Fields []FieldChange `json:"fields"`
+	// Fingerprint is the row's contract fingerprint after the change, empty once
+	// deleted; ContractChanged says whether it differs from the one before.
+	Fingerprint     string `json:"fingerprint,omitempty"`
+	ContractChanged bool   `json:"contract_changed"`
+	// Row is the row after the change; nil after a delete.
+	Row *contract.Row `json:"row,omitempty"`
+}
+
+// FieldChange is one field of a row before and after a change.
+type FieldChange struct {
+	Field string `json:"field"`
+	Old   any    `json:"old"`
+	New   any    `json:"new"`
+}
+
+// Point is a place in the control stream: a sequence (Seq), or a time (the
+// last event appended at or before Time). The zero Point is the log's end.
+type Point struct {
+	Seq  uint64
+	Time time.Time
+}
+
+// includes reports whether the event at seq, appended at at, is at or before p.
+func (p Point) includes(seq uint64, at time.Time) bool {
+	switch {
+	case p.Seq > 0:
+		return seq <= p.Seq
+	case !p.Time.IsZero():
+		return !at.After(p.Time)
+	}
+	return true
+}
+
+// History is every mutation of key in log order, also after the row was deleted.
+// A key that never had a mutation has an empty history, not an error.
+func (p *Projector) History(ctx context.Context, key string) ([]Change, error) {
+	if p.cfg.Log == nil {
+		return nil, ErrNoLog
+	}
+	out := []Change{}
+	var prev *contract.Row
+	err := p.cfg.Log.ReadSubject(ctx, wire.ControlStream, wire.DirectorySubject(key), func(s eventlog.Stored) error {
+		action, row, ok := foldable(&s, key)
+		if !ok {
+			return nil
+		}
+		out = append(out, change(&s, action, prev, row))
+		prev = row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projector: history of %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// RowAt is key's row as it stood at p, with the sequence of the mutation that
+// made it; ErrNotFound when the row did not exist then. It reads key's history
+// only, so it costs what the row's own changes cost; the row has no row_num.
+func (p *Projector) RowAt(ctx context.Context, key string, at Point) (contract.Row, uint64, error) {
+	if err := p.checkPoint(ctx, at); err != nil {
+		return contract.Row{}, 0, err
+	}
+	h, err := p.History(ctx, key)
+	if err != nil {
+		return contract.Row{}, 0, err
+	}
+	i := len(h) - 1
+	for i >= 0 && !at.includes(h[i].Seq, h[i].At) {
+		i--
+	}
+	if i < 0 || h[i].Row == nil {
+		return contract.Row{}, 0, ErrNotFound
+	}
+	return *h[i].Row, h[i].Seq, nil
+}
+
+// checkPoint refuses a sequence beyond the control stream's last one.
+func (p *Projector) checkPoint(ctx context.Context, at Point) error {
+	if p.cfg.Log == nil {
+		return ErrNoLog
+	}
+	if at.Seq == 0 {
+		return nil
+	}
+	last, err := p.cfg.Log.LastSeq(ctx, wire.ControlStream)
+	if err != nil {
+		return fmt.Errorf("projector: %w", err)
+	}
+	if at.Seq > last {
+		return &BeyondLogError{Seq: at.Seq, LastSeq: last}
+	}
+	return nil
+}
+
+// foldable is s's action and the row after it, as the fold applies s to key
+// (nil for a delete); false when the fold skips s.
+func foldable(s *eventlog.Stored, key string) (string, *contract.Row, bool) {
+	subj := wire.ParseSubject(s.Subject)
+	if subj.Family != wire.DirectoryFamily || subj.Key != key {
+		return "", nil, false
+	}
+	if _, err := checkEvent(s, subj); err != nil {
+		return "", nil, false
+	}
+	m, err := checkMutation(s, key)
+	if err != nil {
+		return "", nil, false
+	}
+	if m.Action == eventlog.ActionDelete {
+		return m.Action, nil, true
+	}
+	row := *m.Row
+	row.RowNum = 0
+	return m.Action, &row, true
+}
+
+// change describes s, an action that turned prev into row (either may be nil).
+func change(s *eventlog.Stored, action string, prev, row *contract.Row) Change {
+	c := Change{Seq: s.Seq, At: s.At, Actor: s.Actor, Action: action, Row: row, Fields: diffRows(prev, row)}
+	old := ""
+	if prev != nil {
+		old = contract.Fingerprint(prev)
+	}
+	if row != nil {
+		c.Fingerprint = contract.Fingerprint(row)
+	}
+	c.ContractChanged = old != c.Fingerprint
+	return c
+}
+
+// diffRows lists the fields whose JSON values differ between a and b.
+func diffRows(a, b *contract.Row) []FieldChange {
+	am, bm := rowFields(a), rowFields(b)
+	names := make([]string, 0, len(am)+len(bm))
+	for k := range am {
+		names = append(names, k)
+	}
+	for k := range bm {
+		if _, ok := am[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	out := []FieldChange{}
+	for _, k := range names {
+		o, n := am[k], bm[k]
+		if string(o) == string(n) {
+			continue
+		}
+		out = append(out, FieldChange{Field: k, Old: rawOrNil(o), New: rawOrNil(n)})
+	}
+	return out
+}
+
+func rowFields(r *contract.Row) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if r == nil {
+		return m
+	}
+	b, _ := json.Marshal(r) // a row always marshals
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func rawOrNil(v json.RawMessage) any {
+	if v == nil {
+		return nil
+	}
+	return v
+}
