@@ -258,7 +258,7 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, req, "", g)
 	}
-	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, RowSeq: g.Seq}
 	if g.RowErr != nil {
 		return in, nil
 	}

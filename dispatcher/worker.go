@@ -65,7 +65,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, RowSeq: g.Seq,
 		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
 		in.Row = &g.Row
@@ -193,7 +193,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	a, refusal := s.gate.Check(in)
 	d.Actor = a.Actor(in)
 	if a.Row != nil {
-		d.row(a.Row, a.Fingerprint)
+		d.row(a.Row, a.Fingerprint, in.RowSeq)
 	}
 	if refusal != nil {
 		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)

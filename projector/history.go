@@ -202,3 +202,15 @@ func rawOrNil(v json.RawMessage) any {
 	}
 	return v
 }
+
+// ContractOf is the row receipt rc's call ran under, and the sequence of the
+// mutation that wrote it: the row at rc's ContractSeq, or, for a receipt that
+// does not record it, the row's last mutation at or before the call started.
+// ErrNotFound when no row had the key then (a refusal of an unknown key).
+func (p *Projector) ContractOf(ctx context.Context, rc *wire.Receipt) (contract.Row, uint64, error) {
+	at := Point{Seq: rc.ContractSeq}
+	if at.Seq == 0 {
+		at.Time = rc.StartedAt
+	}
+	return p.RowAt(ctx, rc.Key, at)
+}
