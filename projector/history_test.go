@@ -214,6 +214,23 @@ func TestHistoryMatchesModel(t *testing.T) {
 			}
 		}
 	}
+	// A receipt's contract: the row at its contract_seq, or for a receipt that
+	// does not record it, the row's last mutation before the call started.
+	for i := 0; i < len(writes); i += 97 {
+		w := writes[i]
+		for _, rc := range []wire.Receipt{
+			{ReceiptSummary: wire.ReceiptSummary{Key: w.key, StartedAt: w.at.Add(time.Hour)}, ContractSeq: w.seq},
+			{ReceiptSummary: wire.ReceiptSummary{Key: w.key, StartedAt: w.at.Add(500 * time.Millisecond)}},
+		} {
+			r, seq, err := p.ContractOf(ctx, &rc)
+			switch {
+			case w.row == nil && !errors.Is(err, projector.ErrNotFound):
+				t.Fatalf("contract of a call after %s was deleted: %+v %v", w.key, r, err)
+			case w.row != nil && (err != nil || seq != w.seq || contract.Fingerprint(&r) != contract.Fingerprint(w.row)):
+				t.Fatalf("contract of %+v: %+v seq %d %v; want the row written at %d", rc, r, seq, err, w.seq)
+			}
+		}
+	}
 	if h, err := p.History(ctx, "NEVER_WRITTEN"); err != nil || len(h) != 0 {
 		t.Fatalf("a key never written: %v %v", h, err)
 	}
