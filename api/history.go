@@ -74,7 +74,7 @@ func (s *Server) rowHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Key     string             `json:"key"`
-		Changes []projector.Change `json:"changes"`
+		Changes []contract.Change `json:"changes"`
 	}{key, h})
 	return nil
 }

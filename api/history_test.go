@@ -9,12 +9,11 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
-	"github.com/capdir/capdir/projector"
 )
 
 type historyAnswer struct {
 	Key     string             `json:"key"`
-	Changes []projector.Change `json:"changes"`
+	Changes []contract.Change `json:"changes"`
 }
 
 type contractAnswer struct {
@@ -130,7 +129,7 @@ func TestHistoryRoutes(t *testing.T) {
 	mustDo(t, n, 404, "GET", "/api/directory/NEVER/history", "")
 }
 
-func hasField(fields []projector.FieldChange, name, old, new string) bool {
+func hasField(fields []contract.FieldChange, name, old, new string) bool {
 	for _, f := range fields {
 		if f.Field == name {
 			return fmt.Sprint(f.Old) == old && fmt.Sprint(f.New) == new

@@ -2,9 +2,7 @@ package projector
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -18,33 +16,6 @@ import (
 // live projection is neither read nor disturbed. Only the events the fold folds
 // count (the fold-time checks of check.go), so the directory at the log's last
 // sequence is the live projection's.
-
-// Change is one mutation of a row, as the fold applied it.
-type Change struct {
-	// Seq is the mutation's control-stream sequence; At, Actor and Action are
-	// its envelope's time and actor and its action (create, replace, patch,
-	// delete).
-	Seq    uint64    `json:"seq"`
-	At     time.Time `json:"at"`
-	Actor  string    `json:"actor"`
-	Action string    `json:"action"`
-	// Fields are the row's fields that changed, old to new, in name order; a
-	// field the row did not have (before a create, after a delete) is null.
-	Fields []FieldChange `json:"fields"`
-	// Fingerprint is the row's contract fingerprint after the change, empty once
-	// deleted; ContractChanged says whether it differs from the one before.
-	Fingerprint     string `json:"fingerprint,omitempty"`
-	ContractChanged bool   `json:"contract_changed"`
-	// Row is the row after the change; nil after a delete.
-	Row *contract.Row `json:"row,omitempty"`
-}
-
-// FieldChange is one field of a row before and after a change.
-type FieldChange struct {
-	Field string `json:"field"`
-	Old   any    `json:"old"`
-	New   any    `json:"new"`
-}
 
 // Point is a place in the control stream: a sequence (Seq), or a time (the
 // last event appended at or before Time). The zero Point is the log's end.
@@ -66,11 +37,11 @@ func (p Point) includes(seq uint64, at time.Time) bool {
 
 // History is every mutation of key in log order, also after the row was deleted.
 // A key that never had a mutation has an empty history, not an error.
-func (p *Projector) History(ctx context.Context, key string) ([]Change, error) {
+func (p *Projector) History(ctx context.Context, key string) ([]contract.Change, error) {
 	if p.cfg.Log == nil {
 		return nil, ErrNoLog
 	}
-	out := []Change{}
+	out := []contract.Change{}
 	var prev *contract.Row
 	err := p.cfg.Log.ReadSubject(ctx, wire.ControlStream, wire.DirectorySubject(key), func(s eventlog.Stored) error {
 		action, row, ok := foldable(&s, key)
@@ -149,8 +120,8 @@ func foldable(s *eventlog.Stored, key string) (string, *contract.Row, bool) {
 }
 
 // change describes s, an action that turned prev into row (either may be nil).
-func change(s *eventlog.Stored, action string, prev, row *contract.Row) Change {
-	c := Change{Seq: s.Seq, At: s.At, Actor: s.Actor, Action: action, Row: row, Fields: diffRows(prev, row)}
+func change(s *eventlog.Stored, action string, prev, row *contract.Row) contract.Change {
+	c := contract.Change{Seq: s.Seq, At: s.At, Actor: s.Actor, Action: action, Row: row, Fields: contract.Diff(prev, row)}
 	old := ""
 	if prev != nil {
 		old = contract.Fingerprint(prev)
@@ -160,47 +131,6 @@ func change(s *eventlog.Stored, action string, prev, row *contract.Row) Change {
 	}
 	c.ContractChanged = old != c.Fingerprint
 	return c
-}
-
-// diffRows lists the fields whose JSON values differ between a and b.
-func diffRows(a, b *contract.Row) []FieldChange {
-	am, bm := rowFields(a), rowFields(b)
-	names := make([]string, 0, len(am)+len(bm))
-	for k := range am {
-		names = append(names, k)
-	}
-	for k := range bm {
-		if _, ok := am[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	out := []FieldChange{}
-	for _, k := range names {
-		o, n := am[k], bm[k]
-		if string(o) == string(n) {
-			continue
-		}
-		out = append(out, FieldChange{Field: k, Old: rawOrNil(o), New: rawOrNil(n)})
-	}
-	return out
-}
-
-func rowFields(r *contract.Row) map[string]json.RawMessage {
-	m := map[string]json.RawMessage{}
-	if r == nil {
-		return m
-	}
-	b, _ := json.Marshal(r) // a row always marshals
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-func rawOrNil(v json.RawMessage) any {
-	if v == nil {
-		return nil
-	}
-	return v
 }
 
 // ContractOf is the row receipt rc's call ran under, and the sequence of the

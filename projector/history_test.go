@@ -238,7 +238,7 @@ func TestHistoryMatchesModel(t *testing.T) {
 
 // fieldsCover reports whether fields turn a into b: a's fields with each change's
 // new value set (removed when null) are b's, and each old value is a's.
-func fieldsCover(fields []projector.FieldChange, a, b *contract.Row) bool {
+func fieldsCover(fields []contract.FieldChange, a, b *contract.Row) bool {
 	am, bm := jsonFields(a), jsonFields(b)
 	for _, f := range fields {
 		old, _ := json.Marshal(f.Old)
