@@ -73,7 +73,7 @@ func (s *Server) rowHistory(w http.ResponseWriter, r *http.Request) error {
 		return keyErr(key, ErrNotFound)
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Key     string             `json:"key"`
+		Key     string            `json:"key"`
 		Changes []contract.Change `json:"changes"`
 	}{key, h})
 	return nil

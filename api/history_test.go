@@ -12,7 +12,7 @@ import (
 )
 
 type historyAnswer struct {
-	Key     string             `json:"key"`
+	Key     string            `json:"key"`
 	Changes []contract.Change `json:"changes"`
 }
 
