@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/capdir/capdir/contract"
@@ -42,7 +43,14 @@ func (p *Projector) DirectoryAt(ctx context.Context, at Point) (*Snapshot, error
 		to = at.Seq
 	}
 	snap := &Snapshot{rows: map[string]contract.Row{}}
-	err = p.cfg.Log.ReadRange(ctx, wire.ControlStream, 1, to, rewindBatch, func(b []eventlog.Stored) error {
+	if at.Seq > 0 {
+		if kept := p.keptRewind(to); kept != nil && kept.Seq == to {
+			return kept, nil
+		} else if kept != nil {
+			snap.Seq, snap.rows = kept.Seq, maps.Clone(kept.rows)
+		}
+	}
+	err = p.cfg.Log.ReadRange(ctx, wire.ControlStream, snap.Seq+1, to, rewindBatch, func(b []eventlog.Stored) error {
 		for i := range b {
 			s := &b[i]
 			if s.Seq > to || !at.includes(s.Seq, s.At) {
@@ -57,7 +65,22 @@ func (p *Projector) DirectoryAt(ctx context.Context, at Point) (*Snapshot, error
 		return nil, fmt.Errorf("projector: directory at %d: %w", to, err)
 	}
 	snap.sort()
+	if at.Seq > 0 {
+		p.rewindMu.Lock()
+		p.lastRewind = snap
+		p.rewindMu.Unlock()
+	}
 	return snap, nil
+}
+
+// keptRewind is the last rewind when it is at or before seq, else nil.
+func (p *Projector) keptRewind(seq uint64) *Snapshot {
+	p.rewindMu.Lock()
+	defer p.rewindMu.Unlock()
+	if p.lastRewind == nil || p.lastRewind.Seq > seq {
+		return nil
+	}
+	return p.lastRewind
 }
 
 // apply folds s into the snapshot as the fold folds it into the projection.
