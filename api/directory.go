@@ -128,7 +128,7 @@ func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 		}
 		return s.rowAt(w, r, key, at)
 	}
-	row, _, err := s.cfg.Projector.Row(key)
+	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
 		return keyErr(key, ErrNotFound)
