@@ -122,6 +122,12 @@ func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 	if err := contract.ValidateKey(key); err != nil {
 		return keyErr(key, err)
 	}
+	if at, ok, err := parseAt(r); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return s.rowAt(w, r, key, at)
+	}
 	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
@@ -144,6 +150,12 @@ type dirPage struct {
 // listDirectory is GET /api/directory?category=&type=&enabled=&limit=&offset=: rows in
 // canonical order, each with its row_num.
 func (s *Server) listDirectory(w http.ResponseWriter, r *http.Request) error {
+	if at, ok, err := parseAt(r); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return s.listAt(w, r, at)
+	}
 	filter, limit, offset, err := parseListQuery(r)
 	if err != nil {
 		return err

@@ -40,6 +40,9 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, v contract.Vie
 	if q.Has("registry") {
 		return s.registry(w, q.Get("category"), v)
 	}
+	if q.Has("at") {
+		return s.documentAt(w, r, v)
+	}
 	return s.document(w, r, q.Get("key"), q.Get("format"), v)
 }
 
@@ -54,7 +57,13 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request, key, format st
 	case err != nil:
 		return keyErr(key, unavailable(err))
 	}
-	doc := s.Document(&row, v)
+	return s.writeDocument(w, &row, format, v)
+}
+
+// writeDocument writes row's contract document in format, as v reads it.
+func (s *Server) writeDocument(w http.ResponseWriter, row *contract.Row, format string, v contract.Viewer) error {
+	key := row.Key
+	doc := s.Document(row, v)
 	w.Header().Set("Cache-Control", "no-store") // the affordances are the reader's own
 	if format == formatMarkdown {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")

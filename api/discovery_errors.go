@@ -15,7 +15,7 @@ const (
 
 // discoveryParams are the query parameters of the discovery forms; each may be
 // sent once.
-var discoveryParams = []string{"key", "format", "registry", "category"}
+var discoveryParams = []string{"key", "format", "registry", "category", "at"}
 
 // discoveryQueryError is the refusal of a discovery query that cannot be answered,
 // saying what to send instead (it matches ErrBadQuery, or is the key's
@@ -28,6 +28,9 @@ func discoveryQueryError(q url.Values) error {
 	}
 	if q.Has("body") || q.Has("shape") {
 		return badDiscovery("format= and registry= read, body= and shape= invoke: send one or the other (GET /api/dispatch?key=KEY&body=ARGS invokes KEY)")
+	}
+	if q.Has("registry") && q.Has("at") {
+		return badDiscovery("at= reads one row's document as it stood then: GET /api/dispatch?key=KEY&format=json&at=SEQ (GET /api/directory?at=SEQ lists the directory then)")
 	}
 	if q.Has("registry") {
 		return registryQueryError(q)

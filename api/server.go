@@ -94,6 +94,7 @@ func (s *Server) routes() {
 		s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
 	}
 	s.registerDirectory()
+	s.registerHistory()
 	s.registerDispatch()
 	s.registerBreaker()
 	s.registerTokens()

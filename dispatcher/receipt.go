@@ -44,11 +44,13 @@ func sentBody(req *wire.InvocationRequest) string {
 	return req.Body
 }
 
-// row records the row the request runs against and its contract fingerprint.
-func (d *draft) row(r *contract.Row, fingerprint string) {
+// row records the row the request runs against, its contract fingerprint and
+// the control-stream sequence that wrote it.
+func (d *draft) row(r *contract.Row, fingerprint string, seq uint64) {
 	d.Type = r.Type
 	d.Runner = r.EffectiveRunner()
 	d.Fingerprints.Contract = fingerprint
+	d.ContractSeq = seq
 }
 
 // refuse completes d as a refusal: nothing ran.

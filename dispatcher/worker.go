@@ -201,7 +201,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	a, refusal := s.gate.Check(in)
 	d.Actor = a.Actor(in)
 	if a.Row != nil {
-		d.row(a.Row, a.Fingerprint)
+		d.row(a.Row, a.Fingerprint, in.RowSeq)
 	}
 	if refusal != nil {
 		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
@@ -220,7 +220,7 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 // gateInput is what the gate reads for req, from g, the projection's view of
 // req's key.
 func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
-	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, RowSeq: g.Seq,
 		Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
 		in.Row = &g.Row

@@ -55,6 +55,35 @@ func (l *Log) ReadRange(ctx context.Context, stream string, from, to uint64, max
 
 var errStopFollow = errors.New("stop")
 
+// ReadSubject delivers, in stream order, the events on subject up to the last one
+// it held at the time of the call, then returns. It asks the log for each event
+// in turn (the next one on subject), without a consumer: the cost follows the
+// subject's length, not the stream's.
+func (l *Log) ReadSubject(ctx context.Context, stream, subject string, h Handler) error {
+	s, ok := l.streams[stream]
+	if !ok {
+		return fmt.Errorf("eventlog: unknown stream %q", stream)
+	}
+	last, err := l.LastSubjectSeq(ctx, stream, subject)
+	if err != nil {
+		return err
+	}
+	for seq := uint64(1); seq <= last; {
+		m, err := s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("eventlog: read %s: %w", subject, err)
+		}
+		if err := h(newStored(stream, m.Subject, m.Sequence, m.Data)); err != nil {
+			return err
+		}
+		seq = m.Sequence + 1
+	}
+	return nil
+}
+
 // PullExpiry and PullHeartbeat shape every pull capdir makes from a consumer (the
 // projector's ordered consumers, the dispatcher's workers): a pull lasts
 // PullExpiry, and the server holding it sends a heartbeat every PullHeartbeat

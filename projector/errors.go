@@ -28,7 +28,23 @@ var (
 	// from then on by the projector, when a value read while it runs does not
 	// match its checksum: the next Open sets the file aside and rebuilds it.
 	ErrDamaged = errors.New("projector: the projection is damaged")
+	// ErrBeyondLog is returned (inside a *BeyondLogError) by the point-in-time
+	// queries for a sequence the control stream has not reached.
+	ErrBeyondLog = errors.New("projector: beyond the log")
+	// ErrNoLog is returned by the queries that read the log (history, point in
+	// time) from a projector opened without one.
+	ErrNoLog = errors.New("projector: no log to read history from")
 )
+
+// BeyondLogError says how far the control stream goes. It matches ErrBeyondLog.
+type BeyondLogError struct{ Seq, LastSeq uint64 }
+
+func (e *BeyondLogError) Error() string {
+	return fmt.Sprintf("at=%d is beyond the log: the control stream's last sequence is %d", e.Seq, e.LastSeq)
+}
+
+// Unwrap makes a BeyondLogError match ErrBeyondLog.
+func (e *BeyondLogError) Unwrap() error { return ErrBeyondLog }
 
 // DamagedError says which projection file is damaged, how, and what to do. It
 // matches ErrDamaged.

@@ -50,6 +50,11 @@ type Projector struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// lastRewind is the last Snapshot DirectoryAt folded to a sequence: asked
+	// again it is answered at once, and a later sequence folds on from it (at.go).
+	rewindMu   sync.Mutex
+	lastRewind *Snapshot
 }
 
 // Open opens (or creates) the projection file and loads its checkpoints and order

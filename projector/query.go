@@ -59,8 +59,10 @@ func (p *Projector) row(tx *bolt.Tx, key string) (contract.Row, uint64, error) {
 type GateView struct {
 	HasReceipt bool
 	Row        contract.Row
-	// Fingerprint is contract.Fingerprint(&Row).
+	// Fingerprint is contract.Fingerprint(&Row); Seq is the control-stream
+	// sequence of the mutation that wrote Row.
 	Fingerprint string
+	Seq         uint64
 	RowErr      error
 	// Signature is the row's compiled input_schema and argument mapping, nil when
 	// it has none; SignatureErr is why it does not compile. Both are compiled once
@@ -91,7 +93,7 @@ func (p *Projector) Gate(key, invocationID string) GateView {
 		g.RowErr = err
 		return g
 	}
-	g.Row, g.Fingerprint = gr.Row, gr.Fingerprint
+	g.Row, g.Fingerprint, g.Seq = gr.Row, gr.Fingerprint, gr.Seq
 	g.Signature, g.SignatureErr = gr.Signature, gr.SignatureErr
 	g.Row.RowNum = p.index.rank(key)
 	return g
@@ -104,12 +106,13 @@ func (p *Projector) gateRow(key string) (*cachedRow, error) {
 	if gr != nil {
 		return gr, nil
 	}
-	row, _, err := p.Row(key)
+	row, seq, err := p.Row(key)
 	if err != nil {
 		return nil, err
 	}
 	row.RowNum = 0
 	gr = newCachedRow(row)
+	gr.Seq = seq
 	p.rows.put(key, gr, gen)
 	return gr, nil
 }
@@ -130,9 +133,14 @@ func (f Filter) match(r *contract.Row) bool {
 // List returns matching rows in canonical order, skipping offset matches and
 // returning at most limit, plus the total number of matches.
 func (p *Projector) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
+	return page(p.Each, f, offset, limit)
+}
+
+// page is List over each, the live projection's Each or a Snapshot's.
+func page(each func(Filter, func(*contract.Row) error) error, f Filter, offset, limit int) ([]contract.Row, int, error) {
 	out := []contract.Row{}
 	total := 0
-	err := p.Each(f, func(r *contract.Row) error {
+	err := each(f, func(r *contract.Row) error {
 		total++
 		if total > offset && len(out) < limit {
 			out = append(out, *r)

@@ -26,8 +26,10 @@ type rowCache struct {
 // cachedRow is a decoded row as the gate reads it.
 type cachedRow struct {
 	Row contract.Row
-	// Fingerprint is contract.Fingerprint(&Row).
+	// Fingerprint is contract.Fingerprint(&Row); Seq is the control-stream
+	// sequence of the mutation that wrote Row.
 	Fingerprint string
+	Seq         uint64
 	// Signature is Row's input_schema compiled with its argument mapping
 	// (contract.CompileSignature), nil for a row without one; SignatureErr is
 	// why it did not compile. Compiled once per row version: the cache drops it

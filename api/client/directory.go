@@ -47,6 +47,14 @@ func (c *Client) GetRow(ctx context.Context, key string) (contract.Row, error) {
 	return row, err
 }
 
+// History reads every mutation of key in log order, also after the row was
+// deleted. A key never written is an *Error with Status 404.
+func (c *Client) History(ctx context.Context, key string) (RowHistory, error) {
+	var h RowHistory
+	_, err := c.do(ctx, http.MethodGet, rowPath(key)+"/history", nil, &h)
+	return h, err
+}
+
 // DeleteRow removes key's row. An absent key is an *Error with Status 404.
 func (c *Client) DeleteRow(ctx context.Context, key string) error {
 	_, err := c.do(ctx, http.MethodDelete, rowPath(key), nil, nil)
@@ -132,9 +140,15 @@ func (c *Client) Export(ctx context.Context, w io.Writer, o ExportOptions) (int,
 		q := filter(o.Category, o.Type, o.Enabled)
 		q.Set("limit", strconv.Itoa(exportPage))
 		q.Set("offset", strconv.Itoa(offset))
+		if o.At != "" {
+			q.Set("at", o.At)
+		}
 		var page RowPage
 		if _, err := c.do(ctx, http.MethodGet, "/api/directory?"+q.Encode(), nil, &page); err != nil {
 			return n, err
+		}
+		if page.At > 0 {
+			o.At = strconv.FormatUint(page.At, 10)
 		}
 		for _, r := range page.Rows {
 			if seen[r.Key] {

@@ -36,6 +36,15 @@ type RowPage struct {
 	Total  int            `json:"total"`
 	Limit  int            `json:"limit"`
 	Offset int            `json:"offset"`
+	// At is the last control-stream sequence of a page read at a point in time
+	// (ListOptions.At); 0 for the live directory.
+	At uint64 `json:"at,omitempty"`
+}
+
+// RowHistory is a row's every mutation in log order (GET /api/directory/{key}/history).
+type RowHistory struct {
+	Key     string            `json:"key"`
+	Changes []contract.Change `json:"changes"`
 }
 
 // ImportOptions configure Import.
@@ -84,6 +93,10 @@ type ExportOptions struct {
 	Category, Type, Enabled string
 	// NDJSON writes one row per line instead of a JSON array.
 	NDJSON bool
+	// At, when set, exports the directory as it stood then: a control-stream
+	// sequence or an RFC 3339 time. Every page is read at the sequence the
+	// first one resolved, so the pages agree.
+	At string
 }
 
 // DispatchRequest is one invocation.

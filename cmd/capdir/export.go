@@ -46,6 +46,7 @@ func exportCmd() *cobra.Command {
 	f.StringVar(&cfg.Category, "category", "", "only rows of this category")
 	f.StringVar(&cfg.Type, "type", "", "only rows of this type (fn, http, agent, flow)")
 	f.StringVar(&cfg.Enabled, "enabled", "", "only enabled (1) or disabled (0) rows")
+	f.StringVar(&cfg.At, "at", "", "the directory as it stood at a control-stream sequence (as capdir history prints) or an RFC 3339 time")
 	return cmd
 }
 

@@ -92,8 +92,11 @@ type Input struct {
 	// or a read failure when there is none.
 	Row    *contract.Row
 	RowErr error
-	// Fingerprint is the row's contract fingerprint.
+	// Fingerprint is the row's contract fingerprint; RowSeq is the
+	// control-stream sequence of the row's last mutation, which its receipt
+	// records (the contract the call ran under).
 	Fingerprint string
+	RowSeq      uint64
 	// Signature is the row's compiled input_schema and argument mapping
 	// (contract.CompileSignature, compiled once per row version by the
 	// projector), nil when the row has none; SignatureErr is why it does not

@@ -122,6 +122,11 @@ type Receipt struct {
 	BreakerGeneration uint64 `json:"breaker_generation"`
 	BreakerKind       string `json:"breaker_kind,omitempty"`
 	Worker            string `json:"worker,omitempty"`
+	// ContractSeq is the control-stream sequence of the mutation that wrote the
+	// row the call ran under: the row at that sequence is the contract whose
+	// fingerprint is Fingerprints.Contract. 0 when no row was found, and on
+	// receipts written before it was recorded.
+	ContractSeq uint64 `json:"contract_seq,omitempty"`
 }
 
 // Fingerprint is the hex SHA-256 of s: a receipt's input and output

@@ -32,6 +32,9 @@ var Streams = []string{ControlStream, DataStream}
 // DirectorySubject is where mutations of one row are appended.
 func DirectorySubject(key string) string { return directoryPrefix + key }
 
+// DirectorySubjects matches every row's mutations.
+const DirectorySubjects = directoryPrefix + ">"
+
 // BreakerSubject is where owner resets of one row's breaker are appended. It is on the
 // data stream, not the control stream, because a breaker is a fold over receipts and
 // resets together: only one stream gives the two a total order, so that replay
