@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/capdir/capdir/contract"
 )
@@ -58,4 +59,31 @@ func ArgsParameters(argsDoc string) json.RawMessage {
 		"properties": map[string]any{"args": map[string]any{"type": "string", "description": d}},
 	})
 	return b
+}
+
+// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into the
+// invocation body: for a tool with its own schema, the arguments object itself
+// (compact JSON); otherwise the string in "args" ("" when absent). reason is
+// non-empty when they cannot be read.
+func ToolBody(t Tool, args string) (body, reason string) {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
+		return "", "the arguments must be a JSON object"
+	}
+	if t.Schema {
+		var buf bytes.Buffer
+		json.Compact(&buf, []byte(args)) // valid: it just decoded
+		return buf.String(), ""
+	}
+	raw, ok := m["args"]
+	if !ok || string(raw) == "null" {
+		return "", ""
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "", `"args" must be a string`
+	}
+	return body, ""
 }

@@ -1,23 +1,17 @@
 package agentrunner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
 // MaxToolNameLen is the longest tool name OpenAI-compatible servers accept; a row
 // whose key is longer is not offered as a tool.
 const MaxToolNameLen = 64
-
-// ToolOf is row as a tool offered to a model: runner.ToolOf, which the
-// dispatcher's Invoker builds its Tools with.
-func ToolOf(row *contract.Row) runner.Tool { return runner.ToolOf(row) }
 
 // toolbox is what one call offers the model.
 type toolbox struct {
@@ -84,7 +78,7 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	if !ok {
 		return toolNotOffered(shorten(name)), nil, nil
 	}
-	body, reason := ToolBody(t, string(tc.Function.Arguments))
+	body, reason := runner.ToolBody(t, string(tc.Function.Arguments))
 	if reason != "" {
 		return badToolArguments(name, reason), nil, nil
 	}
@@ -96,31 +90,4 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 		return "", nil, errTool(t.Key, err.Error())
 	}
 	return st.Result, &st, nil
-}
-
-// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into the
-// invocation body: for a tool with its own schema, the arguments object itself
-// (compact JSON); otherwise the string in "args" ("" when absent). reason is
-// non-empty when they cannot be read.
-func ToolBody(t runner.Tool, args string) (body, reason string) {
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
-		return "", "the arguments must be a JSON object"
-	}
-	if t.Schema {
-		var buf bytes.Buffer
-		json.Compact(&buf, []byte(args)) // valid: it just decoded
-		return buf.String(), ""
-	}
-	raw, ok := m["args"]
-	if !ok || string(raw) == "null" {
-		return "", ""
-	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return "", `"args" must be a string`
-	}
-	return body, ""
 }
