@@ -66,7 +66,7 @@ func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
 		return err
 	}
 	rows := f.tx.Bucket(bucketRows)
-	if m.Action == eventlog.ActionDelete {
+	if m.Action == contract.ActionDelete {
 		f.fx.dir = append(f.fx.dir, dirChange{key: key, deleted: true})
 		return rows.Delete([]byte(key))
 	}
