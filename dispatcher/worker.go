@@ -65,11 +65,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
-		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
-	if g.RowErr == nil {
-		in.Row = &g.Row
-	}
+	in := gateInput(&req, &g)
+	in.Owner = from.owner
 	in.Rerun = s.rerun(m, &in)
 	if in.Rerun {
 		// capdir's re-run of an approved call: a bus client's is announced to it.
@@ -204,8 +201,20 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Restricted: !in.Owner,
+		Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
+}
+
+// gateInput is what the gate reads for req, from g, the projection's view of
+// req's key.
+func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Signature: g.Signature, SignatureErr: g.SignatureErr}
+	if g.RowErr == nil {
+		in.Row = &g.Row
+	}
+	return in
 }
 
 // catchUpRow handles a key this node's projection does not have. The requesting
@@ -266,8 +275,8 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // of the bus client that requested it (none for capdir's own requests and for
 // steps: their callers wait in-process). A failure a retry may mend (a timeout, no
 // responders while the stream elects a leader) is retried with the same event id,
-// for up to receiptRetryFor; one it cannot mend is returned at once, classified by
-// appendFailure. It returns the length of the receipt's data.
+// for up to receiptRetryFor (while the log's disk is full, until it has room); one
+// it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
 func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
 	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
@@ -285,7 +294,10 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 			return size, nil
 		}
 		err = appendFailure(err, size)
-		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || time.Now().Add(wait).After(give) {
+		// A full disk keeps the receipt retrying as long as it lasts: handed back,
+		// the call would run again, and be refused again, until MaxDeliver dropped it.
+		late := time.Now().Add(wait).After(give) && !errors.Is(err, eventlog.ErrDiskFull)
+		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || late {
 			return size, err
 		}
 		s.cfg.Logger.Warn("dispatcher: receipt append failed; retrying", "invocation", rc.InvocationID, "in", wait, "err", err)

@@ -61,29 +61,32 @@ func ArgsParameters(argsDoc string) json.RawMessage {
 	return b
 }
 
-// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into the
-// invocation body: for a tool with its own schema, the arguments object itself
-// (compact JSON); otherwise the string in "args" ("" when absent). reason is
-// non-empty when they cannot be read.
-func ToolBody(t Tool, args string) (body, reason string) {
+// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into
+// what the row is invoked with: for a tool with its own schema, the arguments
+// object itself (Input.Args, compact JSON), which the gate checks against
+// the row's input_schema and runs as its pipe form, as POST /api/dispatch does
+// with an object body; otherwise the pipe body in "args" ("" when absent).
+// reason is non-empty when they cannot be read.
+func ToolBody(t Tool, args string) (in Input, reason string) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
-		return "", "the arguments must be a JSON object"
+		return in, "the arguments must be a JSON object"
 	}
 	if t.Schema {
 		var buf bytes.Buffer
 		json.Compact(&buf, []byte(args)) // valid: it just decoded
-		return buf.String(), ""
+		in.Args = buf.Bytes()
+		return in, ""
 	}
 	raw, ok := m["args"]
 	if !ok || string(raw) == "null" {
-		return "", ""
+		return in, ""
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return "", `"args" must be a string`
+	if err := json.Unmarshal(raw, &in.Body); err != nil {
+		return Input{}, `"args" must be a string`
 	}
-	return body, ""
+	return in, ""
 }

@@ -78,11 +78,15 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	if !ok {
 		return toolNotOffered(shorten(name)), nil, nil
 	}
-	body, reason := runner.ToolBody(t, string(tc.Function.Arguments))
+	in, reason := runner.ToolBody(t, string(tc.Function.Arguments))
 	if reason != "" {
 		return badToolArguments(name, reason), nil, nil
 	}
-	st, err := c.Sub.Invoke(ctx, "tool-"+strconv.Itoa(n), t.Key, rd.Scrub(body))
+	in.Body = rd.Scrub(in.Body)
+	if in.Args != nil {
+		in.Args = json.RawMessage(rd.Scrub(string(in.Args)))
+	}
+	st, err := c.Sub.Invoke(ctx, "tool-"+strconv.Itoa(n), t.Key, in)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", nil, runner.Canceled(RunnerAgent, cerr)
