@@ -11,7 +11,6 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Directory is the directory's write path: the one read-modify-append for rows,
@@ -203,7 +202,7 @@ func (d *Directory) append(ctx context.Context, p dirPending) (uint64, error) {
 }
 
 // appendAsync starts appending p; resolve the future with awaitAsync.
-func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
+func (d *Directory) appendAsync(p dirPending) (*eventlog.Pending, error) {
 	f, err := d.log.AppendAsync(wire.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	if err != nil {
 		return nil, classifyAppend(err)
@@ -212,7 +211,7 @@ func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 }
 
 // awaitAsync waits for an appendAsync's acknowledgement, at most the write timeout.
-func (d *Directory) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
+func (d *Directory) awaitAsync(ctx context.Context, f *eventlog.Pending) (uint64, error) {
 	seq, err := eventlog.AwaitAckWithin(ctx, f, d.timeout)
 	return seq, classifyAppend(err)
 }

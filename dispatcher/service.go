@@ -539,8 +539,8 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 // before the acknowledgement: it may be stored already, and the log's duplicate
 // detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
 // duplicate window.
-func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (jetstream.PubAckFuture, error) {
-	return func() (jetstream.PubAckFuture, error) {
+func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (*eventlog.Pending, error) {
+	return func() (*eventlog.Pending, error) {
 		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
 		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	}
@@ -597,32 +597,29 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // request's append, whose failure ends the wait (nil: nothing was appended). When
 // the append's connection was lost before its acknowledgement, resend appends the
 // request again, and the wait goes on with its future.
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
-	var failed <-chan error
-	var stored <-chan *jetstream.PubAck
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
 	var full <-chan struct{}
 	if f != nil {
-		failed, stored, full = f.Err(), f.Ok(), s.cfg.Log.Full()
+		full = s.cfg.Log.Full()
 	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
-		case <-stored: // only its receipt ends the wait now
-			failed, stored, full = nil, nil, nil
+		case <-f.Stored(): // only its receipt ends the wait now
+			f, full = nil, nil
 		case <-full: // the server answers no append that found its disk full
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
-		case err := <-failed:
+		case err := <-f.Failed():
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				failed = nil
+				f = nil
 				continue
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					failed, stored = f.Err(), f.Ok()
 					continue
 				}
 			}

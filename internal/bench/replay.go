@@ -17,7 +17,6 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // GenerateLog appends at least n events to l, the mix of a directory in use: one
@@ -50,7 +49,7 @@ type generator struct {
 	keys     []string
 	next     int
 	count    int
-	inflight []jetstream.PubAckFuture
+	inflight []*eventlog.Pending
 }
 
 func (g *generator) append(ctx context.Context, subject, typ, actor string, data any) error {
