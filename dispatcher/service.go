@@ -224,7 +224,7 @@ type Service struct {
 	revocations   revocationFence
 
 	mu      sync.Mutex
-	cc      jetstream.ConsumeContext
+	cc      eventlog.Consumption
 	work    chan jetstream.Msg
 	held    []heldSlot
 	workers sync.WaitGroup // the workers
@@ -276,14 +276,12 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 
 // Start creates (or joins) the durable consumer and starts the workers.
 func (s *Service) Start(ctx context.Context) error {
-	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, wire.DataStream, jetstream.ConsumerConfig{
-		Durable:        ConsumerName,
-		FilterSubjects: wire.AllRequestSubjects, // capdir's own requests and the bus clients'
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        s.cfg.AckWait,
-		MaxDeliver:     s.cfg.MaxDeliver,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		MaxAckPending:  64 * 1024,
+	cons, err := s.cfg.Log.OpenDurable(ctx, wire.DataStream, eventlog.Durable{
+		Name:          ConsumerName,
+		Subjects:      wire.AllRequestSubjects, // capdir's own requests and the bus clients'
+		AckWait:       s.cfg.AckWait,
+		MaxDeliver:    s.cfg.MaxDeliver,
+		MaxAckPending: 64 * 1024,
 	})
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
@@ -316,8 +314,7 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
-	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers),
-		jetstream.PullExpiry(eventlog.PullExpiry), jetstream.PullHeartbeat(eventlog.PullHeartbeat))
+	cc, err := cons.Consume(2*s.cfg.Workers, s.deliver)
 	if err != nil {
 		s.Stop()
 		return fmt.Errorf("dispatcher: consume: %w", err)
@@ -338,15 +335,15 @@ func (s *Service) Start(ctx context.Context) error {
 // order is not run twice. On a shared log the pending requests may be another
 // node's calls in flight: they are left to AckWait. So are they while the
 // consumer has pulls waiting: another service of this process is running.
-func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
-	info := cons.CachedInfo()
-	if s.sharedLog || info == nil || info.NumAckPending == 0 || info.NumWaiting > 0 {
+func (s *Service) reclaim(ctx context.Context, cons *eventlog.Consumer) error {
+	unacked, floor, waiting := cons.Backlog()
+	if s.sharedLog || unacked == 0 || waiting > 0 {
 		return nil
 	}
-	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {
+	if err := cons.Reset(ctx); err != nil {
 		return fmt.Errorf("dispatcher: deliver again the requests an earlier process held: %w", err)
 	}
-	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", info.NumAckPending, "from_seq", info.AckFloor.Stream+1)
+	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", unacked, "from_seq", floor+1)
 	return nil
 }
 
