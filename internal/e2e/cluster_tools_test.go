@@ -1,6 +1,6 @@
 //go:build unix
 
-package capdir_test
+package e2e_test
 
 import (
 	"context"
