@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
@@ -40,24 +40,8 @@ func (s *Server) registerApprovals() {
 	s.handle("POST /api/approvals/{id}", s.owner(s.approvalDecide))
 }
 
-// ApprovalView is one approval as the owner sees it, the call's body included:
-// the log is the owner's.
-type ApprovalView struct {
-	InvocationID    string     `json:"invocation_id"`
-	Key             string     `json:"key"`
-	Trace           string     `json:"trace"`
-	Actor           string     `json:"actor"`
-	State           string     `json:"state"` // pending, approved, denied, expired
-	Body            *string    `json:"body"`
-	BodyError       string     `json:"body_error,omitempty"`
-	BodyFingerprint string     `json:"body_fingerprint"`
-	RequestedAt     time.Time  `json:"requested_at"`
-	ExpiresAt       time.Time  `json:"expires_at"`
-	DecidedBy       string     `json:"decided_by,omitempty"`
-	DecidedAt       *time.Time `json:"decided_at,omitempty"`
-	Decide          string     `json:"decide,omitempty"` // where to POST the decision while pending
-	Receipt         string     `json:"receipt"`
-}
+// ApprovalView is one approval as the owner sees it (answer.Approval).
+type ApprovalView = answer.Approval
 
 // approver is the dispatch service's approval side, or ErrNoDispatcher.
 func (s *Server) approver() (Approver, error) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -51,7 +50,7 @@ func TestDirectoryWritePath(t *testing.T) {
 	}
 
 	res, err := d.Create(ctx, fields(t, fmt.Sprintf(compliantRow, "A")))
-	if err != nil || res.Action != eventlog.ActionCreate || !res.Created || res.Key != "A" || res.Row == nil || res.Seq == 0 {
+	if err != nil || res.Action != contract.ActionCreate || !res.Created || res.Key != "A" || res.Row == nil || res.Seq == 0 {
 		t.Fatalf("create: %+v %v", res, err)
 	}
 	readable("A", res)
@@ -76,30 +75,30 @@ func TestDirectoryWritePath(t *testing.T) {
 	}
 
 	res, err = d.Patch(ctx, "A", fields(t, `{"category":"x","sensitive":1}`))
-	if err != nil || res.Action != eventlog.ActionPatch || res.Created || res.Row.Category != "x" || len(res.Ignored) != 1 || res.Ignored[0] != "sensitive" {
+	if err != nil || res.Action != contract.ActionPatch || res.Created || res.Row.Category != "x" || len(res.Ignored) != 1 || res.Ignored[0] != "sensitive" {
 		t.Fatalf("patch: %+v %v", res, err)
 	}
 	readable("A", res)
 	res, err = d.Replace(ctx, "B", fields(t, `{"type":"fn","target":"echo","content":"# WHAT: b"}`))
-	if err != nil || res.Action != eventlog.ActionCreate || !res.Created {
+	if err != nil || res.Action != contract.ActionCreate || !res.Created {
 		t.Fatalf("replace of an absent key: %+v %v", res, err)
 	}
 	res, err = d.Replace(ctx, "B", fields(t, `{"type":"fn","target":"now","content":"# WHAT: b"}`))
-	if err != nil || res.Action != eventlog.ActionReplace || res.Created || res.Row.Target != "now" {
+	if err != nil || res.Action != contract.ActionReplace || res.Created || res.Row.Target != "now" {
 		t.Fatalf("replace: %+v %v", res, err)
 	}
 	readable("B", res)
 	res, err = d.Upsert(ctx, fields(t, `{"key":"C","type":"fn","content":"# WHAT: c"}`))
-	if err != nil || res.Action != eventlog.ActionCreate || !res.Created {
+	if err != nil || res.Action != contract.ActionCreate || !res.Created {
 		t.Fatalf("upsert of an absent key: %+v %v", res, err)
 	}
 	res, err = d.Upsert(ctx, fields(t, `{"key":"C","type":"fn","content":"# WHAT: c, again"}`))
-	if err != nil || res.Action != eventlog.ActionReplace || res.Created || res.Row.Content != "# WHAT: c, again" {
+	if err != nil || res.Action != contract.ActionReplace || res.Created || res.Row.Content != "# WHAT: c, again" {
 		t.Fatalf("upsert of a present key: %+v %v", res, err)
 	}
 	readable("C", res)
 	res, err = d.Delete(ctx, "C")
-	if err != nil || res.Action != eventlog.ActionDelete || res.Row != nil {
+	if err != nil || res.Action != contract.ActionDelete || res.Row != nil {
 		t.Fatalf("delete: %+v %v", res, err)
 	}
 	readable("C", res)

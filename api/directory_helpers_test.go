@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -39,7 +40,7 @@ func mutations(t testing.TB, n *capdir.Node, key string) []mutation {
 		if s.Subject != wire.DirectorySubject(key) || s.Type != wire.TypeDirectoryMutate {
 			return nil
 		}
-		var m eventlog.DirectoryMutation
+		var m contract.DirectoryMutation
 		if err := s.DataAs(&m); err != nil {
 			return err
 		}
@@ -53,7 +54,7 @@ func mutations(t testing.TB, n *capdir.Node, key string) []mutation {
 }
 
 type mutation struct {
-	eventlog.DirectoryMutation
+	contract.DirectoryMutation
 	Seq   uint64
 	Actor string
 }

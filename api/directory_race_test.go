@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -63,13 +62,13 @@ func TestConcurrentPatchesNeverLoseAnUpdate(t *testing.T) {
 
 	ms := mutations(t, n, "RACED")
 	patches := ms[1:]
-	if ms[0].Action != eventlog.ActionCreate || len(patches) != len(applied) {
+	if ms[0].Action != contract.ActionCreate || len(patches) != len(applied) {
 		t.Fatalf("%d events after the create for %d applied PATCHes", len(patches), len(applied))
 	}
 	var logged []int
 	prev := ms[0].Row
 	for _, m := range patches {
-		if m.Action != eventlog.ActionPatch || m.Row == nil {
+		if m.Action != contract.ActionPatch || m.Row == nil {
 			t.Fatalf("event %d: %+v", m.Seq, m.DirectoryMutation)
 		}
 		// Each patch was decided on the row the previous event left: apart from

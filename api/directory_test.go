@@ -10,7 +10,6 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -81,8 +80,8 @@ func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 
 	// The log holds exactly one event per accepted write, by the owner.
 	ms := mutations(t, n, "ZZ_TEST_TEMPERATURE")
-	if len(ms) != 2 || ms[0].Action != eventlog.ActionCreate || ms[0].Row == nil || ms[0].Row.Category != "tools" ||
-		ms[1].Action != eventlog.ActionDelete || ms[1].Row != nil {
+	if len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[0].Row == nil || ms[0].Row.Category != "tools" ||
+		ms[1].Action != contract.ActionDelete || ms[1].Row != nil {
 		t.Fatalf("mutations = %+v", ms)
 	}
 	for _, m := range ms {
@@ -310,7 +309,7 @@ func TestPutCreatesThenReplaces(t *testing.T) {
 		t.Fatalf("after replace: %+v (first %+v)", second, first)
 	}
 	ms := mutations(t, n, "NOW")
-	if len(ms) != 2 || ms[0].Action != eventlog.ActionCreate || ms[1].Action != eventlog.ActionReplace {
+	if len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[1].Action != contract.ActionReplace {
 		t.Fatalf("mutations: %+v", ms)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Directory is the directory's write path: the one read-modify-append for rows,
@@ -75,7 +74,7 @@ func newDirectory(cfg Config) *Directory {
 // WriteResult is an accepted write.
 type WriteResult struct {
 	Key string
-	// Action is the event's: eventlog.ActionCreate, ActionReplace, ActionPatch or
+	// Action is the event's: contract.ActionCreate, ActionReplace, ActionPatch or
 	// ActionDelete (a Replace or Upsert of an absent key creates it).
 	Action string
 	// Created: the key was absent and the write created it.
@@ -124,11 +123,11 @@ func (d *Directory) Upsert(ctx context.Context, f contract.Fields) (WriteResult,
 // dirBuild decides what a write does to one key, given the row as projected now
 // (nil when the key is absent). It returns the mutation to append and the body
 // fields it ignored, or an error; it must not have side effects.
-type dirBuild func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error)
+type dirBuild func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error)
 
 // dirPending is a write that has been decided but not yet appended.
 type dirPending struct {
-	mutation eventlog.DirectoryMutation
+	mutation contract.DirectoryMutation
 	ignored  []string
 	warnings []string
 	existed  bool   // the key was present when the write was decided
@@ -241,7 +240,7 @@ func (d *Directory) append(ctx context.Context, p dirPending) (uint64, error) {
 }
 
 // appendAsync starts appending p; resolve the future with awaitAsync.
-func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
+func (d *Directory) appendAsync(p dirPending) (*eventlog.Pending, error) {
 	f, err := d.log.AppendAsync(wire.DirectorySubject(p.mutation.Key), p.event, eventlog.ExpectLastSubjectSeq(p.expect))
 	if err != nil {
 		return nil, classifyAppend(err)
@@ -250,7 +249,7 @@ func (d *Directory) appendAsync(p dirPending) (jetstream.PubAckFuture, error) {
 }
 
 // awaitAsync waits for an appendAsync's acknowledgement, at most the write timeout.
-func (d *Directory) awaitAsync(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
+func (d *Directory) awaitAsync(ctx context.Context, f *eventlog.Pending) (uint64, error) {
 	seq, err := eventlog.AwaitAckWithin(ctx, f, d.timeout)
 	return seq, classifyAppend(err)
 }
@@ -287,38 +286,38 @@ func classifyAppend(err error) error {
 // buildCreate is a POST: contract.Create, refused with ErrExists when the key is
 // present.
 func buildCreate(f contract.Fields) dirBuild {
-	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		if old != nil {
-			return eventlog.DirectoryMutation{}, nil, ErrExists
+			return contract.DirectoryMutation{}, nil, ErrExists
 		}
 		row, err := contract.Create(f, now)
 		if err != nil {
-			return eventlog.DirectoryMutation{}, nil, err
+			return contract.DirectoryMutation{}, nil, err
 		}
-		return eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row}, nil, nil
+		return contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row}, nil, nil
 	}
 }
 
 // buildReplace is a PUT: contract.Replace, which creates the row when it is absent
 // (the event's action is then create).
 func buildReplace(key string, f contract.Fields) dirBuild {
-	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		row, err := contract.Replace(key, old, f, now)
 		if err != nil {
-			return eventlog.DirectoryMutation{}, nil, err
+			return contract.DirectoryMutation{}, nil, err
 		}
-		action := eventlog.ActionReplace
+		action := contract.ActionReplace
 		if old == nil {
-			action = eventlog.ActionCreate
+			action = contract.ActionCreate
 		}
-		return eventlog.DirectoryMutation{Action: action, Key: key, Row: &row}, nil, nil
+		return contract.DirectoryMutation{Action: action, Key: key, Row: &row}, nil, nil
 	}
 }
 
 // buildUpsert is an import row in upsert mode: Create when absent, else Replace.
 func buildUpsert(key string, f contract.Fields) dirBuild {
 	create, replace := buildCreate(f), buildReplace(key, f)
-	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		if old == nil {
 			return create(nil, now)
 		}
@@ -328,24 +327,24 @@ func buildUpsert(key string, f contract.Fields) dirBuild {
 
 // buildPatch is a PATCH: contract.Patch of a present row.
 func buildPatch(key string, f contract.Fields) dirBuild {
-	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		if old == nil {
-			return eventlog.DirectoryMutation{}, nil, ErrNotFound
+			return contract.DirectoryMutation{}, nil, ErrNotFound
 		}
 		row, ignored, err := contract.Patch(*old, f, now)
 		if err != nil {
-			return eventlog.DirectoryMutation{}, ignored, err
+			return contract.DirectoryMutation{}, ignored, err
 		}
-		return eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: &row}, ignored, nil
+		return contract.DirectoryMutation{Action: contract.ActionPatch, Key: key, Row: &row}, ignored, nil
 	}
 }
 
 // buildDelete is a DELETE of a present row.
 func buildDelete(key string) dirBuild {
-	return func(old *contract.Row, _ time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, _ time.Time) (contract.DirectoryMutation, []string, error) {
 		if old == nil {
-			return eventlog.DirectoryMutation{}, nil, ErrNotFound
+			return contract.DirectoryMutation{}, nil, ErrNotFound
 		}
-		return eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key}, nil, nil
+		return contract.DirectoryMutation{Action: contract.ActionDelete, Key: key}, nil, nil
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/capdir/capdir/eventlog"
 )
 
 const (
@@ -219,7 +219,7 @@ type importInflight struct {
 	key      string
 	size     int
 	warnings []string
-	future   jetstream.PubAckFuture
+	future   *eventlog.Pending
 }
 
 // add decides one row and starts appending it, or records why it failed. It keeps

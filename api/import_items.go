@@ -8,7 +8,6 @@ import (
 
 	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -120,25 +119,25 @@ func (d *Directory) prune(ctx context.Context, res *imports.Report, present map[
 // key (or the column defaults), refusing a stored row of another source and
 // answering errUnchanged when nothing would change.
 func buildImported(imp contract.Row, source string) dirBuild {
-	return func(old *contract.Row, now time.Time) (eventlog.DirectoryMutation, []string, error) {
+	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		if old == nil {
 			row, err := contract.Create(contract.FieldsFromRow(withImported(defaultRow(), imp)), now)
 			if err != nil {
-				return eventlog.DirectoryMutation{}, nil, err
+				return contract.DirectoryMutation{}, nil, err
 			}
-			return eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row}, nil, nil
+			return contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row}, nil, nil
 		}
 		if src, ok := imports.SourceOf(old.Content); !ok || src != source {
-			return eventlog.DirectoryMutation{}, nil, ErrExists
+			return contract.DirectoryMutation{}, nil, ErrExists
 		}
 		row, err := contract.Replace(imp.Key, old, contract.FieldsFromRow(withImported(*old, imp)), now)
 		if err != nil {
-			return eventlog.DirectoryMutation{}, nil, err
+			return contract.DirectoryMutation{}, nil, err
 		}
 		if sameRow(row, *old) {
-			return eventlog.DirectoryMutation{}, nil, errUnchanged
+			return contract.DirectoryMutation{}, nil, errUnchanged
 		}
-		return eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: row.Key, Row: &row}, nil, nil
+		return contract.DirectoryMutation{Action: contract.ActionReplace, Key: row.Key, Row: &row}, nil, nil
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/capdir/capdir/api"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
@@ -74,7 +73,7 @@ func TestImportSampleFixture(t *testing.T) {
 		if !sameContract(r, want[r.Key]) {
 			t.Errorf("%s imported as %+v, fixture %+v", r.Key, r, want[r.Key])
 		}
-		if ms := mutations(t, n, r.Key); len(ms) != 1 || ms[0].Action != eventlog.ActionCreate {
+		if ms := mutations(t, n, r.Key); len(ms) != 1 || ms[0].Action != contract.ActionCreate {
 			t.Errorf("%s: mutations %+v", r.Key, ms)
 		}
 	}
@@ -108,7 +107,7 @@ func TestImportSampleFixture(t *testing.T) {
 	if nowAfter.CreatedAt != nowBefore.CreatedAt || !sameContract(nowAfter, want["NOW"]) {
 		t.Fatalf("NOW after upsert: %+v", nowAfter)
 	}
-	if ms := mutations(t, n, "NOW"); len(ms) != 2 || ms[1].Action != eventlog.ActionReplace {
+	if ms := mutations(t, n, "NOW"); len(ms) != 2 || ms[1].Action != contract.ActionReplace {
 		t.Fatalf("NOW mutations after upsert: %+v", ms)
 	}
 }
@@ -205,7 +204,7 @@ func TestImportUpsertRepeatedKeyAndHygiene(t *testing.T) {
 	if row.PlannerRank != 2 || row.Content != "# WHAT: second" {
 		t.Errorf("TWICE = %+v", row)
 	}
-	if ms := mutations(t, n, "TWICE"); len(ms) != 2 || ms[0].Action != eventlog.ActionCreate || ms[1].Action != eventlog.ActionReplace {
+	if ms := mutations(t, n, "TWICE"); len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[1].Action != contract.ActionReplace {
 		t.Errorf("TWICE mutations %+v", ms)
 	}
 	decode(t, mustDo(t, n, http.StatusOK, "GET", "/api/directory/PRESENT", ""), &row)

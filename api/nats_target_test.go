@@ -9,7 +9,6 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -111,7 +110,7 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 func smuggle(ctx context.Context, t *testing.T, n *capdir.Node, row contract.Row) {
 	t.Helper()
 	ev, err := n.Log.NewEvent(wire.TypeDirectoryMutate, api.OwnerActor,
-		eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+		contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ type Service struct {
 	elections     leaderElections // the dispatch consumer's (runonce.go)
 
 	mu      sync.Mutex
-	cc      jetstream.ConsumeContext
+	cc      eventlog.Consumption
 	work    chan jetstream.Msg
 	held    []heldSlot
 	workers sync.WaitGroup // the workers
@@ -277,14 +277,12 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 
 // Start creates (or joins) the durable consumer and starts the workers.
 func (s *Service) Start(ctx context.Context) error {
-	cons, err := s.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, wire.DataStream, jetstream.ConsumerConfig{
-		Durable:        ConsumerName,
-		FilterSubjects: wire.AllRequestSubjects, // capdir's own requests and the bus clients'
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        s.cfg.AckWait,
-		MaxDeliver:     s.cfg.MaxDeliver,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		MaxAckPending:  64 * 1024,
+	cons, err := s.cfg.Log.OpenDurable(ctx, wire.DataStream, eventlog.Durable{
+		Name:          ConsumerName,
+		Subjects:      wire.AllRequestSubjects, // capdir's own requests and the bus clients'
+		AckWait:       s.cfg.AckWait,
+		MaxDeliver:    s.cfg.MaxDeliver,
+		MaxAckPending: 64 * 1024,
 	})
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
@@ -320,8 +318,7 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
-	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(2*s.cfg.Workers),
-		jetstream.PullExpiry(eventlog.PullExpiry), jetstream.PullHeartbeat(eventlog.PullHeartbeat))
+	cc, err := cons.Consume(2*s.cfg.Workers, s.deliver)
 	if err != nil {
 		s.Stop()
 		return fmt.Errorf("dispatcher: consume: %w", err)
@@ -342,15 +339,15 @@ func (s *Service) Start(ctx context.Context) error {
 // order is not run twice. On a shared log the pending requests may be another
 // node's calls in flight: they are left to AckWait. So are they while the
 // consumer has pulls waiting: another service of this process is running.
-func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
-	info := cons.CachedInfo()
-	if s.sharedLog || info == nil || info.NumAckPending == 0 || info.NumWaiting > 0 {
+func (s *Service) reclaim(ctx context.Context, cons *eventlog.Consumer) error {
+	unacked, floor, waiting := cons.Backlog()
+	if s.sharedLog || unacked == 0 || waiting > 0 {
 		return nil
 	}
-	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {
+	if err := cons.Reset(ctx); err != nil {
 		return fmt.Errorf("dispatcher: deliver again the requests an earlier process held: %w", err)
 	}
-	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", info.NumAckPending, "from_seq", info.AckFloor.Stream+1)
+	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", unacked, "from_seq", floor+1)
 	return nil
 }
 
@@ -547,8 +544,8 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 // before the acknowledgement: it may be stored already, and the log's duplicate
 // detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
 // duplicate window.
-func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (jetstream.PubAckFuture, error) {
-	return func() (jetstream.PubAckFuture, error) {
+func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (*eventlog.Pending, error) {
+	return func() (*eventlog.Pending, error) {
 		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
 		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	}
@@ -607,12 +604,12 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // its acknowledgement, resend appends the request again, and the wait goes on
 // with its future. A wait that ends without a receipt hands out the invocation
 // id only when the log holds the request (else ErrNotAppended).
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
 	var acked <-chan *jetstream.PubAck
 	var failed <-chan error
 	var full <-chan struct{}
 	if f != nil {
-		acked, failed, full = f.Ok(), f.Err(), s.cfg.Log.Full()
+		acked, failed, full = f.Stored(), f.Failed(), s.cfg.Log.Full()
 	}
 	stored := f == nil
 	for {
@@ -624,7 +621,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 		case <-full: // the server answers no append that found its disk full
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
-		case err := <-failed:
+		case err := <-f.Failed():
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
@@ -633,7 +630,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					acked, failed = f.Ok(), f.Err()
+					acked, failed = f.Stored(), f.Failed()
 					continue
 				}
 			}

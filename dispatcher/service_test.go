@@ -80,7 +80,7 @@ func (st *stack) newService(t *testing.T, mutate func(*dispatcher.ServiceConfig)
 
 func (st *stack) putRow(t *testing.T, row contract.Row) {
 	t.Helper()
-	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row})
 	seq, err := st.log.Append(context.Background(), wire.DirectorySubject(row.Key), ev)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +419,7 @@ func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
 
 func (st *stack) putRowNoWait(t *testing.T, row contract.Row) {
 	t.Helper()
-	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: row.Key, Row: &row})
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row})
 	if _, err := st.log.Append(context.Background(), wire.DirectorySubject(row.Key), ev); err != nil {
 		t.Fatal(err)
 	}

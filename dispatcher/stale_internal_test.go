@@ -13,7 +13,6 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
@@ -71,7 +70,7 @@ func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := contract.Row{Key: "COUNT", Type: "fn", Target: "count", Enabled: 1}
-	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "COUNT", Row: &row})
+	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: "COUNT", Row: &row})
 	if _, err := l.Append(ctx, wire.DirectorySubject("COUNT"), ev); err != nil {
 		t.Fatal(err)
 	}

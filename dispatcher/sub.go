@@ -18,7 +18,6 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Steps. A composing runner (flow, agent) runs other rows through its call's
@@ -190,7 +189,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 // pendingAppend is an async append awaited by more than one reader: a future's
 // acknowledgement can be received only once.
 type pendingAppend struct {
-	f    jetstream.PubAckFuture
+	f    *eventlog.Pending
 	done bool
 	seq  uint64
 	err  error

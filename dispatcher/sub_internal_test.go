@@ -15,7 +15,6 @@ import (
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
@@ -44,7 +43,7 @@ func toolsService(t *testing.T, rows ...contract.Row) *Service {
 		t.Fatal(err)
 	}
 	for i := range rows {
-		ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
+		ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
 		if _, err := l.Append(ctx, wire.DirectorySubject(rows[i].Key), ev); err != nil {
 			t.Fatal(err)
 		}

@@ -112,9 +112,32 @@ func unanswered(err error) bool {
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
-// AppendAsync writes ev without waiting; the returned future resolves to the
+// Pending is an append on its way to the stream, AppendAsync's answer: AwaitAck
+// and AwaitAckWithin wait for its sequence, Notify announces it once stored. It
+// keeps JetStream's future inside the log.
+type Pending struct{ f jetstream.PubAckFuture }
+
+// Stored is ready once the stream has stored the append (never, for a nil
+// Pending), for a caller that waits on more than the append.
+func (p *Pending) Stored() <-chan *jetstream.PubAck {
+	if p == nil {
+		return nil
+	}
+	return p.f.Ok()
+}
+
+// Failed yields the append's error, to be read through AppendError, when the
+// stream will not acknowledge it (never, for a nil Pending).
+func (p *Pending) Failed() <-chan error {
+	if p == nil {
+		return nil
+	}
+	return p.f.Err()
+}
+
+// AppendAsync writes ev without waiting; the returned Pending resolves to the
 // stream's acknowledgement. Use it where many appends are in flight at once.
-func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (jetstream.PubAckFuture, error) {
+func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (*Pending, error) {
 	msg, popts, err := l.prepare(subject, ev, opts)
 	if err != nil {
 		return nil, err
@@ -126,14 +149,14 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 		return nil, err
 	}
 	l.cfg.Metrics.countAppend(ev.Type, nil)
-	return f, nil
+	return &Pending{f}, nil
 }
 
 // Notify publishes the event an async append carried on subject as a plain NATS
 // message: not stored, delivered to whoever subscribes at that moment. Call it once
 // the append is acknowledged, to announce what is now in the log.
-func (l *Log) Notify(subject string, appended jetstream.PubAckFuture) error {
-	return l.nc.PublishMsg(&nats.Msg{Subject: subject, Data: appended.Msg().Data})
+func (l *Log) Notify(subject string, appended *Pending) error {
+	return l.nc.PublishMsg(&nats.Msg{Subject: subject, Data: appended.f.Msg().Data})
 }
 
 // NotifyEvent publishes ev on subject as a plain NATS message, as Notify does, for
@@ -148,21 +171,21 @@ func (l *Log) NotifyEvent(subject string, ev wire.Event) error {
 }
 
 // AwaitAck waits for an async append's acknowledgement.
-func AwaitAck(ctx context.Context, f jetstream.PubAckFuture) (uint64, error) {
-	return awaitAck(ctx, f, nil)
+func AwaitAck(ctx context.Context, p *Pending) (uint64, error) {
+	return awaitAck(ctx, p.f, nil)
 }
 
 // ErrAckTimeout is returned by AwaitAckWithin when the acknowledgement is late, and
-// by an AppendAsync's future whose acknowledgement has not come within
+// by an AppendAsync's Pending whose acknowledgement has not come within
 // Config.AckTimeout: the event may or may not be stored.
 var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
 
 // AwaitAckWithin is AwaitAck bounded by d as well as ctx, without deriving a
 // context (for a caller that appends on every request).
-func AwaitAckWithin(ctx context.Context, f jetstream.PubAckFuture, d time.Duration) (uint64, error) {
+func AwaitAckWithin(ctx context.Context, p *Pending, d time.Duration) (uint64, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
-	return awaitAck(ctx, f, t.C)
+	return awaitAck(ctx, p.f, t.C)
 }
 
 func awaitAck(ctx context.Context, f jetstream.PubAckFuture, late <-chan time.Time) (uint64, error) {

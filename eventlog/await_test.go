@@ -21,7 +21,7 @@ func (silentFuture) Msg() *nats.Msg               { return nil }
 
 func TestAwaitAckWithinGivesUp(t *testing.T) {
 	start := time.Now()
-	_, err := eventlog.AwaitAckWithin(context.Background(), silentFuture{}, 50*time.Millisecond)
+	_, err := eventlog.AwaitAckWithin(context.Background(), eventlog.PendingOf(silentFuture{}), 50*time.Millisecond)
 	if !errors.Is(err, eventlog.ErrAckTimeout) {
 		t.Fatalf("err = %v, want ErrAckTimeout", err)
 	}
@@ -30,7 +30,7 @@ func TestAwaitAckWithinGivesUp(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := eventlog.AwaitAckWithin(ctx, silentFuture{}, time.Minute); !errors.Is(err, context.Canceled) {
+	if _, err := eventlog.AwaitAckWithin(ctx, eventlog.PendingOf(silentFuture{}), time.Minute); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
@@ -62,7 +62,7 @@ func TestAppendAsyncAcknowledgementLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-f.Err():
+	case err := <-f.Failed():
 		if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
 			t.Fatalf("future's error %v does not match ErrAckTimeout", err)
 		}

@@ -1,24 +1,8 @@
 package eventlog
 
-import "github.com/capdir/capdir/contract"
-
-// Directory mutation actions.
-const (
-	ActionCreate  = "create"
-	ActionReplace = "replace"
-	ActionPatch   = "patch"
-	ActionDelete  = "delete"
-)
-
-// DirectoryMutation is the data of a DIRECTORY_MUTATE event: the action, the key and
-// the row after the write (nil after a delete).
-type DirectoryMutation struct {
-	Action string        `json:"action"`
-	Key    string        `json:"key"`
-	Row    *contract.Row `json:"row,omitempty"`
-}
-
-// BreakerReset is the data of a BREAKER_RESET event.
+// BreakerReset is the data of a BREAKER_RESET event. The data of a
+// DIRECTORY_MUTATE event is contract.DirectoryMutation: the log carries rows
+// without knowing their shape.
 type BreakerReset struct {
 	Key string `json:"key"`
 }

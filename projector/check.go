@@ -88,8 +88,8 @@ func sameKey(field, named, key string) error {
 // checkMutation decodes a DIRECTORY_MUTATE on key's subject and checks it: its key
 // and its row's key are key, its action is one of create, replace, patch and delete,
 // it carries a row unless it deletes, and the row's type is one of the four.
-func checkMutation(s *eventlog.Stored, key string) (eventlog.DirectoryMutation, error) {
-	var m eventlog.DirectoryMutation
+func checkMutation(s *eventlog.Stored, key string) (contract.DirectoryMutation, error) {
+	var m contract.DirectoryMutation
 	if err := decodeData(s, &m); err != nil {
 		return m, err
 	}
@@ -97,7 +97,7 @@ func checkMutation(s *eventlog.Stored, key string) (eventlog.DirectoryMutation, 
 		return m, err
 	}
 	switch m.Action {
-	case eventlog.ActionCreate, eventlog.ActionReplace, eventlog.ActionPatch:
+	case contract.ActionCreate, contract.ActionReplace, contract.ActionPatch:
 		if m.Row == nil {
 			return m, skipf(reasonBadMutation, "a %s of %s without a row", m.Action, key)
 		}
@@ -107,7 +107,7 @@ func checkMutation(s *eventlog.Stored, key string) (eventlog.DirectoryMutation, 
 		if !slices.Contains(contract.Types, m.Row.Type) {
 			return m, skipf(reasonBadMutation, "row %s has type %q, not one of fn, http, agent, flow", key, clip(m.Row.Type))
 		}
-	case eventlog.ActionDelete:
+	case contract.ActionDelete:
 		if m.Row != nil {
 			return m, skipf(reasonBadMutation, "a delete of %s with a row", key)
 		}

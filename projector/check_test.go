@@ -84,7 +84,7 @@ func newCheckStack(t *testing.T) *checkStack {
 
 	row := st.row
 	st.await(t, wire.ControlStream, appendEv(t, st.l, wire.DirectorySubject("GREET"), t0, wire.TypeDirectoryMutate,
-		eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "GREET", Row: &row}))
+		contract.DirectoryMutation{Action: contract.ActionCreate, Key: "GREET", Row: &row}))
 	appendEv(t, st.l, wire.RequestSubject("GREET"), t0, wire.TypeInvocationRequested,
 		wire.InvocationRequest{InvocationID: "inv_real", Key: "GREET", Body: "Ada"})
 	st.await(t, wire.DataStream, appendEv(t, st.l, wire.ReceiptSubject("GREET"), t0, wire.TypeReceipt, receipt("inv_real", "GREET")))
@@ -154,8 +154,8 @@ func sumSkipped(t *testing.T, reg *prometheus.Registry, match func(stream, reaso
 	return n
 }
 
-func mutation(action, key string, row *contract.Row) eventlog.DirectoryMutation {
-	return eventlog.DirectoryMutation{Action: action, Key: key, Row: row}
+func mutation(action, key string, row *contract.Row) contract.DirectoryMutation {
+	return contract.DirectoryMutation{Action: action, Key: key, Row: row}
 }
 
 // rowWith is GREET's row with its key set to key and changed by edit.
@@ -245,7 +245,7 @@ func noBreaker(key string) func(*testing.T, *checkStack, uint64) {
 func TestFoldTimeChecks(t *testing.T) {
 	cases := []forged{
 		{name: "mutation on DECOY's subject naming GREET", subject: wire.DirectorySubject("DECOY"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", nil)), reason: "key_mismatch",
+			data: mutation(contract.ActionReplace, "GREET", rowWith("GREET", nil)), reason: "key_mismatch",
 			check: func(t *testing.T, st *checkStack, seq uint64) {
 				offGreet(t, st, seq)
 				// DECOY's subject holds the event, so DECOY's next write expects it.
@@ -254,18 +254,18 @@ func TestFoldTimeChecks(t *testing.T) {
 				}
 			}},
 		{name: "row key is not the subject's", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionReplace, "GREET", rowWith("DECOY", nil)), reason: "key_mismatch", check: onGreet},
+			data: mutation(contract.ActionReplace, "GREET", rowWith("DECOY", nil)), reason: "key_mismatch", check: onGreet},
 		{name: "mutation without key", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionDelete, "", nil), reason: "key_mismatch", check: onGreet},
+			data: mutation(contract.ActionDelete, "", nil), reason: "key_mismatch", check: onGreet},
 		{name: "row type weird", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
-			data:   mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })),
+			data:   mutation(contract.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })),
 			reason: "bad_mutation", check: onGreet},
 		{name: "action upsert", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data: mutation("upsert", "GREET", rowWith("GREET", nil)), reason: "bad_mutation", check: onGreet},
 		{name: "create without a row", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionCreate, "GREET", nil), reason: "bad_mutation", check: onGreet},
+			data: mutation(contract.ActionCreate, "GREET", nil), reason: "bad_mutation", check: onGreet},
 		{name: "delete with a row", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionDelete, "GREET", rowWith("GREET", nil)), reason: "bad_mutation", check: onGreet},
+			data: mutation(contract.ActionDelete, "GREET", rowWith("GREET", nil)), reason: "bad_mutation", check: onGreet},
 		{name: "mutation data does not decode", subject: wire.DirectorySubject("GREET"), typ: wire.TypeDirectoryMutate,
 			data:   map[string]any{"action": "replace", "key": "GREET", "row": map[string]any{"key": "GREET", "type": "fn", "enabled": secret}},
 			reason: "bad_data", check: onGreet},
@@ -317,11 +317,11 @@ func TestFoldTimeChecks(t *testing.T) {
 
 		// Write rules newer than the log are the door's, not the fold's.
 		{name: "sensitive row without a schema is folded", subject: wire.DirectorySubject("OLD_SENSITIVE"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionCreate, "OLD_SENSITIVE", rowWith("OLD_SENSITIVE", func(r *contract.Row) {
+			data: mutation(contract.ActionCreate, "OLD_SENSITIVE", rowWith("OLD_SENSITIVE", func(r *contract.Row) {
 				r.Type, r.Target, r.Sensitive, r.Auth = contract.TypeHTTP, "POST https://api.example.com/pay", 1, "bearer:SOME_VAR"
 			})), check: rowFolded("OLD_SENSITIVE")},
 		{name: "nats target under capdir. is folded", subject: wire.DirectorySubject("OLD_NATS"), typ: wire.TypeDirectoryMutate,
-			data: mutation(eventlog.ActionCreate, "OLD_NATS", rowWith("OLD_NATS", func(r *contract.Row) {
+			data: mutation(contract.ActionCreate, "OLD_NATS", rowWith("OLD_NATS", func(r *contract.Row) {
 				r.Runner, r.Target, r.Auth = contract.RunnerNATS, "capdir.data.req.GREET", ""
 			})), check: rowFolded("OLD_NATS")},
 	}
@@ -399,12 +399,12 @@ func (st *checkStack) append(t *testing.T, tc forged) uint64 {
 func TestWritesAfterASkippedMutationExpectItsSequence(t *testing.T) {
 	st := newCheckStack(t)
 	forgedSeq := appendEv(t, st.l, wire.DirectorySubject("GREET"), t0, wire.TypeDirectoryMutate,
-		mutation(eventlog.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })))
+		mutation(contract.ActionReplace, "GREET", rowWith("GREET", func(r *contract.Row) { r.Type = "weird" })))
 	st.await(t, wire.ControlStream, forgedSeq)
 	_, expect := st.greet(t)
 	r := greetRow()
 	r.Content = "# WHAT: greet again"
-	ev, err := wire.NewEvent(t0, wire.TypeDirectoryMutate, "owner", mutation(eventlog.ActionReplace, "GREET", &r))
+	ev, err := wire.NewEvent(t0, wire.TypeDirectoryMutate, "owner", mutation(contract.ActionReplace, "GREET", &r))
 	if err != nil {
 		t.Fatal(err)
 	}

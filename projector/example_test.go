@@ -30,7 +30,7 @@ func ExampleRebuild() {
 	}
 	defer l.Close()
 	row := contract.Row{Key: "GREET", Type: "fn", Target: "echo", Content: "# WHAT: Greet.", Enabled: 1}
-	ev, _ := l.NewEvent(wire.TypeDirectoryMutate, "owner:terminal-key", eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: "GREET", Row: &row})
+	ev, _ := l.NewEvent(wire.TypeDirectoryMutate, "owner:terminal-key", contract.DirectoryMutation{Action: contract.ActionCreate, Key: "GREET", Row: &row})
 	if _, err := l.Append(ctx, wire.DirectorySubject("GREET"), ev); err != nil {
 		fmt.Println(err)
 		return

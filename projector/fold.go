@@ -65,7 +65,7 @@ func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if m.Action == eventlog.ActionDelete {
+	if m.Action == contract.ActionDelete {
 		f.fx.dir = append(f.fx.dir, dirChange{key: key, deleted: true})
 		return f.tx.Bucket(bucketRows).Delete([]byte(key))
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
@@ -22,7 +22,7 @@ func TestProjectionWithoutARecordedStream(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	deletes := func(n int) {
 		for range n {
-			ev, err := l.NewEvent(wire.TypeDirectoryMutate, "test", eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "K"})
+			ev, err := l.NewEvent(wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionDelete, Key: "K"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -125,7 +126,7 @@ func TestRunStopsWhenAStreamIsRecreatedUnderIt(t *testing.T) {
 	defer cancel()
 	go func() { done <- p.Run(ctx) }()
 	for _, k := range []string{"A", "B", "C"} {
-		writeRow(t, l, p, eventlog.ActionCreate, k, "echo")
+		writeRow(t, l, p, contract.ActionCreate, k, "echo")
 	}
 
 	logtest.Recreate(t, l, wire.ControlStream)
@@ -135,7 +136,7 @@ func TestRunStopsWhenAStreamIsRecreatedUnderIt(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run went on following a stream deleted and created again")
 	}
-	seq := appendEv(t, l, wire.DirectorySubject("D"), t0, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "D"})
+	seq := appendEv(t, l, wire.DirectorySubject("D"), t0, wire.TypeDirectoryMutate, contract.DirectoryMutation{Action: contract.ActionDelete, Key: "D"})
 	if seq > p.Applied(wire.ControlStream) {
 		t.Fatalf("setup: the new stream's sequence %d is past the checkpoint", seq)
 	}

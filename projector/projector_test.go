@@ -30,13 +30,13 @@ func appendMix(t testing.TB, l *eventlog.Log, n int) {
 			s := int64(n - i)
 			row.Seq = &s
 		}
-		appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &row})
+		appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, contract.DirectoryMutation{Action: contract.ActionCreate, Key: key, Row: &row})
 		if i%5 == 0 {
 			row.Category = "patched"
-			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: &row})
+			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, contract.DirectoryMutation{Action: contract.ActionPatch, Key: key, Row: &row})
 		}
 		if i%11 == 0 {
-			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
+			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, contract.DirectoryMutation{Action: contract.ActionDelete, Key: key})
 		}
 		inv := fmt.Sprintf("inv_%05d", i)
 		appendEv(t, l, wire.RequestSubject(key), at, wire.TypeInvocationRequested, wire.InvocationRequest{InvocationID: inv, Key: key, Body: "x"})

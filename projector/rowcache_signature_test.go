@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -20,7 +19,7 @@ func TestGateSignatureCompiledOncePerRowVersion(t *testing.T) {
 		t.Helper()
 		row := &contract.Row{Key: "T", Type: "fn", Target: "echo", Content: "# WHAT: t\n# ARGS: $1=a", InputSchema: schema, Enabled: 1}
 		seq := appendEv(t, l, wire.DirectorySubject("T"), t0, wire.TypeDirectoryMutate,
-			eventlog.DirectoryMutation{Action: action, Key: "T", Row: row})
+			contract.DirectoryMutation{Action: action, Key: "T", Row: row})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := p.WaitFor(ctx, wire.ControlStream, seq); err != nil {
@@ -28,12 +27,12 @@ func TestGateSignatureCompiledOncePerRowVersion(t *testing.T) {
 		}
 	}
 
-	put(eventlog.ActionCreate, "")
+	put(contract.ActionCreate, "")
 	if g := p.Gate("T", ""); g.RowErr != nil || g.Signature != nil || g.SignatureErr != nil {
 		t.Fatalf("a row without input_schema: %+v", g)
 	}
 
-	put(eventlog.ActionReplace, `{"properties":{"a":{"type":"number"}}}`)
+	put(contract.ActionReplace, `{"properties":{"a":{"type":"number"}}}`)
 	first := p.Gate("T", "")
 	if first.Signature == nil || first.SignatureErr != nil {
 		t.Fatalf("a row with input_schema: signature %v, %v", first.Signature, first.SignatureErr)
@@ -45,7 +44,7 @@ func TestGateSignatureCompiledOncePerRowVersion(t *testing.T) {
 		t.Fatal("the signature was compiled again for the same row version")
 	}
 
-	put(eventlog.ActionReplace, `{"properties":{"a":{"type":"string"}}}`)
+	put(contract.ActionReplace, `{"properties":{"a":{"type":"string"}}}`)
 	next := p.Gate("T", "")
 	if next.Signature == first.Signature || next.Signature == nil {
 		t.Fatal("the signature of the replaced version is still cached")

@@ -29,8 +29,8 @@ func running(t *testing.T, l *eventlog.Log) *projector.Projector {
 
 func writeRow(t *testing.T, l *eventlog.Log, p *projector.Projector, action, key, target string) {
 	t.Helper()
-	m := eventlog.DirectoryMutation{Action: action, Key: key}
-	if action != eventlog.ActionDelete {
+	m := contract.DirectoryMutation{Action: action, Key: key}
+	if action != contract.ActionDelete {
 		m.Row = &contract.Row{Key: key, Type: "fn", Target: target, Content: "# WHAT: " + target, Enabled: 1}
 	}
 	seq := appendEv(t, l, wire.DirectorySubject(key), t0, wire.TypeDirectoryMutate, m)
@@ -46,7 +46,7 @@ func writeRow(t *testing.T, l *eventlog.Log, p *projector.Projector, action, key
 func TestGateFollowsDirectoryWrites(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
-	writeRow(t, l, p, eventlog.ActionCreate, "K", "echo")
+	writeRow(t, l, p, contract.ActionCreate, "K", "echo")
 	for i, target := range []string{"now", "echo", "last_reply_of"} {
 		g := p.Gate("K", "")
 		if g.RowErr != nil {
@@ -55,17 +55,17 @@ func TestGateFollowsDirectoryWrites(t *testing.T) {
 		if want := contract.Fingerprint(&g.Row); g.Fingerprint != want {
 			t.Fatalf("step %d: fingerprint %s, want %s", i, g.Fingerprint, want)
 		}
-		writeRow(t, l, p, eventlog.ActionReplace, "K", target)
+		writeRow(t, l, p, contract.ActionReplace, "K", target)
 		if g := p.Gate("K", ""); g.RowErr != nil || g.Row.Target != target {
 			t.Fatalf("step %d: gate after the write has target %q (%v), want %q", i, g.Row.Target, g.RowErr, target)
 		}
 	}
-	writeRow(t, l, p, eventlog.ActionDelete, "K", "")
+	writeRow(t, l, p, contract.ActionDelete, "K", "")
 	if g := p.Gate("K", ""); !errors.Is(g.RowErr, projector.ErrNotFound) {
 		t.Fatalf("gate after delete: %+v", g)
 	}
 	// A missing key is not remembered as missing.
-	writeRow(t, l, p, eventlog.ActionCreate, "K", "now")
+	writeRow(t, l, p, contract.ActionCreate, "K", "now")
 	if g := p.Gate("K", ""); g.RowErr != nil || g.Row.Target != "now" {
 		t.Fatalf("gate after re-create: %+v", g)
 	}
@@ -76,7 +76,7 @@ func TestGateFollowsDirectoryWrites(t *testing.T) {
 func TestGateCacheUnderConcurrentWrites(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
-	writeRow(t, l, p, eventlog.ActionCreate, "K", "v0")
+	writeRow(t, l, p, contract.ActionCreate, "K", "v0")
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for r := 0; r < 4; r++ {
@@ -95,7 +95,7 @@ func TestGateCacheUnderConcurrentWrites(t *testing.T) {
 	}
 	for i := 1; i <= 40; i++ {
 		target := fmt.Sprintf("v%d", i)
-		writeRow(t, l, p, eventlog.ActionReplace, "K", target)
+		writeRow(t, l, p, contract.ActionReplace, "K", target)
 		if g := p.Gate("K", ""); g.Row.Target != target {
 			close(stop)
 			wg.Wait()
@@ -111,7 +111,7 @@ func TestGateCacheUnderConcurrentWrites(t *testing.T) {
 func TestGateReceiptCheck(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
-	writeRow(t, l, p, eventlog.ActionCreate, "K", "echo")
+	writeRow(t, l, p, contract.ActionCreate, "K", "echo")
 	seq := appendEv(t, l, wire.ReceiptSubject("K"), t0, wire.TypeReceipt, wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: "inv_done", Key: "K"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -45,10 +44,10 @@ func TestWatchRowsSnapshotThenChanges(t *testing.T) {
 	put := func(action, key, content string) {
 		row := contract.Row{Key: key, Type: "fn", Target: "echo", Content: content, Enabled: 1}
 		appendEv(t, l, wire.DirectorySubject(key), t0, wire.TypeDirectoryMutate,
-			eventlog.DirectoryMutation{Action: action, Key: key, Row: &row})
+			contract.DirectoryMutation{Action: action, Key: key, Row: &row})
 	}
-	put(eventlog.ActionCreate, "A", "# WHAT: a")
-	put(eventlog.ActionCreate, "B", "# WHAT: b")
+	put(contract.ActionCreate, "A", "# WHAT: a")
+	put(contract.ActionCreate, "B", "# WHAT: b")
 	p := open(t, filepath.Join(t.TempDir(), "p.db"), l)
 	if err := runUntil(t, p, l); err != nil {
 		t.Fatal(err)
@@ -62,10 +61,10 @@ func TestWatchRowsSnapshotThenChanges(t *testing.T) {
 		t.Fatalf("snapshot = %q, want both rows with their content", got)
 	}
 
-	put(eventlog.ActionPatch, "A", "# WHAT: a again")
+	put(contract.ActionPatch, "A", "# WHAT: a again")
 	appendEv(t, l, wire.DirectorySubject("B"), t0, wire.TypeDirectoryMutate,
-		eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: "B"})
-	put(eventlog.ActionCreate, "C", "# WHAT: c")
+		contract.DirectoryMutation{Action: contract.ActionDelete, Key: "B"})
+	put(contract.ActionCreate, "C", "# WHAT: c")
 	if err := runUntil(t, p, l); err != nil {
 		t.Fatal(err)
 	}

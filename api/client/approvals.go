@@ -5,27 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/capdir/capdir/api/answer"
 )
 
 // Approval is a token holder's call to a sensitive row that the watcher held for
 // the owner's decision, as the owner sees it, the call's body included.
-type Approval struct {
-	InvocationID    string     `json:"invocation_id"`
-	Key             string     `json:"key"`
-	Trace           string     `json:"trace"`
-	Actor           string     `json:"actor"`
-	State           string     `json:"state"` // pending, approved, denied, expired
-	Body            *string    `json:"body"`
-	BodyError       string     `json:"body_error,omitempty"` // why Body is nil
-	BodyFingerprint string     `json:"body_fingerprint"`
-	RequestedAt     time.Time  `json:"requested_at"`
-	ExpiresAt       time.Time  `json:"expires_at"`
-	DecidedBy       string     `json:"decided_by,omitempty"`
-	DecidedAt       *time.Time `json:"decided_at,omitempty"`
-	Decide          string     `json:"decide,omitempty"` // where to POST the decision while pending
-	Receipt         string     `json:"receipt"`
-}
+type Approval = answer.Approval
 
 // Decision is the outcome of DecideApproval: the receipt's status once there is
 // one (the denial's, or the approved call's), else Pending while the call runs.

@@ -8,15 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api/client"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/deptest"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -161,28 +159,10 @@ func TestClientConfigAndTransportErrors(t *testing.T) {
 // A program that only talks to capdir over HTTP stays light: the client depends on
 // no server-side package.
 func TestClientStaysLight(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "github.com/capdir/capdir/api/client").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	forbidden := []string{
+	deptest.Forbid(t, "github.com/capdir/capdir/api/client",
 		"github.com/nats-io/nats-server", "go.etcd.io/bbolt", "github.com/prometheus/",
 		"github.com/capdir/capdir/projector", "github.com/capdir/capdir/dispatcher",
-	}
-	for _, d := range strings.Fields(string(out)) {
-		for _, f := range forbidden {
-			if strings.HasPrefix(d, f) {
-				t.Errorf("api/client depends on %s", d)
-			}
-		}
-		switch d {
-		case "github.com/capdir/capdir", "github.com/capdir/capdir/api", "github.com/capdir/capdir/eventlog":
-			t.Errorf("api/client depends on %s", d)
-		}
-	}
+		"github.com/capdir/capdir=", "github.com/capdir/capdir/api=", "github.com/capdir/capdir/eventlog=")
 }
 
 // An import whose NDJSON body stops early (here: over the node's import cap, sent

@@ -12,7 +12,7 @@
 // credential may call: enabled, planner_visible, within a token's scope and risk
 // ceiling, in planner order (planner_rank, then the canonical order). A tool is
 // named by the row key, described by the docstring's WHAT and WHEN_TO_USE, and
-// takes the row's input_schema or a single "args" string (agentrunner.ToolOf,
+// takes the row's input_schema or a single "args" string (runner.ToolOf,
 // the tools an agent row offers a model). tools/call builds the request the HTTP
 // facade builds for the same credential (a schema row's arguments object as the
 // request's arguments object, as POST /api/dispatch sends an object body) and calls the dispatcher, so it passes

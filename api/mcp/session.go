@@ -13,7 +13,6 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/dispatcher/runner/agentrunner"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,7 +59,7 @@ type session struct {
 
 // listed is one row listed as a tool.
 type listed struct {
-	tool  runner.Tool            // name, description, parameters (agentrunner.ToolOf)
+	tool  runner.Tool            // name, description, parameters (runner.ToolOf)
 	entry contract.RegistryEntry // the row's planner order
 	sig   string                 // what the client sees of it: a change is announced
 }
@@ -128,7 +127,7 @@ func (s *session) apply(key string, row *contract.Row) {
 		}
 		return
 	}
-	l := listed{tool: agentrunner.ToolOf(row), entry: contract.NewRegistryEntry(row)}
+	l := listed{tool: runner.ToolOf(row), entry: contract.NewRegistryEntry(row)}
 	l.sig = l.tool.Description + "\x00" + string(l.tool.Parameters) + "\x00" + strconv.Itoa(row.PlannerRank) + "\x00" + seqString(row.Seq)
 	if had && old.sig == l.sig {
 		return
@@ -228,7 +227,7 @@ func (s *session) handleCall(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if !ok {
 		t = runner.Tool{Key: name, Schema: !argsOnly(req.Params.Arguments)}
 	}
-	in, reason := agentrunner.ToolBody(t, string(req.Params.Arguments))
+	in, reason := runner.ToolBody(t, string(req.Params.Arguments))
 	if reason != "" {
 		return toolError(badArguments(name, reason).Error()), nil
 	}

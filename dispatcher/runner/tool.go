@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/capdir/capdir/contract"
 )
@@ -58,4 +59,34 @@ func ArgsParameters(argsDoc string) json.RawMessage {
 		"properties": map[string]any{"args": map[string]any{"type": "string", "description": d}},
 	})
 	return b
+}
+
+// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into
+// what the row is invoked with: for a tool with its own schema, the arguments
+// object itself (Input.Args, compact JSON), which the gate checks against
+// the row's input_schema and runs as its pipe form, as POST /api/dispatch does
+// with an object body; otherwise the pipe body in "args" ("" when absent).
+// reason is non-empty when they cannot be read.
+func ToolBody(t Tool, args string) (in Input, reason string) {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
+		return in, "the arguments must be a JSON object"
+	}
+	if t.Schema {
+		var buf bytes.Buffer
+		json.Compact(&buf, []byte(args)) // valid: it just decoded
+		in.Args = buf.Bytes()
+		return in, ""
+	}
+	raw, ok := m["args"]
+	if !ok || string(raw) == "null" {
+		return in, ""
+	}
+	if err := json.Unmarshal(raw, &in.Body); err != nil {
+		return Input{}, `"args" must be a string`
+	}
+	return in, ""
 }

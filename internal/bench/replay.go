@@ -17,7 +17,6 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // GenerateLog appends at least n events to l, the mix of a directory in use: one
@@ -50,7 +49,7 @@ type generator struct {
 	keys     []string
 	next     int
 	count    int
-	inflight []jetstream.PubAckFuture
+	inflight []*eventlog.Pending
 }
 
 func (g *generator) append(ctx context.Context, subject, typ, actor string, data any) error {
@@ -103,19 +102,19 @@ func (g *generator) mutate() error {
 		g.next++
 		g.keys = append(g.keys, key)
 		return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
-			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: g.row(key)})
+			contract.DirectoryMutation{Action: contract.ActionCreate, Key: key, Row: g.row(key)})
 	}
 	i := g.rng.IntN(len(g.keys))
 	key := g.keys[i]
 	if g.rng.IntN(10) == 0 {
 		g.keys = append(g.keys[:i], g.keys[i+1:]...)
 		return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
-			eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key})
+			contract.DirectoryMutation{Action: contract.ActionDelete, Key: key})
 	}
 	r := g.row(key)
 	r.Category = "patched"
 	return g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor,
-		eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: r})
+		contract.DirectoryMutation{Action: contract.ActionPatch, Key: key, Row: r})
 }
 
 func (g *generator) invoke() error {

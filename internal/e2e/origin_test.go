@@ -11,7 +11,6 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -114,7 +113,7 @@ func TestCredentialNeverSentToACallersOrigin(t *testing.T) {
 		row := contract.Row{Key: r.key, Type: contract.TypeHTTP, Target: r.target, Auth: "bearer:ACME_API_KEY",
 			Content: "# WHAT: Read the status of the ACME service.", Enabled: 1, PlannerVisible: 1, PlannerRank: 100}
 		forge(t, n, wire.DirectorySubject(r.key), wire.TypeDirectoryMutate,
-			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: r.key, Row: &row})
+			contract.DirectoryMutation{Action: contract.ActionCreate, Key: r.key, Row: &row})
 	}
 	tok := mint(t, n, `{"sub":"agent-7","scope":{"keys":["HOST_SLOT","PORT_RAW","FETCH"]}}`).Token
 	for _, r := range rows {

@@ -432,7 +432,7 @@ func (w *leakWorld) addRefusedRows() {
 			t.Fatalf("a row with auth %s: %d %s; want 400", auth, code, out)
 		}
 		forge(t, w.n, wire.DirectorySubject(key), wire.TypeDirectoryMutate,
-			eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &row})
+			contract.DirectoryMutation{Action: contract.ActionCreate, Key: key, Row: &row})
 		w.keys = append(w.keys, key)
 	}
 }

@@ -568,7 +568,7 @@ func TestToolOf(t *testing.T) {
 		{contract.Row{Key: "T", Content: "# WHAT: text", InputSchema: `{"type":"string"}`},
 			"text", `{"properties":{"args":{"description":"the arguments as one string, separated by |","type":"string"}},"type":"object"}`, false},
 	} {
-		got := ToolOf(&tc.row)
+		got := runner.ToolOf(&tc.row)
 		if got.Key != tc.row.Key || got.Description != tc.desc || string(got.Parameters) != tc.params || got.Schema != tc.schema {
 			t.Errorf("ToolOf(%s) = %+v (%s)", tc.row.Key, got, got.Parameters)
 		}

@@ -45,7 +45,7 @@
 //
 // When allowed_categories is set, the rows Call.Sub.Tools lists for it (the
 // dispatcher keeps the enabled rows the caller may invoke) are offered as tools.
-// ToolOf builds one from a row: its key as the name, its description and
+// runner.ToolOf builds one from a row: its key as the name, its description and
 // WHEN_TO_USE as the description, and its input_schema as the parameters when that
 // is an object schema, else one string parameter "args". A key longer than
 // MaxToolNameLen is not offered.

@@ -68,7 +68,7 @@ func (f *fakeInvoker) Tools(_ context.Context, categories string) ([]runner.Tool
 	var out []runner.Tool
 	for _, r := range f.rows {
 		if r.Enabled == 1 && (allowed["*"] || allowed[r.Category]) {
-			out = append(out, ToolOf(r))
+			out = append(out, runner.ToolOf(r))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })

@@ -1,23 +1,17 @@
 package agentrunner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
 // MaxToolNameLen is the longest tool name OpenAI-compatible servers accept; a row
 // whose key is longer is not offered as a tool.
 const MaxToolNameLen = 64
-
-// ToolOf is row as a tool offered to a model: runner.ToolOf, which the
-// dispatcher's Invoker builds its Tools with.
-func ToolOf(row *contract.Row) runner.Tool { return runner.ToolOf(row) }
 
 // toolbox is what one call offers the model.
 type toolbox struct {
@@ -84,7 +78,7 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	if !ok {
 		return toolNotOffered(shorten(name)), nil, nil
 	}
-	in, reason := ToolBody(t, string(tc.Function.Arguments))
+	in, reason := runner.ToolBody(t, string(tc.Function.Arguments))
 	if reason != "" {
 		return badToolArguments(name, reason), nil, nil
 	}
@@ -100,34 +94,4 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 		return "", nil, errTool(t.Key, err.Error())
 	}
 	return st.Result, &st, nil
-}
-
-// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into
-// what the row is invoked with: for a tool with its own schema, the arguments
-// object itself (runner.Input.Args, compact JSON), which the gate checks against
-// the row's input_schema and runs as its pipe form, as POST /api/dispatch does
-// with an object body; otherwise the pipe body in "args" ("" when absent).
-// reason is non-empty when they cannot be read.
-func ToolBody(t runner.Tool, args string) (in runner.Input, reason string) {
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
-		return in, "the arguments must be a JSON object"
-	}
-	if t.Schema {
-		var buf bytes.Buffer
-		json.Compact(&buf, []byte(args)) // valid: it just decoded
-		in.Args = buf.Bytes()
-		return in, ""
-	}
-	raw, ok := m["args"]
-	if !ok || string(raw) == "null" {
-		return in, ""
-	}
-	if err := json.Unmarshal(raw, &in.Body); err != nil {
-		return runner.Input{}, `"args" must be a string`
-	}
-	return in, ""
 }

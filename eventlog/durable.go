@@ -1,0 +1,78 @@
+package eventlog
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Durable is a durable consumer's settings: its name, the subjects of the stream it
+// takes, and how long a delivered message may stay unacknowledged (AckWait), how
+// often it is delivered at most (MaxDeliver) and how many may be out at once
+// (MaxAckPending). Every message is acknowledged one by one, from the stream's
+// start.
+type Durable struct {
+	Name          string
+	Subjects      []string
+	AckWait       time.Duration
+	MaxDeliver    int
+	MaxAckPending int
+}
+
+// Consumer is a durable consumer of one stream, from OpenDurable.
+type Consumer struct {
+	l            *Log
+	stream, name string
+	c            jetstream.Consumer
+}
+
+// Consumption is a Consumer's delivery under way: Drain ends it once what was
+// pulled is handed over, Closed is ready after that.
+type Consumption interface {
+	Drain()
+	Closed() <-chan struct{}
+}
+
+// OpenDurable creates the durable consumer d of stream, or joins it with d's
+// settings when it exists.
+func (l *Log) OpenDurable(ctx context.Context, stream string, d Durable) (*Consumer, error) {
+	c, err := l.js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		Durable:        d.Name,
+		FilterSubjects: d.Subjects,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        d.AckWait,
+		MaxDeliver:     d.MaxDeliver,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxAckPending:  d.MaxAckPending,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Consumer{l: l, stream: stream, name: d.Name, c: c}, nil
+}
+
+// Backlog is what the consumer counted when opened: the messages delivered and not
+// acknowledged, the stream sequence every message up to which is acknowledged, and
+// the pulls waiting on it (another consumer of the same name is running).
+func (c *Consumer) Backlog() (unacked int, ackFloor uint64, waiting int) {
+	info := c.c.CachedInfo()
+	if info == nil {
+		return 0, 0, 0
+	}
+	return info.NumAckPending, info.AckFloor.Stream, info.NumWaiting
+}
+
+// Reset sets the consumer back to its acknowledgement floor: every message after
+// it is delivered again, at once.
+func (c *Consumer) Reset(ctx context.Context) error {
+	_, err := c.l.js.ResetConsumer(ctx, c.stream, c.name)
+	return err
+}
+
+// Consume delivers the consumer's messages to h, pulling up to batch at a time in
+// the pulls every reader of the log makes (PullExpiry, PullHeartbeat).
+func (c *Consumer) Consume(batch int, h func(jetstream.Msg)) (Consumption, error) {
+	return c.c.Consume(h, jetstream.PullMaxMessages(batch),
+		jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
+}

@@ -1,0 +1,68 @@
+package eventlog_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/logtest"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A durable consumer opened again counts what its earlier opening was delivered and
+// never acknowledged; Reset delivers those again at once, not after AckWait.
+func TestDurableBacklogAndReset(t *testing.T) {
+	l := logtest.Open(t, "")
+	ctx := context.Background()
+	d := eventlog.Durable{Name: "durable_test", Subjects: []string{wire.RequestSubject("K")}, AckWait: time.Hour, MaxDeliver: 5, MaxAckPending: 16}
+	for range 3 {
+		if _, err := l.Append(ctx, wire.RequestSubject("K"), mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"key": "K"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan jetstream.Msg, 16)
+	consume := func() (*eventlog.Consumer, eventlog.Consumption) {
+		c, err := l.OpenDurable(ctx, wire.DataStream, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := c.Consume(4, func(m jetstream.Msg) { got <- m })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, cc
+	}
+	_, cc := consume()
+	first := <-got
+	first.Ack()
+	<-got
+	<-got // delivered, never acknowledged
+	cc.Drain()
+	<-cc.Closed()
+
+	c, err := l.OpenDurable(ctx, wire.DataStream, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unacked, floor, waiting := c.Backlog()
+	if unacked != 2 || waiting != 0 {
+		t.Fatalf("Backlog = %d unacked, floor %d, %d waiting; want 2 unacked, none waiting", unacked, floor, waiting)
+	}
+	if err := c.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cc, err = c.Consume(4, func(m jetstream.Msg) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Drain()
+	for range 2 {
+		m := <-got // within AckWait (an hour): only Reset delivers them now
+		if md, _ := m.Metadata(); md.Sequence.Stream <= floor {
+			t.Fatalf("delivered again stream sequence %d, at or below the floor %d", md.Sequence.Stream, floor)
+		}
+		m.Ack()
+	}
+}
