@@ -125,15 +125,14 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	defer cancel()
 	s, err := r.pool.get(tctx, u)
 	if err != nil {
-		return r.failure(ctx, tctx, name, tool, err)
+		return r.failure(ctx, tctx, name, tool, err, false)
 	}
 	res, err := s.cs.CallTool(tctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		var rpc *jsonrpc.Error
-		if !errors.As(err, &rpc) {
+		if answered(err) == nil {
 			r.pool.drop(name, s.cs)
 		}
-		return r.failure(ctx, tctx, name, tool, err)
+		return r.failure(ctx, tctx, name, tool, err, true)
 	}
 	return r.outcome(name, s, res)
 }
@@ -159,20 +158,35 @@ func (r *Runner) arguments(c runner.Call) (map[string]any, error) {
 	return args, nil
 }
 
-// failure is the Outcome of a call that got no tool result.
-func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error) runner.Outcome {
+// codeRejected is the JSON-RPC code the SDK gives a request its transport could
+// not deliver: a connection failure, not an answer.
+const codeRejected = -32005
+
+// answered is the JSON-RPC error the upstream answered with, nil when err is not
+// one (the connection failed).
+func answered(err error) *jsonrpc.Error {
 	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && rpc.Code != codeRejected {
+		return rpc
+	}
+	return nil
+}
+
+// failure is the Outcome of a call that got no tool result; connected says the
+// session was made (an error before it is always unreachable).
+func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error, connected bool) runner.Outcome {
 	var re *runner.Error
+	rpc := answered(err)
 	switch {
 	case ctx.Err() != nil:
 		return runner.Failed(runner.Canceled(RunnerMCP, ctx.Err()))
 	case errors.As(err, &re):
 		return runner.FailedWith(err)
-	case errors.As(err, &rpc):
+	case connected && rpc != nil:
 		o := runner.Failed(errProtocol(name, rpc.Message))
 		o.Ran = true
 		return o
-	case tctx.Err() != nil:
+	case tctx.Err() != nil && connected:
 		return runner.Failed(errTimeout(name, tool))
 	}
 	return runner.Failed(errUnreachable(name, reason(err)))
