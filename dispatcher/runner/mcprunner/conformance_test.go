@@ -7,6 +7,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
 	"github.com/capdir/capdir/dispatcher/runner/runnertest"
 )
 
@@ -23,7 +24,7 @@ func deadURL() string {
 }
 
 func TestConformance(t *testing.T) {
-	_, hs := upstreamServer(t)
+	_, hs := mcptest.Server(t)
 	ups := Static{
 		"up":   {Name: "up", URL: hs.URL},
 		"sec":  {Name: "sec", URL: hs.URL, Auth: "bearer:" + runnertest.SecretVar},

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
 )
 
 func newRunner(t *testing.T, ups Static, env map[string]string) *Runner {
@@ -25,7 +26,7 @@ func newRunner(t *testing.T, ups Static, env map[string]string) *Runner {
 }
 
 func TestRunResults(t *testing.T) {
-	_, hs := upstreamServer(t)
+	_, hs := mcptest.Server(t)
 	r := newRunner(t, Static{
 		"up":   {Name: "up", URL: hs.URL},
 		"gh":   {Name: "gh", URL: hs.URL, Auth: `headers:{"Authorization":"Bearer $GH_TOKEN"}`},
@@ -59,7 +60,7 @@ func TestRunResults(t *testing.T) {
 // unreachable literal, not a hang, and the next call, once it is back,
 // reconnects.
 func TestUpstreamKilledMidCall(t *testing.T) {
-	srv, _ := upstreamServer(t)
+	srv, _ := mcptest.Server(t)
 	entered, killed := make(chan struct{}), make(chan struct{})
 	srv.AddTool(&mcp.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		close(entered)
@@ -70,7 +71,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 		return nil, errors.New("gone")
 	})
 	var dead atomic.Bool
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := mcptest.Handler(srv)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if dead.Load() {
 			conn, _, _ := w.(http.Hijacker).Hijack()

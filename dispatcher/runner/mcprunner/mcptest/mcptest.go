@@ -1,4 +1,6 @@
-package mcprunner
+// Package mcptest is an upstream MCP server for tests: the Go SDK's server in
+// process over streamable HTTP (httptest), with a few tools of known behaviour.
+package mcptest
 
 import (
 	"context"
@@ -13,15 +15,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// blockFor bounds how long the block tool holds a call nobody cancelled: far
+// BlockFor bounds how long the block tool holds a call nobody cancelled: far
 // beyond any test's call timeout.
-const blockFor = 3 * time.Second
+const BlockFor = 3 * time.Second
 
-// upstreamServer is an SDK MCP server in process over streamable HTTP with the
-// tools the tests call: echo (its arguments as JSON), block (answers when the
+// Server is an SDK MCP server in process over streamable HTTP with the
+// tools the tests call (each takes any object): echo (its arguments as JSON), block (answers when the
 // call ends), big (args bytes 'x'), headers (the Authorization header it got),
 // fail (isError with "boom"), and structured (structuredContent {"n":1}).
-func upstreamServer(t testing.TB) (*mcp.Server, *httptest.Server) {
+func Server(t testing.TB) (*mcp.Server, *httptest.Server) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -36,12 +38,12 @@ func upstreamServer(t testing.TB) (*mcp.Server, *httptest.Server) {
 		"echo": func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text(string(req.Params.Arguments)), nil
 		},
-		// block answers when the call is cancelled, or after blockFor (a
+		// block answers when the call is cancelled, or after BlockFor (a
 		// cancellation the server never saw must not hold its Close forever).
 		"block": func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			select {
 			case <-ctx.Done():
-			case <-time.After(blockFor):
+			case <-time.After(BlockFor):
 			}
 			return text("late"), nil
 		},
@@ -64,7 +66,12 @@ func upstreamServer(t testing.TB) (*mcp.Server, *httptest.Server) {
 	for name, h := range tools {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, h)
 	}
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	hs := httptest.NewServer(Handler(srv))
 	t.Cleanup(hs.Close)
 	return srv, hs
+}
+
+// Handler serves srv over streamable HTTP.
+func Handler(srv *mcp.Server) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 }
