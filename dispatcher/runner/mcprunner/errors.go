@@ -27,6 +27,9 @@ var (
 	// ErrProtocol: the upstream answered with a JSON-RPC error (an unknown tool,
 	// arguments its schema refuses) or an answer the client cannot read.
 	ErrProtocol = errors.New("mcp: protocol error")
+
+	// ErrBadUpstream: an operator's --mcp-http or --mcp-stdio value is malformed.
+	ErrBadUpstream = errors.New("mcprunner: bad upstream")
 )
 
 // Sentinels are the package's sentinel errors, for the conformance suite.

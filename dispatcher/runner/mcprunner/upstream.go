@@ -1,6 +1,13 @@
 package mcprunner
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
 
 // Upstream is where one upstream MCP server lives. Exactly one of URL and Command
 // is set.
@@ -48,4 +55,80 @@ func SplitTarget(target string) (upstream, tool string, ok bool) {
 		return "", "", false
 	}
 	return upstream, tool, true
+}
+
+// ParseHTTP reads an operator's streamable HTTP upstream, "NAME=URL" or
+// "NAME=URL AUTH" with AUTH in the form of a row's auth column
+// (headers:{"Authorization":"Bearer $TOKEN"}, bearer:ENV, ...).
+func ParseHTTP(spec string) (Upstream, error) {
+	name, rest, err := splitSpec(spec)
+	if err != nil {
+		return Upstream{}, err
+	}
+	raw, auth, _ := strings.Cut(rest, " ")
+	u, perr := url.Parse(raw)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Upstream{}, fmt.Errorf("%w: %q: the URL must be http:// or https:// with a host", ErrBadUpstream, spec)
+	}
+	if _, err := runner.AuthVariables(strings.TrimSpace(auth)); err != nil {
+		return Upstream{}, fmt.Errorf("%w: %q: %w", ErrBadUpstream, spec, err)
+	}
+	return Upstream{Name: name, URL: raw, Auth: strings.TrimSpace(auth)}, nil
+}
+
+// ParseStdio reads an operator's stdio upstream, "NAME=COMMAND ARGS…" (split at
+// white space; no quoting).
+func ParseStdio(spec string) (Upstream, error) {
+	name, rest, err := splitSpec(spec)
+	if err != nil {
+		return Upstream{}, err
+	}
+	return Upstream{Name: name, Command: strings.Fields(rest)}, nil
+}
+
+// splitSpec splits "NAME=REST": NAME of letters, digits, '-' and '_', REST not
+// empty.
+func splitSpec(spec string) (name, rest string, err error) {
+	name, rest, _ = strings.Cut(strings.TrimSpace(spec), "=")
+	rest = strings.TrimSpace(rest)
+	if !validName(name) || rest == "" {
+		return "", "", fmt.Errorf("%w: %q: want NAME=..., NAME of letters, digits, '-' and '_'", ErrBadUpstream, spec)
+	}
+	return name, rest, nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseUpstreams reads the operator's --mcp-http and --mcp-stdio values into one
+// set; a name given twice is refused.
+func ParseUpstreams(httpSpecs, stdioSpecs []string) (Static, error) {
+	out := Static{}
+	var errs []error
+	add := func(u Upstream, err error) {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case out[u.Name].Name != "":
+			errs = append(errs, fmt.Errorf("%w: %s is given twice", ErrBadUpstream, u.Name))
+		default:
+			out[u.Name] = u
+		}
+	}
+	for _, s := range httpSpecs {
+		add(ParseHTTP(s))
+	}
+	for _, s := range stdioSpecs {
+		add(ParseStdio(s))
+	}
+	return out, errors.Join(errs...)
 }
