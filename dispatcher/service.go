@@ -102,6 +102,9 @@ func (c Settings) Validate() error {
 	if c.Workers < 1 {
 		errs = append(errs, errors.New("dispatcher: workers must be at least 1 (--workers)"))
 	}
+	if c.AckWait < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: ack wait %v must not be negative (--ack-wait: give a duration such as 30s, 0 for the default)", c.AckWait))
+	}
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
 	}
@@ -219,6 +222,7 @@ type Service struct {
 	gate          *gate.Gate
 	sharedLog     bool // other processes may append to the log (revocation.go)
 	revocations   revocationFence
+	elections     leaderElections // the dispatch consumer's (runonce.go)
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -285,6 +289,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
 	}
+	if err := s.reclaim(ctx, cons); err != nil {
+		return err
+	}
 	// A request appended before this start may have run under an earlier process
 	// whose acknowledgement JetStream had not yet made durable when it died: such a
 	// request can come back as a first delivery. Every request up to here is
@@ -294,6 +301,9 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
+	if err := s.elections.watch(s.cfg.Log.Conn()); err != nil {
+		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the
@@ -319,6 +329,28 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cc = cc
 	s.mu.Unlock()
+	return nil
+}
+
+// reclaim hands back, for delivery at once, the requests the consumer counts as
+// delivered and not acknowledged when no other node consumes the log: those were
+// held by an earlier process on this data dir that died with them (a stop gives
+// back what it did not finish), and would otherwise wait out AckWait before
+// running again. The consumer is reset to its acknowledgement floor: the requests
+// after it are delivered again, and every one appended before this start is
+// checked for its receipt before it runs (handle), so one acknowledged out of
+// order is not run twice. On a shared log the pending requests may be another
+// node's calls in flight: they are left to AckWait. So are they while the
+// consumer has pulls waiting: another service of this process is running.
+func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
+	info := cons.CachedInfo()
+	if s.sharedLog || info == nil || info.NumAckPending == 0 || info.NumWaiting > 0 {
+		return nil
+	}
+	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {
+		return fmt.Errorf("dispatcher: deliver again the requests an earlier process held: %w", err)
+	}
+	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", info.NumAckPending, "from_seq", info.AckFloor.Stream+1)
 	return nil
 }
 
@@ -431,6 +463,7 @@ func (s *Service) drain(ctx context.Context) error {
 	}
 	s.cancel() // the heartbeat
 	s.wg.Wait()
+	s.elections.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cutErr
@@ -480,14 +513,16 @@ var ErrPayloadTooLarge = errors.New("payload_too_large")
 const envelopeReserve = eventlog.EnvelopeReserve
 
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
-// returned receipt carries the invocation id and trace to look up later.
+// returned receipt carries the invocation id and trace to look up later. It is
+// returned only for a request the log holds (else ErrNotAppended).
 var ErrPending = errors.New("dispatcher: receipt pending")
 
 // Invoke appends an invocation request and waits for its receipt to be in the log.
 // req.Key and req.Body are required; InvocationID and Trace are minted when empty.
 // When ctx ends first, it returns the ids in a partial receipt and an error
-// matching ErrPending. The projection may fold the receipt a moment after Invoke
-// returns: Projector.Settle waits for it.
+// matching ErrPending, once the log holds the request (ErrNotAppended when it does
+// not). The projection may fold the receipt a moment after Invoke returns:
+// Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
@@ -498,13 +533,25 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	}
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
-	// is not awaited on its own: only its failure ends the wait early.
-	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
+	// is not awaited on its own: only its failure ends the wait early, and a wait
+	// that ends without a receipt hands out the ids only for a stored request.
+	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
 	}
-	return s.await(ctx, &req, ch, f)
+	return s.await(ctx, &req, ch, f, s.resender(&req, ev))
+}
+
+// resender appends ev, req's request, again when its append's connection was lost
+// before the acknowledgement: it may be stored already, and the log's duplicate
+// detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
+// duplicate window.
+func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (jetstream.PubAckFuture, error) {
+	return func() (jetstream.PubAckFuture, error) {
+		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
+		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	}
 }
 
 // Await waits for the receipt of invocation inv, whoever made the call and
@@ -520,7 +567,7 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 			s.waiters.remove(inv, ch)
 			return rc, nil
 		}
-		rc, err := s.await(ctx, &req, ch, nil)
+		rc, err := s.await(ctx, &req, ch, nil, nil)
 		if err != nil || rc.Status != wire.StatusPendingApproval { // held: not an outcome yet
 			return rc, err
 		}
@@ -555,22 +602,40 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 }
 
 // await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended).
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
+// request's append, whose failure ends the wait (nil: nothing was appended, the
+// request is in the log already). When the append's connection was lost before
+// its acknowledgement, resend appends the request again, and the wait goes on
+// with its future. A wait that ends without a receipt hands out the invocation
+// id only when the log holds the request (else ErrNotAppended).
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
+	var acked <-chan *jetstream.PubAck
 	var failed <-chan error
+	var full <-chan struct{}
 	if f != nil {
-		failed = f.Err()
+		acked, failed, full = f.Ok(), f.Err(), s.cfg.Log.Full()
 	}
+	stored := f == nil
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
+		case <-acked: // only its receipt ends the wait now
+			stored, acked, failed, full = true, nil, nil, nil
+		case <-full: // the server answers no append that found its disk full
+			s.waiters.remove(req.InvocationID, ch)
+			return pendingReceipt(req), s.cfg.Log.FullError()
 		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				failed = nil
+				acked, failed = nil, nil
 				continue
+			}
+			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
+				if f, err = resend(); err == nil {
+					acked, failed = f.Ok(), f.Err()
+					continue
+				}
 			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), err
@@ -580,7 +645,39 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				return rc, nil
 			}
+			if !stored && !s.inLog(req.InvocationID, acked, failed) {
+				return wire.Receipt{}, ErrNotAppended
+			}
 			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 		}
 	}
+}
+
+// inLog reports whether the log holds the request of invocation inv, whose
+// append's acknowledgement has not arrived (acked, failed: its channels, nil once
+// read). It waits for the acknowledgement at most receiptAckWait; when it is lost
+// (an ack timeout, or failed already read), it asks the projection, caught up
+// with the log. A log that cannot be asked counts as not holding it: an id is
+// handed out only for a request known to be stored.
+func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-chan error) bool {
+	if acked != nil {
+		t := time.NewTimer(receiptAckWait)
+		defer t.Stop()
+		select {
+		case <-acked:
+			return true
+		case err := <-failed:
+			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+				return false // refused: not stored
+			}
+		case <-t.C:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTry)
+	defer cancel()
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+		return false
+	}
+	_, err := s.cfg.Projector.Invocation(inv)
+	return err == nil
 }

@@ -37,25 +37,36 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// A redelivered request may already have its receipt (the worker before this
 	// one appended it and stopped before the ack): then it is not run again. So may
 	// a first delivery that waited so long that it may have been redelivered
-	// meanwhile, and one appended before this process started (an earlier process
-	// may have run it and died before JetStream made its ack durable). The projection is settled first, so a receipt appended anywhere
-	// before this delivery is seen. A fresh first delivery has none; were another
-	// request event to carry the same invocation id, the receipt's event id,
-	// derived from it, keeps the log to one.
+	// meanwhile, one appended before this process started (an earlier process
+	// may have run it and died before JetStream made its ack durable), and one
+	// stored before the consumer's last leader election (the old leader's delivery
+	// may be lost). The projection is settled first, so a receipt appended anywhere
+	// before this delivery is seen; a request is not run before it is (runonce.go).
+	// A fresh first delivery has none; were another request event to carry the
+	// same invocation id, the receipt's event id, derived from it, keeps the log
+	// to one.
 	md, mdErr := m.Metadata()
-	if mdErr == nil && s.duplicate(ctx, &req, from, md) {
-		m.Ack()
-		return
+	if mdErr == nil {
+		dup, looked := s.duplicate(ctx, m, &req, from, md)
+		if !looked {
+			giveBack(m)
+			return
+		}
+		if dup {
+			m.Ack()
+			return
+		}
 	}
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
+	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 ||
+		s.elections.electedSince(md.Timestamp) {
 		checkReceipt = req.InvocationID
 		m.InProgress()
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+		settle := func(ctx context.Context) error { return s.cfg.Projector.Settle(ctx, wire.DataStream) }
+		if !s.settled(ctx, m, req.InvocationID, settle) {
+			giveBack(m)
+			return
 		}
-		cancel()
 	} else if from.client != "" || wire.Chosen(req.InvocationID, from.eventID) {
 		// A bus client may choose its invocation ids, and so may an HTTP caller
 		// (an Idempotency-Key): one that already has a receipt is not run again.
@@ -65,11 +76,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
-		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
-	if g.RowErr == nil {
-		in.Row = &g.Row
-	}
+	in := gateInput(&req, &g)
+	in.Owner = from.owner
 	in.Rerun = s.rerun(m, &in)
 	if in.Rerun {
 		// capdir's re-run of an approved call: a bus client's is announced to it.
@@ -204,8 +212,20 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Restricted: !in.Owner,
+		Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
+}
+
+// gateInput is what the gate reads for req, from g, the projection's view of
+// req's key.
+func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Signature: g.Signature, SignatureErr: g.SignatureErr}
+	if g.RowErr == nil {
+		in.Row = &g.Row
+	}
+	return in
 }
 
 // catchUpRow handles a key this node's projection does not have. The requesting
@@ -215,17 +235,11 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	seq, err := s.cfg.Log.LastSubjectSeq(lctx, wire.ControlStream, wire.DirectorySubject(req.Key))
-	if err != nil || seq == 0 {
+	if seq, err := s.cfg.Projector.SettleKey(lctx, req.Key); err != nil || seq == 0 {
 		return g
 	}
-	// The projection may have applied the row since g was read: read again then,
-	// as well as after waiting for it.
-	if seq > s.cfg.Projector.Applied(wire.ControlStream) {
-		if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
-			return g
-		}
-	}
+	// The projection may have applied the row since g was read: read again, also
+	// when SettleKey did not have to wait.
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 
@@ -266,8 +280,8 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // of the bus client that requested it (none for capdir's own requests and for
 // steps: their callers wait in-process). A failure a retry may mend (a timeout, no
 // responders while the stream elects a leader) is retried with the same event id,
-// for up to receiptRetryFor; one it cannot mend is returned at once, classified by
-// appendFailure. It returns the length of the receipt's data.
+// for up to receiptRetryFor (while the log's disk is full, until it has room); one
+// it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
 func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
 	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
@@ -285,7 +299,10 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 			return size, nil
 		}
 		err = appendFailure(err, size)
-		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || time.Now().Add(wait).After(give) {
+		// A full disk keeps the receipt retrying as long as it lasts: handed back,
+		// the call would run again, and be refused again, until MaxDeliver dropped it.
+		late := time.Now().Add(wait).After(give) && !errors.Is(err, eventlog.ErrDiskFull)
+		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || late {
 			return size, err
 		}
 		s.cfg.Logger.Warn("dispatcher: receipt append failed; retrying", "invocation", rc.InvocationID, "in", wait, "err", err)

@@ -1,4 +1,4 @@
-package capdir_test
+package e2e_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-const sampleCluster = "examples/cluster"
+const sampleCluster = "../../examples/cluster"
 
 // sampleUser finds the nkey user of the sample configuration whose seed is
 // keys/<name>.nk.

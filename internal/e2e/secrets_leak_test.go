@@ -1,4 +1,4 @@
-package capdir_test
+package e2e_test
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ import (
 
 // The entry points: owner HTTP, token HTTP, a bus client's request subject (raw
 // requests, and wire.Invoke over its own NATS connection), MCP (owner and token,
-// both session modes: secrets_leak_entry_node_test.go). The CLI's output is
+// both session modes: secrets_leak_entry_test.go). The CLI's output is
 // cmd/capdir's TestInvokeNeverPrintsASecret.
 
 // leakSecrets are the test's credentials: distinctive values, one (odd) holding
@@ -208,24 +208,6 @@ func newLeakUpstream(t *testing.T, rec *recorder, other string) *httptest.Server
 	return srv
 }
 
-// lockedBuffer is the node's log output; slog handlers write it from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
-}
-
 // said is one answer of the node (or a receipt read off the bus).
 type said struct {
 	what string
@@ -332,7 +314,7 @@ type leakWorld struct {
 	up, other        *httptest.Server
 	closed           string // an address nothing listens on
 	model, denyModel *agenttest.Server
-	logs             *lockedBuffer
+	logs             *nodetest.Buffer
 	n                *capdir.Node
 	cl               *leakClient
 
@@ -347,7 +329,7 @@ type leakWorld struct {
 }
 
 func newLeakWorld(t *testing.T) *leakWorld {
-	w := &leakWorld{t: t, sec: newLeakSecrets(t), rec: &recorder{}, logs: &lockedBuffer{}, results: map[string]leakAnswer{},
+	w := &leakWorld{t: t, sec: newLeakSecrets(t), rec: &recorder{}, logs: &nodetest.Buffer{}, results: map[string]leakAnswer{},
 		owner: []string{"x-terminal-key", nodetest.Key}}
 	if b64 := base64.StdEncoding.EncodeToString([]byte(w.sec.odd + ":")); !strings.Contains(b64, "+") || !strings.Contains(b64, "/") {
 		t.Fatalf("the basic credential %s should hold '+' and '/'", b64)

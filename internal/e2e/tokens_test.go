@@ -1,4 +1,4 @@
-package capdir_test
+package e2e_test
 
 import (
 	"context"
@@ -175,7 +175,7 @@ func TestTokenRiskCeiling(t *testing.T) {
 	}
 
 	// A high token passes the ceiling; the row being sensitive, the call then waits
-	// for the owner's approval (watcher_node_test.go).
+	// for the owner's approval (watcher_test.go).
 	high := mint(t, n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"risk":"high"}`)
 	held := dispatchWith(t, n, high.Token, "PAY", "10")
 	if held.code != 202 || held.Status != wire.StatusPendingApproval {
