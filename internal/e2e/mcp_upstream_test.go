@@ -1,9 +1,14 @@
 package e2e_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
@@ -44,4 +49,42 @@ func TestMCPUpstreamRowsDispatch(t *testing.T) {
 			t.Errorf("%s: %d %s; want %s", tc.key, code, body, tc.want)
 		}
 	}
+}
+
+// A row of runner mcp is a tool of capdir's own /mcp (a Go SDK client calls it
+// and gets the upstream tool's text) and a step of a flow.
+func TestMCPUpstreamRowThroughMCPAndFlow(t *testing.T) {
+	_, hs := mcptest.Server(t)
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.MCPUpstreams = mcprunner.Static{"up": {Name: "up", URL: hs.URL}}
+	})
+	putRows(t, n, mcpRowJSON("UP_ECHO", "up/echo"), flowRowJSON("VIA_FLOW", "UP_ECHO: $1"))
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "capdir-mcp-upstream-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint: n.URL() + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{}}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "UP_ECHO", Arguments: map[string]any{"args": "via-mcp"}})
+	if err != nil || res.IsError || !strings.Contains(mcpText(res), `{"args":"via-mcp"}`) {
+		t.Fatalf("capdir /mcp tools/call UP_ECHO: %v %+v %q", err, res, mcpText(res))
+	}
+	code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"VIA_FLOW","body":"via-flow"}`)
+	if !strings.Contains(body, `{\"args\":\"via-flow\"}`) {
+		t.Fatalf("flow step of runner mcp: %d %s", code, body)
+	}
+}
+
+// keyTransport sends the owner key with every request.
+type keyTransport struct{}
+
+func (keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("x-terminal-key", nodetest.Key)
+	return http.DefaultTransport.RoundTrip(r)
 }
