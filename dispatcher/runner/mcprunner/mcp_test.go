@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -98,5 +99,46 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 	dead.Store(false)
 	if o := r.Run(context.Background(), runner.Call{Row: mcpRow("up/echo", ""), Body: "again"}); o.Result != `{"args":"again"}` {
 		t.Fatalf("back up: %q", o.Result)
+	}
+}
+
+// Hostile upstreams: one answering garbage, one that never answers, and a tool
+// that never answers each fail with a literal within the runner's timeout.
+func TestHostileUpstreams(t *testing.T) {
+	_, good := mcptest.Server(t)
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 1000)))
+	}))
+	t.Cleanup(garbage.Close)
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(silent.Close)
+	t.Cleanup(func() { close(release) })
+	r, err := New(Config{
+		Upstreams: Static{"up": {Name: "up", URL: good.URL}, "garbage": {Name: "garbage", URL: garbage.URL}, "silent": {Name: "silent", URL: silent.URL}},
+		Env:       runner.MapEnv(nil), Limits: runner.Limits{Timeout: 300 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	for _, tc := range []struct {
+		target, want string
+		kind         error
+	}{
+		{"garbage/echo", "ERR:mcp:garbage:unreachable:", ErrUnreachable},
+		{"silent/echo", "ERR:mcp:silent:unreachable:", ErrUnreachable},
+		{"up/block", "ERR:mcp:up:timeout:block", ErrTimeout},
+	} {
+		o := r.Run(context.Background(), runner.Call{Row: mcpRow(tc.target, "")})
+		if !strings.HasPrefix(o.Result, tc.want) || !errors.Is(o.Err, tc.kind) {
+			t.Errorf("%s: %q (%v), want %s", tc.target, o.Result, o.Err, tc.want)
+		}
 	}
 }
