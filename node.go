@@ -166,6 +166,8 @@ type Node struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 	mcp      *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
+	mcpSync  *mcpSync          // keeps the upstreams' rows in step with their tools
+	logger   *slog.Logger
 	stopErr  error
 	runErr   chan error
 }
@@ -249,6 +251,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	n.mcpSync, n.logger = newMCPSync(), cfg.Logger
 	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
@@ -287,6 +290,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
 	n.goRun(func() error { return n.MCP.Run(runCtx) })
+	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
+		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
+	}
 	if err := n.Dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
@@ -507,6 +513,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	}
 	mc := cfg.MCPRunner
 	mc.Upstreams, mc.Env, mc.TagSalt = cfg.MCPUpstreams, env, salt
+	mc.Connected, mc.ListChanged = n.mcpSync.poke, n.mcpSync.poke
 	if mc.Upstreams == nil {
 		mc.Upstreams = mcprunner.Static{}
 	}

@@ -68,7 +68,7 @@ func item(upstream string, t *mcp.Tool) importer.Item {
 	}
 	it.Row = &contract.Row{
 		Key: it.Key, Type: contract.TypeFn, Runner: "mcp", Target: upstream + "/" + t.Name,
-		Content: docstring(t), InputSchema: string(schema),
+		Content: docstring(t) + "\n" + importer.SourceLine(Source(upstream), t.Name), InputSchema: string(schema),
 	}
 	if a := t.Annotations; a != nil && !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint) {
 		it.Notes = append(it.Notes, "the tool says it is destructive (destructiveHint): mark the row sensitive so its calls wait for approval")

@@ -26,7 +26,11 @@ func TestItems(t *testing.T) {
 	for _, it := range items {
 		switch {
 		case it.Row != nil:
-			got[it.Source] = it.Row.Key + " " + it.Row.Runner + " " + it.Row.Target + " " + it.Row.Content + " " + it.Row.InputSchema + " " + strings.Join(it.Notes, ";")
+			what, source, _ := strings.Cut(it.Row.Content, "\n")
+			if source != `# SOURCE: mcp upstream="gh" op=`+it.Source {
+				t.Errorf("%s: SOURCE line %q", it.Source, source)
+			}
+			got[it.Source] = it.Row.Key + " " + it.Row.Runner + " " + it.Row.Target + " " + what + " " + it.Row.InputSchema + " " + strings.Join(it.Notes, ";")
 		default:
 			got[it.Source] = "refused: " + it.Refused
 		}

@@ -33,11 +33,11 @@ type Config struct {
 	runner.Limits
 	// TagSalt keys runner.Outcome.CredTag (see runner.Credential.Tag).
 	TagSalt string
-	// Connected, when set, is called (in its own goroutine) with an upstream's
-	// name each time a session to it is made: first use and every reconnect.
+	// Connected, when set, is called with an upstream's name each time a session
+	// to it is made: first use and every reconnect. It must not block.
 	Connected func(upstream string)
-	// ListChanged, when set, is called (in its own goroutine) with an upstream's
-	// name when it sends notifications/tools/list_changed.
+	// ListChanged, when set, is called with an upstream's name when it sends
+	// notifications/tools/list_changed. It must not block.
 	ListChanged func(upstream string)
 }
 
@@ -236,4 +236,44 @@ func resultText(res *mcp.CallToolResult) string {
 		parts = append(parts, string(b))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// maxToolPages bounds the tools/list pages one listing reads.
+const maxToolPages = 100
+
+// Tools lists the tools of upstream name, at most max+1 of them (so a caller
+// capping at max sees that there were more), within the runner's timeout.
+// Failures are the runner's literals (unknown_upstream, unreachable, timeout,
+// protocol).
+func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, error) {
+	u, ok := r.cfg.Upstreams.Upstream(name)
+	if !ok {
+		return nil, errUnknownUpstream(name)
+	}
+	tctx, cancel := r.cfg.Bound(ctx)
+	defer cancel()
+	s, err := r.pool.get(tctx, u)
+	if err != nil {
+		return nil, r.failure(ctx, tctx, name, "tools/list", err, false).Err
+	}
+	var tools []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for page := 0; page < maxToolPages && len(tools) <= max; page++ {
+		res, err := s.cs.ListTools(tctx, params)
+		if err != nil {
+			if answered(err) == nil {
+				r.pool.drop(name, s.cs)
+			}
+			return nil, r.failure(ctx, tctx, name, "tools/list", err, true).Err
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		params.Cursor = res.NextCursor
+	}
+	if len(tools) > max+1 {
+		tools = tools[:max+1]
+	}
+	return tools, nil
 }

@@ -76,7 +76,7 @@ func (p *pool) get(ctx context.Context, u Upstream) (*session, error) {
 	s.cs, s.fingerprint = cs, u.fingerprint()
 	s.redact, s.tag = runner.NewRedactor(cred.Secrets()), cred.Tag(p.cfg.TagSalt)
 	if p.cfg.Connected != nil {
-		go p.cfg.Connected(u.Name)
+		p.cfg.Connected(u.Name)
 	}
 	return s, nil
 }
@@ -85,7 +85,7 @@ func (p *pool) get(ctx context.Context, u Upstream) (*session, error) {
 func (p *pool) client(name string) *mcp.Client {
 	var opts mcp.ClientOptions
 	if f := p.cfg.ListChanged; f != nil {
-		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { go f(name) }
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { f(name) }
 	}
 	return mcp.NewClient(&mcp.Implementation{Name: "capdir", Version: "1"}, &opts)
 }

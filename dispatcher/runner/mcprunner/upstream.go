@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -131,4 +132,14 @@ func ParseUpstreams(httpSpecs, stdioSpecs []string) (Static, error) {
 		add(ParseStdio(s))
 	}
 	return out, errors.Join(errs...)
+}
+
+// Names are the upstreams' names, sorted.
+func (s Static) Names() []string {
+	names := make([]string, 0, len(s))
+	for name := range s {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
