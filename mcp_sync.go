@@ -57,6 +57,11 @@ func (n *Node) syncMCP(ctx context.Context, upstream string) {
 	if err != nil {
 		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)
 	}
+	for _, o := range rep.Items {
+		if o.Error != "" {
+			n.logger.Warn("mcp upstream: a tool is not a row", "upstream", upstream, "tool", o.Source, "key", o.Key, "why", o.Error)
+		}
+	}
 	n.logger.Info("mcp upstream: rows in step with its tools", "upstream", upstream, "tools", len(tools),
 		"created", rep.Created, "updated", rep.Updated, "unchanged", rep.Unchanged, "refused", rep.Refused+rep.Failed, "pruned", len(rep.Pruned))
 }
