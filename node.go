@@ -28,6 +28,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/dispatcher/runner/httprunner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/dispatcher/runner/natsrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
@@ -72,6 +73,14 @@ type Config struct {
 	HTTPRunner httprunner.Config
 	// NATSRunner configures the nats runner; Start sets its Conn (the log's).
 	NATSRunner natsrunner.Config
+	// MCPUpstreams are the upstream MCP servers that rows of runner mcp call, by
+	// name (a row's target is "<upstream>/<tool>"): the operator's own, from
+	// capdir serve --mcp-stdio NAME=COMMAND ARGS… and --mcp-http NAME=URL. A row
+	// never names a URL or a command itself.
+	MCPUpstreams mcprunner.Static
+	// MCPRunner configures the mcp runner (Limits); Start sets its Upstreams, Env
+	// and TagSalt.
+	MCPRunner mcprunner.Config
 	// ComposeConfig configures flow and agent rows (agents.go).
 	ComposeConfig
 	// TerminalKey is the owner key (x-terminal-key); it also keys credential tags.
@@ -156,6 +165,9 @@ type Node struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 	stopped  chan struct{}
+	mcp      *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
+	mcpSync  *mcpSync          // keeps the upstreams' rows in step with their tools
+	logger   *slog.Logger
 	stopErr  error
 	runErr   chan error
 }
@@ -239,6 +251,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	n.mcpSync, n.logger = newMCPSync(), cfg.Logger
 	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
 		n.Log.Close()
@@ -278,6 +291,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
 	n.goRun(func() error { return n.MCP.Run(runCtx) })
+	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
+		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
+	}
 	if err := n.Dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
@@ -393,6 +409,9 @@ func (n *Node) Stop(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		if n.mcp != nil {
+			n.mcp.Stop()
+		}
 		if n.cancel != nil {
 			n.cancel()
 		}
@@ -493,6 +512,15 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	if err != nil {
 		return nil, err
 	}
+	mc := cfg.MCPRunner
+	mc.Upstreams, mc.Env, mc.TagSalt = cfg.MCPUpstreams, env, salt
+	mc.Connected, mc.ListChanged = n.mcpSync.poke, n.mcpSync.poke
+	if mc.Upstreams == nil {
+		mc.Upstreams = mcprunner.Static{}
+	}
+	if n.mcp, err = mcprunner.New(mc); err != nil {
+		return nil, err
+	}
 	composed, err := composers(cfg.ComposeConfig, env, salt)
 	if err != nil {
 		return nil, err
@@ -500,9 +528,10 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	return dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: p, Env: env, TagSalt: salt, Breaker: cfg.Breaker,
 		Runners: withRunners(composed, runner.Runners{
-			runner.RunnerFn:   fnRunner,
-			runner.RunnerHTTP: httpRunner,
-			runner.RunnerNATS: natsRunner,
+			runner.RunnerFn:     fnRunner,
+			runner.RunnerHTTP:   httpRunner,
+			runner.RunnerNATS:   natsRunner,
+			mcprunner.RunnerMCP: n.mcp,
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
 		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked,

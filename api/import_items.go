@@ -25,8 +25,8 @@ type ItemsImport struct {
 var errUnchanged = errors.New("unchanged")
 
 // ImportItems writes the rows of items, each like a PUT of the columns the
-// importer owns (key, type, target, auth, content, category, input_schema,
-// examples): a new key is created with the column defaults, a present one keeps
+// importer owns (key, type, runner, target, auth, content, category,
+// input_schema, examples): a new key is created with the column defaults, a present one keeps
 // its other columns (enabled, sensitive, seq, …) as the owner set them. A row
 // equal to the stored one appends nothing. A key held by a row that is not of
 // in.Source (no SOURCE line naming it) is not overwritten: that item fails with
@@ -149,7 +149,7 @@ func defaultRow() contract.Row {
 
 // withImported is base with the importer's columns taken from imp.
 func withImported(base, imp contract.Row) contract.Row {
-	base.Key, base.Type, base.Target, base.Auth, base.Content = imp.Key, imp.Type, imp.Target, imp.Auth, imp.Content
+	base.Key, base.Type, base.Runner, base.Target, base.Auth, base.Content = imp.Key, imp.Type, imp.Runner, imp.Target, imp.Auth, imp.Content
 	base.Category, base.InputSchema, base.Examples = imp.Category, imp.InputSchema, imp.Examples
 	base.RowNum = 0
 	return base

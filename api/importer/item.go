@@ -23,7 +23,8 @@ type Item struct {
 	// Key is the row's key; it may be set on a refused item when it was known.
 	Key string `json:"key,omitempty"`
 	// Row is the row, holding only the columns the importer owns (key, type,
-	// target, auth, content, category, input_schema, examples); nil when Refused.
+	// runner, target, auth, content, category, input_schema, examples); nil when
+	// Refused.
 	Row *contract.Row `json:"-"`
 	// Refused says why the thing cannot be a row; empty when Row is set.
 	Refused string `json:"refused,omitempty"`

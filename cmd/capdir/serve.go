@@ -18,6 +18,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/spf13/cobra"
@@ -41,6 +42,7 @@ type serveConfig struct {
 func serveCmd() *cobra.Command {
 	var cfg serveConfig
 	var console bool
+	var mcpHTTP, mcpStdio []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
@@ -52,6 +54,11 @@ func serveCmd() *cobra.Command {
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
 			cfg.Node.AgentProviders = agentProviders(cmd.Flags().Changed("agent-provider"), cfg.Node.AgentProviders, os.LookupEnv)
 			cfg.Node.HTTP.Console = consoleMode(cmd.Flags().Changed("console"), console)
+			ups, err := mcprunner.ParseUpstreams(mcpHTTP, mcpStdio)
+			if err != nil {
+				return fmt.Errorf("--mcp-http / --mcp-stdio: %w", err)
+			}
+			cfg.Node.MCPUpstreams = ups
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, cfg)
@@ -76,6 +83,9 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.Node.Breaker.Quorum, "breaker-quorum", breaker.DefaultQuorum, "callers other than the owner, each refused by its own --breaker-threshold failures, that open a row's breaker for everyone")
 	f.DurationVar(&cfg.Node.HTTPRunner.Timeout, "http-timeout", 30*time.Second, "timeout of one http-runner call")
 	f.IntVar(&cfg.Node.HTTPRunner.MaxPerOrigin, "http-max-per-origin", 0, "http-runner calls one origin may have in flight at once; one more waits 250ms for a slot, then fails with ERR:http:origin_busy:<origin>:<max> (0 = three quarters of --workers, none under 4 workers; -1 = no bound)")
+	f.StringArrayVar(&mcpHTTP, "mcp-http", nil, `an upstream MCP server over streamable HTTP that rows of runner mcp call (target "NAME/TOOL"): 'NAME=URL' or 'NAME=URL AUTH', AUTH as a row's auth column (bearer:ENV, headers:{"Authorization":"Bearer $ENV"}); repeatable`)
+	f.StringArrayVar(&mcpStdio, "mcp-stdio", nil, `an upstream MCP server this node starts as a process: 'NAME=COMMAND ARGS…' (split at spaces); repeatable`)
+	f.DurationVar(&cfg.Node.MCPRunner.Timeout, "mcp-timeout", 30*time.Second, "timeout of one mcp-runner call, connecting included")
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")

@@ -1,0 +1,153 @@
+package mcprunner
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os/exec"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/capdir/capdir/dispatcher/runner"
+)
+
+// errClosed is what a call made after Stop gets from the pool.
+var errClosed = errors.New("runner stopped")
+
+// pool holds one client session per upstream, made on first use and dropped
+// when its connection fails or the upstream's registration changes.
+type pool struct {
+	cfg *Config
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	closed   bool
+}
+
+// session is one connected upstream. mu serialises connecting, so concurrent
+// first calls make one session.
+type session struct {
+	mu          sync.Mutex
+	fingerprint string
+	cs          *mcp.ClientSession
+	redact      runner.Redactor
+	tag         string
+}
+
+func (p *pool) entry(name string) (*session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errClosed
+	}
+	s := p.sessions[name]
+	if s == nil {
+		s = &session{}
+		p.sessions[name] = s
+	}
+	return s, nil
+}
+
+// get returns a connected session for u, connecting within ctx when there is
+// none (or the one there is was made for another registration of u).
+func (p *pool) get(ctx context.Context, u Upstream) (*session, error) {
+	s, err := p.entry(u.Name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cs != nil && s.fingerprint == u.fingerprint() {
+		return s, nil
+	}
+	if s.cs != nil {
+		s.cs.Close()
+		s.cs = nil
+	}
+	t, cred, err := p.transport(u)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := p.client(u.Name).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.cs, s.fingerprint = cs, u.fingerprint()
+	s.redact, s.tag = runner.NewRedactor(cred.Secrets()), cred.Tag(p.cfg.TagSalt)
+	if p.cfg.Connected != nil {
+		p.cfg.Connected(u.Name)
+	}
+	return s, nil
+}
+
+// client is an SDK client whose tool list changes reach Config.ListChanged.
+func (p *pool) client(name string) *mcp.Client {
+	var opts mcp.ClientOptions
+	if f := p.cfg.ListChanged; f != nil {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { f(name) }
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: "capdir", Version: "1"}, &opts)
+}
+
+// transport is the SDK transport for u, with u's credential applied to every
+// HTTP request.
+func (p *pool) transport(u Upstream) (mcp.Transport, runner.Credential, error) {
+	if len(u.Command) > 0 {
+		return &mcp.CommandTransport{Command: exec.Command(u.Command[0], u.Command[1:]...)}, runner.Credential{}, nil
+	}
+	req := &runner.OutboundRequest{Method: http.MethodPost, URL: u.URL}
+	cred, err := runner.ApplyAuth(u.Auth, p.cfg.Env, req)
+	if err != nil {
+		return nil, cred, err
+	}
+	hc := &http.Client{Transport: headerTransport{base: p.cfg.transport(), headers: req.Headers}}
+	return &mcp.StreamableClientTransport{Endpoint: req.URL, HTTPClient: hc, MaxRetries: -1}, cred, nil
+}
+
+// drop closes name's session if it is still cs (a failed connection).
+func (p *pool) drop(name string, cs *mcp.ClientSession) {
+	s, err := p.entry(name)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cs == cs {
+		s.cs.Close()
+		s.cs = nil
+	}
+}
+
+// close closes every session; later calls fail.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	sessions := p.sessions
+	p.sessions = nil
+	p.mu.Unlock()
+	for _, s := range sessions {
+		s.mu.Lock()
+		if s.cs != nil {
+			s.cs.Close()
+			s.cs = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+// headerTransport sets the upstream's credential headers on every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}

@@ -1,0 +1,67 @@
+package capdir
+
+import (
+	"context"
+
+	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/importer/mcptools"
+)
+
+// mcpSync keeps the rows of each upstream MCP server in step with its tool list:
+// on start, on every (re)connect and on notifications/tools/list_changed, the
+// upstream's tools are listed and imported as rows of runner mcp, replacing the
+// rows that changed and deleting those of tools that are gone (only rows whose
+// SOURCE line names that upstream). A row equal to the stored one appends
+// nothing, so a list that did not change, or two nodes importing the same list,
+// write nothing more.
+type mcpSync struct {
+	wake chan string // upstream names to list again; buffered, never blocks a sender
+}
+
+func newMCPSync() *mcpSync { return &mcpSync{wake: make(chan string, 64)} }
+
+// poke asks for upstream's list again; it never blocks (a full queue already
+// holds a request that will list it).
+func (s *mcpSync) poke(upstream string) {
+	select {
+	case s.wake <- upstream:
+	default:
+	}
+}
+
+// run syncs every upstream once, then each one poked, until ctx ends.
+func (n *Node) runMCPSync(ctx context.Context, names []string) error {
+
+	for _, name := range names {
+		n.syncMCP(ctx, name)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case name := <-n.mcpSync.wake:
+			n.syncMCP(ctx, name)
+		}
+	}
+}
+
+// syncMCP imports upstream's tool list as its rows.
+func (n *Node) syncMCP(ctx context.Context, upstream string) {
+	tools, err := n.mcp.Tools(ctx, upstream, mcptools.DefaultMaxTools)
+	if err != nil {
+		n.logger.Warn("mcp upstream: tools not listed; its rows stay as they are", "upstream", upstream, "err", err)
+		return
+	}
+	items := mcptools.Items(upstream, tools, mcptools.DefaultMaxTools)
+	rep, err := n.API.Directory().ImportItems(ctx, items, api.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
+	if err != nil {
+		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)
+	}
+	for _, o := range rep.Items {
+		if o.Error != "" {
+			n.logger.Warn("mcp upstream: a tool is not a row", "upstream", upstream, "tool", o.Source, "key", o.Key, "why", o.Error)
+		}
+	}
+	n.logger.Info("mcp upstream: rows in step with its tools", "upstream", upstream, "tools", len(tools),
+		"created", rep.Created, "updated", rep.Updated, "unchanged", rep.Unchanged, "refused", rep.Refused+rep.Failed, "pruned", len(rep.Pruned))
+}
