@@ -69,7 +69,7 @@ func echoServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 	return srv
 }
 
-func newTestRunner(t *testing.T, mut func(*Config)) *Runner {
+func newTestRunner(t testing.TB, mut func(*Config)) *Runner {
 	t.Helper()
 	cfg := Config{Env: testEnv, TagSalt: "salt"}
 	if mut != nil {

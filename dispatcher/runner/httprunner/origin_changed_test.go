@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -113,4 +114,43 @@ func TestRowWithoutAuthMayTakeItsHostFromASlot(t *testing.T) {
 	if hits, got := th.requests(); hits != 1 || got[0] != "||" {
 		t.Fatalf("the upstream got %d requests %q; want one with no credential", hits, got)
 	}
+}
+
+// FuzzCredentialOrigin: a credentialed row the directory accepts
+// (contract.CheckCredentialOrigin) sends every call to its target's literal
+// origin, whatever the arguments: Build never refuses it with origin_changed, and
+// the URL it builds has that origin. Targets the directory refuses are refused by
+// Build unless the arguments leave the origin as written.
+func FuzzCredentialOrigin(f *testing.F) {
+	for _, s := range [][2]string{
+		{"GET https://api.acme.test/v1/$1", `@evil.test/x`},
+		{"GET https://api.acme.test/$$1", `\@evil.test/`},
+		{"GET https://api.acme.test/$$1", `/evil.test/`},
+		{"GET https://api.acme.test?q=$$1", `#@evil.test`},
+		{"GET https://api.acme.test#$$1", `@evil.test/`},
+		{"GET https://api.acme.test/$$1+", `a|b?c#d@e`},
+		{"POST https://api.acme.test:8443/x/$1/$$2", `..|%2e%2e/@evil`},
+		{"GET http://$1/v1/status", "evil.test:9999"},
+		{"GET https://api.acme.test$$1", "@evil.test/x"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	r := newTestRunner(f, nil)
+	f.Fuzz(func(t *testing.T, target, body string) {
+		row := &contract.Row{Key: "K", Type: "http", Target: target, Auth: "bearer:GROK_API_KEY"}
+		req, _, err := r.Build(runner.Call{Row: row, Body: body})
+		accepted := contract.CheckCredentialOrigin(row) == nil
+		if err != nil {
+			if accepted && errors.Is(err, ErrOriginChanged) {
+				t.Fatalf("a target the directory accepts was refused: %q with %q: %v", target, body, err)
+			}
+			return
+		}
+		_, tmpl := contract.CutHTTPTarget(target)
+		want, werr := contract.TemplateOrigin(tmpl)
+		u, perr := url.Parse(req.URL)
+		if werr != nil || perr != nil || contract.URLOrigin(u) != want {
+			t.Fatalf("%q with %q built %q (origin %v), want origin %q (%v)", target, body, req.URL, u, want, werr)
+		}
+	})
 }
