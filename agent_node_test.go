@@ -3,8 +3,11 @@ package capdir_test
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/capdir/capdir"
@@ -178,5 +181,68 @@ func TestAgentToolsOutsideTheTokenScope(t *testing.T) {
 	if st := ftr.Steps[1]; st.Key != "TOOL_B" || st.Ran || st.Status != wire.StatusRefusedScope || st.Result != "scope:TOOL_B" ||
 		st.Actor != "token:agent-7" || st.Parent != f.Proof.InvocationID {
 		t.Errorf("refused step receipt %+v", st.Receipt)
+	}
+}
+
+// queryRecorder is a local upstream that records the query string of every
+// request and answers it back.
+type queryRecorder struct {
+	*httptest.Server
+	mu      sync.Mutex
+	queries []string
+}
+
+func newQueryRecorder(t *testing.T) *queryRecorder {
+	q := &queryRecorder{}
+	q.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q.mu.Lock()
+		q.queries = append(q.queries, r.URL.RawQuery)
+		q.mu.Unlock()
+		w.Write([]byte("found " + r.URL.RawQuery))
+	}))
+	t.Cleanup(q.Close)
+	return q
+}
+
+func (q *queryRecorder) got() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.queries...)
+}
+
+// schemaLookupRow is an http row with an object input_schema of two properties,
+// one an enum, mapped onto $1 and $2 of its target.
+func schemaLookupRow(key, upstream string) map[string]any {
+	return map[string]any{
+		"key": key, "type": "http", "target": "GET " + upstream + "/find?q=$1&mode=$2", "category": "tools",
+		"input_schema": `{"type":"object","properties":{"q":{"type":"string"},"mode":{"type":"string","enum":["fast","deep"]}},"required":["q","mode"]}`,
+		"content":      "# WHAT: Find something.\n# ARGS: $1=q | $2=mode",
+	}
+}
+
+// An agent's tool call on a row with an object input_schema runs with the
+// model's arguments object as the call's arguments, as POST /api/dispatch runs an
+// object body: the upstream gets each property in its place, the enum holds.
+func TestAgentToolCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
+	up := newQueryRecorder(t)
+	model := agenttest.NewServer(t,
+		agenttest.Call("FIND", `{"q":"hello","mode":"deep"}`),
+		agenttest.Answer("done"),
+	)
+	n, _ := startComposeNode(t, func(c *capdir.Config) { c.AgentProviders = []string{"*=" + model.URL} })
+	putRows(t, n, rowJSON(schemaLookupRow("FIND", up.URL)), rowJSON(map[string]any{
+		"key": "FINDER", "type": "agent", "target": "gpt-test", "allowed_categories": "tools",
+		"content": "# WHAT: finds things\nFind what is asked.",
+	}))
+	a := dispatchOK(t, n, "FINDER", "find hello, deeply")
+	if !a.OK || a.Result != "done" {
+		t.Fatalf("agent answered %+v", a)
+	}
+	if got := up.got(); !reflect.DeepEqual(got, []string{"q=hello&mode=deep"}) {
+		t.Fatalf("the upstream got %q, want q=hello&mode=deep once", got)
+	}
+	st := receiptTree(t, n, a.Proof.InvocationID).Steps
+	if len(st) != 1 || st[0].Status != wire.StatusProvenMaterialResult || st[0].Body != "hello|deep" {
+		t.Fatalf("tool step receipts %+v", st)
 	}
 }

@@ -335,7 +335,8 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 	}
 	return func(s *api.Server) (http.Handler, error) {
 		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
-			Clock: cfg.Clock, Logger: cfg.Logger})
+			Workers: n.Dispatch.Busy,
+			Clock:   cfg.Clock, Logger: cfg.Logger})
 		n.console = c
 		return c, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -350,6 +351,73 @@ func TestWatcherBadDecisions(t *testing.T) {
 func sha256hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// confirmOf is the public ?confirm= answer for inv.
+func confirmOf(t *testing.T, n *capdir.Node, inv string) (int, map[string]any) {
+	t.Helper()
+	code, out := nodetest.DoKey(t, n, "GET", "/api/dispatch?confirm="+inv, "", "")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("confirm %s: %d %q", inv, code, out)
+	}
+	return code, m
+}
+
+// A token holder's flow reaching a sensitive row: the step cannot wait for the
+// owner inside the flow, so it is refused with a final receipt,
+// REFUSED_APPROVAL_REQUIRED approval_required:PAY, and the flow stops there;
+// nothing is paid, no approval is left waiting. ?confirm= says confirmed only
+// for a proven result: false for the step and for the flow, true for the
+// owner's run of the same flow, whose step runs at once.
+func TestSensitiveStepOfATokenHoldersFlowIsRefused(t *testing.T) {
+	w := newWatchWorld(t)
+	tokRow(t, w.n, map[string]any{"key": "PAYFLOW", "type": "flow", "content": "# WHAT: Pay through a flow.\n# ARGS: $1=amount\nPAY: $1"})
+	tok := mint(t, w.n, `{"sub":"billing-agent","scope":{"keys":["PAYFLOW","PAY"]},"risk":"high","ttl_seconds":3600}`).Token
+	code, out := nodetest.DoToken(t, w.n, "POST", "/api/dispatch", `{"key":"PAYFLOW","body":"10"}`, tok)
+	var a flowAnswer
+	if code != 200 || json.Unmarshal([]byte(out), &a) != nil || a.OK || a.Result != "ERR:flow:refused:1:approval_required:PAY" {
+		t.Fatalf("the token holder's flow: %d %s; want ERR:flow:refused:1:approval_required:PAY", code, out)
+	}
+	step := dispatcher.StepInvocationID(a.Proof.InvocationID, "1")
+	nodetest.WaitDispatchIdle(t, w.n.Log)
+	if rcs := nodetest.Receipts(t, w.n.Log, step); len(rcs) != 1 || rcs[0].Status != wire.StatusRefusedApprovalRequired || rcs[0].Ran ||
+		rcs[0].Result != "approval_required:PAY" {
+		t.Fatalf("the step's receipts %+v; want one REFUSED_APPROVAL_REQUIRED approval_required:PAY", rcs)
+	}
+	if got := w.up.got(); len(got) != 0 {
+		t.Fatalf("the sensitive step reached the upstream: %q", got)
+	}
+	if list := w.pendingList(t); len(list) != 0 {
+		t.Fatalf("approvals waiting: %v; want none", list)
+	}
+	for _, inv := range []string{step, a.Proof.InvocationID} {
+		if code, c := confirmOf(t, w.n, inv); code != 200 || c["confirmed"] != false || c["status"] == wire.StatusProvenMaterialResult {
+			t.Fatalf("confirm %s: %d %v; want confirmed false with its status", inv, code, c)
+		}
+	}
+	owner := dispatchOK(t, w.n, "PAYFLOW", "12")
+	if !owner.OK || len(w.up.got()) != 1 {
+		t.Fatalf("the owner's flow: %+v, upstream %q", owner, w.up.got())
+	}
+	if code, c := confirmOf(t, w.n, owner.Proof.InvocationID); code != 200 || c["confirmed"] != true || c["status"] != wire.StatusProvenMaterialResult {
+		t.Fatalf("confirm of the owner's flow: %d %v", code, c)
+	}
+}
+
+// ?confirm= for a denied call: 200, confirmed false, the denial's status.
+func TestConfirmOfADeniedCallIsFalse(t *testing.T) {
+	w := newWatchWorld(t)
+	h := w.hold(t, "10")
+	if code, c := confirmOf(t, w.n, h.InvocationID); code != 202 || c["confirmed"] != false || c["status"] != "PENDING" {
+		t.Fatalf("confirm while held: %d %v", code, c)
+	}
+	if code, ans := w.decide(t, h.InvocationID, "deny"); code != 200 {
+		t.Fatalf("deny: %d %v", code, ans)
+	}
+	if code, c := confirmOf(t, w.n, h.InvocationID); code != 200 || c["confirmed"] != false || c["status"] != wire.StatusRefusedApprovalDenied {
+		t.Fatalf("confirm of a denied call: %d %v; want confirmed false, REFUSED_APPROVAL_DENIED", code, c)
+	}
 }
 
 // A token holder waits for its own held call's outcome without the owner key

@@ -137,7 +137,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	} else {
 		rc, err = s.cfg.Dispatcher.Invoke(ctx, req)
 	}
+	var repeat *dispatcher.RefusedError
 	switch {
+	case errors.As(err, &repeat):
+		return repeatRefused(in.Key, repeat)
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, s.runningAnswer(rc.InvocationID, rc.Trace))
 		return nil
@@ -174,6 +177,20 @@ func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// repeatRefused is the answer to a request repeating an earlier one (its
+// Idempotency-Key) that the gate refuses for the credential presented now: the
+// answer a fresh call refused alike gets, without a receipt (none was written).
+// A check this node could not make (ERR:directory:…, ERR:revocation:…) is 503.
+func repeatRefused(key string, rf *dispatcher.RefusedError) error {
+	if _, ok := tokenRefusalKinds[rf.Status]; ok {
+		return &TokenRefusedError{Status: rf.Status, Reason: rf.Reason}
+	}
+	if rf.Status == wire.StatusRefusedUnknownKey {
+		return &UnknownKeyError{Receipt: wire.Receipt{ReceiptSummary: wire.ReceiptSummary{Key: key, Status: rf.Status}, Result: rf.Reason}}
+	}
+	return newError(ErrUnavailable, "%s", rf.Reason)
 }
 
 // IdempotencyHeader names the header that makes a dispatch run once however often
@@ -250,7 +267,10 @@ func (s *Server) lookupReceipt(ctx context.Context, id string, confirm bool, wha
 	return rc, false, newError(ErrUnavailable, "%w", err)
 }
 
-// confirm is the public, keyless check that an invocation has a receipt.
+// confirm is the public, keyless check that an invocation proved a result:
+// "confirmed" is true only for a receipt PROVEN_MATERIAL_RESULT. Any other
+// receipt (a refusal, an error, shape mode) is 200 with "confirmed": false and
+// its status; a call without a receipt yet is 202 PENDING.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) error {
 	rc, pending, err := s.receipt(r, inv, true)
 	switch {
@@ -259,7 +279,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, inv string) err
 	case pending:
 		writeJSON(w, http.StatusAccepted, map[string]any{"confirmed": false, "invocation_id": inv, "status": "PENDING"})
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"confirmed": true, "invocation_id": rc.InvocationID, "status": rc.Status})
+		writeJSON(w, http.StatusOK, map[string]any{"confirmed": rc.Status == wire.StatusProvenMaterialResult, "invocation_id": rc.InvocationID, "status": rc.Status})
 	}
 	return nil
 }

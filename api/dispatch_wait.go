@@ -16,7 +16,8 @@ import (
 // answers a call that did not finish within its dispatch (held for the owner's
 // approval, or still running) as its dispatch would have been answered. The owner
 // may read any call this way; a token holder only the calls made with its token's
-// subject (the receipts' actor token:<sub>), so it needs no owner-only route.
+// subject (the receipts' actor token:<sub>), so it needs no owner-only route, and
+// only those the token it presents now could make (dispatcher.Service.MayRead).
 
 // waitPath is where the caller of invocation inv waits for its outcome.
 func (s *Server) waitPath(inv string) string {
@@ -37,7 +38,7 @@ func (s *Server) runningAnswer(inv, trace string) map[string]any {
 // its refusal, or 202 while it waits for the owner's approval or runs. Another
 // caller's call is answered as an unknown id (404).
 func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv string) error {
-	_, claims, err := s.caller(r)
+	tok, claims, err := s.caller(r)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 		rc, err = s.cfg.Dispatcher.Await(ctx, inv)
 		cancel()
 		if errors.Is(err, dispatcher.ErrPending) {
-			return s.stillPending(w, r, inv, claims)
+			return s.stillPending(w, r, inv, tok, claims)
 		}
 		if err != nil {
 			return newError(ErrUnavailable, "%w", err)
@@ -69,14 +70,39 @@ func (s *Server) dispatchReceipt(w http.ResponseWriter, r *http.Request, inv str
 	if !madeBy(claims, rc.Actor) {
 		return &receiptNotFound{id: inv}
 	}
+	if err := s.mayRead(r, tok, claims, &rc); err != nil {
+		return err
+	}
 	return s.answer(w, &rc)
 }
 
+// mayRead is nil when the caller claims name (nil: the owner) may have rc, a
+// call its subject made, now: a token holder only if the token tok it presents
+// could make the call (dispatcher.Service.MayRead), else the refusal a fresh
+// call gets.
+func (s *Server) mayRead(r *http.Request, tok string, claims *token.Claims, rc *wire.Receipt) error {
+	if claims == nil {
+		return nil
+	}
+	var repeat *dispatcher.RefusedError
+	if err := s.cfg.Dispatcher.MayRead(r.Context(), tok, rc); errors.As(err, &repeat) {
+		return repeatRefused(rc.Key, repeat)
+	}
+	return nil
+}
+
 // stillPending answers a call with no receipt yet: held for the owner's
-// approval (the caller's own only), else running.
-func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv string, claims *token.Claims) error {
+// approval (the caller's own only, and only while its token could make the
+// call), else running.
+func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv, tok string, claims *token.Claims) error {
 	if ap, ok := s.cfg.Dispatcher.(Approver); ok {
 		a, err := ap.LookupApproval(r.Context(), inv)
+		if err == nil && claims != nil && madeBy(claims, a.Actor) {
+			body, _ := ap.ApprovalBody(r.Context(), &a) // "" when the log no longer holds it
+			if err := s.mayRead(r, tok, claims, &wire.Receipt{ReceiptSummary: wire.ReceiptSummary{Key: a.Key}, Body: body}); err != nil {
+				return err
+			}
+		}
 		switch {
 		case err == nil && !madeBy(claims, a.Actor):
 			return &receiptNotFound{id: inv}

@@ -27,6 +27,10 @@ type Dispatcher interface {
 	// ends first it returns the id and an error matching dispatcher.ErrPending (see
 	// dispatcher.Service.Await).
 	Await(ctx context.Context, inv string) (wire.Receipt, error)
+	// MayRead checks that the holder of the capability token raw may have rc, a
+	// receipt of a call its subject made, now (see dispatcher.Service.MayRead):
+	// nil, or a *dispatcher.RefusedError.
+	MayRead(ctx context.Context, raw string, rc *wire.Receipt) error
 	// BreakerDecision is the gate's decision for a breaker state now for caller
 	// ("" for the owner, whose answer is the row's), including whether the
 	// credential the row names has been replaced since it tripped.

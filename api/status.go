@@ -288,8 +288,10 @@ func unknownKeyAnswer(rc *wire.Receipt) map[string]json.RawMessage {
 	if json.Unmarshal([]byte(rc.Result), &m) != nil {
 		m = map[string]json.RawMessage{"error": json.RawMessage(`"unknown_key"`), "ran": json.RawMessage(`false`)}
 	}
-	m["invocation_id"], _ = json.Marshal(rc.InvocationID)
-	m["trace"], _ = json.Marshal(rc.Trace)
+	if rc.InvocationID != "" { // none for a refusal that wrote no receipt
+		m["invocation_id"], _ = json.Marshal(rc.InvocationID)
+		m["trace"], _ = json.Marshal(rc.Trace)
+	}
 	return m
 }
 

@@ -31,7 +31,26 @@ var (
 	// another request (another key, body, arguments or shape). Nothing is
 	// appended, nothing runs.
 	ErrIdempotencyKeyReused = errors.New("idempotency_key_reused")
+	// ErrRepeatRefused: a request repeating an earlier one (the same
+	// Idempotency-Key) whose caller the gate refuses now. The concrete error is
+	// a *RefusedError. Nothing is appended, nothing runs.
+	ErrRepeatRefused = errors.New("dispatcher: repeated request refused by the gate")
 )
+
+// RefusedError is the gate's refusal of a request that repeats an earlier one:
+// with the credential it presents now, the caller could not make the call (a
+// revoked token, a key outside its scope, a pin or risk ceiling it does not
+// meet), so it is not given the earlier call's receipt. Status and Reason are
+// what the receipt of the same request sent fresh would carry
+// (wire.StatusRefusedScope and scope:<KEY>, …), Extra its structured detail.
+type RefusedError struct {
+	Status string
+	Reason string
+	Extra  map[string]any
+}
+
+func (e *RefusedError) Error() string { return e.Reason }
+func (e *RefusedError) Unwrap() error { return ErrRepeatRefused }
 
 // The owner's decisions on approvals (approval.go).
 var (

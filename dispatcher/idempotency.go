@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats.go/jetstream"
@@ -66,6 +67,14 @@ func IdempotencyKeyOf(vals []string) (string, error) {
 // the request is appended under an event id derived from the invocation id, so
 // that copies sent at once inside the log's duplicate window are stored once;
 // the worker does not run a copy that got past both (see duplicate).
+//
+// The key names a call of the caller (the owner, or a token's subject), not of
+// one token: a client retrying with a refreshed token gets the one call. An
+// earlier call's receipt, or the wait for it, is a token holder's only if the
+// token it presents now passes the gate's access checks for the call
+// (gate.Gate.Access: not revoked, in scope, within its pin, risk ceiling, fixed
+// body and payload ceiling); otherwise InvokeOnce returns a *RefusedError with
+// the refusal a fresh call would get.
 func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem Idempotency) (wire.Receipt, error) {
 	if err := CheckIdempotencyKey(idem.Key); err != nil {
 		return wire.Receipt{}, err
@@ -73,6 +82,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
+	owner := req.Credential == wire.OwnerActor // capdir's entry points write it for the owner alone
 	req.InvocationID = s.waiters.ids.idempotent(idem.Actor, idem.Key)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
@@ -95,7 +105,14 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(&req), err
 		}
-		return s.await(ctx, &req, ch, f)
+		rc, err := s.await(ctx, &req, ch, f)
+		if err == nil {
+			// Another request under the id may have been stored first (sent at
+			// once, under another token of the caller's): its receipt is ours only
+			// as a fresh call's would be.
+			err = s.mayHave(ctx, &req, owner, &rc)
+		}
+		return rc, err
 	case err != nil:
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
@@ -109,9 +126,61 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		if err := json.Unmarshal(first.Receipt, &rc); err != nil {
 			return pendingReceipt(&req), fmt.Errorf("dispatcher: receipt of %s: %w", req.InvocationID, err)
 		}
+		if err := s.mayHave(ctx, &req, owner, &rc); err != nil {
+			return wire.Receipt{}, err
+		}
 		return rc, nil
 	}
-	return s.await(ctx, &req, ch, nil) // requested, not yet receipted: nothing to append
+	// Requested, not yet receipted (running, or held for approval): nothing to
+	// append, and the wait is the caller's only if the call would be.
+	if err := s.mayHave(ctx, &req, owner, nil); err != nil {
+		s.waiters.remove(req.InvocationID, ch)
+		return wire.Receipt{}, err
+	}
+	return s.await(ctx, &req, ch, nil)
+}
+
+// repeatRefusal is the gate's refusal, now, of req's caller having the answer of
+// an earlier request req repeats (gate.Gate.Access, with the row and the
+// revocations as this node has folded them): nil when it passes, and for the
+// owner, who may read every receipt. rc is the earlier request's receipt, nil
+// when it has none yet: when it is itself the refusal the gate gives now, it is
+// the answer a fresh call would get, and it is not refused.
+func (s *Service) repeatRefusal(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) *gate.Refusal {
+	if owner {
+		return nil
+	}
+	g := s.cfg.Projector.Gate(req.Key, "")
+	if errors.Is(g.RowErr, projector.ErrNotFound) {
+		g = s.catchUpRow(ctx, req, "", g)
+	}
+	in := gateInput(req, &g)
+	s.catchUpRevocation(ctx, &in)
+	r := s.gate.Access(&in)
+	if r == nil || rc != nil && rc.Status == r.Status && rc.Result == r.Reason {
+		return nil
+	}
+	return r
+}
+
+// MayRead reports whether the holder of the capability token raw may have rc,
+// the receipt of a call its token's subject made, now: the gate's access checks
+// (gate.Gate.Access) for rc's key and body with that token, as a repeat of the
+// call is checked. nil, or a *RefusedError with the refusal a fresh call would
+// get. A caller's wait for its own call (GET /api/dispatch?receipt=) reads
+// through it, so a token of the subject that could not make the call now does
+// not read its result.
+func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) error {
+	req := wire.InvocationRequest{Key: rc.Key, Body: rc.Body, Credential: wire.BearerCredential, Token: raw}
+	return s.mayHave(ctx, &req, false, rc)
+}
+
+// mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.
+func (s *Service) mayHave(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) error {
+	if r := s.repeatRefusal(ctx, req, owner, rc); r != nil {
+		return &RefusedError{Status: r.Status, Reason: r.Reason, Extra: r.Extra}
+	}
+	return nil
 }
 
 // sameRequest reports whether req, from the bus client client ("" for capdir's own
@@ -136,7 +205,9 @@ func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, clien
 // of an approved call is not a duplicate. The answer: capdir's own callers of
 // this node waiting on the id are woken with the existing receipt (those of other
 // nodes are woken by it already); the bus client that sent the first request gets
-// the receipt again on its notice subject, or, when it sent another request under
+// the receipt again on its notice subject (unless the token it sends now would
+// not let it make the call: then an INVOCATION_REFUSED notice with the gate's
+// refusal, see repeatRefusal), or, when it sent another request under
 // the id, an INVOCATION_REFUSED notice; another client gets nothing, so nothing of
 // another caller's call reaches it. Without a receipt yet, the first request's
 // receipt will be announced to the same subject.
@@ -174,8 +245,15 @@ func (s *Service) duplicate(ctx context.Context, req *wire.InvocationRequest, fr
 	case !sameRequest(&first, req, from.client):
 		s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
 			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)})
-	case rc != nil:
-		s.notice(from.client, req, wire.TypeReceipt, rc)
+	default:
+		// The same client, the same request: the first one's receipt is its own
+		// only if the token it sends now would let it make the call.
+		if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
+			s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
+				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Reason})
+		} else if rc != nil {
+			s.notice(from.client, req, wire.TypeReceipt, rc)
+		}
 	}
 	return true
 }

@@ -436,6 +436,17 @@ func (s *Service) drain(ctx context.Context) error {
 	return s.cutErr
 }
 
+// Busy is how many of this process's workers are running a call now, and how
+// many workers it has.
+func (s *Service) Busy() (busy, workers int) {
+	for i := range s.held {
+		if s.held[i].holding() {
+			busy++
+		}
+	}
+	return busy, len(s.held)
+}
+
 // hurry cancels the calls in flight, once; cause is why.
 func (s *Service) hurry(cause error) {
 	s.hurryOnce.Do(func() {

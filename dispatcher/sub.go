@@ -140,8 +140,9 @@ func (v *invoker) lineage() lineage {
 // Invoke implements runner.Invoker: see the comment at the top of this file. It
 // returns an error, and appends nothing, for a step name or key that cannot be
 // one and a body the log cannot carry; a step cut short because the worker is
-// stopping gets no receipt and returns the stop's error.
-func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.Step, error) {
+// stopping gets no receipt and returns the stop's error. An arguments object
+// (in.Args) travels on the step's request as a caller's does.
+func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input) (runner.Step, error) {
 	s := v.s
 	if err := checkStep(name, key); err != nil {
 		return runner.Step{}, err
@@ -149,12 +150,12 @@ func (v *invoker) Invoke(ctx context.Context, name, key, body string) (runner.St
 	if err := ctx.Err(); err != nil {
 		return runner.Step{}, err
 	}
-	if enc := jsonLen(body); enc > s.receiptBudget {
+	if enc := jsonLen(in.Body) + len(in.Args); enc > s.receiptBudget {
 		return runner.Step{}, fmt.Errorf("%w: the body of step %s is %d bytes once JSON-encoded; the log takes %d in one event", ErrPayloadTooLarge, name, enc, s.receiptBudget)
 	}
 	lin := v.lineage()
 	req := wire.InvocationRequest{
-		InvocationID: StepInvocationID(v.req.InvocationID, name), Trace: v.req.Trace, Key: key, Body: body,
+		InvocationID: StepInvocationID(v.req.InvocationID, name), Trace: v.req.Trace, Key: key, Body: in.Body, Args: in.Args,
 		Credential: v.req.Credential, Token: v.req.Token,
 		Parent: v.req.InvocationID, Depth: lin.depth + 1, Chain: strings.Join(lin.chain, ">"),
 	}
@@ -236,12 +237,31 @@ func (s *Service) doneStep(req *wire.InvocationRequest) (runner.Step, bool, erro
 		// an invocation id of the form of its own flow's steps. Its receipt is not
 		// this step's result.
 		return runner.Step{}, true, fmt.Errorf("%w: %s is the invocation id of another call (parent %q, not %q)", ErrStepMismatch, req.InvocationID, rc.Parent, req.Parent)
-	case rc.Key != req.Key || rc.Fingerprints.Input != Fingerprint(req.Body):
+	case rc.Key != req.Key || !s.sameStepInput(&rc, req):
 		return runner.Step{}, true, fmt.Errorf("%w: %s ran as %s with another body", ErrStepMismatch, req.InvocationID, rc.Key)
 	case rc.Extra["truncated"] == true:
 		return runner.Step{}, true, fmt.Errorf("%w: %s", ErrStepTruncated, req.InvocationID)
 	}
 	return stepOf(&rc, rc.Result), true, nil
+}
+
+// sameStepInput reports whether rc, the receipt under req's step id, is of req's
+// arguments. A receipt records the body as sent until the gate admits the call
+// (sentBody), and an admitted arguments object as its pipe form, which the key's
+// row (its signature now) gives again.
+func (s *Service) sameStepInput(rc *wire.Receipt, req *wire.InvocationRequest) bool {
+	if rc.Fingerprints.Input == Fingerprint(sentBody(req)) {
+		return true
+	}
+	if len(req.Args) == 0 {
+		return false
+	}
+	g := s.cfg.Projector.Gate(req.Key, "")
+	if g.RowErr != nil || g.Signature == nil {
+		return false
+	}
+	body, err := g.Signature.PipeOf(req.Args)
+	return err == nil && rc.Fingerprints.Input == Fingerprint(body)
 }
 
 func stepOf(rc *wire.Receipt, result string) runner.Step {
@@ -258,11 +278,11 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, req, "", g)
 	}
-	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint}
+	in := gateInput(req, &g)
+	in.Step = true
 	if g.RowErr != nil {
 		return in, nil
 	}
-	in.Row = &g.Row
 	if gate.CanStrike(&g.Row) {
 		seq, err := ack.await(stop, req.InvocationID)
 		if err != nil {
@@ -306,7 +326,8 @@ func (s *Service) finishStep(stop context.Context, d *draft, ack *pendingAppend)
 // invoke (gate.Permits: a token's scope, pin and risk ceiling), in the order the
 // categories are named and, within one, the directory's canonical order; at most
 // MaxTools. The call's own key and its ancestors' are left out: invoking one
-// would be refused as a cycle.
+// would be refused as a cycle; so are sensitive rows for a caller other than the
+// owner: a step to one is refused (approval_required:<KEY>, see gate's watcher).
 func (v *invoker) Tools(ctx context.Context, categories string) ([]runner.Tool, error) {
 	cats := splitCategories(categories)
 	chain := v.lineage().chain
@@ -324,7 +345,8 @@ func (v *invoker) Tools(ctx context.Context, categories string) ([]runner.Tool, 
 			}
 			for i := range rows {
 				r := &rows[i]
-				if len(out) == MaxTools || seen[r.Key] || r.PlannerVisible != 1 || slices.Contains(chain, r.Key) || !gate.Permits(v.claims, r) {
+				if len(out) == MaxTools || seen[r.Key] || r.PlannerVisible != 1 || slices.Contains(chain, r.Key) || !gate.Permits(v.claims, r) ||
+					r.Sensitive == 1 && !v.owner {
 					continue
 				}
 				seen[r.Key] = true

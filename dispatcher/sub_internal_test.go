@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -20,7 +21,8 @@ import (
 	"github.com/capdir/capdir/projector"
 )
 
-// toolsService is a service over a real log and projection holding rows.
+// toolsService is a service over a real log and projection holding rows, with
+// the echo function.
 func toolsService(t *testing.T, rows ...contract.Row) *Service {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -34,8 +36,10 @@ func toolsService(t *testing.T, rows ...contract.Row) *Service {
 	go func() { done <- p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; p.Close() })
 	_, tokens := NewTestTokens(t)
+	fns := fnrunner.NewRegistry()
+	fns.Register("echo", fnrunner.Echo)
 	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1}, Tokens: tokens,
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fnrunner.NewRegistry())}})
+		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +82,9 @@ func TestInvokerToolsAndRowFollowTheCaller(t *testing.T) {
 		Subject: "partner", Risk: token.RiskLow,
 		Scope: token.Scope{Keys: []string{"B", "D", "SECRET"}, Categories: []string{"misc"}},
 	}, nil)
+	highHolder := s.invoker(context.Background(), call, d, false, &token.Claims{
+		Subject: "partner", Risk: token.RiskHigh, Scope: token.Scope{Keys: []string{"B", "SECRET"}},
+	}, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		who  string
@@ -89,8 +96,9 @@ func TestInvokerToolsAndRowFollowTheCaller(t *testing.T) {
 		{"owner", owner, "tools, misc", []string{"A", "B", "SECRET", "C"}},
 		{"owner", owner, "*", []string{"A", "B", "C", "D", "SECRET"}},
 		{"owner", owner, "", nil},
-		{"token", holder, "tools", []string{"B"}},       // SECRET is sensitive: over a low ceiling
-		{"token", holder, "*", []string{"B", "C", "D"}}, // C by its category
+		{"token", holder, "tools", []string{"B"}},          // SECRET is sensitive: over a low ceiling
+		{"token", holder, "*", []string{"B", "C", "D"}},    // C by its category
+		{"high token", highHolder, "tools", []string{"B"}}, // a step to SECRET would be refused: not offered
 	} {
 		tools, err := tc.inv.Tools(ctx, tc.cats)
 		if err != nil {
@@ -117,5 +125,44 @@ func TestInvokerToolsAndRowFollowTheCaller(t *testing.T) {
 		if !errors.Is(err, tc.want) || tc.want == nil && (row == nil || row.Key != tc.key) {
 			t.Errorf("%s Row(%s) = %v, %v; want %v", tc.who, tc.key, row, err, tc.want)
 		}
+	}
+}
+
+// A step invoked with an arguments object runs with its pipe form; invoked again
+// under the same name (a redelivered parent), the same object finds the stored
+// receipt and reuses it, another object is refused as another body, and an
+// object the gate refused is found by its text.
+func TestStepWithArgumentsIsFoundAgainByThem(t *testing.T) {
+	find := toolRow("FIND", "tools")
+	find.Target, find.Content = "echo", "# WHAT: find\n# ARGS: $1=q | $2=mode\n[\"$1/$2\"]"
+	find.InputSchema = `{"type":"object","properties":{"q":{"type":"string"},"mode":{"type":"string","enum":["fast","deep"]}},"required":["q","mode"]}`
+	s := toolsService(t, find)
+	call := &wire.InvocationRequest{InvocationID: "inv_parent", Key: "AGENT", Credential: wire.OwnerActor}
+	v := s.invoker(context.Background(), call, newDraft(call, wire.OwnerActor, "w", time.Now()), true, nil, nil)
+	ctx := context.Background()
+	invoke := func(name, args string) (runner.Step, error) {
+		t.Helper()
+		st, err := v.Invoke(ctx, name, "FIND", runner.Input{Args: json.RawMessage(args)})
+		if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+			t.Fatal(err)
+		}
+		return st, err
+	}
+	first, err := invoke("tool-1", `{"q":"hello","mode":"deep"}`)
+	if err != nil || !first.OK || first.Result != "hello/deep" {
+		t.Fatalf("first: %+v, %v", first, err)
+	}
+	if again, err := invoke("tool-1", `{"mode":"deep","q":"hello"}`); err != nil || again != first {
+		t.Fatalf("the same object again: %+v, %v; want the stored step %+v", again, err, first)
+	}
+	if _, err := invoke("tool-1", `{"q":"bye","mode":"deep"}`); !errors.Is(err, ErrStepMismatch) {
+		t.Fatalf("another object under the step's name: %v, want ErrStepMismatch", err)
+	}
+	refused, err := invoke("tool-2", `{"q":"hello","mode":"slow"}`)
+	if err != nil || refused.Status != wire.StatusRefusedInput {
+		t.Fatalf("an object outside the enum: %+v, %v", refused, err)
+	}
+	if again, err := invoke("tool-2", `{"q":"hello","mode":"slow"}`); err != nil || again != refused {
+		t.Fatalf("the refused object again: %+v, %v; want the stored refusal", again, err)
 	}
 }

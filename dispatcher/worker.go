@@ -65,11 +65,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
 		g = s.catchUpRow(ctx, &req, checkReceipt, g)
 	}
-	in := gate.Input{Req: &req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
-		Owner: from.owner, Signature: g.Signature, SignatureErr: g.SignatureErr}
-	if g.RowErr == nil {
-		in.Row = &g.Row
-	}
+	in := gateInput(&req, &g)
+	in.Owner = from.owner
 	in.Rerun = s.rerun(m, &in)
 	if in.Rerun {
 		// capdir's re-run of an approved call: a bus client's is announced to it.
@@ -204,8 +201,20 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
-	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
+	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Restricted: !in.Owner,
+		Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
+}
+
+// gateInput is what the gate reads for req, from g, the projection's view of
+// req's key.
+func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
+	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint,
+		Signature: g.Signature, SignatureErr: g.SignatureErr}
+	if g.RowErr == nil {
+		in.Row = &g.Row
+	}
+	return in
 }
 
 // catchUpRow handles a key this node's projection does not have. The requesting

@@ -173,7 +173,7 @@ func TestBrowserApprovals(t *testing.T) {
 	} {
 		done := make(chan string, 1)
 		inv := holdCall(t, n, tok.Token, tc.amount)
-		go func() { done <- awaitReceipt(n, inv) }()
+		go func() { done <- awaitReceipt(n, tok.Token, inv) }()
 		button := "#" + tc.decision + "-" + inv
 		b.do("the held call appears", chromedp.WaitVisible(chromedp.CSS(button)))
 		if !strings.Contains(b.text("#approval-"+inv), tc.amount) || !strings.Contains(b.text("#approval-"+inv), "token:billing-agent") {
@@ -205,32 +205,40 @@ func holdCall(t *testing.T, n *capdir.Node, tok, amount string) string {
 	return h.InvocationID
 }
 
-// awaitReceipt is the caller waiting for its call's outcome on the public
-// receipt (it holds no owner key): the receipt's status once there is one. Between
-// looks it waits for the node to fold something more of the data stream.
-func awaitReceipt(n *capdir.Node, inv string) string {
+// awaitReceipt is the token holder waiting for its call's outcome, as a caller
+// does: GET /api/dispatch?receipt=…&wait= with its own token, which blocks until
+// the receipt comes (asked again while it answers 202, still held). It returns the
+// receipt's status.
+func awaitReceipt(n *capdir.Node, tok, inv string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), browserWait)
 	defer cancel()
 	for {
-		seen := n.Projector.Applied(wire.DataStream)
-		resp, err := http.Get(n.URL() + "/receipt/" + inv)
+		req, err := http.NewRequestWithContext(ctx, "GET", n.URL()+"/api/dispatch?receipt="+inv+"&wait=30s", nil)
 		if err != nil {
 			return err.Error()
 		}
-		var pub struct {
-			Status string `json:"status"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&pub)
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			return pub.Status
-		}
-		if resp.StatusCode != 202 || err != nil {
-			return fmt.Sprintf("%d %v", resp.StatusCode, err)
-		}
-		if err := n.Projector.WaitFor(ctx, wire.DataStream, seen+1); err != nil {
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
 			return err.Error()
 		}
+		var a struct {
+			Status string `json:"status"`
+			Proof  struct {
+				Status string `json:"status"`
+			} `json:"proof"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&a)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return fmt.Sprintf("%d %v", resp.StatusCode, err)
+		case resp.StatusCode == http.StatusAccepted:
+			continue // still held: wait again
+		case a.Proof.Status != "":
+			return a.Proof.Status
+		}
+		return a.Status
 	}
 }
 

@@ -21,6 +21,9 @@ type Config struct {
 	Ask *ask.Index
 	// NodeName names the node on the health page.
 	NodeName string
+	// Workers, when set, is how many of the node's workers run a call now, and
+	// how many it has (dispatcher.Service.Busy), for the health page.
+	Workers func() (busy, workers int)
 	// DataDir is the node's data dir, whose bus identities the health page lists
 	// (none when empty).
 	DataDir string

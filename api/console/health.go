@@ -18,8 +18,10 @@ type healthStream struct {
 const healthFailures = 10
 
 type healthData struct {
-	Node    string
-	Streams []healthStream
+	Node string
+	// Busy of Workers run a call now; Workers is 0 when the node runs none.
+	Busy, Workers int
+	Streams       []healthStream
 	// Failures are the newest calls that ran and failed, or failed before they ran
 	// (not the refusals: those are the gate's answers, not errors).
 	Failures []wire.Receipt
@@ -37,6 +39,9 @@ func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, ss *session
 		return err
 	}
 	d := healthData{Node: c.cfg.NodeName, Rows: c.cfg.Projector.Count()}
+	if c.cfg.Workers != nil {
+		d.Busy, d.Workers = c.cfg.Workers()
+	}
 	d.Failures, err = c.cfg.Projector.RecentReceipts(healthFailures, receiptsScan, func(rc *wire.Receipt) bool { return statusClass(rc) == "failed" })
 	if err != nil {
 		return unavailable(err)

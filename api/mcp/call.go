@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,27 +35,27 @@ const (
 	MetaStatus       = "capdir/status"
 )
 
-// invoke dispatches key with body for c, as POST /api/dispatch does for the same
+// invoke dispatches key with in for c, as POST /api/dispatch does for the same
 // credential (the same request event, gate, input checks and receipt), and
 // answers the receipt as a tool result. A refusal or an ERR: result is a tool
 // error whose text is the literal.
-func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest, key, body string) *sdk.CallToolResult {
+func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest, key string, in runner.Input) *sdk.CallToolResult {
 	idem, err := idempotencyKey(req)
 	if err != nil {
 		return toolError(err.Error())
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
 	defer cancel()
-	// TODO(input schema): once wire.InvocationRequest carries Args
-	// (json.RawMessage) for object bodies, send a schema row's arguments there;
-	// until then they travel as their JSON text in Body, as the agent runner's do.
 	var rc wire.Receipt
 	if idem != "" {
-		rc, err = h.cfg.Dispatcher.InvokeOnce(ctx, c.request(key, body), dispatcher.Idempotency{Actor: c.actor, Key: idem})
+		rc, err = h.cfg.Dispatcher.InvokeOnce(ctx, c.request(key, in), dispatcher.Idempotency{Actor: c.actor, Key: idem})
 	} else {
-		rc, err = h.cfg.Dispatcher.Invoke(ctx, c.request(key, body))
+		rc, err = h.cfg.Dispatcher.Invoke(ctx, c.request(key, in))
 	}
+	var repeat *dispatcher.RefusedError
 	switch {
+	case errors.As(err, &repeat):
+		return toolError(repeat.Reason) // the literal a fresh call gets; no receipt was written
 	case errors.Is(err, dispatcher.ErrPending):
 		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait))
 		res.IsError = true

@@ -10,6 +10,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -34,8 +35,8 @@ type caller struct {
 // request is the invocation request this caller's tools/call appends: the
 // owner's attested by capdir, a token holder's carrying its token for the gate,
 // as the HTTP facade builds them.
-func (c caller) request(key, body string) wire.InvocationRequest {
-	req := wire.InvocationRequest{Key: key, Body: body, Credential: wire.OwnerActor}
+func (c caller) request(key string, in runner.Input) wire.InvocationRequest {
+	req := wire.InvocationRequest{Key: key, Body: in.Body, Args: in.Args, Credential: wire.OwnerActor}
 	if c.token != "" {
 		req.Credential, req.Token = wire.MCPBearerCredential, c.token
 	}

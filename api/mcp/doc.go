@@ -14,7 +14,8 @@
 // named by the row key, described by the docstring's WHAT and WHEN_TO_USE, and
 // takes the row's input_schema or a single "args" string (agentrunner.ToolOf,
 // the tools an agent row offers a model). tools/call builds the request the HTTP
-// facade builds for the same credential and calls the dispatcher, so it passes
+// facade builds for the same credential (a schema row's arguments object as the
+// request's arguments object, as POST /api/dispatch sends an object body) and calls the dispatcher, so it passes
 // the same gate and leaves the same receipt; its result carries the invocation
 // id, and a refusal or an ERR: result is a tool error whose text is the literal.
 // Run follows the directory: a change to what a session is offered is applied to

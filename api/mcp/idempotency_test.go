@@ -10,6 +10,7 @@ import (
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/internal/nodetest"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // headers sets a credential header and an Idempotency-Key on every request.
@@ -71,5 +72,47 @@ func TestToolsCallWithIdempotencyKeyRunsOnce(t *testing.T) {
 	}
 	if _, msg, isErr := dialKey(owner(), "has space")("5"); !isErr || !strings.Contains(msg, "visible ASCII") || calls.Load() != 2 {
 		t.Fatalf("a malformed key: error=%v %q", isErr, msg)
+	}
+}
+
+// A tools/call sent again under its Idempotency-Key with another token of the
+// same subject is answered with the first call's receipt only when that token
+// could make the call: one whose scope does not hold the key gets scope:<KEY>, as
+// a fresh call does, and nothing of the first call; a token of the same scope
+// gets the first call, run once.
+func TestToolsCallRepeatPassesTheGateForTheTokenPresentedNow(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte("secret for " + r.URL.Query().Get("q")))
+	}))
+	defer up.Close()
+	n := nodetest.Start(t, nil)
+	postRow(t, n, map[string]any{"key": "SECRETFN", "type": "http", "target": "GET " + up.URL + "/s?q=$1",
+		"content": "# WHAT: Read a secret.\n# ARGS: $1=query"})
+	postRow(t, n, greetRow("ECHO"))
+	callAs := func(tok, tool string, args map[string]any) *sdk.CallToolResult {
+		cs, err := sdkConnect(n, headers{bearer(tok), "k"}, "mode=search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		return call(t, cs, tool, args)
+	}
+	a, _ := mint(t, n, token.Scope{Keys: []string{"SECRETFN"}}, time.Now(), time.Hour)
+	first := callAs(a, "call", map[string]any{"key": "SECRETFN", "args": "x"})
+	if first.IsError || !strings.Contains(text(first), "secret for x") {
+		t.Fatalf("first call: %q", text(first))
+	}
+	b, _ := mint(t, n, token.Scope{Keys: []string{"ECHO"}}, time.Now(), time.Hour)
+	got := callAs(b, "call", map[string]any{"key": "SECRETFN", "args": "x"})
+	if !got.IsError || text(got) != "scope:SECRETFN" || calls.Load() != 1 {
+		t.Fatalf("the repeat with a token without SECRETFN in scope: error=%v %q, %d upstream calls; want scope:SECRETFN",
+			got.IsError, text(got), calls.Load())
+	}
+	again, _ := mint(t, n, token.Scope{Keys: []string{"SECRETFN"}}, time.Now(), time.Hour)
+	got = callAs(again, "call", map[string]any{"key": "SECRETFN", "args": "x"})
+	if got.IsError || invocationID(t, got) != invocationID(t, first) || calls.Load() != 1 {
+		t.Fatalf("the repeat with a token of the same scope: %q, %d upstream calls", text(got), calls.Load())
 	}
 }

@@ -3,8 +3,11 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,8 +80,8 @@ func TestOwnerSession(t *testing.T) {
 	if rc.Key != "GREET" || rc.Actor != wire.OwnerActor || rc.Status != wire.StatusProvenMaterialResult || rc.Body != "Ada" {
 		t.Errorf("receipt = %+v", rc.ReceiptSummary)
 	}
-	if got := call(t, cs, "SHOUT", map[string]any{"name": "Ada"}); got.IsError || text(got) != `{"name":"Ada"}` {
-		t.Errorf("SHOUT: isError=%v %q, want the arguments object as the body", got.IsError, text(got))
+	if got := call(t, cs, "SHOUT", map[string]any{"name": "Ada"}); got.IsError || text(got) != "Ada" {
+		t.Errorf("SHOUT: isError=%v %q, want the arguments object's name as $1", got.IsError, text(got))
 	}
 
 	// A row written over HTTP is announced to the connected session and callable on it.
@@ -195,5 +198,42 @@ func TestTokenSession(t *testing.T) {
 	awaitChange(t, changed, "FX leaving the token's category")
 	if names := listNames(t, cs); !slices.Equal(names, []string{"GREET"}) {
 		t.Errorf("tools/list = %v, want [GREET]", names)
+	}
+}
+
+// A tools/call on a row with an object input_schema, in tools mode and through
+// search mode's call, sends the arguments object as the request's arguments, as
+// POST /api/dispatch does an object body: the upstream gets each property in its
+// place, and a value outside the enum is refused by the gate before it runs.
+func TestToolsCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.RawQuery)
+		mu.Unlock()
+		w.Write([]byte("found"))
+	}))
+	defer up.Close()
+	n := nodetest.Start(t, nil)
+	postRow(t, n, map[string]any{"key": "FIND", "type": "http", "target": "GET " + up.URL + "/find?q=$1&mode=$2",
+		"input_schema": `{"type":"object","properties":{"q":{"type":"string"},"mode":{"type":"string","enum":["fast","deep"]}},"required":["q","mode"]}`,
+		"content":      "# WHAT: Find something.\n# ARGS: $1=q | $2=mode"})
+	tools := connect(t, n, owner(), "", nil)
+	if res := call(t, tools, "FIND", map[string]any{"q": "hello", "mode": "fast"}); res.IsError {
+		t.Fatalf("tools mode: %q", text(res))
+	}
+	search := connect(t, n, owner(), "mode=search", nil)
+	if res := call(t, search, "call", map[string]any{"key": "FIND", "args": map[string]any{"q": "hi there", "mode": "deep"}}); res.IsError {
+		t.Fatalf("search mode's call: %q", text(res))
+	}
+	res := call(t, tools, "FIND", map[string]any{"q": "hello", "mode": "slow"})
+	if !res.IsError || !strings.HasPrefix(text(res), "ERR:input:") || !strings.Contains(text(res), "mode") {
+		t.Fatalf("a mode outside the enum: error=%v %q, want ERR:input naming mode", res.IsError, text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"q=hello&mode=fast", "q=hi+there&mode=deep"}; !slices.Equal(got, want) {
+		t.Fatalf("the upstream got %q, want %q", got, want)
 	}
 }

@@ -239,25 +239,27 @@ func (s *session) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 	return s.h.invoke(ctx, s.caller, req, in.Key, body), nil
 }
 
-// callBody is the body of call's args: a string as it is, an object as compact
-// JSON (a row with its own input schema), nothing as "".
-func callBody(args json.RawMessage) (string, error) {
+// callBody is what call's args invoke the row with: a string as the pipe body,
+// an object as the arguments object (a row with its own input schema), nothing
+// as the empty body.
+func callBody(args json.RawMessage) (runner.Input, error) {
 	args = bytes.TrimSpace(args)
+	var in runner.Input
 	switch {
 	case len(args) == 0 || string(args) == "null":
-		return "", nil
+		return in, nil
 	case args[0] == '"':
-		var s string
-		err := json.Unmarshal(args, &s)
-		return s, err
+		err := json.Unmarshal(args, &in.Body)
+		return in, err
 	case args[0] == '{':
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, args); err != nil {
-			return "", badArguments("call", `"args": `+err.Error())
+			return in, badArguments("call", `"args": `+err.Error())
 		}
-		return buf.String(), nil
+		in.Args = buf.Bytes()
+		return in, nil
 	}
-	return "", badArguments("call", `"args" must be a string (the arguments separated by |) or an object (for a row with an input schema)`)
+	return in, badArguments("call", `"args" must be a string (the arguments separated by |) or an object (for a row with an input schema)`)
 }
 
 // AskSearch is the Searcher over the ask index (projector/ask): rows ranked for

@@ -228,11 +228,11 @@ func (s *session) handleCall(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if !ok {
 		t = runner.Tool{Key: name, Schema: !argsOnly(req.Params.Arguments)}
 	}
-	body, reason := agentrunner.ToolBody(t, string(req.Params.Arguments))
+	in, reason := agentrunner.ToolBody(t, string(req.Params.Arguments))
 	if reason != "" {
 		return toolError(badArguments(name, reason).Error()), nil
 	}
-	return s.h.invoke(ctx, s.caller, req, name, body), nil
+	return s.h.invoke(ctx, s.caller, req, name, in), nil
 }
 
 // argsOnly reports whether arguments are empty or hold only "args": the form of

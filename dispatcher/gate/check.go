@@ -8,7 +8,9 @@ type check func(g *Gate, in *Input, a *Admission) *Refusal
 // token_errors.go, input_errors.go, or (token:…) the token package's errors.go. The token checks
 // (token_checks.go) pass the owner's requests; a token holder meets its scope
 // before anything that depends on which rows exist, so it cannot learn of a row
-// outside its scope.
+// outside its scope. Caller runs the first four (who the caller is); Access the
+// first eleven, to tokenPayload (who may have this row's answer at all), for a
+// receipt answered without a run (a request sent again).
 var checks = []check{
 	credential,      // token:required · token:malformed · token:bad_signature · token:expired · …
 	notRevoked,      // token:revoked
@@ -24,7 +26,7 @@ var checks = []check{
 	rowEnabled,      // ERR:disabled:<KEY>
 	inputSchema,     // ERR:input:<what is wrong> (input_check.go) — the arguments against the row's input_schema
 	breakerClosed,   // ERR:breaker_open:<KEY> — 8 consecutive auth failures; …
-	watcher,         // approval_pending (no receipt yet) · approval_denied · approval_expired: keep it last
+	watcher,         // approval_pending (no receipt yet) · approval_denied · approval_expired · approval_required:<KEY> (a step): keep it last
 }
 
 // payloadCeiling refuses a body over the ceiling. The entry points refuse one

@@ -81,6 +81,12 @@ func ApprovalExpiredRefusal() *Refusal {
 	return &Refusal{Status: wire.StatusRefusedApprovalExpired, Reason: "approval_expired"}
 }
 
+// refuseSensitiveStep: approval_required:<KEY>, a step to a sensitive row for a
+// caller other than the owner, which cannot be held for approval.
+func refuseSensitiveStep(key string) *Refusal {
+	return &Refusal{Status: wire.StatusRefusedApprovalRequired, Reason: "approval_required:" + key}
+}
+
 // refuseApprovalID: a bus client named an invocation id that cannot name an
 // approval's subject, so the owner cannot be asked.
 func refuseApprovalID() *Refusal {

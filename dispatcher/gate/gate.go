@@ -119,10 +119,14 @@ type Input struct {
 	// revoked (the worker could not bring its projection up to the token's
 	// revocation in the log): the token is then refused, never admitted unchecked.
 	RevokedErr error
+	// Step reports that the request is a step of another call (a flow's, an
+	// agent's tool call), run inline by the worker running that call: it cannot
+	// be held for approval (watcher.go).
+	Step bool
 	// Rerun reports that capdir appended the request again once its approval was
 	// decided (its event id is keyed with the deployment's secret): the watcher
 	// admits it with a granted approval. Any other request to a sensitive row from
-	// a caller other than the owner is held for approval.
+	// a caller other than the owner is held for approval (a step is refused).
 	Rerun bool
 }
 

@@ -139,6 +139,30 @@ func tokenPayload(_ *Gate, in *Input, a *Admission) *Refusal {
 // (credential, notRevoked, audience, notOwnerSubject): they read no row.
 const callerChecks = 4
 
+// accessChecks is how many checks, from the first, decide whether this caller
+// may have this row's answer at all: who the caller is, its scope, the row, the
+// contract pin, the risk ceiling, the fixed body and the payload ceilings. The
+// checks after them (an enabled row, the arguments, the breaker, the watcher)
+// are about running the call now, not about who may read its answer.
+const accessChecks = 11
+
+// Access runs the checks of who the caller is and what it may call
+// (checks[:accessChecks]) on in, as the gate runs them for a new call, and
+// returns the first refusal, nil when they pass. It is for an answer a caller
+// gets without a run, the receipt of an earlier request it repeats (an
+// Idempotency-Key sent again, a bus client's chosen invocation id): that answer
+// is the caller's only if it could make the call itself now, with the credential
+// it presents now (not revoked, in scope, within its pin and risk ceiling).
+func (g *Gate) Access(in *Input) *Refusal {
+	var a Admission
+	for _, c := range checks[:accessChecks] {
+		if r := c(g, in, &a); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
 // Caller runs the checks of who the caller is on a raw token, as the gate would:
 // signature, algorithm, key id, claims and times, revocation (as this process's
 // projection has folded it), audience, owner subject. An entry point calls it to

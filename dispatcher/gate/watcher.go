@@ -14,7 +14,11 @@ import (
 // under an event id keyed with the deployment's secret (Input.Rerun): that request
 // is admitted if its approval is granted, for its key and its body. The owner's own
 // calls run at once: the owner is the approver. Shape mode runs nothing and needs
-// no approval.
+// no approval. A step (Input.Step: a flow's, an agent's tool call) runs inside
+// the call that makes it and cannot be held: one to a sensitive row for a caller
+// other than the owner is refused with approval_required:<KEY>, a final receipt,
+// even under an approved call (the owner approved that call, not what its steps
+// reach).
 
 // Approval states, as Config.Approval reports them.
 const (
@@ -56,6 +60,9 @@ func watcher(g *Gate, in *Input, a *Admission) *Refusal {
 		return nil
 	}
 	if !in.Rerun {
+		if in.Step {
+			return refuseSensitiveStep(in.Req.Key)
+		}
 		if !wire.ValidKey(in.Req.InvocationID) {
 			return refuseApprovalID()
 		}

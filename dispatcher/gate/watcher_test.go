@@ -59,7 +59,7 @@ func TestGateWatcher(t *testing.T) {
 		inv, body    string
 		row          *contract.Row
 		owner, rerun bool
-		shape        bool
+		shape, step  bool
 		breaker      breaker.State
 		at           time.Duration
 		status       string // "" admitted
@@ -79,6 +79,11 @@ func TestGateWatcher(t *testing.T) {
 		{name: "re-run pending past its expiry", inv: "inv_pending", body: "10", row: pay, rerun: true, at: 15 * time.Minute, status: expired, reason: "approval_expired"},
 		{name: "re-run pending", inv: "inv_pending", body: "10", row: pay, rerun: true, status: bad, reason: "approval:not_granted"},
 		{name: "re-run without an approval", inv: "inv_none", body: "10", row: pay, rerun: true, status: bad, reason: "approval:not_granted"},
+		// A step cannot be held: refused for good; the owner's runs.
+		{name: "a step is refused", inv: "inv_new-1", body: "10", row: pay, step: true, status: wire.StatusRefusedApprovalRequired, reason: "approval_required:PAY"},
+		{name: "a step of a granted call is refused", inv: "inv_granted-1", body: "10", row: pay, step: true, status: wire.StatusRefusedApprovalRequired, reason: "approval_required:PAY"},
+		{name: "the owner's step runs", inv: "inv_new-1", body: "10", row: pay, step: true, owner: true},
+		{name: "a step in shape mode runs nothing", inv: "inv_new-1", body: "10", row: pay, step: true, shape: true},
 		// The watcher is last: every other refusal comes first.
 		{name: "disabled before held", inv: "inv_new", body: "10", row: off, status: wire.StatusRefusedDisabled, reason: "ERR:disabled:OFF"},
 		{name: "breaker before held", inv: "inv_new", body: "10", row: api, status: wire.StatusRefusedBreakerOpen,
@@ -93,7 +98,7 @@ func TestGateWatcher(t *testing.T) {
 				tok = ""
 			}
 			in := &gate.Input{Req: &wire.InvocationRequest{InvocationID: tc.inv, Key: tc.row.Key, Body: tc.body, Token: tok, Shape: tc.shape},
-				Row: tc.row, Fingerprint: contract.Fingerprint(tc.row), Owner: tc.owner, Rerun: tc.rerun, Breaker: tc.breaker}
+				Row: tc.row, Fingerprint: contract.Fingerprint(tc.row), Owner: tc.owner, Rerun: tc.rerun, Step: tc.step, Breaker: tc.breaker}
 			if tc.at >= time.Hour {
 				// A token an hour old has expired: re-mint one valid then.
 				in.Req.Token, _, _ = minter.Mint(token.MintRequest{Subject: "agent-7", Scope: scope("PAY"), Risk: token.RiskHigh}, now)

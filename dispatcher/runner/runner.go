@@ -32,6 +32,12 @@ type Call struct {
 	Vars map[string]string
 	// Shape asks for the fully built request without sending it.
 	Shape bool
+	// Restricted reports that the caller is not the owner (a token holder): shape
+	// mode then shows it no more than the row's contract document does. A flow's
+	// steps to rows the caller may not call (Sub.Row refuses them) are shown as
+	// withheld, their keys and bodies left out; an agent's request is shown
+	// without the system prompt (the row's content and its includes).
+	Restricted bool
 	// Sub lets a runner that composes other rows (flow, agent) run them as real
 	// invocations on behalf of this call; nil where the dispatcher offers none.
 	Sub Invoker
@@ -43,16 +49,37 @@ type Call struct {
 // and sharing its trace, and is counted against the configured depth and fan-out
 // bounds. Implementations are safe for concurrent use and honour ctx.
 type Invoker interface {
-	// Invoke runs key with body as step name of the parent call (name is unique
+	// Invoke runs key with in as step name of the parent call (name is unique
 	// within the parent, e.g. "1", "2.A", "tool-3": a redelivered parent finds the
 	// step's receipt by it and does not run it again). A refusal by the gate is not
 	// an error: it is a Step whose Result is the refusal's literal reason.
-	Invoke(ctx context.Context, name, key, body string) (Step, error)
+	Invoke(ctx context.Context, name, key string, in Input) (Step, error)
 	// Tools lists the enabled rows in the given categories ("*" for all; a
 	// comma-separated list otherwise) that the parent caller may invoke.
 	Tools(ctx context.Context, categories string) ([]Tool, error)
 	// Row reads one row as the parent caller may see it (agent includes).
 	Row(ctx context.Context, key string) (*contract.Row, error)
+}
+
+// Input is what a row is invoked with: a pipe body, or, for a row with its own
+// input_schema, one JSON object of named arguments (Args), which the gate
+// validates as it is and runs as its pipe form, as POST /api/dispatch does with
+// an object body. Args is nil for a pipe body; an Input carries one or the
+// other.
+type Input struct {
+	Body string
+	Args json.RawMessage
+}
+
+// Pipe is the Input of the pipe body body.
+func Pipe(body string) Input { return Input{Body: body} }
+
+// Text is what in sends, as text: the arguments object's, else the pipe body.
+func (in Input) Text() string {
+	if in.Args != nil {
+		return string(in.Args)
+	}
+	return in.Body
 }
 
 // Step is the outcome of one invocation made through an Invoker.

@@ -142,6 +142,10 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 			return rc, err
 		}
 		rc.InvocationID, rc.Key = req.InvocationID, req.Key
+		if r.Status != "" {
+			rc.Status, rc.Result = r.Status, r.Error
+			return rc, fmt.Errorf("%w: %s", ErrRepeatRefused, r.Error)
+		}
 		return rc, fmt.Errorf("%w: %s", ErrInvocationIDReused, r.Error)
 	}
 	err = got.DataAs(&rc)

@@ -27,6 +27,13 @@ var (
 	// ErrInvocationIDReused is returned by Invoke when the invocation id chosen with
 	// WithInvocationID was already used by this client for another request.
 	ErrInvocationIDReused = errors.New("wire: invocation id reused for another request")
+	// ErrRepeatRefused is returned by Invoke for a request sent again under the
+	// invocation id of WithInvocationID when the token it carries now would not
+	// let the client make the call (revoked, out of scope, …): the first
+	// request's receipt is not sent. The returned Receipt carries the refusal's
+	// status and literal (Status, Result), as a fresh call's receipt would; it is
+	// not stored.
+	ErrRepeatRefused = errors.New("wire: repeated request refused by the gate")
 )
 
 var (

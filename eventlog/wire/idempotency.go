@@ -108,10 +108,15 @@ func (r *InvocationRequest) Digest() [sha256.Size]byte {
 // another request (another key, body, arguments or shape). It is never stored.
 const TypeInvocationRefused = "INVOCATION_REFUSED"
 
-// InvocationRefused is the data of an INVOCATION_REFUSED notice.
+// InvocationRefused is the data of an INVOCATION_REFUSED notice. Status is empty
+// for an invocation id reused for another request. For the same request sent
+// again, it is the receipt status of the gate's refusal of the token it carries
+// now (StatusRefusedScope, …), and Error that refusal's literal (scope:<KEY>,
+// token:revoked, …): the first request's receipt is not the client's with it.
 type InvocationRefused struct {
 	InvocationID string `json:"invocation_id"`
 	Key          string `json:"key"`
+	Status       string `json:"status,omitempty"`
 	Error        string `json:"error"`
 }
 

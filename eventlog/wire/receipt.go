@@ -49,6 +49,13 @@ const (
 	// StatusRefusedApprovalExpired: the row is sensitive and the owner did not
 	// decide on the call before its approval expired (HTTP 410).
 	StatusRefusedApprovalExpired = "REFUSED_APPROVAL_EXPIRED"
+	// StatusRefusedApprovalRequired: the row is sensitive and the call is a step
+	// (of a flow, or an agent's tool call) made for a caller other than the
+	// owner. A step cannot wait for the owner's approval inside the call that
+	// makes it, so it is refused, and the call that made it stops there; nothing
+	// ran. The caller calls the sensitive row itself (that call waits for
+	// approval), or the owner runs the flow.
+	StatusRefusedApprovalRequired = "REFUSED_APPROVAL_REQUIRED"
 	// StatusPendingApproval is never a receipt's: it is the answer to a call to a
 	// sensitive row that waits for the owner's approval (HTTP 202). Its receipt
 	// comes once the owner decides or the approval expires.
@@ -65,7 +72,8 @@ type Fingerprints struct {
 // ReceiptSummary is what ran, when, how it ended, and the fingerprints. It holds no
 // arguments, no result and nothing about credentials; the public, keyless view of
 // a receipt (PublicReceipt) is this without the input and output fingerprints,
-// which would let a reader test a guess about them.
+// which would let a reader test a guess about them, and without the actor and
+// the trace, which name the caller.
 type ReceiptSummary struct {
 	InvocationID string       `json:"invocation_id"`
 	Trace        string       `json:"trace"`

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // FingerprintHMAC holds a receipt's keyed fingerprints of its input and output:
@@ -34,14 +35,29 @@ func KeyedFingerprint(salt, s string) (string, error) {
 	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
-// PublicReceipt is the view of a receipt anyone may see, keyless: its summary with
-// the contract fingerprint, and the input and output fingerprints only keyed
-// (FingerprintHMAC without its salt). Nothing in it lets a reader test a guess about
-// the arguments or the result. A receipt written before keyed fingerprints existed
-// shows the contract fingerprint alone.
+// PublicReceipt is the view of a receipt anyone may see, keyless: what ran (the
+// key, its type and runner), when, how it ended, under which contract, and the
+// input and output fingerprints only keyed (FingerprintHMAC without its salt).
+// Nothing in it lets a reader test a guess about the arguments or the result, and
+// nothing names the caller: not the actor (token:<sub>, nats:<client>), not the
+// trace the caller's call carried; the owner's view keeps both. A receipt written
+// before keyed fingerprints existed shows the contract fingerprint alone. Its
+// fields are listed here one by one, so that a field added to the receipt is not
+// public unless it is added here.
 type PublicReceipt struct {
-	ReceiptSummary
-	// Fingerprints replaces the summary's: the contract's only.
+	InvocationID string             `json:"invocation_id"`
+	Key          string             `json:"key"`
+	Type         string             `json:"type,omitempty"`
+	Runner       string             `json:"runner,omitempty"`
+	OK           bool               `json:"ok"`
+	Ran          bool               `json:"ran"`
+	Material     bool               `json:"material"`
+	Status       string             `json:"status"`
+	Upstream     int                `json:"upstream_status,omitempty"`
+	StartedAt    time.Time          `json:"started_at"`
+	FinishedAt   time.Time          `json:"finished_at"`
+	DurationMS   float64            `json:"duration_ms"`
+	CostUSD      float64            `json:"cost_usd"`
 	Fingerprints PublicFingerprints `json:"fingerprints"`
 	HMAC         *FingerprintHMAC   `json:"fingerprint_hmac,omitempty"`
 }
@@ -53,8 +69,12 @@ type PublicFingerprints struct {
 
 // Public is rc's public view.
 func (rc *Receipt) Public() PublicReceipt {
-	p := PublicReceipt{ReceiptSummary: rc.ReceiptSummary, Fingerprints: PublicFingerprints{Contract: rc.Fingerprints.Contract}}
-	p.ReceiptSummary.Fingerprints = Fingerprints{}
+	p := PublicReceipt{
+		InvocationID: rc.InvocationID, Key: rc.Key, Type: rc.Type, Runner: rc.Runner,
+		OK: rc.OK, Ran: rc.Ran, Material: rc.Material, Status: rc.Status, Upstream: rc.Upstream,
+		StartedAt: rc.StartedAt, FinishedAt: rc.FinishedAt, DurationMS: rc.DurationMS, CostUSD: rc.CostUSD,
+		Fingerprints: PublicFingerprints{Contract: rc.Fingerprints.Contract},
+	}
 	if rc.HMAC != nil {
 		p.HMAC = &FingerprintHMAC{Input: rc.HMAC.Input, Output: rc.HMAC.Output}
 	}

@@ -50,6 +50,9 @@ func (r *Runner) start(ctx context.Context, c runner.Call) (*conversation, *runn
 	if cv.tools, fail = offer(ctx, c); fail != nil {
 		return nil, fail
 	}
+	if system != "" && c.Shape && c.Restricted {
+		system = promptWithheld // the row's contract document does not show it either
+	}
 	if system != "" {
 		cv.req.Messages = append(cv.req.Messages, text("system", system))
 	}

@@ -51,15 +51,17 @@
 // MaxToolNameLen is not offered.
 //
 // Each tool call the model makes runs as Call.Sub.Invoke(ctx, "tool-<n>", key,
-// body), n counting the call's tool calls from 1, one after the other in the order
-// the model gave them. The body is the "args" string, or, for a row with its own
-// schema, the arguments object itself as compact JSON. The step's result (a gate
+// in), n counting the call's tool calls from 1, one after the other in the order
+// the model gave them. in is the "args" string as the pipe body, or, for a row
+// with its own schema, the arguments object itself (runner.Input.Args), which
+// the gate checks against the schema as it checks POST /api/dispatch's object
+// body. The step's result (a gate
 // refusal included) goes back to the model as the tool message, and its invocation
 // id is appended to Outcome.Children. A tool that was not offered is answered with
 // ERR:agent:tool_not_offered:<name>: ..., and arguments that are not a JSON object
 // (or an "args" that is not a string) with ERR:agent:bad_tool_arguments:..., and
-// nothing is invoked. The model credential is scrubbed from a tool's body: it never
-// leaves for another row.
+// nothing is invoked. The model credential is scrubbed from a tool's arguments: it
+// never leaves for another row.
 //
 // The loop ends at an answer without tool calls, whose content is the Result. A
 // model that still calls tools in the answer to its MaxSteps-th request fails the
@@ -98,7 +100,9 @@
 // the auth breaker as an http row's does.
 //
 // Shape mode builds the first request (the includes and the tool listing are read)
-// and returns it redacted; nothing is sent and no tool runs.
+// and returns it redacted; nothing is sent and no tool runs. For a caller other
+// than the owner (Call.Restricted) the system message says the prompt is
+// withheld: the row's contract document does not show it either.
 //
 // # Testing
 //

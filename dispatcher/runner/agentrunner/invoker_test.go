@@ -36,7 +36,8 @@ func newInvoker(rows ...*contract.Row) *fakeInvoker {
 	return f
 }
 
-func (f *fakeInvoker) Invoke(ctx context.Context, name, key, body string) (runner.Step, error) {
+func (f *fakeInvoker) Invoke(ctx context.Context, name, key string, in runner.Input) (runner.Step, error) {
+	body := in.Text()
 	if err := ctx.Err(); err != nil {
 		return runner.Step{}, err
 	}

@@ -16,6 +16,11 @@ import (
 // fingerprint and editing only its docstring does not.
 func Prompt(row *contract.Row) string { return runner.Template(row.Content) }
 
+// promptWithheld stands for the system prompt in the shape a caller other than
+// the owner sees (runner.Call.Restricted): the prompt is the owner's, and the
+// row's contract document does not show it either.
+const promptWithheld = "(withheld: an agent row's prompt is shown to the owner only)"
+
 // systemPrompt composes the system prompt of c: the Prompt of each row named in
 // includes, in order, read through c.Sub at call time, then the row's own, joined
 // by blank lines; an empty part is skipped.

@@ -84,11 +84,15 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	if !ok {
 		return toolNotOffered(shorten(name)), nil, nil
 	}
-	body, reason := ToolBody(t, string(tc.Function.Arguments))
+	in, reason := ToolBody(t, string(tc.Function.Arguments))
 	if reason != "" {
 		return badToolArguments(name, reason), nil, nil
 	}
-	st, err := c.Sub.Invoke(ctx, "tool-"+strconv.Itoa(n), t.Key, rd.Scrub(body))
+	in.Body = rd.Scrub(in.Body)
+	if in.Args != nil {
+		in.Args = json.RawMessage(rd.Scrub(string(in.Args)))
+	}
+	st, err := c.Sub.Invoke(ctx, "tool-"+strconv.Itoa(n), t.Key, in)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", nil, runner.Canceled(RunnerAgent, cerr)
@@ -98,29 +102,32 @@ func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, r
 	return st.Result, &st, nil
 }
 
-// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into the
-// invocation body: for a tool with its own schema, the arguments object itself
-// (compact JSON); otherwise the string in "args" ("" when absent). reason is
-// non-empty when they cannot be read.
-func ToolBody(t runner.Tool, args string) (body, reason string) {
+// ToolBody turns a tool call's arguments (a model's, or an MCP client's) into
+// what the row is invoked with: for a tool with its own schema, the arguments
+// object itself (runner.Input.Args, compact JSON), which the gate checks against
+// the row's input_schema and runs as its pipe form, as POST /api/dispatch does
+// with an object body; otherwise the pipe body in "args" ("" when absent).
+// reason is non-empty when they cannot be read.
+func ToolBody(t runner.Tool, args string) (in runner.Input, reason string) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
-		return "", "the arguments must be a JSON object"
+		return in, "the arguments must be a JSON object"
 	}
 	if t.Schema {
 		var buf bytes.Buffer
 		json.Compact(&buf, []byte(args)) // valid: it just decoded
-		return buf.String(), ""
+		in.Args = buf.Bytes()
+		return in, ""
 	}
 	raw, ok := m["args"]
 	if !ok || string(raw) == "null" {
-		return "", ""
+		return in, ""
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return "", `"args" must be a string`
+	if err := json.Unmarshal(raw, &in.Body); err != nil {
+		return runner.Input{}, `"args" must be a string`
 	}
-	return body, ""
+	return in, ""
 }

@@ -73,6 +73,10 @@
 //	{"runner":"flow","shape":true,"steps":[{"bind":"AX","body":"x","key":"A","name":"1"},
 //	 {"branches":[{"body":"$AX","key":"B","name":"2.B"},...],"name":"2"}]}
 //
+// For a caller other than the owner (Call.Restricted), a step or branch whose row
+// Call.Sub.Row refuses the caller is {"withheld":true}: its key, name and body
+// are not shown, as the flow's contract document does not show them.
+//
 // # Failures
 //
 // Before anything runs: ERR:flow:empty, ERR:flow:empty_step:<n>,

@@ -49,7 +49,8 @@ GREET: $1 => NAME
 // its body. A real Invoker runs the row through the gate and records a receipt.
 type rows struct{}
 
-func (rows) Invoke(_ context.Context, name, key, body string) (runner.Step, error) {
+func (rows) Invoke(_ context.Context, name, key string, in runner.Input) (runner.Step, error) {
+	body := in.Body
 	out := body
 	switch key {
 	case "UPPER":

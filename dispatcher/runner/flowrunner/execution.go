@@ -77,7 +77,7 @@ func (e *execution) single(ctx context.Context, s Step) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := e.sub.Invoke(ctx, s.Name, s.Key, body)
+	st, err := e.sub.Invoke(ctx, s.Name, s.Key, runner.Pipe(body))
 	e.record(st)
 	if ctx.Err() != nil {
 		// Whatever the step reported, it was cut short by the caller.
@@ -119,7 +119,7 @@ func (e *execution) fanout(ctx context.Context, s Step) (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := e.sub.Invoke(fctx, br.Name, br.Key, bodies[i])
+			st, err := e.sub.Invoke(fctx, br.Name, br.Key, runner.Pipe(bodies[i]))
 			res := branchResult{st: st, stop: verdict(br.Name, st, err), own: fctx.Err() == nil}
 			if res.stop != nil {
 				cancel()

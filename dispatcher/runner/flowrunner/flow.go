@@ -100,7 +100,7 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		return runner.FailedWith(err)
 	}
 	if c.Shape {
-		return r.shape(plan, c.Arguments())
+		return r.shape(ctx, plan, c)
 	}
 	if c.Sub == nil {
 		return runner.Failed(errNoInvoker())
@@ -113,13 +113,30 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 
 // shape is the plan as shape mode shows it: each body with the flow's arguments
 // substituted, $PREV and bindings (known only once steps run) left as written.
-func (r *Runner) shape(plan *Plan, args []string) runner.Outcome {
+// For a restricted caller (runner.Call.Restricted), a step or branch to a row it
+// may not call is {"withheld":true}: its key, name and body are not shown.
+func (r *Runner) shape(ctx context.Context, plan *Plan, c runner.Call) runner.Outcome {
+	args := c.Arguments()
+	visible := func(key string) bool {
+		if !c.Restricted {
+			return true
+		}
+		if c.Sub == nil {
+			return false
+		}
+		row, err := c.Sub.Row(ctx, key)
+		return err == nil && row != nil
+	}
 	steps := make([]any, 0, len(plan.Steps))
 	for _, s := range plan.Steps {
 		var m map[string]any
 		if s.Fanout() {
 			branches := make([]any, 0, len(s.Branches))
 			for _, br := range s.Branches {
+				if !visible(br.Key) {
+					branches = append(branches, withheldStep())
+					continue
+				}
 				bm, err := r.shapeCall(br.Name, br.Key, br.Body, br.Bind, args)
 				if err != nil {
 					return runner.FailedWith(err)
@@ -130,6 +147,8 @@ func (r *Runner) shape(plan *Plan, args []string) runner.Outcome {
 			if s.Bind != "" {
 				m["bind"] = s.Bind
 			}
+		} else if !visible(s.Key) {
+			m = withheldStep()
 		} else {
 			var err error
 			if m, err = r.shapeCall(s.Name, s.Key, s.Body, s.Bind, args); err != nil {
@@ -141,6 +160,10 @@ func (r *Runner) shape(plan *Plan, args []string) runner.Outcome {
 	shape := map[string]any{"shape": true, "runner": runner.RunnerFlow, "steps": steps}
 	return runner.Shaped(runner.RedactDeep(shape, nil).(map[string]any))
 }
+
+// withheldStep is a step's place in a restricted caller's shape when the caller
+// may not call its row.
+func withheldStep() map[string]any { return map[string]any{"withheld": true} }
 
 func (r *Runner) shapeCall(name, key, tmpl, bind string, args []string) (map[string]any, error) {
 	body, err := runner.Substitute(tmpl, args, nil, runner.ModeRaw, r.cfg.MaxSubstitutionBytes)

@@ -310,6 +310,12 @@ func TestRunNoInvoker(t *testing.T) {
 	if o := r.Run(testContext(t), runner.Call{Row: flowRow("A: x"), Shape: true}); !o.OK() {
 		t.Fatalf("shape mode needs no invoker: %+v", o)
 	}
+	// A restricted caller without an invoker to ask which rows it may call sees
+	// every step withheld.
+	o = r.Run(testContext(t), runner.Call{Row: flowRow("A: x > { B: y | C: z }"), Shape: true, Restricted: true})
+	if b, _ := json.Marshal(o.Shape); !o.OK() || string(b) != `{"runner":"flow","shape":true,"steps":[{"withheld":true},{"branches":[{"withheld":true},{"withheld":true}],"name":"2"}]}` {
+		t.Fatalf("restricted shape without an invoker: %s", b)
+	}
 	if o := r.Run(testContext(t), runner.Call{}); o.Result != "ERR:flow:empty" {
 		t.Fatalf("a call without a row: %+v", o)
 	}

@@ -32,7 +32,8 @@ var _ runner.Invoker = (*fakeInvoker)(nil)
 
 func newFake(rows map[string]handler) *fakeInvoker { return &fakeInvoker{rows: rows} }
 
-func (f *fakeInvoker) Invoke(ctx context.Context, name, key, body string) (runner.Step, error) {
+func (f *fakeInvoker) Invoke(ctx context.Context, name, key string, in runner.Input) (runner.Step, error) {
+	body := in.Text()
 	f.mu.Lock()
 	f.calls = append(f.calls, invocation{name, key, body})
 	f.mu.Unlock()
