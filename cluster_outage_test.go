@@ -401,9 +401,10 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	defer stopLoad()
 	var wg sync.WaitGroup
 	counts := make([]*phaseCounter, len(nodes))
+	refusals := &refusalWatch{}
 	for i, n := range nodes {
 		counts[i] = &phaseCounter{phase: &phase}
-		hc := &http.Client{Transport: countingTransport{&http.Transport{MaxIdleConnsPerHost: 4}, counts[i]}, Timeout: 40 * time.Second}
+		hc := &http.Client{Transport: refusals.transport(countingTransport{&http.Transport{MaxIdleConnsPerHost: 4}, counts[i]}), Timeout: 40 * time.Second}
 		for j := range 2 {
 			cl := &crashtest.Client{ID: 2*i + j, URL: n.URL(), Key: nodetest.Key, HTTP: hc, Gate: setup.Gate, Ledger: ledger,
 				Rng: rand.New(rand.NewPCG(uint64(started.UnixNano()), uint64(2*i+j)))}
@@ -518,6 +519,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	var bad []string
 	bad = append(bad, ledger.Anomalies()...)
 	bad = append(bad, bus.refused...)
+	bad = append(bad, refusals.violations()...)
 	rows := 0
 	for i, n := range nodes {
 		served, err := crashtest.Served(context.Background(), http.DefaultClient, n.URL(), nodetest.Key)

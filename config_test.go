@@ -28,7 +28,7 @@ func TestStartChecksEveryComponentsSettingsFirst(t *testing.T) {
 		Log:         eventlog.Config{DataDir: dir},
 		TerminalKey: nodetest.Key,
 		Projector:   projector.Settings{Linger: 2 * time.Second},
-		Dispatch:    dispatcher.Settings{MaxDepth: -1},
+		Dispatch:    dispatcher.Settings{MaxDepth: -1, AckWait: -time.Second},
 		API:         api.Settings{MaxImports: -1},
 		HTTPRunner:  httprunner.Config{Limits: runner.Limits{Timeout: -time.Second}},
 		ComposeConfig: capdir.ComposeConfig{
@@ -37,7 +37,7 @@ func TestStartChecksEveryComponentsSettingsFirst(t *testing.T) {
 		},
 	}
 	_, err := capdir.Start(context.Background(), cfg)
-	for _, want := range []string{"--projection-linger", "--flow-max-depth", "--max-imports", "--agent-step-limit",
+	for _, want := range []string{"--projection-linger", "--flow-max-depth", "--ack-wait", "--max-imports", "--agent-step-limit",
 		"--flow-max-fanout", "flowrunner: Config.MaxResultBytes must not be negative", "--http-timeout"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Start: %v; want it to name %s", err, want)

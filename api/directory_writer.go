@@ -234,10 +234,11 @@ func (d *Directory) visible(ctx context.Context, seq uint64, scale int) error {
 	return nil
 }
 
-// classifyAppend classifies an append's error: a conflict stays a conflict, anything
-// else means the log is unavailable. (The log counts every append itself.)
+// classifyAppend classifies an append's error: a conflict stays a conflict, a full
+// disk and an election say so themselves, anything else means the log is
+// unavailable. (The log counts every append itself.)
 func classifyAppend(err error) error {
-	if err == nil || errors.Is(err, ErrConflict) {
+	if err == nil || errors.Is(err, ErrConflict) || errors.Is(err, eventlog.ErrDiskFull) || errors.Is(err, eventlog.ErrElecting) {
 		return err
 	}
 	return unavailable(err)

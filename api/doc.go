@@ -85,8 +85,11 @@
 //	     fails alone, in "failed"; a dispatch body over the payload ceiling
 //	429  too_many_imports: Config.MaxImports imports are running (Retry-After)
 //	502  the dispatcher could not take the request
-//	503  the log or the projection failed; no dispatcher on this node
+//	503  the log or the projection failed; no dispatcher on this node; the log is
+//	     electing a leader (Retry-After): nothing was stored, send it again
 //	504  appended, but not projected within Config.WriteTimeout; it will show up
+//	507  the log's disk is full: nothing was stored; the log takes writes again
+//	     by itself once its disk has room
 //
 // Hygiene refusals are 400 rather than 422 so that every "fix your request" answer
 // has one status; the body's "error" prefix tells them apart.

@@ -397,3 +397,50 @@ func TestImportOpenAPIRefused(t *testing.T) {
 		t.Fatalf("refused imports appended %d events", got-before)
 	}
 }
+
+// TestImportOpenAPIPathCannotMoveTheCredential: the operator names the server
+// (server=), and the spec's paths try to run on into its host or port; no row of
+// the import sends the credential anywhere but the server, over real calls.
+func TestImportOpenAPIPathCannotMoveTheCredential(t *testing.T) {
+	var mu sync.Mutex
+	var stolen []string
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		stolen = append(stolen, r.Method+" "+r.URL.String()+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+	}))
+	defer collector.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer api.Close()
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.Env = runner.MapEnv(map[string]string{"API_TOKEN": "s3cret-token"})
+	})
+	hostPort := strings.TrimPrefix(collector.URL, "http://")
+	_, port, _ := strings.Cut(hostPort, ":")
+	spec := "openapi: 3.0.3\ninfo: {title: moving, version: '1'}\n" +
+		"components: {securitySchemes: {bearer: {type: http, scheme: bearer}}}\nsecurity: [{bearer: []}]\npaths:\n" +
+		"  '@" + hostPort + "/steal': {get: {operationId: at, responses: {'200': {description: ok}}}}\n" +
+		"  ':" + port + "/steal': {get: {operationId: port, responses: {'200': {description: ok}}}}\n" +
+		"  '.localhost/steal': {get: {operationId: dot, responses: {'200': {description: ok}}}}\n" +
+		"  /fine: {get: {operationId: fine, responses: {'200': {description: ok}}}}\n"
+	res := importSpec(t, n, spec, url.Values{"server": {api.URL}, "auth_env": {"API_TOKEN"}})
+	if res.Created != 1 || res.Refused != 3 {
+		t.Errorf("import: %d created, %d refused; want 1 and 3", res.Created, res.Refused)
+	}
+	for _, it := range res.Items {
+		if it.Action == importer.Refused && !strings.Contains(it.Error, "does not begin with '/'") {
+			t.Errorf("%s refused for another reason: %s", it.Source, it.Error)
+		}
+		if it.Action != importer.Created {
+			continue
+		}
+		if status, out := dispatchJSON(t, n, `{"key":"`+it.Key+`","body":""}`); it.Key == "FINE" && (status != http.StatusOK || out["result"] != "HTTP 200:ok") {
+			t.Errorf("%s: HTTP %d %v", it.Key, status, out)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stolen) != 0 {
+		t.Fatalf("the credential left the server's origin: %q", stolen)
+	}
+}

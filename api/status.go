@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/api/importer/openapi"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -61,8 +62,10 @@ func as[T error]() func(error) bool {
 //	429  too_many_imports (with Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node;
-//	     approval_unavailable
+//	     approval_unavailable; the log is electing a leader (with Retry-After):
+//	     no server answered for its stream while the append was sent again
 //	504  appended but not projected within the write timeout
+//	507  the log's disk is full: nothing was stored
 var errorTable = []errorRule{
 	{is(ErrTokenRefused), http.StatusUnauthorized, tokenRefusedBody},
 	{is(ErrScopeRefused), http.StatusForbidden, tokenRefusedBody},
@@ -94,6 +97,8 @@ var errorTable = []errorRule{
 	{is(ErrConflict), http.StatusConflict, nil},
 	{isFixYourRequest, http.StatusBadRequest, nil},
 	{is(ErrNotVisible), http.StatusGatewayTimeout, nil},
+	{is(eventlog.ErrDiskFull), http.StatusInsufficientStorage, nil},
+	{is(eventlog.ErrElecting), http.StatusServiceUnavailable, nil},
 	{is(ErrDispatchFailed), http.StatusBadGateway, nil},
 	{as[*healthError](), http.StatusServiceUnavailable, healthBody},
 }
@@ -143,7 +148,7 @@ func writeErr(w http.ResponseWriter, err error) {
 }
 
 // errHeaders sets the headers of err's answer: Allow on a 405, Retry-After on a
-// too_many_imports.
+// too_many_imports and while the log elects a leader.
 func errHeaders(h http.Header, err error) {
 	var re *routeError
 	if errors.As(err, &re) && re.allow != "" {
@@ -152,7 +157,14 @@ func errHeaders(h http.Header, err error) {
 	if errors.Is(err, ErrTooManyImports) {
 		h.Set("Retry-After", importRetryAfter)
 	}
+	if errors.Is(err, eventlog.ErrElecting) {
+		h.Set("Retry-After", electionRetryAfter)
+	}
 }
+
+// electionRetryAfter is the Retry-After of an append refused while the log
+// elects a leader: an election takes a few seconds more.
+const electionRetryAfter = "5"
 
 func messageBody(err error) any { return map[string]string{"error": errMessage(err)} }
 

@@ -63,6 +63,12 @@ func TestErrorTable(t *testing.T) {
 		{"import not visible", &ImportIncompleteError{Result: ImportResult{OK: 2, Failed: []ImportFailure{}}, Err: fmt.Errorf("%w: sequence 9", ErrNotVisible)}, 504,
 			`{"ok":2,"failed":[],"error":"written to the log but not yet projected: sequence 9"}`, ""},
 		{"dispatch failed", newError(ErrDispatchFailed, "dispatch failed: %w", errors.New("boom")), 502, `{"error":"dispatch failed: boom"}`, ""},
+		{"disk full", keyErr("K", fmt.Errorf("%w: no room", eventlog.ErrDiskFull)), 507, `{"error":"eventlog: the log's disk is full: no room"}`, ""},
+		{"dispatch on a full disk", newError(ErrDispatchFailed, "dispatch failed: %w", fmt.Errorf("%w: no room", eventlog.ErrDiskFull)), 507,
+			`{"error":"dispatch failed: eventlog: the log's disk is full: no room"}`, ""},
+		{"electing", keyErr("K", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503, `{"error":"eventlog: the log is electing a leader: no answer"}`, ""},
+		{"dispatch while electing", newError(ErrDispatchFailed, "dispatch failed: %w", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503,
+			`{"error":"dispatch failed: eventlog: the log is electing a leader: no answer"}`, ""},
 		{"no dispatcher", ErrNoDispatcher, 503, `{"error":"dispatch is not running on this node"}`, ""},
 		{"unavailable", unavailable(errors.New("bolt closed")), 503, `{"error":"directory unavailable: bolt closed"}`, ""},
 		{"health", &healthError{errors.New("no answer")}, 503, `{"error":"no answer","ok":false}`, ""},
@@ -91,14 +97,20 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// A too_many_imports answer says when to retry; no other error answer does.
-func TestRetryAfterOnlyOnTooManyImports(t *testing.T) {
-	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, tooLarge("the row", 2, 1)} {
+// A too_many_imports answer says when to retry, and so does an append refused while
+// the log elects a leader (a write or a dispatch); no other error answer does.
+func TestRetryAfterOnlyOnTooManyImportsAndElections(t *testing.T) {
+	electing := fmt.Errorf("%w: no answer", eventlog.ErrElecting)
+	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, tooLarge("the row", 2, 1),
+		keyErr("K", electing), newError(ErrDispatchFailed, "dispatch failed: %w", electing), fmt.Errorf("%w: no room", eventlog.ErrDiskFull)} {
 		rec := httptest.NewRecorder()
 		writeErr(rec, err)
 		got, want := rec.Header().Get("Retry-After"), ""
-		if errors.Is(err, ErrTooManyImports) {
+		switch {
+		case errors.Is(err, ErrTooManyImports):
 			want = importRetryAfter
+		case errors.Is(err, eventlog.ErrElecting):
+			want = electionRetryAfter
 		}
 		if got != want {
 			t.Errorf("%v: Retry-After %q, want %q", err, got, want)

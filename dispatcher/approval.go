@@ -314,7 +314,7 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 		}
 		return pending, err
 	}
-	rc, err := s.await(ctx, &req, ch, nil)
+	rc, err := s.await(ctx, &req, ch, nil, nil)
 	if err != nil {
 		rc.Actor = a.Actor // pending: still the held caller's call
 	}

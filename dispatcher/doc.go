@@ -32,6 +32,10 @@
 //   - Drain lets calls in flight finish and NAKs the requests delivered to this
 //     service but not started. A request the server was sending to this service as
 //     it stopped pulling reaches nobody, and is redelivered after AckWait.
+//   - On a log no other node shares, Start hands back at once the requests an
+//     earlier process held when it died (the consumer reset to its acknowledgement
+//     floor), so a call a crash cut runs at the next start. On a shared log they
+//     are another node's to take after AckWait.
 //   - A call cut short by Stop, or by Drain past its context, gets no receipt: it
 //     is run again, so its upstream may see it twice. Exactly one receipt is kept
 //     per invocation, never more.

@@ -105,7 +105,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(&req), err
 		}
-		rc, err := s.await(ctx, &req, ch, f)
+		rc, err := s.await(ctx, &req, ch, f, s.resender(&req, ev))
 		if err == nil {
 			// Another request under the id may have been stored first (sent at
 			// once, under another token of the caller's): its receipt is ours only
@@ -137,7 +137,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		s.waiters.remove(req.InvocationID, ch)
 		return wire.Receipt{}, err
 	}
-	return s.await(ctx, &req, ch, nil)
+	return s.await(ctx, &req, ch, nil, nil)
 }
 
 // repeatRefusal is the gate's refusal, now, of req's caller having the answer of

@@ -102,6 +102,9 @@ func (c Settings) Validate() error {
 	if c.Workers < 1 {
 		errs = append(errs, errors.New("dispatcher: workers must be at least 1 (--workers)"))
 	}
+	if c.AckWait < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: ack wait %v must not be negative (--ack-wait: give a duration such as 30s, 0 for the default)", c.AckWait))
+	}
 	if c.MaxDeliver < 1 {
 		errs = append(errs, errors.New("dispatcher: max deliver must be at least 1"))
 	}
@@ -285,6 +288,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatcher: consumer: %w", err)
 	}
+	if err := s.reclaim(ctx, cons); err != nil {
+		return err
+	}
 	// A request appended before this start may have run under an earlier process
 	// whose acknowledgement JetStream had not yet made durable when it died: such a
 	// request can come back as a first delivery. Every request up to here is
@@ -319,6 +325,28 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cc = cc
 	s.mu.Unlock()
+	return nil
+}
+
+// reclaim hands back, for delivery at once, the requests the consumer counts as
+// delivered and not acknowledged when no other node consumes the log: those were
+// held by an earlier process on this data dir that died with them (a stop gives
+// back what it did not finish), and would otherwise wait out AckWait before
+// running again. The consumer is reset to its acknowledgement floor: the requests
+// after it are delivered again, and every one appended before this start is
+// checked for its receipt before it runs (handle), so one acknowledged out of
+// order is not run twice. On a shared log the pending requests may be another
+// node's calls in flight: they are left to AckWait. So are they while the
+// consumer has pulls waiting: another service of this process is running.
+func (s *Service) reclaim(ctx context.Context, cons jetstream.Consumer) error {
+	info := cons.CachedInfo()
+	if s.sharedLog || info == nil || info.NumAckPending == 0 || info.NumWaiting > 0 {
+		return nil
+	}
+	if _, err := s.cfg.Log.JetStream().ResetConsumer(ctx, wire.DataStream, ConsumerName); err != nil {
+		return fmt.Errorf("dispatcher: deliver again the requests an earlier process held: %w", err)
+	}
+	s.cfg.Logger.Info("dispatcher: requests an earlier process held are delivered again at once", "pending", info.NumAckPending, "from_seq", info.AckFloor.Stream+1)
 	return nil
 }
 
@@ -499,12 +527,23 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early.
-	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.WithoutDedupe())
+	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
 	}
-	return s.await(ctx, &req, ch, f)
+	return s.await(ctx, &req, ch, f, s.resender(&req, ev))
+}
+
+// resender appends ev, req's request, again when its append's connection was lost
+// before the acknowledgement: it may be stored already, and the log's duplicate
+// detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
+// duplicate window.
+func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (jetstream.PubAckFuture, error) {
+	return func() (jetstream.PubAckFuture, error) {
+		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
+		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	}
 }
 
 // Await waits for the receipt of invocation inv, whoever made the call and
@@ -520,7 +559,7 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 			s.waiters.remove(inv, ch)
 			return rc, nil
 		}
-		rc, err := s.await(ctx, &req, ch, nil)
+		rc, err := s.await(ctx, &req, ch, nil, nil)
 		if err != nil || rc.Status != wire.StatusPendingApproval { // held: not an outcome yet
 			return rc, err
 		}
@@ -555,22 +594,37 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 }
 
 // await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended).
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture) (wire.Receipt, error) {
+// request's append, whose failure ends the wait (nil: nothing was appended). When
+// the append's connection was lost before its acknowledgement, resend appends the
+// request again, and the wait goes on with its future.
+func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
 	var failed <-chan error
+	var stored <-chan *jetstream.PubAck
+	var full <-chan struct{}
 	if f != nil {
-		failed = f.Err()
+		failed, stored, full = f.Err(), f.Ok(), s.cfg.Log.Full()
 	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
+		case <-stored: // only its receipt ends the wait now
+			failed, stored, full = nil, nil, nil
+		case <-full: // the server answers no append that found its disk full
+			s.waiters.remove(req.InvocationID, ch)
+			return pendingReceipt(req), s.cfg.Log.FullError()
 		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
 				failed = nil
 				continue
+			}
+			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
+				if f, err = resend(); err == nil {
+					failed, stored = f.Err(), f.Ok()
+					continue
+				}
 			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), err

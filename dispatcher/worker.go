@@ -275,8 +275,8 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // of the bus client that requested it (none for capdir's own requests and for
 // steps: their callers wait in-process). A failure a retry may mend (a timeout, no
 // responders while the stream elects a leader) is retried with the same event id,
-// for up to receiptRetryFor; one it cannot mend is returned at once, classified by
-// appendFailure. It returns the length of the receipt's data.
+// for up to receiptRetryFor (while the log's disk is full, until it has room); one
+// it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
 func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
 	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
 	if err != nil {
@@ -294,7 +294,10 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 			return size, nil
 		}
 		err = appendFailure(err, size)
-		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || time.Now().Add(wait).After(give) {
+		// A full disk keeps the receipt retrying as long as it lasts: handed back,
+		// the call would run again, and be refused again, until MaxDeliver dropped it.
+		late := time.Now().Add(wait).After(give) && !errors.Is(err, eventlog.ErrDiskFull)
+		if permanent(err) || ctx.Err() != nil || errors.Is(err, eventlog.ErrClosed) || late {
 			return size, err
 		}
 		s.cfg.Logger.Warn("dispatcher: receipt append failed; retrying", "invocation", rc.InvocationID, "in", wait, "err", err)

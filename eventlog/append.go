@@ -28,7 +28,9 @@ type appendOpts struct {
 // WithoutDedupe appends without the event id as Nats-Msg-Id, so the log does not
 // remember it for duplicate detection. For events appended exactly once, whose
 // duplicates nothing could produce: it spares the header's encoding, the log's
-// bookkeeping and every reader's header parsing.
+// bookkeeping and every reader's header parsing. Such an append is never sent
+// again (an append that got no answer may be stored), so a failover refuses it
+// where it would have resent one with its id.
 func WithoutDedupe() AppendOption {
 	return func(o *appendOpts) error {
 		o.noMsgID = true
@@ -54,14 +56,60 @@ func (l *Log) Append(ctx context.Context, subject string, ev wire.Event, opts ..
 	if err != nil {
 		return 0, err
 	}
-	ack, err := l.js.PublishMsg(ctx, msg, popts...)
+	if l.disk != nil {
+		// The server answers nothing to an append that finds the disk full: stop
+		// waiting once its store says so.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(l.disk.state.Load().filled, func() { cancel(ErrDiskFull) })
+		defer stop()
+	}
+	ack, err := l.publish(ctx, msg, popts)
 	if err != nil {
-		err = classify(err)
+		if errors.Is(context.Cause(ctx), ErrDiskFull) {
+			err = l.disk.refusalOnceFilled()
+		} else {
+			err = classify(err)
+		}
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return 0, err
 	}
 	l.cfg.Metrics.countAppend(ev.Type, nil)
 	return ack.Sequence, nil
+}
+
+// publish sends msg and waits for its acknowledgement. An append the log's
+// duplicate detection knows (it carries its event id as Nats-Msg-Id) that gets no
+// answer within attemptWait (the server that took it went away, or the stream
+// has no leader yet) is sent again, the same, until Config.ElectionWait has
+// passed: a copy that was stored is answered with the first's sequence.
+func (l *Log) publish(ctx context.Context, msg *nats.Msg, popts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if msg.Header == nil { // WithoutDedupe: sent once
+		return l.js.PublishMsg(ctx, msg, popts...)
+	}
+	until := time.Now().Add(l.cfg.ElectionWait)
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptWait)
+		ack, err := l.js.PublishMsg(actx, msg, popts...)
+		cancel()
+		if err == nil || ctx.Err() != nil || !unanswered(err) {
+			return ack, err
+		}
+		if time.Now().After(until) {
+			return nil, fmt.Errorf("%w: the append got no answer within %s (%v); it may be stored: read before writing it again", ErrElecting, l.cfg.ElectionWait, err)
+		}
+	}
+}
+
+// attemptWait bounds one attempt of an append the log's duplicate detection
+// knows: much longer than a stored append's answer takes.
+const attemptWait = 2 * time.Second
+
+// unanswered reports whether an attempt's err says only that no answer came.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
 // AppendAsync writes ev without waiting; the returned future resolves to the
@@ -136,6 +184,9 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, ErrClosed
 	default:
 	}
+	if err := l.disk.refusal(); err != nil {
+		return nil, nil, err
+	}
 	var o appendOpts
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
@@ -150,7 +201,11 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: body}
-	var popts []jetstream.PublishOpt
+	if o.noMsgID && o.expectSubjectSeq == nil {
+		return msg, l.retry, nil
+	}
+	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+2)
+	popts = append(popts, l.retry...)
 	if !o.noMsgID {
 		msg.Header = nats.Header{}
 		popts = append(popts, jetstream.WithMsgID(ev.ID))
@@ -160,6 +215,10 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 	}
 	return msg, popts, nil
 }
+
+// electionRetryWait is the pause before an append no server answered for is sent
+// again (Config.ElectionWait bounds how long it is).
+const electionRetryWait = 250 * time.Millisecond
 
 // AppendError is the error an append returns for err, an error from an async
 // append's future: a rejected ExpectLastSubjectSeq matches ErrConflict.
@@ -172,7 +231,29 @@ func classify(err error) error {
 	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) { // Config.AckTimeout
 		return fmt.Errorf("%w (%v)", ErrAckTimeout, err)
 	}
+	if errors.Is(err, nats.ErrDisconnected) {
+		return fmt.Errorf("%w: it may or may not be stored (%v)", ErrConnectionLost, err)
+	}
+	if errors.Is(err, jetstream.ErrNoStreamResponse) { // sent again for Config.ElectionWait
+		return fmt.Errorf("%w: no server answered for the stream while it was sent again (%v); nothing was stored: send it again in a few seconds", ErrElecting, err)
+	}
+	if isOutOfStorage(err) {
+		return fmt.Errorf("%w: the log's servers refuse appends for lack of storage (%v); free space on their disks or raise their JetStream storage limit; nothing was stored", ErrDiskFull, err)
+	}
 	return fmt.Errorf("eventlog: append: %w", err)
+}
+
+// The JetStream error codes of a server out of storage: insufficient resources
+// (its store reached the limit it set itself from the disk's size), and
+// insufficient storage resources.
+const (
+	jsInsufficientResources    = 10023
+	jsStorageResourcesExceeded = 10047
+)
+
+func isOutOfStorage(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsInsufficientResources || apiErr.ErrorCode == jsStorageResourcesExceeded)
 }
 
 func isConflict(err error) bool {

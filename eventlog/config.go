@@ -31,6 +31,11 @@ type Config struct {
 	Creds string
 	// Replicas is the stream replica count (1 for the embedded server; 3 on a cluster).
 	Replicas int
+	// Existing opens the streams as they are, without creating or updating them
+	// (Replicas, DataMaxAge and DuplicateWindow are then not applied): for a tool
+	// working on a node's log, which must not change what the node set. A stream
+	// missing is an error naming it.
+	Existing bool
 	// Sync is the embedded store's fsync policy: "always" or a Go duration ("1s", "2m").
 	Sync string
 	// DataMaxAge bounds how long invocation requests and receipts stay in the log; 0 keeps them forever.
@@ -47,6 +52,12 @@ type Config struct {
 	// connection's life, holding one of its 4096 slots for appends in flight and
 	// keeping Close waiting.
 	AckTimeout time.Duration
+	// ElectionWait bounds how long an append that no server answers for its
+	// stream (the stream has no leader: an election after a server went away) is
+	// sent again, every quarter of a second, before it is refused with an error
+	// matching ErrElecting (DefaultElectionWait when 0). Sending it again is safe:
+	// with no answer nothing was stored, and an event's id is its Nats-Msg-Id.
+	ElectionWait time.Duration
 	// Clock stamps new events; time.Now when nil.
 	Clock func() time.Time
 	// Logger receives the embedded NATS server's notices, warnings and errors
@@ -72,6 +83,9 @@ func (c *Config) setDefaults() {
 	if c.AckTimeout == 0 {
 		c.AckTimeout = DefaultAckTimeout
 	}
+	if c.ElectionWait == 0 {
+		c.ElectionWait = DefaultElectionWait
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -86,6 +100,10 @@ func (c *Config) setDefaults() {
 // DefaultAckTimeout is Config.AckTimeout's default: as long as the dispatcher
 // waits for a receipt's acknowledgement and the facade for a write's.
 const DefaultAckTimeout = 10 * time.Second
+
+// DefaultElectionWait is Config.ElectionWait's default: longer than a
+// three-server cluster's elections were measured to take (4 to 9 s).
+const DefaultElectionWait = 10 * time.Second
 
 // DefaultSync is the default fsync interval of the embedded store; see the README for
 // the measurements behind it.
@@ -114,6 +132,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AckTimeout < 0 {
 		errs = append(errs, errors.New("eventlog: the acknowledgement timeout must not be negative"))
+	}
+	if c.ElectionWait < 0 {
+		errs = append(errs, errors.New("eventlog: the election wait must not be negative"))
 	}
 	if c.DataMaxAge < 0 {
 		errs = append(errs, errors.New("eventlog: data retention must not be negative"))

@@ -25,4 +25,15 @@
 //     default); beyond it the consumers of the log must be idempotent themselves.
 //   - The embedded server locks its store directory: two processes cannot open the
 //     same data dir at once. Use an external NATS cluster (--nats-url) to share a log.
+//   - A full disk: the embedded server answers nothing to an append its store cannot
+//     write, and refuses every later one until JetStream restarts. The log learns of
+//     it from the server's error line, refuses every append with ErrDiskFull from
+//     then on (those waiting for an answer included), and restarts JetStream itself
+//     once the store's disk has DiskRoom free. An async append in flight then waits
+//     for its AckTimeout unless its caller watches Log.Full.
+//   - An append no server answers (no stream leader: an election) is sent again for
+//     Config.ElectionWait, then refused with ErrElecting; one whose connection was
+//     lost before its answer is sent again, the same, where it carries its event id
+//     as Nats-Msg-Id, and an async one is refused with ErrConnectionLost for its
+//     caller to send again. An append WithoutDedupe is never sent again.
 package eventlog

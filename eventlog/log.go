@@ -23,8 +23,16 @@ type Log struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	streams map[string]jetstream.Stream
+	retry   []jetstream.PublishOpt // every append's: sent again while its stream elects a leader
+	disk    *diskGuard             // the embedded store's full disk; nil on an external cluster
+	// restart is held by restartJetStream, and read-held by State: while JetStream
+	// restarts, its streams are missing for a moment, and a reader of State must
+	// not take that for a log that lost them.
+	restart sync.RWMutex
 
 	closeOnce sync.Once
+	closing   chan struct{} // closed when Close begins
+	diskDone  chan struct{} // closed when watchDisk has returned (nil: not started)
 	closed    chan struct{}
 }
 
@@ -35,7 +43,8 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, closed: make(chan struct{})}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, closing: make(chan struct{}), closed: make(chan struct{}),
+		retry: []jetstream.PublishOpt{jetstream.WithRetryWait(electionRetryWait), jetstream.WithRetryAttempts(int(cfg.ElectionWait / electionRetryWait))}}
 	if err := l.connect(); err != nil {
 		l.Close()
 		return nil, err
@@ -64,6 +73,9 @@ func (l *Log) connect() error {
 			l.connOpt = append(l.connOpt, creds)
 		}
 		nc, err := nats.Connect(l.cfg.NATSURL, append(opts, l.connOpt...)...)
+		if errors.Is(err, nats.ErrAuthorization) {
+			return fmt.Errorf("%w: %s answered %v: give a credential its configuration admits with --nats-creds (the node's nkey seed or .creds file)", ErrNotAdmitted, l.cfg.NATSURL, err)
+		}
 		if err != nil {
 			return fmt.Errorf("eventlog: connect %s: %w", l.cfg.NATSURL, err)
 		}
@@ -77,11 +89,14 @@ func (l *Log) connect() error {
 			l.auth = auth
 			l.connOpt = append(l.connOpt, auth.connOption())
 		}
-		srv, err := startEmbedded(&l.cfg, l.auth)
+		l.disk = newDiskGuard(l.cfg.storeDir())
+		srv, err := startEmbedded(&l.cfg, l.auth, l.disk.noSpace)
 		if err != nil {
 			return err
 		}
 		l.srv = srv
+		l.diskDone = make(chan struct{})
+		go l.watchDisk()
 		l.connOpt = append(l.connOpt, nats.InProcessServer(srv))
 		nc, err := nats.Connect("", append(opts, l.connOpt...)...)
 		if err != nil {
@@ -106,7 +121,9 @@ func (l *Log) NewConn(opts ...nats.Option) (*nats.Conn, error) {
 	return nats.Connect(l.cfg.NATSURL, append(all, opts...)...)
 }
 
-func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
+// startEmbedded starts the embedded server; noSpace is called when its store
+// reports a write that found no space.
+func startEmbedded(cfg *Config, auth *busAuth, noSpace func()) (*server.Server, error) {
 	always, interval, _ := cfg.syncPolicy()
 	opts := &server.Options{
 		ServerName:   "capdir",
@@ -137,7 +154,7 @@ func startEmbedded(cfg *Config, auth *busAuth) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: embedded server: %w", err)
 	}
-	srv.SetLoggerV2(serverLog{cfg.Logger}, false, false, false)
+	srv.SetLoggerV2(serverLog{l: cfg.Logger, noSpace: noSpace}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(cfg.StartTimeout) {
 		srv.Shutdown()
@@ -173,6 +190,9 @@ func (l *Log) probe(ctx context.Context) error {
 }
 
 func (l *Log) ensureStreams(ctx context.Context) error {
+	if l.cfg.Existing {
+		return l.lookupStreams(ctx)
+	}
 	for _, name := range wire.Streams {
 		sc := jetstream.StreamConfig{
 			Name:        name,
@@ -193,6 +213,30 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		l.streams[name] = s
 	}
 	return nil
+}
+
+// lookupStreams opens the streams as they are (Config.Existing).
+func (l *Log) lookupStreams(ctx context.Context) error {
+	for _, name := range wire.Streams {
+		s, err := l.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: %s holds no stream %s: is this the log of a capdir node (its --nats-url and --nats-creds)?", ErrStreamNotFound, l.where(), name)
+		}
+		if err != nil {
+			return fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		l.streams[name] = s
+	}
+	return nil
+}
+
+// where names the log's servers for a message: the cluster's URLs, or the
+// embedded store.
+func (l *Log) where() string {
+	if l.cfg.NATSURL != "" {
+		return l.cfg.NATSURL
+	}
+	return l.cfg.storeDir()
 }
 
 // EmbeddedMaxPayload is the largest message the embedded server accepts. (An
@@ -248,6 +292,16 @@ func (l *Log) ClientURL() string {
 	return l.srv.ClientURL()
 }
 
+// Full is closed once the log's disk is found full (see ErrDiskFull): an append
+// waiting for its acknowledgement then stops waiting, with the error FullError
+// gives. Nil on an external cluster, whose servers answer such an append
+// themselves.
+func (l *Log) Full() <-chan struct{} { return l.disk.filled() }
+
+// FullError is the refusal of an append that was waiting when Full was closed. It
+// matches ErrDiskFull.
+func (l *Log) FullError() error { return l.disk.refusalOnceFilled() }
+
 // Closed is closed once Close has run.
 func (l *Log) Closed() <-chan struct{} { return l.closed }
 
@@ -256,6 +310,10 @@ func (l *Log) Closed() <-chan struct{} { return l.closed }
 func (l *Log) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
+		close(l.closing)
+		if l.diskDone != nil {
+			<-l.diskDone
+		}
 		if l.js != nil {
 			select {
 			case <-l.js.PublishAsyncComplete():

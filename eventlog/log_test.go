@@ -212,6 +212,7 @@ func TestConfigValidate(t *testing.T) {
 		{DataDir: "x", Sync: "sometimes"}, // bad sync
 		{DataDir: "x", Replicas: 3},       // replicas on embedded
 		{DataDir: "x", DataMaxAge: -time.Second},
+		{DataDir: "x", ElectionWait: -time.Second},
 	}
 	for i, c := range cases {
 		if _, err := eventlog.Open(context.Background(), c); err == nil {
@@ -272,5 +273,33 @@ func TestDataAsMatchesEncodingJSON(t *testing.T) {
 		if gerr != nil && !errors.Is(gerr, wire.ErrBadEvent) {
 			t.Fatalf("%s: err %v is not ErrBadEvent", in, gerr)
 		}
+	}
+}
+
+// Existing opens the streams as a node left them: their retention is not reset
+// to the opener's, and a log without them is refused, naming the stream.
+func TestOpenExistingLeavesTheStreamsAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	empty := t.TempDir()
+	if _, err := eventlog.Open(ctx, eventlog.Config{DataDir: empty, Existing: true}); !errors.Is(err, eventlog.ErrStreamNotFound) || !strings.Contains(err.Error(), wire.ControlStream) {
+		t.Fatalf("open an empty store with Existing: %v; want ErrStreamNotFound naming %s", err, wire.ControlStream)
+	}
+	dir := t.TempDir()
+	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: dir, DataMaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, err = eventlog.Open(ctx, eventlog.Config{DataDir: dir, Existing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := l.JetStream().Stream(ctx, wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if age := s.CachedInfo().Config.MaxAge; age != time.Hour {
+		t.Fatalf("data stream retention %s after an Existing open; want the node's 1h", age)
 	}
 }

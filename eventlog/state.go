@@ -33,7 +33,9 @@ func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 	if !ok {
 		return StreamState{}, fmt.Errorf("eventlog: unknown stream %q", stream)
 	}
+	l.restart.RLock()
 	info, err := s.Info(ctx)
+	l.restart.RUnlock()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
 	}

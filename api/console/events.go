@@ -87,9 +87,12 @@ const (
 )
 
 // events is GET /console/events?topics=a,b: a server-sent event "change" whose
-// data is the topic, each time the log brings a change of one of them.
+// data is the topic, each time the log brings a change of one of them. The stream
+// ends at its next notice or keep-alive once its session has ended (signed out,
+// idled out, or pushed out by newer ones).
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
-	if c.signedIn(w, r) == nil {
+	ss := c.signedIn(w, r)
+	if ss == nil {
 		writeRefusal(w, http.StatusUnauthorized, msgSignedOut)
 		return
 	}
@@ -128,11 +131,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		case <-c.closed:
 			return
 		case <-tick.C:
-			if !write(": keep-alive\n\n") {
+			if !c.sessions.alive(ss.id) || !write(": keep-alive\n\n") {
 				return
 			}
 		case t := <-ch:
-			if want[t] && !write("event: change\ndata: "+t+"\n\n") {
+			if !c.sessions.alive(ss.id) || want[t] && !write("event: change\ndata: "+t+"\n\n") {
 				return
 			}
 		}

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -363,4 +364,46 @@ func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
 		m[s] = seq
 	}
 	return m
+}
+
+// TestConsoleLiveStreamEndsWithItsSession: a live stream opened by a session
+// ends once the session has (signed out, or idled out), instead of telling
+// whoever holds it of every change from then on.
+func TestConsoleLiveStreamEndsWithItsSession(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	for i, end := range []func(c *client){
+		func(c *client) { c.do("POST", "/console/signout", url.Values{"csrf": {c.csrf("/console/")}}, nil) },
+		func(*client) { clock.advance(12*time.Hour + time.Second) },
+	} {
+		c := newClient(t, n.URL())
+		c.signIn()
+		req, err := http.NewRequest("GET", n.URL()+"/console/events?topics=rows", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream: %v %v", err, resp)
+		}
+		defer resp.Body.Close()
+		lines := bufio.NewReader(resp.Body)
+		if l, err := lines.ReadString('\n'); err != nil || l != ": live\n" {
+			t.Fatalf("stream opens with %q %v", l, err)
+		}
+		end(c)
+		row := fmt.Sprintf(`{"key":"ROW%d","type":"fn","target":"echo","content":"# WHAT: a row\n[\"$1\"]"}`, i)
+		if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {
+			t.Fatalf("create: %d %s", code, body)
+		}
+		for {
+			l, err := lines.ReadString('\n')
+			if strings.HasPrefix(l, "event:") || strings.HasPrefix(l, "data:") {
+				t.Fatalf("case %d: the ended session's stream goes on: %q", i, l)
+			}
+			if err != nil {
+				break // the stream ended
+			}
+		}
+	}
 }

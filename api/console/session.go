@@ -88,6 +88,15 @@ func (s *sessions) get(id string) *session {
 	return &cp
 }
 
+// alive reports whether the session id is live, without touching it (a live
+// stream asks this; only the browser's own requests keep a session alive).
+func (s *sessions) alive(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.byID[id]
+	return ss != nil && s.clock().Sub(ss.lastSeen) <= s.idle
+}
+
 // setFlash keeps msg for the session's next page.
 func (s *sessions) setFlash(id, msg string) {
 	s.mu.Lock()

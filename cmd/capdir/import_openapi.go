@@ -76,7 +76,7 @@ func readSpec(ctx context.Context, from string, stdin io.Reader) (spec []byte, b
 		if resp.StatusCode != http.StatusOK {
 			return nil, "", fmt.Errorf("reading the spec: %s answered %s", from, resp.Status)
 		}
-		r, base = resp.Body, from
+		r, base = resp.Body, openapi.SpecBase(from) // the server is told no credential of the spec's URL
 	default:
 		f, err := os.Open(from)
 		if err != nil {

@@ -99,3 +99,25 @@ func TestImportCommandWrongKey(t *testing.T) {
 		t.Fatalf("%d rows written with a wrong key", len(rows))
 	}
 }
+
+// TestImportCommandOpenAPISpecURLCredential: a spec read from a URL that carries
+// its reader's credential (user info, a query token) is read with it, and no
+// row's target carries it.
+func TestImportCommandOpenAPISpecURLCredential(t *testing.T) {
+	_, flags := testServer(t)
+	spec := strings.Replace(string(readFixture(t, "petstore-3.0.yaml")), "http://petstore.swagger.io/v1", "/v1", 1)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, _ := r.BasicAuth(); user != "reader" || pass != "s3cret" || r.URL.Query().Get("token") != "t0ken" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(spec))
+	}))
+	defer site.Close()
+	url := strings.Replace(site.URL, "http://", "http://reader:s3cret@", 1) + "/specs/petstore.yaml?token=t0ken"
+	stdout, stderr, err := runCLI(t, "", append([]string{"import", "--openapi", url, "--dry-run"}, flags...)...)
+	if err != nil || !strings.Contains(stdout, `"target":"GET `+site.URL+`/v1/pets?limit=$1"`) ||
+		strings.Contains(stdout+stderr, "s3cret") || strings.Contains(stdout+stderr, "t0ken") {
+		t.Fatalf("dry run: %v\n%s\n%s", err, stdout, stderr)
+	}
+}

@@ -36,15 +36,17 @@ func replayCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
-	cmd.Flags().StringVar(&cfg.NATSURL, "nats-url", "", "read the log from an existing NATS cluster")
+	clusterFlags(cmd, &cfg.Log, "read the log from an existing NATS cluster (the node's own --nats-url)")
 	return cmd
 }
 
 // replayConfig is what capdir replay works on.
 type replayConfig struct {
 	DataDir string
-	NATSURL string    // the log's cluster; the data dir's embedded log when empty
-	Out     io.Writer // progress and the summary
+	// Log reaches the log's cluster (NATSURL and Creds, as serve's); the data
+	// dir's embedded log when NATSURL is empty.
+	Log eventlog.Config
+	Out io.Writer // progress and the summary
 }
 
 // runReplay rebuilds cfg.DataDir's projection from the log, printing progress to
@@ -54,7 +56,7 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 	out := cfg.Out
 	var lock *capdir.DataDirLock
 	var err error
-	if cfg.NATSURL == "" {
+	if cfg.Log.NATSURL == "" {
 		lock, err = capdir.LockExisting(cfg.DataDir)
 	} else if err = os.MkdirAll(cfg.DataDir, 0o700); err == nil {
 		lock, err = capdir.LockDataDir(cfg.DataDir)
@@ -63,7 +65,9 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 		return err
 	}
 	defer lock.Unlock()
-	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL})
+	lc := cfg.Log
+	lc.DataDir, lc.Existing = cfg.DataDir, true // the node's streams, as they are
+	l, err := eventlog.Open(ctx, lc)
 	if err != nil {
 		return err
 	}
@@ -135,12 +139,17 @@ func digestCmd() *cobra.Command {
 // runReplay it locks the data dir first.
 func runDigest(_ context.Context, cfg digestConfig) error {
 	dataDir := cfg.DataDir
-	lock, err := capdir.LockExisting(dataDir)
+	path := capdir.ProjectionPath(dataDir)
+	// A node whose log is on a cluster keeps only its projection here.
+	lockDir := capdir.LockExisting
+	if _, err := os.Stat(path); err == nil {
+		lockDir = capdir.LockDataDir
+	}
+	lock, err := lockDir(dataDir)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	path := capdir.ProjectionPath(dataDir)
 	d, err := projector.FileDigest(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w in %s (no %s): capdir replay --data %s rebuilds it from the log", capdir.ErrNoProjection, dataDir, path, dataDir)

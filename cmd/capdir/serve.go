@@ -62,8 +62,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
 	f.BoolVar(&console, "console", true, "serve the owner's console at /console/ (default: only when --http is a loopback address; --console=false never, --console also on other addresses)")
 	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
-	f.StringVar(&cfg.Node.Log.NATSURL, "nats-url", "", "use an existing NATS cluster instead of the embedded server")
-	f.StringVar(&cfg.Node.Log.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
+	clusterFlags(cmd, &cfg.Node.Log, "use an existing NATS cluster instead of the embedded server")
 	f.StringVar(&cfg.Node.Log.Listen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")
 	f.IntVar(&cfg.Node.Log.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
 	f.StringVar(&cfg.Node.Log.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
@@ -71,6 +70,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
+	f.DurationVar(&cfg.Node.Dispatch.AckWait, "ack-wait", 30*time.Second, "how long a request a worker took may go without word from it before another worker is given it (a running call is kept alive every third of it); after a crash, a single node runs the calls it cut at its next start, a cluster's other nodes after this wait")
 	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers to the owner's calls that open a row's breaker (to another caller's: that refuse that caller alone)")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")
 	f.IntVar(&cfg.Node.Breaker.Quorum, "breaker-quorum", breaker.DefaultQuorum, "callers other than the owner, each refused by its own --breaker-threshold failures, that open a row's breaker for everyone")
@@ -96,6 +96,14 @@ func serveCmd() *cobra.Command {
 	composeFlags(cmd, &cfg.Node)
 	cmd.SetUsageFunc(groupedUsage(serveFlagGroups))
 	return cmd
+}
+
+// clusterFlags registers --nats-url (described by urlUsage) and --nats-creds on
+// cmd: how serve, and the tools working on a node's log, reach an external cluster.
+func clusterFlags(cmd *cobra.Command, c *eventlog.Config, urlUsage string) {
+	f := cmd.Flags()
+	f.StringVar(&c.NATSURL, "nats-url", "", urlUsage)
+	f.StringVar(&c.Creds, "nats-creds", "", "credential file for --nats-url: a .creds file or an nkey seed file (capdir bus add-client NAME --role node)")
 }
 
 // runServe runs a node until ctx is done (nil) or a component fails (its error).

@@ -52,7 +52,7 @@ var serveFlagGroups = []flagGroup{
 	{"Listeners", []string{"http", "public-url", "console", "nats-listen"}},
 	{"Log and projection", []string{"data", "sync", "data-retention", "projection-fsync", "projection-linger"}},
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
-	{"Dispatch", []string{"workers", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
+	{"Dispatch", []string{"workers", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
 	{"HTTP runner", []string{"http-timeout", "http-max-per-origin"}},
 	{"Agents and flows", []string{"agent-provider", "agent-price", "agent-step-limit", "flow-max-depth", "flow-max-fanout"}},
 	{"HTTP server limits", []string{"http-read-header-timeout", "http-read-timeout", "http-write-timeout", "http-idle-timeout",

@@ -29,7 +29,8 @@ type Options struct {
 	// credential, by scheme name; the name "" applies to every scheme not named.
 	AuthEnv map[string]string
 	// Base is where the spec was read from (a URL), against which relative server
-	// URLs resolve; empty when it was a file or a request body.
+	// URLs resolve, without its user info, query and fragment (SpecBase); empty
+	// when it was a file or a request body.
 	Base string
 }
 
@@ -75,13 +76,16 @@ func Convert(ctx context.Context, data []byte, opt Options) (Spec, error) {
 		return Spec{}, tooLarge("the spec is %d bytes; the limit is %d", len(data), MaxSpecBytes)
 	}
 	if n := countOperations(data); n > MaxOperations {
-		return Spec{}, tooLarge("the spec has %d operations; the limit is %d (split it, or import a part of it)", n, MaxOperations)
+		return Spec{}, tooManyOperations(n)
 	}
 	doc, err := load(ctx, data)
 	if err != nil {
 		return Spec{}, err
 	}
 	ops := operations(doc)
+	if len(ops) > MaxOperations { // a YAML spec in flow style ("get: {…}") escapes the count before loading
+		return Spec{}, tooManyOperations(len(ops))
+	}
 	base, err := specServer(doc, opt)
 	if err != nil {
 		return Spec{}, err
@@ -273,7 +277,7 @@ func serverURL(servers openapi3.Servers, base string) (string, string) {
 	if strings.ContainsAny(raw, "{}") {
 		return raw, "it has a variable without a default"
 	}
-	if base != "" {
+	if base = SpecBase(base); base != "" {
 		b, err := url.Parse(base)
 		if err == nil {
 			if r, err := url.Parse(raw); err == nil {
@@ -283,6 +287,18 @@ func serverURL(servers openapi3.Servers, base string) (string, string) {
 	}
 	u, why := absoluteServer(raw)
 	return u, why
+}
+
+// SpecBase is the URL a spec was read from as Options.Base takes it: without its
+// user info, query and fragment, which may hold the credential that read the spec
+// and must not become part of any row's target. A URL that does not parse gives "".
+func SpecBase(from string) string {
+	u, err := url.Parse(from)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // absoluteServer checks that raw is an absolute http(s) URL a target can start

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/api/importer/openapi"
+	"github.com/capdir/capdir/contract"
 )
 
 // spec is a minimal 3.0 document with paths and components spliced in.
@@ -127,6 +130,11 @@ func TestConvertSpecRefused(t *testing.T) {
 	for i := range 20000 {
 		fmt.Fprintf(&manyYAML, "  /p%d:\n    get:\n      responses: {}\n", i)
 	}
+	var flowYAML strings.Builder // method lines with their value: not counted before loading
+	flowYAML.WriteString("openapi: 3.1.0\ninfo: {title: many, version: '1'}\nservers: [{url: 'https://x.example'}]\npaths:\n")
+	for i := range openapi.MaxOperations + 1 {
+		fmt.Fprintf(&flowYAML, "  /p%d:\n    get: {responses: {}}\n", i)
+	}
 	bomb := "openapi: 3.0.0\ninfo: {title: bomb, version: '1'}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
 	for i := 1; i < 10; i++ {
 		bomb += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
@@ -150,6 +158,7 @@ func TestConvertSpecRefused(t *testing.T) {
 		{"too large", strings.Repeat(" ", openapi.MaxSpecBytes+1), openapi.Options{}, openapi.ErrTooLarge, "the limit is 4194304"},
 		{"100k operations", many.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 100000 operations; the limit is 10000"},
 		{"20k operations, YAML", manyYAML.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 20000 operations"},
+		{"10001 operations, YAML flow style", flowYAML.String(), openapi.Options{}, openapi.ErrTooLarge, "the spec has 10001 operations; the limit is 10000"},
 		{"bad auth env", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{AuthEnv: map[string]string{"": "NOT-A-NAME"}}, openapi.ErrOptions, "is not an environment variable name"},
 		{"bad server", spec(`"/a":{"get":{"responses":{}}}`, ""), openapi.Options{Server: "ftp://x"}, openapi.ErrOptions, "not an absolute http or https URL"},
 	} {
@@ -159,5 +168,83 @@ func TestConvertSpecRefused(t *testing.T) {
 				t.Fatalf("got %v, want %v saying %q", err, tc.is, tc.says)
 			}
 		})
+	}
+}
+
+// TestConvertPathKeepsTheServersOrigin: a path that does not begin with '/' would
+// run on into the server's host or port and send the row's credential to an
+// origin the spec chooses, --spec-server or not; it is refused, and every row
+// made keeps the server's origin.
+func TestConvertPathKeepsTheServersOrigin(t *testing.T) {
+	refused := []string{"@evil.example/steal", ".evil.example/x", ":8443/x", "x", "%40evil.example/x", "?q=1", "#f"}
+	kept := []string{"/ok", "//evil.example/x", "/@evil.example", "/a:b@c"}
+	var paths []string
+	for i, p := range append(append([]string{}, refused...), kept...) {
+		paths = append(paths, fmt.Sprintf(`%q:{"get":{"operationId":"op%d","security":[{"k":[]}],%s}}`, p, i, okResponse))
+	}
+	doc := spec(strings.Join(paths, ","), `"securitySchemes":{"k":{"type":"apiKey","in":"header","name":"X-Key"}}`)
+	for _, opt := range []openapi.Options{{}, {Server: "https://api.example.com"}} {
+		opt.AuthEnv = map[string]string{"": "T_KEY"}
+		s := convert(t, doc, opt)
+		if len(s.Items) != len(refused)+len(kept) {
+			t.Fatalf("%d items, want %d", len(s.Items), len(refused)+len(kept))
+		}
+		for _, it := range s.Items {
+			path := strings.TrimPrefix(it.Source, "GET ")
+			if slices.Contains(refused, path) {
+				if it.Row != nil || !strings.Contains(it.Refused, "does not begin with '/'") {
+					t.Errorf("path %q: %+v, want it refused", path, it)
+				}
+				continue
+			}
+			if it.Row == nil {
+				t.Fatalf("path %q refused: %s", path, it.Refused)
+			}
+			_, u := contract.CutHTTPTarget(it.Row.Target)
+			if origin, err := contract.TemplateOrigin(u); err != nil || origin != "https://api.example.com" {
+				t.Errorf("path %q: target %s has origin %q (%v)", path, it.Row.Target, origin, err)
+			}
+		}
+	}
+}
+
+// TestConvertBaseDropsItsCredential: a relative server URL resolves against the
+// URL the spec was read from without that URL's user info, query or fragment,
+// which may hold the credential that read the spec.
+func TestConvertBaseDropsItsCredential(t *testing.T) {
+	doc := strings.Replace(spec(`"/a":{"get":{"operationId":"op",`+okResponse+`}}`, ""), `"https://api.example.com"`, `"/v1"`, 1)
+	for _, base := range []string{
+		"https://reader:s3cret@specs.example.com/api/spec.yaml",
+		"https://specs.example.com/api/spec.yaml?token=s3cret",
+		"https://specs.example.com/api/spec.yaml?#s3cret",
+	} {
+		s := convert(t, doc, openapi.Options{Base: base})
+		if it := s.Items[0]; it.Row == nil || it.Row.Target != "GET https://specs.example.com/v1/a" {
+			t.Errorf("base %s: %+v, want target GET https://specs.example.com/v1/a", base, it)
+		}
+	}
+}
+
+// TestConvertNamesStayOnTheirLine: a parameter name with a line break cannot
+// write a docstring line of its own, such as a SOURCE line claiming the row for
+// another import (whose prune would then delete it), and a path cannot hold one.
+func TestConvertNamesStayOnTheirLine(t *testing.T) {
+	forged := `\n# SOURCE: openapi spec=\"Victim\" prefix=\"\" op=GET /v\u2028# SOURCE: openapi spec=\"Victim\" prefix=\"\" op=GET /w`
+	doc := spec(`"/a/{x`+forged+`}":{"get":{"operationId":"inPath",`+okResponse+`}},`+
+		`"/b":{"get":{"operationId":"inQuery","parameters":[{"name":"q`+forged+`","in":"query","schema":{"type":"string"}}],`+okResponse+`}}`, "")
+	s := convert(t, doc, openapi.Options{Prefix: "b_"})
+	for _, it := range s.Items {
+		if strings.HasPrefix(it.Source, "GET /a/") { // a path is a URL's: no whitespace, in its names neither
+			if it.Row != nil || !strings.Contains(it.Refused, "has a '$', whitespace or an unclosed '{'") {
+				t.Errorf("%s: %+v, want it refused", it.Source, it)
+			}
+			continue
+		}
+		if it.Row == nil {
+			t.Fatalf("%s refused: %s", it.Source, it.Refused)
+		}
+		if src, _ := importer.SourceOf(it.Row.Content); src != s.Source || strings.Count(it.Row.Content, "\n# SOURCE: ") != 1 {
+			t.Errorf("%s: the row names source %q, want %q:\n%s", it.Source, src, s.Source, it.Row.Content)
+		}
 	}
 }

@@ -13,7 +13,8 @@
 //     refused whole.
 //   - The parser reads a spec through a YAML node tree, which allocates a few
 //     hundred times its size: MaxSpecBytes bounds one conversion's memory, and
-//     MaxOperations is checked before the spec is parsed.
+//     MaxOperations is checked before the spec is parsed (of a JSON spec exactly,
+//     of a YAML one by its block-style method lines) and again after.
 //   - An optional query parameter a call leaves out is sent empty (name=): a
 //     target cannot drop a parameter.
 //   - Header and cookie parameters are not sent (a required one refuses the

@@ -38,6 +38,11 @@ func tooLarge(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; nothing was imported", ErrTooLarge, fmt.Sprintf(format, args...))
 }
 
+// tooManyOperations is ErrTooLarge for a spec of n operations.
+func tooManyOperations(n int) error {
+	return tooLarge("the spec has %d operations; the limit is %d (split it, or import a part of it)", n, MaxOperations)
+}
+
 // The reasons an operation is refused, each produced here only.
 
 func refuseRequiredIn(in, name string) string {
@@ -82,6 +87,10 @@ func refuseServer(url string, why string) string {
 
 func refusePath(path string) string {
 	return fmt.Sprintf("path %q has a '$', whitespace or an unclosed '{', which a target cannot carry", path)
+}
+
+func refusePathStart(path string) string {
+	return fmt.Sprintf("path %q does not begin with '/', so it would run on into the server's host or port; an OpenAPI path begins with '/'", path)
 }
 
 func refuseRef(ref, why string) string {

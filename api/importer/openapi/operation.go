@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
@@ -135,8 +136,13 @@ func (c *converter) parameters() map[string]*openapi3.Parameter {
 }
 
 // pathTemplate is the path with each {name} a slot; the path parameters become
-// arguments in the order the path names them.
+// arguments in the order the path names them. A path must begin with '/': one
+// that does not ("@host/…", ".host/…", ":port/…") would change the server's
+// origin, to which the row's credential goes.
 func (c *converter) pathTemplate(params map[string]*openapi3.Parameter) string {
+	if !strings.HasPrefix(c.op.path, "/") {
+		c.fail(refusePathStart(c.op.path))
+	}
 	var b strings.Builder
 	rest := c.op.path
 	for rest != "" {
@@ -151,6 +157,9 @@ func (c *converter) pathTemplate(params map[string]*openapi3.Parameter) string {
 			c.fail(refusePath(c.op.path))
 		}
 		name := rest[open+1 : open+end]
+		if strings.ContainsFunc(name, unicode.IsSpace) {
+			c.fail(refusePath(c.op.path))
+		}
 		rest = rest[open+end+1:]
 		p := params["path "+name]
 		a := arg{name: name, in: "path", required: true, schema: map[string]any{"type": "string"}}
@@ -363,6 +372,9 @@ func (c *converter) content() string {
 		lines = append(lines, "# OUTPUT: "+out)
 	}
 	lines = append(lines, importer.SourceLine(c.source, c.op.method+" "+c.op.path))
+	for i, l := range lines { // a name or path of the spec is one line, or it could write a SOURCE line of another import
+		lines[i] = oneLine(l)
+	}
 	for i, a := range c.args {
 		if a.in == "body" {
 			lines = append(lines, "$"+strconv.Itoa(i+1)+"+")
