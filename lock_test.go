@@ -95,7 +95,7 @@ func TestDataDirOpenToOthersWarned(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var logs lockedBuffer
+			var logs nodetest.Buffer
 			nodetest.Start(t, func(c *capdir.Config) {
 				c.Log.DataDir = dir
 				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -122,7 +122,7 @@ func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 	if err := contract.ValidateKey(key); err != nil {
 		return keyErr(key, err)
 	}
-	row, _, err := s.cfg.Projector.Row(key)
+	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
 		return keyErr(key, ErrNotFound)

@@ -141,17 +141,55 @@ func (p dirPending) result(seq uint64) WriteResult {
 		Row: p.mutation.Row, Ignored: p.ignored, Warnings: p.warnings, Seq: seq}
 }
 
-// write runs one write to the end: prepare, append, wait until visible.
+// write runs one write to the end: prepare, append, wait until visible. A write
+// refused as a miss (ErrNotFound), a present key (ErrExists) or a conflict
+// (ErrConflict) may have been decided on this node's projection while it lagged
+// the log (the key written through another node a moment before): when the log
+// holds a later mutation of the key than the one the write read, the write waits
+// until the projection has applied it and is decided and appended once more. A
+// second refusal stands.
 func (d *Directory) write(ctx context.Context, key string, build dirBuild) (WriteResult, error) {
-	p, err := d.prepare(key, build)
-	if err != nil {
-		return WriteResult{}, keyErr(key, err)
+	for again := true; ; again = false {
+		p, err := d.prepare(key, build)
+		var seq uint64
+		if err == nil {
+			seq, err = d.append(ctx, p)
+		}
+		if again && lagged(err) && d.behind(ctx, key, p.expect) {
+			continue
+		}
+		if err != nil {
+			return WriteResult{}, keyErr(key, err)
+		}
+		return p.result(seq), keyErr(key, d.visible(ctx, seq, 1))
 	}
-	seq, err := d.append(ctx, p)
-	if err != nil {
-		return WriteResult{}, keyErr(key, err)
+}
+
+// Row reads key's row (with row_num) and the sequence of its last mutation, as
+// Projector.Row does; a miss is answered only once the projection has applied
+// the key's last mutation in the log (see behind).
+func (d *Directory) Row(ctx context.Context, key string) (contract.Row, uint64, error) {
+	row, seq, err := d.proj.Row(key)
+	if errors.Is(err, projector.ErrNotFound) && d.behind(ctx, key, seq) {
+		return d.proj.Row(key)
 	}
-	return p.result(seq), keyErr(key, d.visible(ctx, seq, 1))
+	return row, seq, err
+}
+
+// lagged reports whether err is a refusal a lagging projection may have caused.
+func lagged(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) || errors.Is(err, ErrConflict)
+}
+
+// behind reports whether the log holds a later mutation of key than read (the
+// sequence a read of the projection gave), and the projection has applied it
+// now; it waits at most the write timeout. A key the log has nothing newer of
+// costs one round trip to the log.
+func (d *Directory) behind(ctx context.Context, key string, read uint64) bool {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	seq, err := d.proj.SettleKey(ctx, key)
+	return err == nil && seq != read
 }
 
 // prepare reads key and runs build, then checks the row's credential against the
@@ -173,7 +211,7 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 	}
 	m, ignored, err := build(oldp, d.clock())
 	if err != nil {
-		return dirPending{}, err
+		return dirPending{expect: seq}, err // the sequence read, for write's second look
 	}
 	if m.Row != nil {
 		if err := checkSecretEnv(d.secrets, m.Row.Auth); err != nil {

@@ -40,13 +40,14 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, v contract.Vie
 	if q.Has("registry") {
 		return s.registry(w, q.Get("category"), v)
 	}
-	return s.document(w, q.Get("key"), q.Get("format"), v)
+	return s.document(w, r, q.Get("key"), q.Get("format"), v)
 }
 
 // document answers a row's contract document in format. A row the viewer may not
-// discover (disabled, or outside its scope) is answered as a key with no row.
-func (s *Server) document(w http.ResponseWriter, key, format string, v contract.Viewer) error {
-	row, _, err := s.cfg.Projector.Row(key)
+// discover (disabled, or outside its scope) is answered as a key with no row; a
+// key this node's projection misses is looked up in the log first (Directory.Row).
+func (s *Server) document(w http.ResponseWriter, r *http.Request, key, format string, v contract.Viewer) error {
+	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound) || err == nil && !v.Discovers(&row):
 		return &documentNotFound{key: key}

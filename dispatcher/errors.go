@@ -31,6 +31,11 @@ var (
 	// another request (another key, body, arguments or shape). Nothing is
 	// appended, nothing runs.
 	ErrIdempotencyKeyReused = errors.New("idempotency_key_reused")
+	// ErrNotAppended: the wait for a receipt ended before the log acknowledged
+	// the request, and the log does not hold it (the acknowledgement was lost
+	// with a server, or the log could not be asked): no invocation id is handed
+	// out for a request that may not exist. Send the request again.
+	ErrNotAppended = errors.New("dispatcher: the request is not in the log: the log did not acknowledge it before the wait ended, and does not hold it; nothing was handed out to look up; send the request again")
 	// ErrRepeatRefused: a request repeating an earlier one (the same
 	// Idempotency-Key) whose caller the gate refuses now. The concrete error is
 	// a *RefusedError. Nothing is appended, nothing runs.

@@ -34,3 +34,7 @@ func NewTestTokens(t testing.TB) (*token.Minter, *token.Verifier) {
 	}
 	return m, v
 }
+
+// ElectionHeard reports whether s has heard of a leader election of the dispatch
+// consumer.
+func ElectionHeard(s *Service) bool { return s.elections.at.Load() != 0 }

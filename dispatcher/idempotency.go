@@ -210,23 +210,27 @@ func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, clien
 // refusal, see repeatRefusal), or, when it sent another request under
 // the id, an INVOCATION_REFUSED notice; another client gets nothing, so nothing of
 // another caller's call reaches it. Without a receipt yet, the first request's
-// receipt will be announced to the same subject.
-func (s *Service) duplicate(ctx context.Context, req *wire.InvocationRequest, from sender, md *jetstream.MsgMetadata) bool {
+// receipt will be announced to the same subject. looked is false when the
+// projection could not be brought up to the request (see settled): m must not run
+// now.
+func (s *Service) duplicate(ctx context.Context, m jetstream.Msg, req *wire.InvocationRequest, from sender, md *jetstream.MsgMetadata) (dup, looked bool) {
 	if md == nil || !wire.Chosen(req.InvocationID, from.eventID) ||
 		hmac.Equal([]byte(from.eventID), []byte(s.waiters.ids.rerun(req.InvocationID))) {
-		return false
+		return false, true
 	}
 	seq := md.Sequence.Stream
 	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("dispatcher: request with a chosen invocation id checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+		wait := func(ctx context.Context) error { return s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq-1) }
+		if !s.settled(ctx, m, req.InvocationID, wait) {
+			return false, false
 		}
-		cancel()
 	}
 	first, err := s.cfg.Projector.Invocation(req.InvocationID)
-	if err != nil || first.Seq == 0 || first.Seq >= seq {
-		return false // the first request under this id (or one folded before the sequence was kept: the receipt check holds)
+	if errors.Is(err, projector.ErrNotFound) || err == nil && (first.Seq == 0 || first.Seq >= seq) {
+		return false, true // the first request under this id (or one folded before the sequence was kept: the receipt check holds)
+	}
+	if err != nil {
+		return false, false
 	}
 	var rc *wire.Receipt
 	if first.Receipt != nil {
@@ -255,7 +259,7 @@ func (s *Service) duplicate(ctx context.Context, req *wire.InvocationRequest, fr
 			s.notice(from.client, req, wire.TypeReceipt, rc)
 		}
 	}
-	return true
+	return true, true
 }
 
 // notice tells the bus client client, on req's receipt notice subject, an event

@@ -222,6 +222,7 @@ type Service struct {
 	gate          *gate.Gate
 	sharedLog     bool // other processes may append to the log (revocation.go)
 	revocations   revocationFence
+	elections     leaderElections // the dispatch consumer's (runonce.go)
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -300,6 +301,9 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
+	if err := s.elections.watch(s.cfg.Log.Conn()); err != nil {
+		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the
@@ -459,6 +463,7 @@ func (s *Service) drain(ctx context.Context) error {
 	}
 	s.cancel() // the heartbeat
 	s.wg.Wait()
+	s.elections.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cutErr
@@ -508,14 +513,16 @@ var ErrPayloadTooLarge = errors.New("payload_too_large")
 const envelopeReserve = eventlog.EnvelopeReserve
 
 // ErrPending is returned by Invoke when ctx ended before the receipt arrived; the
-// returned receipt carries the invocation id and trace to look up later.
+// returned receipt carries the invocation id and trace to look up later. It is
+// returned only for a request the log holds (else ErrNotAppended).
 var ErrPending = errors.New("dispatcher: receipt pending")
 
 // Invoke appends an invocation request and waits for its receipt to be in the log.
 // req.Key and req.Body are required; InvocationID and Trace are minted when empty.
 // When ctx ends first, it returns the ids in a partial receipt and an error
-// matching ErrPending. The projection may fold the receipt a moment after Invoke
-// returns: Projector.Settle waits for it.
+// matching ErrPending, once the log holds the request (ErrNotAppended when it does
+// not). The projection may fold the receipt a moment after Invoke returns:
+// Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
@@ -526,7 +533,8 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	}
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
-	// is not awaited on its own: only its failure ends the wait early.
+	// is not awaited on its own: only its failure ends the wait early, and a wait
+	// that ends without a receipt hands out the ids only for a stored request.
 	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
@@ -594,22 +602,25 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 }
 
 // await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended). When
-// the append's connection was lost before its acknowledgement, resend appends the
-// request again, and the wait goes on with its future.
+// request's append, whose failure ends the wait (nil: nothing was appended, the
+// request is in the log already). When the append's connection was lost before
+// its acknowledgement, resend appends the request again, and the wait goes on
+// with its future. A wait that ends without a receipt hands out the invocation
+// id only when the log holds the request (else ErrNotAppended).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f jetstream.PubAckFuture, resend func() (jetstream.PubAckFuture, error)) (wire.Receipt, error) {
+	var acked <-chan *jetstream.PubAck
 	var failed <-chan error
-	var stored <-chan *jetstream.PubAck
 	var full <-chan struct{}
 	if f != nil {
-		failed, stored, full = f.Err(), f.Ok(), s.cfg.Log.Full()
+		acked, failed, full = f.Ok(), f.Err(), s.cfg.Log.Full()
 	}
+	stored := f == nil
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
-		case <-stored: // only its receipt ends the wait now
-			failed, stored, full = nil, nil, nil
+		case <-acked: // only its receipt ends the wait now
+			stored, acked, failed, full = true, nil, nil, nil
 		case <-full: // the server answers no append that found its disk full
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
@@ -617,12 +628,12 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				failed = nil
+				acked, failed = nil, nil
 				continue
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					failed, stored = f.Err(), f.Ok()
+					acked, failed = f.Ok(), f.Err()
 					continue
 				}
 			}
@@ -634,7 +645,39 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				return rc, nil
 			}
+			if !stored && !s.inLog(req.InvocationID, acked, failed) {
+				return wire.Receipt{}, ErrNotAppended
+			}
 			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
 		}
 	}
+}
+
+// inLog reports whether the log holds the request of invocation inv, whose
+// append's acknowledgement has not arrived (acked, failed: its channels, nil once
+// read). It waits for the acknowledgement at most receiptAckWait; when it is lost
+// (an ack timeout, or failed already read), it asks the projection, caught up
+// with the log. A log that cannot be asked counts as not holding it: an id is
+// handed out only for a request known to be stored.
+func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-chan error) bool {
+	if acked != nil {
+		t := time.NewTimer(receiptAckWait)
+		defer t.Stop()
+		select {
+		case <-acked:
+			return true
+		case err := <-failed:
+			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+				return false // refused: not stored
+			}
+		case <-t.C:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTry)
+	defer cancel()
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+		return false
+	}
+	_, err := s.cfg.Projector.Invocation(inv)
+	return err == nil
 }

@@ -37,25 +37,36 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// A redelivered request may already have its receipt (the worker before this
 	// one appended it and stopped before the ack): then it is not run again. So may
 	// a first delivery that waited so long that it may have been redelivered
-	// meanwhile, and one appended before this process started (an earlier process
-	// may have run it and died before JetStream made its ack durable). The projection is settled first, so a receipt appended anywhere
-	// before this delivery is seen. A fresh first delivery has none; were another
-	// request event to carry the same invocation id, the receipt's event id,
-	// derived from it, keeps the log to one.
+	// meanwhile, one appended before this process started (an earlier process
+	// may have run it and died before JetStream made its ack durable), and one
+	// stored before the consumer's last leader election (the old leader's delivery
+	// may be lost). The projection is settled first, so a receipt appended anywhere
+	// before this delivery is seen; a request is not run before it is (runonce.go).
+	// A fresh first delivery has none; were another request event to carry the
+	// same invocation id, the receipt's event id, derived from it, keeps the log
+	// to one.
 	md, mdErr := m.Metadata()
-	if mdErr == nil && s.duplicate(ctx, &req, from, md) {
-		m.Ack()
-		return
+	if mdErr == nil {
+		dup, looked := s.duplicate(ctx, m, &req, from, md)
+		if !looked {
+			giveBack(m)
+			return
+		}
+		if dup {
+			m.Ack()
+			return
+		}
 	}
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 {
+	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 ||
+		s.elections.electedSince(md.Timestamp) {
 		checkReceipt = req.InvocationID
 		m.InProgress()
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("dispatcher: redelivered request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
+		settle := func(ctx context.Context) error { return s.cfg.Projector.Settle(ctx, wire.DataStream) }
+		if !s.settled(ctx, m, req.InvocationID, settle) {
+			giveBack(m)
+			return
 		}
-		cancel()
 	} else if from.client != "" || wire.Chosen(req.InvocationID, from.eventID) {
 		// A bus client may choose its invocation ids, and so may an HTTP caller
 		// (an Idempotency-Key): one that already has a receipt is not run again.
@@ -224,17 +235,11 @@ func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
 func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	seq, err := s.cfg.Log.LastSubjectSeq(lctx, wire.ControlStream, wire.DirectorySubject(req.Key))
-	if err != nil || seq == 0 {
+	if seq, err := s.cfg.Projector.SettleKey(lctx, req.Key); err != nil || seq == 0 {
 		return g
 	}
-	// The projection may have applied the row since g was read: read again then,
-	// as well as after waiting for it.
-	if seq > s.cfg.Projector.Applied(wire.ControlStream) {
-		if err := s.cfg.Projector.WaitFor(lctx, wire.ControlStream, seq); err != nil {
-			return g
-		}
-	}
+	// The projection may have applied the row since g was read: read again, also
+	// when SettleKey did not have to wait.
 	return s.cfg.Projector.Gate(req.Key, checkReceipt)
 }
 

@@ -55,14 +55,13 @@ func (f *folder) approvalRequested(s *eventlog.Stored, subj wire.Subject) error 
 	if !wire.ValidKey(r.Key) || r.RequestSeq == 0 || r.ExpiresAt.IsZero() {
 		return skipf(reasonBadData, "approval request of %s: needs a key, a request sequence and an expiry", subj.Key)
 	}
-	b := f.tx.Bucket(bucketApprovals)
-	if b.Get([]byte(r.InvocationID)) != nil {
+	if f.tx.Bucket(bucketApprovals).Get([]byte(r.InvocationID)) != nil {
 		return nil // the first request stands
 	}
-	if err := putApproval(b, &Approval{ApprovalRequested: r, Seq: s.Seq}); err != nil {
+	if err := putApproval(f.tx, &Approval{ApprovalRequested: r, Seq: s.Seq}); err != nil {
 		return err
 	}
-	return f.tx.Bucket(bucketApprovalsPending).Put([]byte(r.InvocationID), []byte{})
+	return put(f.tx, bucketApprovalsPending, []byte(r.InvocationID), nil)
 }
 
 func (f *folder) approvalDecided(s *eventlog.Stored, subj wire.Subject) error {
@@ -76,8 +75,7 @@ func (f *folder) approvalDecided(s *eventlog.Stored, subj wire.Subject) error {
 	if !wire.ValidDecision(d.Decision) || d.At.IsZero() {
 		return skipf(reasonBadData, "approval decision of %s: %q is not approve, deny or expire, or it has no time", subj.Key, clip(d.Decision))
 	}
-	b := f.tx.Bucket(bucketApprovals)
-	a, ok, err := loadApproval(b, d.InvocationID)
+	a, ok, err := loadApproval(f.tx, d.InvocationID)
 	if err != nil {
 		return err
 	}
@@ -88,13 +86,13 @@ func (f *folder) approvalDecided(s *eventlog.Stored, subj wire.Subject) error {
 		return nil // the first decision stands
 	}
 	a.Decision, a.DecidedBy, a.DecidedAt = d.Decision, d.By, d.At.UTC()
-	if err := putApproval(b, &a); err != nil {
+	if err := putApproval(f.tx, &a); err != nil {
 		return err
 	}
 	if err := f.tx.Bucket(bucketApprovalsPending).Delete([]byte(d.InvocationID)); err != nil {
 		return err
 	}
-	return f.tx.Bucket(bucketApprovalsDecided).Put(decidedKey(a.DecidedAt, d.InvocationID), []byte{})
+	return put(f.tx, bucketApprovalsDecided, decidedKey(a.DecidedAt, d.InvocationID), nil)
 }
 
 // decidedKey orders decisions by time: Unix nanoseconds, big-endian, then the id.
@@ -102,19 +100,19 @@ func decidedKey(at time.Time, inv string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())), inv...)
 }
 
-func putApproval(b *bolt.Bucket, a *Approval) error {
+func putApproval(tx *bolt.Tx, a *Approval) error {
 	v, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return b.Put([]byte(a.InvocationID), v)
+	return put(tx, bucketApprovals, []byte(a.InvocationID), v)
 }
 
-func loadApproval(b *bolt.Bucket, inv string) (Approval, bool, error) {
+func loadApproval(tx *bolt.Tx, inv string) (Approval, bool, error) {
 	var a Approval
-	v := b.Get([]byte(inv))
-	if v == nil {
-		return a, false, nil
+	v, err := get(tx, bucketApprovals, []byte(inv))
+	if err != nil || v == nil {
+		return a, false, err
 	}
 	if err := json.Unmarshal(v, &a); err != nil {
 		return a, false, fmt.Errorf("approval %s: %w", inv, err)
@@ -126,9 +124,9 @@ func loadApproval(b *bolt.Bucket, inv string) (Approval, bool, error) {
 func (p *Projector) Approval(invocationID string) (Approval, error) {
 	var a Approval
 	var ok bool
-	err := p.db.View(func(tx *bolt.Tx) error {
+	err := p.view(func(tx *bolt.Tx) error {
 		var err error
-		a, ok, err = loadApproval(tx.Bucket(bucketApprovals), invocationID)
+		a, ok, err = loadApproval(tx, invocationID)
 		return err
 	})
 	if err != nil {
@@ -144,10 +142,9 @@ func (p *Projector) Approval(invocationID string) (Approval, error) {
 // first; those past their expiry included (see Approval.ExpiredAt).
 func (p *Projector) PendingApprovals() ([]Approval, error) {
 	var out []Approval
-	err := p.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketApprovals)
+	err := p.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketApprovalsPending).ForEach(func(k, _ []byte) error {
-			a, ok, err := loadApproval(b, string(k))
+			a, ok, err := loadApproval(tx, string(k))
 			if err != nil || !ok {
 				return err
 			}
@@ -165,12 +162,11 @@ func (p *Projector) PendingApprovals() ([]Approval, error) {
 // order of their decisions.
 func (p *Projector) ApprovalsDecidedSince(since time.Time) ([]Approval, error) {
 	var out []Approval
-	err := p.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketApprovals)
+	err := p.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketApprovalsDecided).Cursor()
 		from := binary.BigEndian.AppendUint64(nil, uint64(max(since.UnixNano(), 0)))
 		for k, _ := c.Seek(from); k != nil; k, _ = c.Next() {
-			a, ok, err := loadApproval(b, string(k[8:]))
+			a, ok, err := loadApproval(tx, string(k[8:]))
 			if err != nil {
 				return err
 			}

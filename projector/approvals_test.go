@@ -140,3 +140,51 @@ func TestFileDigestOfAnOlderFile(t *testing.T) {
 		t.Fatalf("older file's digest %s != an empty projection's %s", got, want)
 	}
 }
+
+// A projection file an older version wrote stores its values without checksums:
+// Open adds them, every value reads as it was, and the digest does not change.
+func TestOpenAddsChecksumsToAnOlderFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := make([]byte, 8)
+	seq[7] = 1
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range []string{"meta", "rows", "dirseq", "invocations", "receipts", "receipts_key", "breakers", "revoked"} {
+			if _, err := tx.CreateBucket([]byte(b)); err != nil {
+				return err
+			}
+		}
+		return errors.Join(
+			tx.Bucket([]byte("meta")).Put([]byte("ckpt/"+wire.ControlStream), seq),
+			tx.Bucket([]byte("dirseq")).Put([]byte("GREET"), seq),
+			tx.Bucket([]byte("rows")).Put([]byte("GREET"), []byte(`{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: greets\n[\"$1\"]","enabled":1}`)))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := projector.FileDigest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := projector.Open(projector.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, at, err := p.Row("GREET")
+	if err != nil || row.Target != "echo" || at != 1 || p.Applied(wire.ControlStream) != 1 {
+		t.Fatalf("row of the older file: %+v at %d (%v), applied %d", row, at, err, p.Applied(wire.ControlStream))
+	}
+	if d, err := p.Digest(); err != nil || d != before {
+		t.Fatalf("digest %s (%v) once checksums are added; %s before", d, err, before)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := projector.FileDigest(path); err != nil || d != before {
+		t.Fatalf("file digest %s (%v) after the close; %s before", d, err, before)
+	}
+}

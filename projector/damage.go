@@ -29,8 +29,8 @@ import (
 //     it writes to the file;
 //   - a file without a seal (the last run did not close cleanly, or an older version
 //     closed it) must open read-only, hold every page its meta page counts (not
-//     truncated), and pass bbolt's consistency check. A value changed inside a page
-//     of such a file cannot be found: only the seal finds that.
+//     truncated), have every value match its own checksum (sum.go), and pass
+//     bbolt's consistency check.
 //
 // A damaged file is set aside (<path>.corrupt) and Open starts a fresh projection,
 // which CatchUp and Run fold from sequence 1, when the log still holds every event
@@ -182,7 +182,8 @@ func boltDamage(path string) (string, error) {
 }
 
 // walk reads every key of every bucket in tx, in order, as a cursor does: bbolt
-// checks each page it reads (its id and type), and the keys must ascend. bbolt
+// checks each page it reads (its id and type), and the keys must ascend; then
+// every value must match its checksum (checkSums). bbolt
 // panics on a damaged page, and reading past the end of the file faults; walk
 // runs first, on this goroutine, and returns either as an error, where bbolt's
 // own check and its open would panic on a goroutine of theirs and end the process.
@@ -193,7 +194,7 @@ func walk(tx *bolt.Tx) (err error) {
 			err = fmt.Errorf("bbolt cannot read it: %v", r)
 		}
 	}()
-	return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	err = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 		var prev []byte
 		return b.ForEach(func(k, _ []byte) error {
 			if prev != nil && bytes.Compare(prev, k) >= 0 {
@@ -203,6 +204,10 @@ func walk(tx *bolt.Tx) (err error) {
 			return nil
 		})
 	})
+	if err != nil {
+		return err
+	}
+	return checkSums(tx)
 }
 
 // rebuildable returns nil when the log holds every event of both streams, so that

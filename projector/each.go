@@ -14,11 +14,13 @@ import (
 // valid only until it returns.
 func (p *Projector) Each(f Filter, fn func(*contract.Row) error) error {
 	keys := p.index.keys()
-	err := p.db.View(func(tx *bolt.Tx) error {
-		rows := tx.Bucket(bucketRows)
+	err := p.view(func(tx *bolt.Tx) error {
 		var r contract.Row
 		for i, k := range keys {
-			v := rows.Get([]byte(k))
+			v, err := get(tx, bucketRows, []byte(k))
+			if err != nil {
+				return err
+			}
 			if v == nil {
 				continue
 			}

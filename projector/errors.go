@@ -22,8 +22,11 @@ var (
 	ErrLogBehind = errors.New("projector: the log is behind the projection")
 	// ErrDamaged is returned (inside a *DamagedError) by Open when the projection
 	// file is damaged (it does not match the checksum written when it was last
-	// closed, or bbolt finds it inconsistent) and the log cannot rebuild all of it.
-	// Serving from it, or from a rebuild, would serve a shorter history.
+	// closed, bbolt finds it inconsistent, or a value does not match its own
+	// checksum) and the log cannot rebuild all of it: serving from it, or from a
+	// rebuild, would serve a shorter history. It is also returned by a read, and
+	// from then on by the projector, when a value read while it runs does not
+	// match its checksum: the next Open sets the file aside and rebuilds it.
 	ErrDamaged = errors.New("projector: the projection is damaged")
 )
 
@@ -36,11 +39,19 @@ type DamagedError struct {
 	// (retention removed them); empty when Open was given no log.
 	Stream   string
 	FirstSeq uint64
+	// Running: the damage was found by a read while the projector ran, not by
+	// Open. The file is left unsealed, for the next Open to find and rebuild.
+	Running bool
 }
 
 func (e *DamagedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s: %s", ErrDamaged, e.Path, e.Reason)
+	if e.Running {
+		b.WriteString(". capdir stops serving from this file; restart it: the start sets the file aside and rebuilds the projection from the log" +
+			" (or, when the log no longer holds every event, refuses and names `capdir replay`)")
+		return b.String()
+	}
 	if e.Stream != "" {
 		fmt.Fprintf(&b, "; the log cannot rebuild all of it: stream %s holds events from sequence %d on (retention removed those before it)", e.Stream, e.FirstSeq)
 	} else {
@@ -93,6 +104,19 @@ func (e *LogBehindError) Error() string {
 
 // Unwrap makes a LogBehindError match ErrLogBehind.
 func (e *LogBehindError) Unwrap() error { return ErrLogBehind }
+
+// valueError is a stored value that does not match its checksum (sum.go). Its
+// message names the bucket and the key, never the value.
+type valueError struct {
+	bucket, key string
+}
+
+func (e *valueError) Error() string {
+	return fmt.Sprintf("the value stored under %q in bucket %s does not match its checksum", clip(e.key), e.bucket)
+}
+
+// Unwrap makes a valueError match errValueSum.
+func (e *valueError) Unwrap() error { return errValueSum }
 
 // skipError is an event the fold does not apply: it failed a fold-time check
 // (check.go). It never leaves the package: apply logs it, counts it under its

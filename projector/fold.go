@@ -48,7 +48,7 @@ func (f *folder) fold(s *eventlog.Stored) error {
 		// JetStream counts every message on a key's subject, folded or not, and
 		// the key's next write expects the last one: a skipped event on it that
 		// were not recorded would make every later write of the key a conflict.
-		if err := f.tx.Bucket(bucketDirSeq).Put([]byte(subj.Key), u64(s.Seq)); err != nil {
+		if err := put(f.tx, bucketDirSeq, []byte(subj.Key), u64(s.Seq)); err != nil {
 			return err
 		}
 	}
@@ -65,10 +65,9 @@ func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	rows := f.tx.Bucket(bucketRows)
 	if m.Action == eventlog.ActionDelete {
 		f.fx.dir = append(f.fx.dir, dirChange{key: key, deleted: true})
-		return rows.Delete([]byte(key))
+		return f.tx.Bucket(bucketRows).Delete([]byte(key))
 	}
 	row := *m.Row
 	row.RowNum = 0
@@ -77,7 +76,7 @@ func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {
 		return err
 	}
 	f.fx.dir = append(f.fx.dir, dirChange{key: key, seq: row.Seq, row: &row})
-	return rows.Put([]byte(key), b)
+	return put(f.tx, bucketRows, []byte(key), b)
 }
 
 // requestHead is the part of a request the fold reads.
@@ -95,11 +94,10 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	b := f.tx.Bucket(bucketInvocations)
-	if b.Get([]byte(r.InvocationID)) != nil {
+	if f.tx.Bucket(bucketInvocations).Get([]byte(r.InvocationID)) != nil {
 		return nil
 	}
-	return b.Put([]byte(r.InvocationID), invocationValue(s, subj, &r))
+	return put(f.tx, bucketInvocations, []byte(r.InvocationID), invocationValue(s, subj, &r))
 }
 
 // receiptHead is the part of a receipt the fold reads: the receipt itself is stored
@@ -119,14 +117,13 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	rb := f.tx.Bucket(bucketReceipts)
-	if rb.Get([]byte(r.InvocationID)) != nil {
+	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	if err := rb.Put([]byte(r.InvocationID), s.Data); err != nil {
+	if err := put(f.tx, bucketReceipts, []byte(r.InvocationID), s.Data); err != nil {
 		return err
 	}
-	if err := f.tx.Bucket(bucketByKey).Put(byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
+	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
 		return err
 	}
 	return f.observe(&r)
@@ -139,8 +136,7 @@ func (f *folder) observe(r *receiptHead) error {
 	if err := kind.UnmarshalText([]byte(r.BreakerKind)); err != nil || kind == breaker.NotCounted {
 		return nil
 	}
-	bb := f.tx.Bucket(bucketBreakers)
-	st, existed, err := loadBreaker(bb, r.Key)
+	st, existed, err := loadBreaker(f.tx, r.Key)
 	if err != nil {
 		return err
 	}
@@ -149,7 +145,7 @@ func (f *folder) observe(r *receiptHead) error {
 	}
 	next := f.breaker.Observe(st, breaker.Observation{At: r.FinishedAt, Kind: kind, CredTag: r.CredTag, Generation: r.BreakerGeneration,
 		Caller: wire.BreakerCaller(r.Actor)})
-	return putBreaker(bb, next)
+	return putBreaker(f.tx, next)
 }
 
 func (f *folder) breakerReset(s *eventlog.Stored, subj wire.Subject) error {
@@ -157,18 +153,17 @@ func (f *folder) breakerReset(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	bb := f.tx.Bucket(bucketBreakers)
-	st, _, err := loadBreaker(bb, r.Key)
+	st, _, err := loadBreaker(f.tx, r.Key)
 	if err != nil {
 		return err
 	}
-	return putBreaker(bb, f.breaker.Reset(st))
+	return putBreaker(f.tx, f.breaker.Reset(st))
 }
 
-func loadBreaker(bb *bolt.Bucket, key string) (breaker.State, bool, error) {
-	v := bb.Get([]byte(key))
-	if v == nil {
-		return breaker.State{Key: key}, false, nil
+func loadBreaker(tx *bolt.Tx, key string) (breaker.State, bool, error) {
+	v, err := get(tx, bucketBreakers, []byte(key))
+	if err != nil || v == nil {
+		return breaker.State{Key: key}, false, err
 	}
 	var st breaker.State
 	if err := json.Unmarshal(v, &st); err != nil {
@@ -177,10 +172,10 @@ func loadBreaker(bb *bolt.Bucket, key string) (breaker.State, bool, error) {
 	return st, true, nil
 }
 
-func putBreaker(bb *bolt.Bucket, st breaker.State) error {
+func putBreaker(tx *bolt.Tx, st breaker.State) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return bb.Put([]byte(st.Key), b)
+	return put(tx, bucketBreakers, []byte(st.Key), b)
 }

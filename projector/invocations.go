@@ -104,20 +104,20 @@ func decodeInvocation(v []byte) (Invocation, error) {
 func (p *Projector) Invocation(id string) (Invocation, error) {
 	var inv Invocation
 	found := false
-	err := p.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketInvocations).Get([]byte(id))
-		if v == nil {
-			return nil
+	err := p.view(func(tx *bolt.Tx) error {
+		v, err := get(tx, bucketInvocations, []byte(id))
+		if err != nil || v == nil {
+			return err
 		}
 		found = true
-		var err error
 		if inv, err = decodeInvocation(v); err != nil {
 			return err
 		}
-		if rc := tx.Bucket(bucketReceipts).Get([]byte(id)); rc != nil {
+		rc, err := get(tx, bucketReceipts, []byte(id))
+		if rc != nil {
 			inv.Receipt = append(json.RawMessage(nil), rc...)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return Invocation{}, fmt.Errorf("projector: invocation %s: %w", id, err)

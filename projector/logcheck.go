@@ -69,13 +69,20 @@ func (p *Projector) verifyAll(ctx context.Context) error {
 func (p *Projector) recordStream(stream string, ckpt uint64, created time.Time) error {
 	moved := false
 	err := p.db.Update(func(tx *bolt.Tx) error {
-		if readU64(tx.Bucket(bucketMeta).Get(checkpointKey(stream))) != ckpt {
+		v, err := get(tx, bucketMeta, checkpointKey(stream))
+		if err != nil {
+			return err
+		}
+		if readU64(v) != ckpt {
 			moved = true
 			return nil
 		}
-		return tx.Bucket(bucketStreams).Put([]byte(stream), []byte(created.UTC().Format(time.RFC3339Nano)))
+		return put(tx, bucketStreams, []byte(stream), []byte(created.UTC().Format(time.RFC3339Nano)))
 	})
 	if err != nil {
+		if derr := p.damaged(err); derr != err {
+			return derr
+		}
 		return fmt.Errorf("projector: record stream %s: %w", stream, err)
 	}
 	if !moved {
@@ -97,7 +104,7 @@ func (p *Projector) foldedStream(stream string) time.Time {
 // loadFolded reads the recorded streams.
 func loadFolded(tx *bolt.Tx) (map[string]time.Time, error) {
 	m := map[string]time.Time{}
-	err := tx.Bucket(bucketStreams).ForEach(func(k, v []byte) error {
+	err := each(tx, bucketStreams, func(k, v []byte) error {
 		t, err := time.Parse(time.RFC3339Nano, string(v))
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", k, err)
@@ -108,8 +115,9 @@ func loadFolded(tx *bolt.Tx) (map[string]time.Time, error) {
 	return m, err
 }
 
-// fail records the first mismatch: from then on WaitFor, Settle and apply return it.
-func (p *Projector) fail(err *LogBehindError) error {
+// fail records the first failure (a *LogBehindError or a *DamagedError): from
+// then on WaitFor, Settle and apply return it, and Run stops.
+func (p *Projector) fail(err error) error {
 	p.failOnce.Do(func() {
 		p.failErr = err
 		close(p.failed)
@@ -155,6 +163,8 @@ func (p *Projector) guard(ctx context.Context, kick <-chan struct{}) error {
 			return nil
 		case <-t.C:
 		case <-kick:
+		case <-p.failed:
+			return p.failure() // a read found a damaged value
 		}
 		err := p.verifyAll(ctx)
 		switch {

@@ -108,7 +108,7 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 				return err
 			}
 		}
-		return nil
+		return addSums(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -131,16 +131,21 @@ func dirtyMarker(path string) string { return path + ".open" }
 func (p *Projector) load() error {
 	var rows []contract.Row
 	err := p.db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
 		for _, s := range wire.Streams {
-			p.applied[s].Store(readU64(meta.Get(checkpointKey(s))))
+			ckpt, err := get(tx, bucketMeta, checkpointKey(s))
+			if err != nil {
+				return err
+			}
+			p.applied[s].Store(readU64(ckpt))
 		}
 		var err error
 		if p.folded, err = loadFolded(tx); err != nil {
 			return err
 		}
-		p.revoked.load(tx)
-		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+		if err := p.revoked.load(tx); err != nil {
+			return err
+		}
+		return each(tx, bucketRows, func(k, v []byte) error {
 			var r struct {
 				Seq *int64 `json:"seq"`
 			}
@@ -211,6 +216,28 @@ func (p *Projector) Settle(ctx context.Context, stream string) error {
 		return err
 	}
 	return p.WaitFor(ctx, stream, st.LastSeq)
+}
+
+// SettleKey makes sure the projection is not behind the log for the directory
+// key key: it asks the log for the sequence of the key's last mutation and, when
+// the projection has not applied it yet, waits until it has. It returns that
+// sequence (0 when the key was never written). A read or a write that misses or
+// conflicts on a key calls it before it answers so: the key may have been written
+// through another node, and this projection may not have folded that write yet.
+// It costs a round trip to the log. A key that is not a valid row key (one that
+// would make a subject pattern, such as "a.>") was never written: 0, at once.
+func (p *Projector) SettleKey(ctx context.Context, key string) (uint64, error) {
+	if p.cfg.Log == nil {
+		return 0, errors.New("projector: SettleKey needs Config.Log")
+	}
+	if !wire.ValidKey(key) {
+		return 0, nil
+	}
+	seq, err := p.cfg.Log.LastSubjectSeq(ctx, wire.ControlStream, wire.DirectorySubject(key))
+	if err != nil || seq == 0 {
+		return seq, err
+	}
+	return seq, p.WaitFor(ctx, wire.ControlStream, seq)
 }
 
 // WatchDirectory calls fn once for every live key now, then after every committed
@@ -359,13 +386,19 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	var fx effects
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		setFill(tx)
-		ckpt := readU64(tx.Bucket(bucketMeta).Get(checkpointKey(stream)))
+		v, err := get(tx, bucketMeta, checkpointKey(stream))
+		if err != nil {
+			return err
+		}
+		ckpt := readU64(v)
 		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx}
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless
 			}
-			if err := f.fold(&batch[i]); err != nil {
+			if err := f.fold(&batch[i]); isDamage(err) {
+				return err // a value the fold read is damaged: fold nothing more
+			} else if err != nil {
 				fx.skip(&batch[i], err)
 			}
 		}
@@ -378,9 +411,12 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 		if last <= ckpt {
 			return nil
 		}
-		return tx.Bucket(bucketMeta).Put(checkpointKey(stream), u64(last))
+		return put(tx, bucketMeta, checkpointKey(stream), u64(last))
 	})
 	if err != nil {
+		if derr := p.damaged(err); derr != err {
+			return derr
+		}
 		return fmt.Errorf("projector: apply %s batch ending %d: %w", stream, batch[len(batch)-1].Seq, err)
 	}
 	p.reportSkips(stream, fx.skips) // before WaitFor returns: a waiter sees them counted
@@ -413,7 +449,8 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 
 // Close closes the bbolt file and, on a clean close, seals it (writes its size and
 // SHA-256 beside it, for the next Open to compare) and removes the unclean-stop
-// marker.
+// marker. A file in which a read found a damaged value is left unsealed, with its
+// marker, so that the next Open checks it, finds the damage and rebuilds it.
 func (p *Projector) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
@@ -424,7 +461,7 @@ func (p *Projector) Close() error {
 		if cerr := p.db.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
-		if err == nil {
+		if err == nil && !errors.Is(p.failure(), ErrDamaged) {
 			if serr := writeSeal(p.cfg.Path); serr != nil {
 				p.cfg.Logger.Warn("projection not sealed; the next start checks it with bbolt's check only", "path", p.cfg.Path, "err", serr)
 			}
@@ -432,6 +469,29 @@ func (p *Projector) Close() error {
 		}
 	})
 	return err
+}
+
+// view runs fn in a read transaction of the projection; a value that fails its
+// checksum there fails the projector (damaged).
+func (p *Projector) view(fn func(*bolt.Tx) error) error {
+	if err := p.db.View(fn); err != nil {
+		return p.damaged(err)
+	}
+	return nil
+}
+
+// damaged turns a value that failed its checksum into the projector's failure, a
+// *DamagedError that Run, WaitFor, Settle and every later batch return; the file
+// is not served from again. Any other error comes back as it is.
+func (p *Projector) damaged(err error) error {
+	var ve *valueError
+	if !isDamage(err) || !errors.As(err, &ve) {
+		return err
+	}
+	derr := p.fail(&DamagedError{Path: p.cfg.Path, Reason: ve.Error(), Running: true})
+	p.cfg.Logger.Error("projection damaged: a stored value does not match its checksum; stopping",
+		"path", p.cfg.Path, "bucket", ve.bucket, "key", clip(ve.key))
+	return derr
 }
 
 // Closed is closed once Close has run.

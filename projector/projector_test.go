@@ -372,3 +372,28 @@ func TestRequestWithoutIDsIsPendingUnderItsDerivedID(t *testing.T) {
 		t.Fatalf("pending = %v, err = %v; want a pending invocation", pending, err)
 	}
 }
+
+// SettleKey looks up one key's subject in the log. A key that would make a
+// subject pattern (">", "ROW_00001.>", "*") names no row: it is answered 0 at once,
+// never with the last mutation of whatever key the pattern matches.
+func TestSettleKeyOfAPatternKey(t *testing.T) {
+	l := logtest.Open(t, "")
+	appendMix(t, l, 3)
+	p := open(t, filepath.Join(t.TempDir(), "p.db"), l)
+	if err := p.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, key := range []string{">", "ROW_00001.>", "*", "ROW_*", "ROW_00001 "} {
+		if seq, err := p.SettleKey(ctx, key); seq != 0 || err != nil {
+			t.Errorf("SettleKey(%q) = %d, %v; want 0, nil", key, seq, err)
+		}
+	}
+	want, err := l.LastSubjectSeq(ctx, wire.ControlStream, wire.DirectorySubject("ROW_00001"))
+	if err != nil || want == 0 {
+		t.Fatalf("last mutation of ROW_00001: %d, %v", want, err)
+	}
+	if seq, err := p.SettleKey(ctx, "ROW_00001"); seq != want || err != nil {
+		t.Errorf("SettleKey(ROW_00001) = %d, %v; want %d", seq, err, want)
+	}
+}

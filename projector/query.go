@@ -19,8 +19,11 @@ func (p *Projector) Row(key string) (contract.Row, uint64, error) {
 	var row contract.Row
 	var seq uint64
 	var err error
-	if verr := p.db.View(func(tx *bolt.Tx) error {
+	if verr := p.view(func(tx *bolt.Tx) error {
 		row, seq, err = p.row(tx, key)
+		if isDamage(err) {
+			return err
+		}
 		return nil
 	}); verr != nil {
 		return contract.Row{}, 0, fmt.Errorf("projector: row %s: %w", key, verr)
@@ -31,8 +34,15 @@ func (p *Projector) Row(key string) (contract.Row, uint64, error) {
 // row reads key in tx, as Row answers.
 func (p *Projector) row(tx *bolt.Tx, key string) (contract.Row, uint64, error) {
 	var row contract.Row
-	seq := readU64(tx.Bucket(bucketDirSeq).Get([]byte(key)))
-	v := tx.Bucket(bucketRows).Get([]byte(key))
+	sv, err := get(tx, bucketDirSeq, []byte(key))
+	if err != nil {
+		return row, 0, err
+	}
+	seq := readU64(sv)
+	v, err := get(tx, bucketRows, []byte(key))
+	if err != nil {
+		return row, 0, err
+	}
 	if v == nil {
 		return contract.Row{}, seq, ErrNotFound
 	}
@@ -142,8 +152,11 @@ func (p *Projector) Count() int { return p.index.len() }
 // but has no receipt yet, it returns ErrNotFound with pending true.
 func (p *Projector) Receipt(invocationID string) (rc wire.Receipt, pending bool, err error) {
 	found := false
-	err = p.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketReceipts).Get([]byte(invocationID))
+	err = p.view(func(tx *bolt.Tx) error {
+		v, err := get(tx, bucketReceipts, []byte(invocationID))
+		if err != nil {
+			return err
+		}
 		if v == nil {
 			pending = tx.Bucket(bucketInvocations).Get([]byte(invocationID)) != nil
 			return nil
@@ -164,9 +177,8 @@ func (p *Projector) Receipt(invocationID string) (rc wire.Receipt, pending bool,
 func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error) {
 	var out []wire.Receipt
 	prefix := append([]byte(key), 0)
-	err := p.db.View(func(tx *bolt.Tx) error {
+	err := p.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketByKey).Cursor()
-		rb := tx.Bucket(bucketReceipts)
 		// Seek past the prefix, then walk backwards.
 		k, _ := c.Seek(append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
 		if k == nil {
@@ -175,9 +187,16 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 			k, _ = c.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
-			inv := tx.Bucket(bucketByKey).Get(k)
+			inv, err := get(tx, bucketByKey, k)
+			if err != nil {
+				return err
+			}
+			v, err := get(tx, bucketReceipts, inv)
+			if err != nil {
+				return err
+			}
 			var rc wire.Receipt
-			if err := json.Unmarshal(rb.Get(inv), &rc); err != nil {
+			if err := json.Unmarshal(v, &rc); err != nil {
 				return err
 			}
 			out = append(out, rc)
@@ -196,10 +215,14 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 // that admits few costs no more than that.
 func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) bool) ([]wire.Receipt, error) {
 	var out []wire.Receipt
-	err := p.db.View(func(tx *bolt.Tx) error {
+	err := p.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketReceipts).Cursor()
-		for k, v := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, v = c.Prev() {
+		for k, sv := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, sv = c.Prev() {
 			scan--
+			v, err := unsum(bucketReceipts, k, sv)
+			if err != nil {
+				return err
+			}
 			var rc wire.Receipt
 			if err := json.Unmarshal(v, &rc); err != nil {
 				return err
@@ -219,9 +242,9 @@ func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) boo
 // Breaker returns the breaker state of key (the zero state when it never struck).
 func (p *Projector) Breaker(key string) (breaker.State, error) {
 	var st breaker.State
-	err := p.db.View(func(tx *bolt.Tx) error {
+	err := p.view(func(tx *bolt.Tx) error {
 		var err error
-		st, _, err = loadBreaker(tx.Bucket(bucketBreakers), key)
+		st, _, err = loadBreaker(tx, key)
 		return err
 	})
 	return st, err
@@ -231,7 +254,7 @@ func (p *Projector) Breaker(key string) (breaker.State, error) {
 // it was reset.
 func (p *Projector) HasBreaker(key string) (bool, error) {
 	var ok bool
-	err := p.db.View(func(tx *bolt.Tx) error {
+	err := p.view(func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketBreakers).Get([]byte(key)) != nil
 		return nil
 	})
@@ -255,8 +278,8 @@ func (p *Projector) Striking() ([]breaker.State, error) {
 // breakers returns every breaker state keep admits.
 func (p *Projector) breakers(keep func(*breaker.State) bool) ([]breaker.State, error) {
 	var out []breaker.State
-	err := p.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketBreakers).ForEach(func(k, v []byte) error {
+	err := p.view(func(tx *bolt.Tx) error {
+		return each(tx, bucketBreakers, func(k, v []byte) error {
 			var st breaker.State
 			if err := json.Unmarshal(v, &st); err != nil {
 				return err

@@ -35,11 +35,14 @@ func (f *folder) tokenRevoked(s *eventlog.Stored, subj wire.Subject) error {
 	if r.Exp <= 0 {
 		return skipf(reasonBadData, "token revocation of %s: exp %d", r.JTI, r.Exp)
 	}
-	b := f.tx.Bucket(bucketRevoked)
-	if old := readU64(b.Get([]byte(r.JTI))); old >= uint64(r.Exp) {
+	old, err := get(f.tx, bucketRevoked, []byte(r.JTI))
+	if err != nil {
+		return err
+	}
+	if readU64(old) >= uint64(r.Exp) {
 		return nil
 	}
-	if err := b.Put([]byte(r.JTI), u64(uint64(r.Exp))); err != nil {
+	if err := put(f.tx, bucketRevoked, []byte(r.JTI), u64(uint64(r.Exp))); err != nil {
 		return err
 	}
 	f.fx.revoked = append(f.fx.revoked, r)
@@ -71,11 +74,11 @@ func (r *revokedSet) has(jti string) bool {
 }
 
 // load reads the bucket, skipping what has expired.
-func (r *revokedSet) load(tx *bolt.Tx) {
+func (r *revokedSet) load(tx *bolt.Tx) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	horizon := r.horizon()
-	tx.Bucket(bucketRevoked).ForEach(func(k, v []byte) error {
+	return each(tx, bucketRevoked, func(k, v []byte) error {
 		if exp := int64(readU64(v)); exp > horizon {
 			r.exp[string(k)] = exp
 		}

@@ -22,8 +22,8 @@ import (
 func (p *Projector) WatchRows(fn func(key string, row *contract.Row)) error {
 	p.hooksMu.Lock()
 	defer p.hooksMu.Unlock()
-	err := p.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+	err := p.view(func(tx *bolt.Tx) error {
+		return each(tx, bucketRows, func(k, v []byte) error {
 			var row contract.Row
 			if err := json.Unmarshal(v, &row); err != nil {
 				return fmt.Errorf("row %s: %w", k, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
@@ -16,21 +17,24 @@ import (
 type LogCount struct {
 	Requests map[string]int
 	Receipts map[string]int
+	// Finished is when the first receipt of each invocation says its call ended
+	// (the receipt is appended right after): a call made after it ran an
+	// invocation whose receipt was already in the log.
+	Finished map[string]time.Time
 	Events   uint64 // both streams
 }
 
 // CountLog reads the data stream of dataDir's embedded log from sequence 1. It
 // locks the data dir, so no node may hold it.
 func CountLog(ctx context.Context, dataDir string) (LogCount, error) {
-	c := LogCount{Requests: map[string]int{}, Receipts: map[string]int{}}
 	lock, err := capdir.LockExisting(dataDir)
 	if err != nil {
-		return c, err
+		return LogCount{}, err
 	}
 	defer lock.Unlock()
 	l, err := eventlog.Open(ctx, eventlog.Config{DataDir: dataDir})
 	if err != nil {
-		return c, err
+		return LogCount{}, err
 	}
 	defer l.Close()
 	return Count(ctx, l)
@@ -39,7 +43,7 @@ func CountLog(ctx context.Context, dataDir string) (LogCount, error) {
 // Count reads the data stream of l from sequence 1 to its last sequence now, as
 // CountLog does: for a log a node holds, or one on a cluster.
 func Count(ctx context.Context, l *eventlog.Log) (LogCount, error) {
-	c := LogCount{Requests: map[string]int{}, Receipts: map[string]int{}}
+	c := LogCount{Requests: map[string]int{}, Receipts: map[string]int{}, Finished: map[string]time.Time{}}
 	var dataLast uint64
 	for _, s := range wire.Streams {
 		last, err := l.LastSeq(ctx, s)
@@ -68,7 +72,9 @@ func Count(ctx context.Context, l *eventlog.Log) (LogCount, error) {
 				if err := s.DataAs(&r); err != nil {
 					return fmt.Errorf("receipt at %d: %w", s.Seq, err)
 				}
-				c.Receipts[r.InvocationID]++
+				if c.Receipts[r.InvocationID]++; c.Receipts[r.InvocationID] == 1 {
+					c.Finished[r.InvocationID] = r.FinishedAt
+				}
 			}
 		}
 		return nil

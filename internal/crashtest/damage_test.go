@@ -302,7 +302,8 @@ func TestDamagedProjectionAfterACleanStop(t *testing.T) {
 
 // The same after an unclean stop (the marker a running projection leaves is there,
 // and no seal): bbolt's own checks (meta pages, the file's length against its
-// pages, the consistency check) find the damage before the file is served.
+// pages, the consistency check) and every value's own checksum find the damage
+// before the file is served.
 func TestDamagedProjectionAfterAnUncleanStop(t *testing.T) {
 	for _, c := range []damageCase{
 		{"untouched", func(*testing.T, string) {}, false},
@@ -310,6 +311,7 @@ func TestDamagedProjectionAfterAnUncleanStop(t *testing.T) {
 		{"truncated to half", truncatedToHalf, true},
 		{"both meta pages flipped", metaFlipped(0, 1), true},
 		{"data page header flipped", pageFlipped, true},
+		{"a byte inside a row's JSON", valueFlipped, true},
 	} {
 		t.Run(c.name, func(t *testing.T) { damageAndRestart(t, c, true) })
 	}
@@ -336,6 +338,64 @@ func damageAndRestart(t *testing.T, c damageCase, unclean bool) {
 		t.Errorf("the damaged file was not set aside with a warning (%v); log:\n%s", err, logs.String())
 	case !c.setAside && (err == nil || warned):
 		t.Errorf("a sound file was set aside; log:\n%s", logs.String())
+	}
+}
+
+// A value changed in the projection file while the node runs (bbolt maps the
+// file, so a write to it shows in every later read) is not served: the read that
+// meets it answers 503, the node reports the damage and stops serving from the
+// file, its stop leaves the file unsealed, and the next start sets it aside and
+// rebuilds it from the log.
+func TestDamagedValueReadWhileTheNodeRuns(t *testing.T) {
+	f := writeFixture(t)
+	var logs logBuffer
+	n := f.restart(t, &logs)
+	key := "D_07" // its content holds valueMark
+	if code, out := nodetest.Do(t, n, "GET", "/api/directory/"+key, ""); code != 200 || !strings.Contains(out, valueMark) {
+		t.Fatalf("GET %s before the damage: %d %s", key, code, out)
+	}
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(f.path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range marks(t, b) {
+		if _, err := w.WriteAt([]byte{'y'}, int64(off)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+
+	code, out := nodetest.Do(t, n, "GET", "/api/directory/"+key, "")
+	if code != 503 || strings.Contains(out, "yzvalue07") || !strings.Contains(out, "does not match its checksum") {
+		t.Fatalf("GET %s after the damage: %d %s; want 503 saying the value does not match its checksum", key, code, out)
+	}
+	select {
+	case err := <-n.Failed():
+		if !errors.Is(err, projector.ErrDamaged) {
+			t.Fatalf("the node failed with %v; want ErrDamaged", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node did not report the damage")
+	}
+	if code, out := nodetest.Do(t, n, "GET", "/api/directory/"+key, ""); code == 200 {
+		t.Fatalf("GET %s once the damage is known: %d %s", key, code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n.Stop(ctx)
+	if _, err := os.Stat(f.path + ".sum"); err == nil {
+		t.Fatal("the stop sealed a file known to be damaged")
+	}
+
+	var again logBuffer
+	n = f.restart(t, &again)
+	f.check(t, n)
+	if _, err := os.Stat(f.path + ".corrupt"); err != nil || !strings.Contains(again.String(), "does not match its checksum") {
+		t.Errorf("the damaged file was not set aside with a warning (%v); log:\n%s", err, again.String())
 	}
 }
 

@@ -19,11 +19,21 @@ import (
 
 // Build compiles cmd/capdir into dir and returns the binary's path.
 func Build(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "capdir")
+	return build(ctx, dir, "capdir", "github.com/capdir/capdir/cmd/capdir")
+}
+
+// BuildNATSServer compiles the nats-server of capdir's go.mod into dir and returns
+// the binary's path.
+func BuildNATSServer(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "nats-server", "github.com/nats-io/nats-server/v2")
+}
+
+func build(ctx context.Context, dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/capdir/capdir/cmd/capdir").CombinedOutput()
+	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build cmd/capdir: %w\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
@@ -39,7 +49,7 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// Server is one `capdir serve` child process.
+// Server is one `capdir serve` child process (or a nats-server's: SpawnNATS).
 type Server struct {
 	URL     string
 	LogPath string // its stderr
@@ -59,12 +69,26 @@ func Spawn(bin, dataDir, addr, key, logPath string, extra ...string) (*Server, e
 	args := append([]string{"serve", "--data", dataDir, "--http", addr, "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CAPDIR_TERMINAL_KEY="+key)
+	return start(cmd, logf, "http://"+addr)
+}
+
+// SpawnNATS starts the nats-server binary bin on the configuration file conf; its
+// output goes to logPath. The Server's URL is empty.
+func SpawnNATS(bin, conf, logPath string) (*Server, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	return start(exec.Command(bin, "-c", conf), logf, "")
+}
+
+func start(cmd *exec.Cmd, logf *os.File, url string) (*Server, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("start capdir serve: %w", err)
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(cmd.Path), err)
 	}
-	s := &Server{URL: "http://" + addr, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
+	s := &Server{URL: url, LogPath: logf.Name(), cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		s.err = cmd.Wait()
 		logf.Close()
@@ -119,7 +143,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		return s.err
 	case <-ctx.Done():
 		s.Kill()
-		return fmt.Errorf("capdir serve did not stop on SIGTERM: %w", ctx.Err())
+		return fmt.Errorf("%s did not stop on SIGTERM: %w", filepath.Base(s.cmd.Path), ctx.Err())
 	}
 }
 

@@ -1,0 +1,159 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// A request sent again under its Idempotency-Key, or a bus client's chosen
+// invocation id, is answered with the first call's receipt only when the token
+// presented now would let its holder make the call: a revoked token, a key out of
+// its scope or a pin the row no longer matches gets the refusal a fresh call
+// gets, and nothing is appended. The key stays the subject's: a refreshed token
+// of the same subject and scope gets the one call.
+
+func bearerHeader(tok string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + tok}
+}
+
+func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
+	w := newIdemWorld(t, 0, nil)
+	n := w.g.n
+	tokRow(t, n, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	pinned := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"pin":"current","ttl_seconds":600}`)
+	first := w.dispatch(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
+	if !first.OK || w.hits.Load() != 1 {
+		t.Fatalf("first call: %+v, %d hits", first, w.hits.Load())
+	}
+	reqs, rcs := logCounts(t, n)
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	refused := func(what string, code int, resp string, wantCode int, literal string) {
+		t.Helper()
+		if code != wantCode || !strings.Contains(resp, `"error":"`+literal+`"`) || strings.Contains(resp, `"hit"`) {
+			t.Fatalf("%s: %d %s; want %d %s and nothing of the first call", what, code, resp, wantCode, literal)
+		}
+		if r, c := logCounts(t, n); r != reqs || c != rcs || w.hits.Load() != 1 {
+			t.Fatalf("%s: the log went from %d requests and %d receipts to %d and %d, %d hits", what, reqs, rcs, r, c, w.hits.Load())
+		}
+	}
+	code, resp := w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
+	refused("the revoked token", code, resp, 401, "token:revoked")
+
+	// Another token of the same subject whose scope does not hold IDEM: the
+	// refusal a fresh call of it gets (403 scope:IDEM), over POST and GET.
+	b := mint(t, n, `{"sub":"agent-7","scope":{"keys":["ECHO"]},"ttl_seconds":600}`)
+	code, resp = w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(b.Token))
+	refused("a token of the subject without IDEM in scope", code, resp, 403, "scope:IDEM")
+	code, resp = nodetest.DoHeaders(t, n, "GET", "/api/dispatch?key=IDEM&body=x", "",
+		map[string]string{"Authorization": "Bearer " + b.Token, "Idempotency-Key": "k"})
+	refused("the GET form with that token", code, resp, 403, "scope:IDEM")
+	code, resp = nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", b.Token)
+	refused("that token's look at the subject's call (?receipt=)", code, resp, 403, "scope:IDEM")
+	fresh, freshResp := w.post(t, "fresh", `{"key":"IDEM","body":"x"}`, bearerHeader(b.Token))
+	if fresh != 403 || !strings.Contains(freshResp, `"error":"scope:IDEM"`) {
+		t.Fatalf("a fresh call with that token: %d %s", fresh, freshResp)
+	}
+	reqs, rcs = logCounts(t, n)
+
+	// A token pinned to the contract IDEM had: refused once the row changes.
+	if code, body := nodetest.Do(t, n, "PATCH", "/api/directory/IDEM", `{"content":"# WHAT: Fetch one thing, counted.\n# ARGS: $1=query\n# EX: [IDEM]x[/IDEM]"}`); code != 200 {
+		t.Fatalf("PATCH: %d %s", code, body)
+	}
+	code, resp = w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(pinned.Token))
+	if code != 409 || !strings.Contains(resp, `"error":"contract_changed:`) || strings.Contains(resp, `"hit"`) {
+		t.Fatalf("a token pinned to the old contract: %d %s", code, resp)
+	}
+
+	// A refreshed token of the same subject and scope: the one call, run once.
+	refreshed := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	if again := w.dispatch(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(refreshed.Token)); again != first || w.hits.Load() != 1 {
+		t.Fatalf("the refreshed token: %+v, %d hits; want the first call %+v, run once", again, w.hits.Load(), first)
+	}
+	if r, c := logCounts(t, n); r != reqs || c != rcs {
+		t.Fatalf("the log went from %d requests and %d receipts to %d and %d", reqs, rcs, r, c)
+	}
+	if code, resp := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", refreshed.Token); code != 200 || !strings.Contains(resp, `\"hit\":1`) {
+		t.Fatalf("the refreshed token's look at its subject's call: %d %s", code, resp)
+	}
+}
+
+// The bus: a client sending its request again under its chosen invocation id
+// with a token that no longer permits the call gets the gate's refusal
+// (wire.ErrRepeatRefused, the status and literal a fresh call's receipt would
+// carry), not the first receipt; with a token that does, the first receipt.
+func TestBusRepeatPassesTheGateForTheTokenSentNow(t *testing.T) {
+	w := newIdemWorld(t, 0, nil)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	id := wire.NewInvocationID(time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+	if err != nil || !first.OK || w.hits.Load() != 1 {
+		t.Fatalf("first call: %+v, %v", first, err)
+	}
+	rc, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "ECHO")), wire.WithInvocationID(id))
+	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedScope || rc.Result != "scope:IDEM" || rc.InvocationID != id {
+		t.Fatalf("sent again with a token without IDEM in scope: %+v, %v; want ErrRepeatRefused, REFUSED_SCOPE scope:IDEM", rc, err)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithInvocationID(id))
+	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedToken || rc.Result != "token:required" {
+		t.Fatalf("sent again without a token: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN token:required", rc, err)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken("not.a.token"), wire.WithInvocationID(id))
+	if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedToken || !strings.HasPrefix(rc.Result, "token:") {
+		t.Fatalf("sent again with a malformed token: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN", rc, err)
+	}
+	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+	if err != nil || rc.Result != first.Result || rc.Trace != first.Trace || w.hits.Load() != 1 {
+		t.Fatalf("sent again with a token that permits it: %+v, %v, %d hits", rc, err, w.hits.Load())
+	}
+	if _, rcs := logCounts(t, n); rcs != 1 {
+		t.Fatalf("the log holds %d receipts, want 1", rcs)
+	}
+}
+
+// An approved call to a sensitive row, held and then run for a token of risk
+// high, is not a low token's to read by sending its request again: neither
+// while it waits nor once it ran.
+func TestRepeatOfASensitiveCallNeedsTheRiskCeiling(t *testing.T) {
+	w := newWatchWorld(t)
+	key := map[string]string{"Authorization": "Bearer " + w.tok, "Idempotency-Key": "pay-1"}
+	code, out := nodetest.DoHeaders(t, w.n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`, key)
+	var h heldAnswer
+	if code != 202 || json.Unmarshal([]byte(out), &h) != nil || !h.Pending {
+		t.Fatalf("the high token's call: %d %s", code, out)
+	}
+	low := mint(t, w.n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"ttl_seconds":3600}`).Token
+	repeat := func(what string) {
+		t.Helper()
+		code, out := nodetest.DoHeaders(t, w.n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`,
+			map[string]string{"Authorization": "Bearer " + low, "Idempotency-Key": "pay-1"})
+		if code != 403 || !strings.Contains(out, `"error":"risk_ceiling:low<row:high"`) || strings.Contains(out, "paid") || strings.Contains(out, h.InvocationID) {
+			t.Fatalf("%s, the low token's repeat: %d %s; want 403 risk_ceiling:low<row:high", what, code, out)
+		}
+		code, out = nodetest.DoToken(t, w.n, "GET", "/api/dispatch?receipt="+h.InvocationID, "", low)
+		if code != 403 || !strings.Contains(out, `"error":"risk_ceiling:low<row:high"`) || strings.Contains(out, "paid") || strings.Contains(out, h.Trace) {
+			t.Fatalf("%s, the low token's look at the call (?receipt=): %d %s; want 403 risk_ceiling:low<row:high", what, code, out)
+		}
+	}
+	repeat("held")
+	if code, ans := w.decide(t, h.InvocationID, "approve"); code != 200 || ans["status"] != wire.StatusProvenMaterialResult {
+		t.Fatalf("approve: %d %v", code, ans)
+	}
+	repeat("approved and run")
+	code, out = nodetest.DoHeaders(t, w.n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`, key)
+	if code != 200 || !strings.Contains(out, "paid") || !strings.Contains(out, h.InvocationID) || len(w.up.got()) != 1 {
+		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.got()))
+	}
+}
