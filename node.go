@@ -254,6 +254,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Search:    mcp.AskSearch(askIndex, n.Projector),
 		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
 		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
+		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
 	})
 	if err != nil {
 		n.Projector.Close()

@@ -20,8 +20,13 @@ import (
 // only those the token it presents now could make (dispatcher.Service.MayRead).
 
 // waitPath is where the caller of invocation inv waits for its outcome.
-func (s *Server) waitPath(inv string) string {
-	return "/api/dispatch?" + url.Values{"receipt": {inv}, "wait": {s.cfg.DispatchWait.String()}}.Encode()
+func (s *Server) waitPath(inv string) string { return WaitPath(inv, s.cfg.DispatchWait) }
+
+// WaitPath is the route where the caller of invocation inv, owner or token
+// holder, waits up to wait for its outcome with the credential it called with:
+// GET /api/dispatch?receipt=inv_…&wait=…. Other entry points (MCP) name it too.
+func WaitPath(inv string, wait time.Duration) string {
+	return "/api/dispatch?" + url.Values{"receipt": {inv}, "wait": {wait.String()}}.Encode()
 }
 
 // runningAnswer is a dispatch's 202 when its receipt did not come within the

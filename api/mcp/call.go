@@ -57,7 +57,11 @@ func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest
 	case errors.As(err, &repeat):
 		return toolError(repeat.Reason) // the literal a fresh call gets; no receipt was written
 	case errors.Is(err, dispatcher.ErrPending):
-		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait))
+		res := h.result(&rc, pendingText(rc.InvocationID, h.cfg.DispatchWait, h.waitPath(rc.InvocationID)))
+		res.IsError = true
+		return res
+	case err == nil && rc.Status == wire.StatusPendingApproval:
+		res := h.result(&rc, heldText(rc.InvocationID, h.waitPath(rc.InvocationID)))
 		res.IsError = true
 		return res
 	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
@@ -68,6 +72,14 @@ func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest
 		return toolError(err.Error()) // a malformed key (Invoke checks it), or the log failed
 	}
 	return h.result(&rc, rc.Result)
+}
+
+// waitPath is where inv's caller waits for its outcome, "" when not configured.
+func (h *Handler) waitPath(inv string) string {
+	if h.cfg.WaitPath == nil {
+		return ""
+	}
+	return h.cfg.WaitPath(inv)
 }
 
 // result is a receipt as a tool result: text (the result, or the literal the

@@ -56,8 +56,12 @@ type Config struct {
 	SessionIdle time.Duration
 	// MaxBody caps one request body (DefaultMaxBody when 0).
 	MaxBody int64
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	// WaitPath is the HTTP route where the caller of an invocation waits for its
+	// outcome with its own credential (api.WaitPath); a held or slow call's tool
+	// error names it. Unset, the error names no route.
+	WaitPath func(inv string) string
+	Clock    func() time.Time
+	Logger   *slog.Logger
 }
 
 // Defaults of Config.

@@ -84,9 +84,23 @@ func badArguments(tool, reason string) error {
 	return &argError{"ERR:mcp:bad_arguments:" + tool + ":" + reason}
 }
 
-// pendingText is the tool error of a call whose receipt did not come in time.
-func pendingText(inv string, wait time.Duration) string {
-	return fmt.Sprintf("pending:%s: no receipt after %v; the call may still finish: read its receipt at GET /api/receipts/%s", inv, wait, inv)
+// pendingText is the tool error of a call whose receipt did not come in time;
+// where names the route its caller waits for the outcome at ("" for none).
+func pendingText(inv string, wait time.Duration, where string) string {
+	return fmt.Sprintf("pending:%s: no receipt after %v; the call may still finish%s", inv, wait, waitHint(where))
+}
+
+// heldText is the tool error of a call the watcher holds for the owner's
+// approval: nothing ran yet.
+func heldText(inv, where string) string {
+	return fmt.Sprintf("approval_pending:%s: the row is sensitive, so the call waits for the owner's approval and runs once approved%s", inv, waitHint(where))
+}
+
+func waitHint(where string) string {
+	if where == "" {
+		return ""
+	}
+	return ": wait for its outcome at GET " + where + " with this session's credential"
 }
 
 // notFoundText is describe's answer for a key the session may not read.

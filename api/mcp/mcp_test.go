@@ -237,3 +237,33 @@ func TestToolsCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
 		t.Fatalf("the upstream got %q, want %q", got, want)
 	}
 }
+
+// A token holder's tools/call to a sensitive row is held for the owner's approval:
+// the tool error says so and where the holder waits for the outcome with its own
+// credential (GET /api/dispatch?receipt=), not an owner-only route; once the owner
+// approves, that wait answers the result.
+func TestHeldToolsCallSaysWhereTheHolderWaits(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	vault := greetRow("VAULT")
+	vault["sensitive"], vault["input_schema"] = 1, `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+	postRow(t, n, vault)
+	tok, _, err := n.Minter.Mint(token.MintRequest{Subject: "mcp-agent", Scope: token.Scope{Keys: []string{"VAULT"}}, Risk: token.RiskHigh, TTL: time.Hour}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, n, bearer(tok), "", nil)
+	got := call(t, cs, "VAULT", map[string]any{"name": "Ada"})
+	inv := invocationID(t, got)
+	wait := "/api/dispatch?receipt=" + inv + "&wait=30s"
+	if !got.IsError || !strings.Contains(text(got), "waits for the owner's approval") || !strings.Contains(text(got), wait) ||
+		strings.Contains(text(got), "/api/receipts/") {
+		t.Fatalf("held call: isError=%v %q; want the approval named and the wait at %s…", got.IsError, text(got), wait)
+	}
+	if code, body := nodetest.Do(t, n, "POST", "/api/approvals/"+inv, `{"decision":"approve"}`); code != 200 {
+		t.Fatalf("approve: %d %s", code, body)
+	}
+	code, body := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+inv+"&wait=10s", "", tok)
+	if code != 200 || !strings.Contains(body, "Hello, Ada!") {
+		t.Fatalf("the holder's wait after the approval: %d %s", code, body)
+	}
+}
