@@ -111,7 +111,7 @@ func foldable(s *eventlog.Stored, key string) (string, *contract.Row, bool) {
 	if err != nil {
 		return "", nil, false
 	}
-	if m.Action == eventlog.ActionDelete {
+	if m.Action == contract.ActionDelete {
 		return m.Action, nil, true
 	}
 	row := *m.Row

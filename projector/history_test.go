@@ -37,14 +37,14 @@ func appendRandomWrites(t testing.TB, l *eventlog.Log, n, keys int, seed uint64)
 	for i := 0; i < n; i++ {
 		key := fmt.Sprintf("K%02d", rng.IntN(keys))
 		at := t0.Add(time.Duration(i) * time.Second)
-		var m eventlog.DirectoryMutation
+		var m contract.DirectoryMutation
 		switch prev := live[key]; {
 		case prev != nil && rng.IntN(5) == 0:
-			m = eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key}
+			m = contract.DirectoryMutation{Action: contract.ActionDelete, Key: key}
 		case rng.IntN(20) == 0:
 			// Skipped by the fold: the row names another key than its subject.
 			r := contract.Row{Key: key + "X", Type: "fn", Target: "echo", Enabled: 1}
-			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: &r})
+			appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, contract.DirectoryMutation{Action: contract.ActionCreate, Key: key, Row: &r})
 			continue
 		default:
 			r := contract.Row{Key: key, Type: "fn", Target: "echo", Enabled: 1, UpdatedAt: contract.FormatTime(at), CreatedAt: contract.FormatTime(t0)}
@@ -52,9 +52,9 @@ func appendRandomWrites(t testing.TB, l *eventlog.Log, n, keys int, seed uint64)
 				r = *prev
 				r.UpdatedAt = contract.FormatTime(at)
 			}
-			action := eventlog.ActionCreate
+			action := contract.ActionCreate
 			if prev != nil {
-				action = []string{eventlog.ActionReplace, eventlog.ActionPatch}[rng.IntN(2)]
+				action = []string{contract.ActionReplace, contract.ActionPatch}[rng.IntN(2)]
 			}
 			switch rng.IntN(4) {
 			case 0:
@@ -67,7 +67,7 @@ func appendRandomWrites(t testing.TB, l *eventlog.Log, n, keys int, seed uint64)
 			case 3:
 				r.Examples = fmt.Sprintf("example %d", i) // documentation only
 			}
-			m = eventlog.DirectoryMutation{Action: action, Key: key, Row: &r}
+			m = contract.DirectoryMutation{Action: action, Key: key, Row: &r}
 		}
 		seq := appendEv(t, l, wire.DirectorySubject(key), at, wire.TypeDirectoryMutate, m)
 		live[key] = m.Row
@@ -184,7 +184,7 @@ func TestHistoryMatchesModel(t *testing.T) {
 			if c.Seq != w.seq || !c.At.Equal(w.at) || c.Actor != "test" || !reflect.DeepEqual(c.Row, w.row) {
 				t.Fatalf("%s change %d = %+v, want seq %d row %+v", key, i, c, w.seq, w.row)
 			}
-			if (w.row == nil) != (c.Action == eventlog.ActionDelete) {
+			if (w.row == nil) != (c.Action == contract.ActionDelete) {
 				t.Fatalf("%s change %d: action %s for row %v", key, i, c.Action, w.row)
 			}
 			oldFP, newFP := "", ""

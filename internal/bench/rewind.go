@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -21,18 +22,18 @@ func GenerateDirectory(ctx context.Context, l *eventlog.Log, rows, events int) (
 		keys[i] = fmt.Sprintf("REWIND_ROW_%06d", i)
 	}
 	for g.count < events {
-		var m eventlog.DirectoryMutation
+		var m contract.DirectoryMutation
 		key := keys[g.count%rows]
 		switch {
 		case g.count < rows:
-			m = eventlog.DirectoryMutation{Action: eventlog.ActionCreate, Key: key, Row: g.row(key)}
+			m = contract.DirectoryMutation{Action: contract.ActionCreate, Key: key, Row: g.row(key)}
 		case g.rng.IntN(20) == 0:
-			m = eventlog.DirectoryMutation{Action: eventlog.ActionDelete, Key: key}
+			m = contract.DirectoryMutation{Action: contract.ActionDelete, Key: key}
 		default:
 			key = keys[g.rng.IntN(rows)]
 			r := g.row(key)
 			r.Category = fmt.Sprintf("edit%d", g.rng.IntN(8))
-			m = eventlog.DirectoryMutation{Action: eventlog.ActionPatch, Key: key, Row: r}
+			m = contract.DirectoryMutation{Action: contract.ActionPatch, Key: key, Row: r}
 		}
 		if err := g.append(ctx, wire.DirectorySubject(key), wire.TypeDirectoryMutate, api.OwnerActor, m); err != nil {
 			return g.count, err
