@@ -32,7 +32,7 @@ func browserPath() string {
 
 // browserWait bounds one browser test, so a page that never shows what the test
 // waits for fails it instead of hanging the run.
-const browserWait = 90 * time.Second
+const browserWait = 4 * time.Minute
 
 // tab is one browser tab on a node's console.
 type tab struct {

@@ -209,6 +209,9 @@ type view struct {
 	// Notice is a one-line outcome of the change that led here.
 	Notice string
 	Data   any
+	// Live is the count of the live streams' notices when the page was
+	// rendered (hub.generation), sent back by its stream as ?since=.
+	Live uint64
 }
 
 // errView is an error as the API answers it: its status and JSON body.
@@ -239,6 +242,7 @@ func answerOf(err error) *errView {
 // render writes page with v, status 200 unless v.Error says otherwise.
 func (c *Console) render(w http.ResponseWriter, page string, status int, v view) {
 	t := c.pages[page]
+	v.Live = c.hub.generation()
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		c.cfg.Logger.Error("console: render", "page", page, "err", err)

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,10 @@ var topicsOf = map[string][]string{
 type hub struct {
 	mu   sync.Mutex
 	subs map[chan string]struct{}
+	// gen counts the notices; a page carries the count it was rendered at, so a
+	// stream opened after a change of its topics (between the render and the
+	// subscription) is told of it at once instead of missing it.
+	gen uint64
 }
 
 func newHub() *hub { return &hub{subs: map[chan string]struct{}{}} }
@@ -52,6 +57,7 @@ func (h *hub) applied(_ string, batch []eventlog.Stored) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.gen++
 	for ch := range h.subs {
 		for t := range seen {
 			select {
@@ -62,12 +68,22 @@ func (h *hub) applied(_ string, batch []eventlog.Stored) {
 	}
 }
 
-func (h *hub) subscribe() chan string {
-	ch := make(chan string, 8)
+// subscribe adds a stream; missed reports whether a notice came after the
+// count since (the one its page was rendered at).
+func (h *hub) subscribe(since uint64) (ch chan string, missed bool) {
+	ch = make(chan string, 8)
 	h.mu.Lock()
 	h.subs[ch] = struct{}{}
+	missed = h.gen != since
 	h.mu.Unlock()
-	return ch
+	return ch, missed
+}
+
+// generation is the count of notices so far.
+func (h *hub) generation() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gen
 }
 
 func (h *hub) unsubscribe(ch chan string) {
@@ -86,8 +102,9 @@ const (
 	streamWriteWait = 30 * time.Second
 )
 
-// events is GET /console/events?topics=a,b: a server-sent event "change" whose
-// data is the topic, each time the log brings a change of one of them. The stream
+// events is GET /console/events?topics=a,b&since=N: a server-sent event "change"
+// whose data is the topic, each time the log brings a change of one of them, and
+// one at once when a change came after N, the count the page was rendered at. The stream
 // ends at its next notice or keep-alive once its session has ended (signed out,
 // idled out, or pushed out by newer ones).
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
@@ -107,9 +124,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, http.StatusBadRequest, `{"error":"bad request","how_to_fix":"name topics: rows, receipts, approvals or breakers"}`)
 		return
 	}
+	since, err := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
 	rc := http.NewResponseController(w)
-	ch := c.hub.subscribe()
+	ch, missed := c.hub.subscribe(since)
 	defer c.hub.unsubscribe(ch)
+	missed = missed && err == nil // a stream that names no count is told of what comes
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	tick := time.NewTicker(keepAlive)
@@ -122,6 +141,9 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	if !write(": live\n\n") {
+		return
+	}
+	if missed && !write("event: change\ndata: since\n\n") {
 		return
 	}
 	for {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -405,5 +406,60 @@ func TestConsoleLiveStreamEndsWithItsSession(t *testing.T) {
 				break // the stream ended
 			}
 		}
+	}
+}
+
+// TestConsoleLiveStreamCatchesAChangeBeforeItOpened: a page carries the count of
+// live notices it was rendered at; a stream opened with that count after a change
+// came (between the render and the subscription) is told of it at once, and one
+// opened with the current count is not.
+func TestConsoleLiveStreamCatchesAChangeBeforeItOpened(t *testing.T) {
+	n := startNode(t)
+	c := newClient(t, n.URL())
+	c.signIn()
+	since := func() string {
+		_, page := c.do("GET", "/console/", nil, nil)
+		m := regexp.MustCompile(`<body data-live-since="(\d+)">`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("the page carries no data-live-since:\n%.400s", page)
+		}
+		return m[1]
+	}
+	open := func(since string) *bufio.Reader {
+		req, err := http.NewRequest("GET", n.URL()+"/console/events?topics=rows&since="+since, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream: %v %v", err, resp)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		lines := bufio.NewReader(resp.Body)
+		if l, err := lines.ReadString('\n'); err != nil || l != ": live\n" {
+			t.Fatalf("stream opens with %q %v", l, err)
+		}
+		lines.ReadString('\n') // the blank line ending the comment
+		return lines
+	}
+	rendered := since()
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"LATE","type":"fn","target":"echo","content":"# WHAT: a row\n[\"$1\"]"}`); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if err := nodetest.CatchUp(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := open(rendered).ReadString('\n'); err != nil || l != "event: change\n" {
+		t.Fatalf("a stream opened after a change since its page: first line %q %v, want the change at once", l, err)
+	}
+	// Opened with the current count, the first line is the next change's.
+	current := open(since())
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"NEXT","type":"fn","target":"echo","content":"# WHAT: a row\n[\"$1\"]"}`); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	l1, _ := current.ReadString('\n')
+	l2, _ := current.ReadString('\n')
+	if l1 != "event: change\n" || l2 != "data: rows\n" {
+		t.Fatalf("a current stream's first event: %q %q, want the next change of rows", l1, l2)
 	}
 }

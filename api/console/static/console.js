@@ -22,7 +22,9 @@
   if (regions.length && window.EventSource) {
     var topics = [];
     regions.forEach(function (el) { topics.push(el.getAttribute('data-live')); });
-    var source = new EventSource('/console/events?topics=' + encodeURIComponent(topics.join(',')));
+    var since = document.body.getAttribute('data-live-since') || '';
+    var source = new EventSource('/console/events?topics=' + encodeURIComponent(topics.join(',')) +
+      '&since=' + encodeURIComponent(since));
     var timer = null;
     var refresh = function () {
       timer = null;
