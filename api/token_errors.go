@@ -31,7 +31,7 @@ func tokenRefusedAnswer(reason, status string) map[string]any {
 var (
 	// errOwnerOnly is an owner route's 401 to a caller that presented a token.
 	errOwnerOnly = &credentialError{[]byte(`{"error":"unauthorized","how_to_fix":"this route needs the owner key in the x-terminal-key header; ` +
-		`a capability token (Authorization: Bearer) may only call and read the rows in its scope: /api/dispatch (a call, format=, registry=1, ask=) and /mcp"}`)}
+		`a capability token (Authorization: Bearer) may only call and read the rows in its scope: /api/dispatch (a call, format=, registry=1, ask=, and receipt= for its own calls) and /mcp"}`)}
 	// errNoDispatchCredential is a dispatch's 401 without a credential that holds.
 	errNoDispatchCredential = &credentialError{[]byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header, ` +
 		`or a capability token as Authorization: Bearer <token>"}`)}

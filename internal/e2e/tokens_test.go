@@ -286,7 +286,7 @@ func TestTokenOnOwnerRoutesRefused(t *testing.T) {
 	m := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]}}`)
 	inv := mustAdmit(t, dispatchWith(t, n, m.Token, "SAY", "x"), "x")
 	const want = `{"error":"unauthorized","how_to_fix":"this route needs the owner key in the x-terminal-key header; ` +
-		`a capability token (Authorization: Bearer) may only call and read the rows in its scope: /api/dispatch (a call, format=, registry=1, ask=) and /mcp"}`
+		`a capability token (Authorization: Bearer) may only call and read the rows in its scope: /api/dispatch (a call, format=, registry=1, ask=, and receipt= for its own calls) and /mcp"}`
 	if err := nodetest.CatchUp(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
