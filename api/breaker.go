@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -170,7 +171,7 @@ func (s *Server) ResetBreaker(ctx context.Context, key string) error {
 	if known, err := s.breakerKnown(ctx, key); err != nil {
 		return newError(ErrUnavailable, "breaker reset not written: %w", err)
 	} else if !known {
-		return keyErr(key, ErrNotFound)
+		return command.WithKey(key, ErrNotFound)
 	}
 	seq, err := s.appendBreakerReset(ctx, key)
 	if err != nil {

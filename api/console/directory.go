@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/projector"
@@ -170,12 +170,12 @@ func (c *Console) rowPage(w http.ResponseWriter, r *http.Request, ss *session) e
 // row reads key's row as GET /api/directory/{key} does.
 func (c *Console) row(key string) (contract.Row, error) {
 	if err := contract.ValidateKey(key); err != nil {
-		return contract.Row{}, &api.KeyError{Key: key, Err: err}
+		return contract.Row{}, &command.KeyError{Key: key, Err: err}
 	}
 	row, _, err := c.cfg.Projector.Row(key)
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
-		return row, &api.KeyError{Key: key, Err: api.ErrNotFound}
+		return row, &command.KeyError{Key: key, Err: command.ErrNotFound}
 	case err != nil:
 		return row, unavailable(err)
 	}
@@ -266,8 +266,8 @@ func formRow(form url.Values) contract.Row {
 func (c *Console) createRow(w http.ResponseWriter, r *http.Request, ss *session) error {
 	f, err := contract.DecodeFields(rowBody(r.PostForm))
 	if err == nil {
-		var res api.WriteResult
-		res, err = c.cfg.API.Directory().Create(r.Context(), f)
+		var res command.WriteResult
+		res, err = c.cmd.Directory().Create(r.Context(), f)
 		if err == nil {
 			c.done(w, r, ss, "/console/rows/"+url.PathEscape(res.Key), writtenNotice("Created "+res.Key+".", res.Warnings))
 			return nil
@@ -285,8 +285,8 @@ func (c *Console) replaceRow(w http.ResponseWriter, r *http.Request, ss *session
 	form.Set("key", key)
 	f, err := contract.DecodeFields(rowBody(form))
 	if err == nil {
-		var res api.WriteResult
-		res, err = c.cfg.API.Directory().Replace(r.Context(), key, f)
+		var res command.WriteResult
+		res, err = c.cmd.Directory().Replace(r.Context(), key, f)
 		if err == nil {
 			c.done(w, r, ss, "/console/rows/"+url.PathEscape(key), writtenNotice("Saved "+key+".", res.Warnings))
 			return nil
@@ -317,7 +317,7 @@ func (c *Console) setEnabled(w http.ResponseWriter, r *http.Request, ss *session
 	if err != nil {
 		return err
 	}
-	if _, err := c.cfg.API.Directory().Patch(r.Context(), key, f); err != nil {
+	if _, err := c.cmd.Directory().Patch(r.Context(), key, f); err != nil {
 		return err
 	}
 	done := "Enabled " + key + "."
@@ -344,7 +344,7 @@ func (c *Console) deleteRow(w http.ResponseWriter, r *http.Request, ss *session)
 	if r.PostFormValue("confirm") != key {
 		return badQuery("type the row's key to confirm the delete")
 	}
-	if _, err := c.cfg.API.Directory().Delete(r.Context(), key); err != nil {
+	if _, err := c.cmd.Directory().Delete(r.Context(), key); err != nil {
 		return err
 	}
 	c.done(w, r, ss, "/console/", "Deleted "+key+".")
