@@ -8,6 +8,7 @@ type Side struct {
 	dir       *Directory
 	tokens    *Tokens
 	approvals *Approvals
+	breakers  *Breakers
 }
 
 // New is the command side over cfg's log and projection.
@@ -16,7 +17,7 @@ func New(cfg Config) (*Side, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Side{dir: newDirectory(cfg), tokens: &Tokens{cfg: cfg}, approvals: &Approvals{cfg: cfg}}, nil
+	return &Side{dir: newDirectory(cfg), tokens: &Tokens{cfg: cfg}, approvals: &Approvals{cfg: cfg}, breakers: &Breakers{cfg: cfg}}, nil
 }
 
 // Directory is the directory's write path.
@@ -27,3 +28,6 @@ func (s *Side) Tokens() *Tokens { return s.tokens }
 
 // Approvals lists and decides the calls the watcher held.
 func (s *Side) Approvals() *Approvals { return s.approvals }
+
+// Breakers resets the rows' auth breakers.
+func (s *Side) Breakers() *Breakers { return s.breakers }
