@@ -20,7 +20,7 @@ const CompliantRow = `{"key":"%s","type":"fn","target":"now","category":"time",
 // before and after a refused write sees that nothing was appended.
 func ControlSeq(t testing.TB, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func Mutations(t testing.TB, n *capdir.Node, key string) []Mutation {
 	var out []Mutation
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := n.Log.Read(ctx, wire.ControlStream, 1, func(s eventlog.Stored) error {
+	err := n.Log().Read(ctx, wire.ControlStream, 1, func(s eventlog.Stored) error {
 		if s.Subject != wire.DirectorySubject(key) || s.Type != wire.TypeDirectoryMutate {
 			return nil
 		}
