@@ -13,27 +13,15 @@ import (
 const importRetryAfter = "5"
 
 // importDirectory is POST /api/directory/import[?mode=upsert]; with
-// ?format=openapi it is importOpenAPI. The body is a JSON
-// array of row objects, or NDJSON (one row object per line): the content type
-// application/x-ndjson (or application/ndjson, application/jsonl) says NDJSON;
-// otherwise a body whose first non-blank byte is '[' is an array and anything else
-// is NDJSON. An array that is not well-formed JSON is refused whole (400, nothing
-// written); every other problem fails only its row.
-//
-// The body is streamed: rows are read and written one at a time, so memory does not
-// grow with the body. An array is first spooled to a temporary file while its syntax
-// is checked; NDJSON rows are written as they arrive. At most Config.MaxImports
-// imports run at once; one more is refused at once with ErrTooManyImports (429),
-// before its body is read.
-//
-// Each row goes through the Directory like a POST (contract.Create), or, with
-// mode=upsert and a key that is present, like a PUT (contract.Replace). Without
-// upsert a present key, or a key repeated in the body, fails that row with "exists".
-// A row over the row limit fails with payload_too_large. The answer, 200, is
-// {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent once every written row
-// is visible. When rows were written but the import ended in an error (the body
-// stopped early, the rows are not yet visible) the error is an
-// *ImportIncompleteError that reports every row.
+// ?format=openapi it is importOpenAPI. The body, of at most Config.MaxImportBody
+// bytes, is a JSON array of row objects or NDJSON, streamed into
+// command.Directory.ImportRows, which decides and writes every row: an array that
+// is not well-formed JSON is refused whole (400, nothing written), every other
+// problem fails only its row. At most Config.MaxImports imports run at once; one
+// more is refused at once with ErrTooManyImports (429), before its body is read.
+// The answer, 200, is {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent
+// once every written row is visible; an import that wrote rows but ended in an
+// error is a *command.ImportIncompleteError, answered with its report.
 func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	format, err := importFormat(r)
 	if err != nil {
@@ -50,12 +38,11 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > limit {
 		return fmt.Errorf("%w; split the rows into several imports", command.TooLarge("the import body", r.ContentLength, limit))
 	}
-	select {
-	case s.imports <- struct{}{}:
-		defer func() { <-s.imports }()
-	default:
-		return fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	release, err := s.admitImport()
+	if err != nil {
+		return err
 	}
+	defer release()
 	// The import may outlast the server's timeouts: its body is allowed to take as
 	// long as it needs without stalling, and its answer gets a write timeout of its own.
 	rc := http.NewResponseController(w)
@@ -69,6 +56,17 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// admitImport takes one of the Config.MaxImports places of the imports running
+// now, or answers ErrTooManyImports; release gives it back.
+func (s *Server) admitImport() (release func(), err error) {
+	select {
+	case s.imports <- struct{}{}:
+		return func() { <-s.imports }, nil
+	default:
+		return nil, fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	}
 }
 
 // importMode reads ?mode=: create (the default) or upsert.

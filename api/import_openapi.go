@@ -41,12 +41,11 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case s.imports <- struct{}{}:
-		defer func() { <-s.imports }()
-	default:
-		return fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	release, err := s.admitImport()
+	if err != nil {
+		return err
 	}
+	defer release()
 	data, err := readBody(w, r, openapi.MaxSpecBytes, "the spec")
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func (p *Approvals) settle(ctx context.Context) {
 	wait, cancel := context.WithTimeout(ctx, settleWait)
 	defer cancel()
 	if err := p.cfg.Projector.Settle(wait, wire.ControlStream); err != nil && ctx.Err() == nil {
-		p.cfg.Logger.Warn("api: read answered before the projection caught up", "path", "approvals", "err", err)
+		p.cfg.Logger.Warn("command: approvals listed before the projection caught up", "err", err)
 	}
 }
 

@@ -9,11 +9,12 @@ import (
 
 // ImportOpenAPI turns the OpenAPI document spec (at most openapi.MaxSpecBytes)
 // into one http row per operation (see openapi.Convert) and writes them with
-// ImportItems, as the import of in.Source: opt's prefix and server name the
-// source. A spec refused whole is openapi's error (openapi.ErrSpec,
-// ErrTooLarge, ErrOptions) and writes nothing. Once rows are being written the
-// import runs to its end, whatever ctx does; when it ends in an error the error
-// is a *SpecImportIncompleteError that reports every operation.
+// ImportItems as the import of the spec's source (in.Source is set to the one
+// Convert names: the document's title and the key prefix). A spec refused whole is
+// openapi's error (openapi.ErrSpec, ErrTooLarge, ErrOptions) and writes nothing.
+// Once rows are being written the import runs to its end, whatever ctx does; when
+// it ends in an error the error is a *SpecImportIncompleteError that reports every
+// operation.
 func (d *Directory) ImportOpenAPI(ctx context.Context, spec []byte, opt openapi.Options, in ItemsImport) (imports.SpecReport, error) {
 	conv, err := openapi.Convert(ctx, spec, opt)
 	if err != nil {
