@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -130,11 +129,8 @@ func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 		return s.rowAt(w, r, key, at)
 	}
 	row, _, err := s.dir.Row(r.Context(), key)
-	switch {
-	case errors.Is(err, projector.ErrNotFound):
-		return command.WithKey(key, ErrNotFound)
-	case err != nil:
-		return command.WithKey(key, command.Unavailable(err))
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, row)
 	return nil

@@ -53,10 +53,10 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, v contract.Vie
 func (s *Server) document(w http.ResponseWriter, r *http.Request, key, format string, v contract.Viewer) error {
 	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
-	case errors.Is(err, projector.ErrNotFound) || err == nil && !v.Discovers(&row):
+	case errors.Is(err, command.ErrNotFound) || err == nil && !v.Discovers(&row):
 		return &documentNotFound{key: key}
 	case err != nil:
-		return command.WithKey(key, command.Unavailable(err))
+		return err
 	}
 	return s.writeDocument(w, &row, format, v)
 }

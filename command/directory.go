@@ -163,13 +163,21 @@ func (d *Directory) write(ctx context.Context, key string, build dirBuild) (Writ
 
 // Row reads key's row (with row_num) and the sequence of its last mutation, as
 // Projector.Row does; a miss is answered only once the projection has applied
-// the key's last mutation in the log (see behind).
+// the key's last mutation in the log (see behind). Errors name the key (a
+// *KeyError): ErrNotFound, or ErrUnavailable when the projection cannot be read.
+// The key is not validated: a key no row can have is not found.
 func (d *Directory) Row(ctx context.Context, key string) (contract.Row, uint64, error) {
 	row, seq, err := d.proj.Row(key)
 	if errors.Is(err, projector.ErrNotFound) && d.behind(ctx, key, seq) {
-		return d.proj.Row(key)
+		row, seq, err = d.proj.Row(key)
 	}
-	return row, seq, err
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		return row, seq, WithKey(key, ErrNotFound)
+	case err != nil:
+		return row, seq, WithKey(key, Unavailable(err))
+	}
+	return row, seq, nil
 }
 
 // lagged reports whether err is a refusal a lagging projection may have caused.

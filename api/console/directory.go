@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -157,7 +158,7 @@ type rowData struct {
 // rowPage shows a row, its contract fingerprint and its contract document as the
 // owner reads it.
 func (c *Console) rowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -168,18 +169,12 @@ func (c *Console) rowPage(w http.ResponseWriter, r *http.Request, ss *session) e
 }
 
 // row reads key's row as GET /api/directory/{key} does.
-func (c *Console) row(key string) (contract.Row, error) {
+func (c *Console) row(ctx context.Context, key string) (contract.Row, error) {
 	if err := contract.ValidateKey(key); err != nil {
-		return contract.Row{}, &command.KeyError{Key: key, Err: err}
+		return contract.Row{}, command.WithKey(key, err)
 	}
-	row, _, err := c.cfg.Projector.Row(key)
-	switch {
-	case errors.Is(err, projector.ErrNotFound):
-		return row, &command.KeyError{Key: key, Err: command.ErrNotFound}
-	case err != nil:
-		return row, unavailable(err)
-	}
-	return row, nil
+	row, _, err := c.cmd.Directory().Row(ctx, key)
+	return row, err
 }
 
 // formData is the create and edit forms': the values to show, and whether the
@@ -196,7 +191,7 @@ func (c *Console) newRowPage(w http.ResponseWriter, r *http.Request, ss *session
 }
 
 func (c *Console) editRowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -330,7 +325,7 @@ func (c *Console) setEnabled(w http.ResponseWriter, r *http.Request, ss *session
 
 // deleteRowPage asks for confirmation before a delete.
 func (c *Console) deleteRowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
