@@ -153,7 +153,7 @@ func TestRepeatOfASensitiveCallNeedsTheRiskCeiling(t *testing.T) {
 	}
 	repeat("approved and run")
 	code, out = nodetest.DoHeaders(t, w.n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`, key)
-	if code != 200 || !strings.Contains(out, "paid") || !strings.Contains(out, h.InvocationID) || len(w.up.got()) != 1 {
-		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.got()))
+	if code != 200 || !strings.Contains(out, "paid") || !strings.Contains(out, h.InvocationID) || len(w.up.Bodies()) != 1 {
+		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.Bodies()))
 	}
 }
