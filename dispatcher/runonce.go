@@ -85,11 +85,8 @@ func (e *leaderElections) watch(c *eventlog.Consumer) error {
 	stop, err := c.WatchLeader(func() {
 		e.at.Store(time.Now().Add(electedSkew).UnixNano())
 	})
-	if err != nil {
-		return err
-	}
 	e.unwatch = stop
-	return nil
+	return err
 }
 
 func (e *leaderElections) stop() {

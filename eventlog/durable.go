@@ -86,16 +86,13 @@ const consumerLeaderElected = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED."
 // WatchLeader calls fn whenever JetStream announces that the consumer elected a
 // leader, until stop is called. fn runs on the connection's callback goroutine
 // and must not block. Like WatchStreams' advisories, one can be missed, and a
-// connection that may not subscribe to advisories gets an error.
+// connection that may not subscribe to advisories gets an error. When only the
+// flush that confirms the subscription fails, stop comes with the error: the
+// subscription holds, and may hear an election once the connection is back.
 func (c *Consumer) WatchLeader(fn func()) (stop func(), err error) {
 	sub, err := c.l.nc.Subscribe(consumerLeaderElected+c.stream+"."+c.name, func(*nats.Msg) { fn() })
 	if err != nil {
 		return nil, err
 	}
-	stop = func() { sub.Unsubscribe() }
-	if err := c.l.nc.Flush(); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
+	return func() { sub.Unsubscribe() }, c.l.nc.Flush()
 }
