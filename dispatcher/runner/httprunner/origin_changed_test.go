@@ -34,7 +34,7 @@ func thiefGot(th *upstreamtest.Upstream) (int, []string) {
 // directory refused them) is refused every call, and a slot in the path or query
 // cannot move the call elsewhere. Nothing reaches the thief.
 func TestCredentialStaysOnTheTemplateOrigin(t *testing.T) {
-	good, th := echoServer(t, nil), newThief(t)
+	good, th := echoServer(t), newThief(t)
 	goodHost, thiefHost := strings.TrimPrefix(good.URL, "http://"), strings.TrimPrefix(th.URL, "http://")
 	r := newTestRunner(t, nil)
 	auths := []string{"bearer:GROK_API_KEY", "oauth:GROK_API_KEY", "basic:BASIC_PASS", "query:key=MAPS_KEY",
