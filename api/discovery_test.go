@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -198,11 +198,7 @@ func TestDocumentRunNowFires(t *testing.T) {
 
 // The troubleshooting literals are the ones the runners and the breaker write.
 func TestDocumentTroubleshootingLiterals(t *testing.T) {
-	deny := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(401)
-		io.WriteString(w, "bad key")
-	}))
-	defer deny.Close()
+	deny := upstreamtest.Start(t, upstreamtest.Reply(http.StatusUnauthorized, "bad key"))
 	n := discoveryNode(t)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"FN_GONE","type":"fn","target":"renamed_away","content":"# WHAT: x"}`)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"DENIED","type":"http","target":"GET `+deny.URL+`","auth":"bearer:GROK_API_KEY","content":"# WHAT: x"}`)

@@ -170,13 +170,13 @@ var machineContract = []string{
 func NewDocument(r *Row, ctx DocContext) Document {
 	doc := ParseDoc(r.Content)
 	u := docURLs{base: strings.TrimRight(ctx.BaseURL, "/"), key: r.Key}
-	args, _ := r.ExampleArgs()
+	args, _ := ExampleArgs(r)
 	d := Document{
 		Key:         r.Key,
 		Formats:     DocFormats{Markdown: "GET " + u.document("markdown"), JSON: "GET " + u.document("json")},
 		Path:        []string{PathRoot, pathCategory(r.Category), r.Key},
 		Siblings:    u.siblings(r.Category),
-		Capability:  orNone(clip(r.Description(), DocLineCap)),
+		Capability:  orNone(clip(Description(r), DocLineCap)),
 		WhenToUse:   orNone(clip(doc.WhenToUse, DocLineCap)),
 		ExampleCall: "[" + r.Key + "]" + clip(args, DocExampleCap) + "[/" + r.Key + "]",
 		Type:        r.Type,
@@ -202,7 +202,7 @@ func NewDocument(r *Row, ctx DocContext) Document {
 // ExampleArgs is the row's first example: the first entry of examples, else the
 // text between [KEY] and [/KEY] on the # EX: line. ok is false when there is none
 // (the example is then the empty argument string).
-func (r *Row) ExampleArgs() (args string, ok bool) {
+func ExampleArgs(r *Row) (args string, ok bool) {
 	var list []string
 	if json.Unmarshal([]byte(r.Examples), &list) == nil && len(list) > 0 {
 		return list[0], true

@@ -339,7 +339,7 @@ func TestExampleArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := contract.Row{Key: "K", Examples: c.examples, Content: c.content}
-		if got, ok := r.ExampleArgs(); got != c.want || ok != c.ok {
+		if got, ok := contract.ExampleArgs(&r); got != c.want || ok != c.ok {
 			t.Errorf("ExampleArgs(%q, %q) = %q, %v; want %q, %v", c.examples, c.content, got, ok, c.want, c.ok)
 		}
 	}

@@ -8,9 +8,8 @@ import (
 	"strings"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 var (
@@ -100,12 +99,10 @@ func receiptFailure(err error, size int) *runner.Error {
 // elects its leader, a closed connection, an ended context) is returned as is.
 // size is the length of the receipt's data.
 func appendFailure(err error, size int) error {
-	var apiErr *jetstream.APIError
 	switch {
-	case errors.Is(err, nats.ErrMaxPayload),
-		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum:
+	case eventlog.TooLarge(err):
 		return receiptTooLarge(size, err)
-	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, wire.ErrBadEvent):
+	case eventlog.BadSubject(err), errors.Is(err, wire.ErrBadEvent):
 		return fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
 	return err

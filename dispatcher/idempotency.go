@@ -8,9 +8,9 @@ import (
 	"fmt"
 
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // MaxIdempotencyKeyLen bounds an Idempotency-Key.
@@ -212,12 +212,12 @@ func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, clien
 // receipt will be announced to the same subject. looked is false when the
 // projection could not be brought up to the request (see settled): m must not run
 // now.
-func (s *Service) duplicate(ctx context.Context, m jetstream.Msg, req *wire.InvocationRequest, from sender, md *jetstream.MsgMetadata) (dup, looked bool) {
+func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.InvocationRequest, from sender, md *eventlog.MsgMetadata) (dup, looked bool) {
 	if md == nil || !wire.Chosen(req.InvocationID, from.eventID) ||
 		hmac.Equal([]byte(from.eventID), []byte(s.waiters.ids.rerun(req.InvocationID))) {
 		return false, true
 	}
-	seq := md.Sequence.Stream
+	seq := md.StreamSeq
 	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
 		wait := func(ctx context.Context) error { return s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq-1) }
 		if !s.settled(ctx, m, req.InvocationID, wait) {

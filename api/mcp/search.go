@@ -54,7 +54,7 @@ func WordMatch(p *projector.Projector) Searcher {
 			if visible != nil && !visible(r.Key, r.Category) {
 				return ctx.Err()
 			}
-			text := textWords(r.Key + " " + r.Description())
+			text := textWords(r.Key + " " + contract.Description(r))
 			score := 0
 			for _, w := range words {
 				if slices.ContainsFunc(text, func(t string) bool { return strings.HasPrefix(t, w) }) {
