@@ -195,6 +195,22 @@ type Documented interface {
 	Failures() failure.Table
 }
 
+// Tables gives the failure table of a runner by its name: Runners, and the
+// dispatch service that runs them, are one.
+type Tables interface {
+	Failures(name string) failure.Table
+}
+
+// TableOf is the failure table of row's runner that src gives when it is a
+// Tables (a facade's dispatcher, say); nil when it is none. A contract document
+// takes its row's runner's literals from it (contract.DocContext.Failures).
+func TableOf(src any, row *contract.Row) failure.Table {
+	if t, ok := src.(Tables); ok && t != nil {
+		return t.Failures(row.EffectiveRunner())
+	}
+	return nil
+}
+
 // Failures is the failure table of the runner called name; nil when there is no
 // such runner or it exports none.
 func (rs Runners) Failures(name string) failure.Table {
