@@ -9,6 +9,7 @@ import (
 
 	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -28,7 +29,7 @@ var (
 	ErrBadRequest = errors.New("bad request")
 	// ErrBadQuery: a query parameter of a directory route is not usable. It is
 	// also an ErrBadRequest.
-	ErrBadQuery = &kindError{kind: ErrBadRequest, text: "bad query parameter"}
+	ErrBadQuery = failure.New(ErrBadRequest, "bad query parameter")
 	// ErrPayloadTooLarge: a request body, an import row, or a row as the log would
 	// store it, is over its limit; the error's text names the limit. Nothing is
 	// appended.
@@ -78,26 +79,16 @@ var (
 	ErrInputRefused = errors.New("input_refused")
 )
 
-// kindError is an error whose text is exactly what users see. errors.Is matches its
-// kind (a sentinel above) and its cause, if any.
-type kindError struct {
-	kind  error
-	text  string
-	cause error
-}
-
-func (e *kindError) Error() string        { return e.text }
-func (e *kindError) Is(target error) bool { return errors.Is(e.kind, target) }
-func (e *kindError) Unwrap() error        { return e.cause }
-
-// newError is an error of kind whose text is format's; %w in format wraps a cause.
+// newError is an error of kind (a sentinel above) whose text, exactly what users
+// see, is format's; %w in format wraps a cause. errors.Is matches the kind and the
+// cause.
 func newError(kind error, format string, args ...any) error {
 	wrapped := fmt.Errorf(format, args...)
-	return &kindError{kind: kind, text: wrapped.Error(), cause: errors.Unwrap(wrapped)}
+	return failure.Wrap(kind, errors.Unwrap(wrapped), wrapped.Error())
 }
 
 // badRequest is an ErrBadRequest whose text is msg.
-func badRequest(msg string) error { return &kindError{kind: ErrBadRequest, text: msg} }
+func badRequest(msg string) error { return failure.New(ErrBadRequest, msg) }
 
 // KeyError is an error of a Directory method about one key: errors.Is matches Err
 // (ErrNotFound, ErrExists, ErrConflict, a contract sentinel, …).

@@ -15,9 +15,10 @@ package failure
 
 import "errors"
 
-// Error is a failure whose Error() is Literal, the text users see. errors.Is and
-// errors.As look through Kind (the sentinel the caller matches) and Cause (the
-// underlying error, if any).
+// Error is a failure whose Error() is Literal, the text users see. errors.Is
+// matches Kind (the sentinel the caller matches) and, through Unwrap, Cause (the
+// underlying error, if any). It is a leaf: a walker of errors.Join trees takes
+// its Literal whole.
 type Error struct {
 	Literal string
 	Kind    error
@@ -34,18 +35,11 @@ func Wrap(kind, cause error, literal string) *Error {
 
 func (e *Error) Error() string { return e.Literal }
 
-// Unwrap is Kind and Cause, those that are set.
-func (e *Error) Unwrap() []error {
-	switch {
-	case e.Kind == nil && e.Cause == nil:
-		return nil
-	case e.Cause == nil:
-		return []error{e.Kind}
-	case e.Kind == nil:
-		return []error{e.Cause}
-	}
-	return []error{e.Kind, e.Cause}
-}
+// Is reports whether Kind matches target.
+func (e *Error) Is(target error) bool { return e.Kind != nil && errors.Is(e.Kind, target) }
+
+// Unwrap is Cause.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // LiteralOf is the text of the first *Error in err's chain; ok is false when there
 // is none.
