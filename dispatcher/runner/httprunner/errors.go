@@ -138,7 +138,7 @@ func errRedirectOffOrigin(location string) *failure.Error {
 
 // errOther is ERR:http:<message> for a build failure of no known kind.
 func errOther(err error) *failure.Error {
-	return &failure.Error{Literal: failOther.Fill(err.Error()), Kind: err}
+	return failOther.Wrap(err, err.Error())
 }
 
 // errOriginBusy is ERR:http:origin_busy:<origin>:<max>.
