@@ -332,6 +332,7 @@ func TestGateCheck(t *testing.T) {
 				in.Fingerprint = "fp-" + in.Row.Key
 			}
 			a, r := g.Check(&in)
+			saw(r)
 
 			switch {
 			case tc.status == "" && r != nil:

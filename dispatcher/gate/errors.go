@@ -2,7 +2,7 @@ package gate
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -19,10 +19,11 @@ type Refusal struct {
 	Kind string
 }
 
-// The literal refusals. Each text is produced here and nowhere else.
+// The literal refusals, each built from its entry of Failures (failures.go) here
+// and nowhere else.
 
 func refusePayload(size, ceiling int) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: fmt.Sprintf("ERR:payload_too_large:%d>%d", size, ceiling)}
+	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: failPayload.Fill(strconv.Itoa(size), strconv.Itoa(ceiling))}
 }
 
 // UnknownKey is the refusal body for a key no row has:
@@ -41,15 +42,15 @@ func refuseUnknownKey(key string, didYouMean []string) *Refusal {
 }
 
 func refuseDirectory(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:directory:" + err.Error()}
+	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: failDirectory.Fill(err.Error())}
 }
 
 func refuseDisabled(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedDisabled, Reason: "ERR:disabled:" + key}
+	return &Refusal{Status: wire.StatusRefusedDisabled, Reason: failDisabled.Fill(key)}
 }
 
 func refuseBreakerUnreadable(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:breaker:" + err.Error()}
+	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: failBreakerUnreadable.Fill(err.Error())}
 }
 
 // refuseBreakerOpen is the breaker's literal; a refusal of this caller alone (its
@@ -67,33 +68,33 @@ func refuseBreakerOpen(key string, threshold int, d breaker.Decision) *Refusal {
 
 // PendingApprovalRefusal is the answer to a call held for the owner's approval.
 func PendingApprovalRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusPendingApproval, Reason: "approval_pending", Kind: KindPending}
+	return &Refusal{Status: wire.StatusPendingApproval, Reason: failPendingApproval.Literal, Kind: KindPending}
 }
 
 // ApprovalDeniedRefusal is the refusal on the receipt of a call the owner denied.
 func ApprovalDeniedRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalDenied, Reason: "approval_denied"}
+	return &Refusal{Status: wire.StatusRefusedApprovalDenied, Reason: failApprovalDenied.Literal}
 }
 
 // ApprovalExpiredRefusal is the refusal on the receipt of a call whose approval
 // expired undecided.
 func ApprovalExpiredRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalExpired, Reason: "approval_expired"}
+	return &Refusal{Status: wire.StatusRefusedApprovalExpired, Reason: failApprovalExpired.Literal}
 }
 
 // refuseSensitiveStep: approval_required:<KEY>, a step to a sensitive row for a
 // caller other than the owner, which cannot be held for approval.
 func refuseSensitiveStep(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalRequired, Reason: "approval_required:" + key}
+	return &Refusal{Status: wire.StatusRefusedApprovalRequired, Reason: failApprovalRequired.Fill(key)}
 }
 
 // refuseApprovalID: a bus client named an invocation id that cannot name an
 // approval's subject, so the owner cannot be asked.
 func refuseApprovalID() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:bad_invocation_id"}
+	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: failApprovalID.Literal}
 }
 
 // refuseNotApproved: a re-run whose approval is not granted for its key and body.
 func refuseNotApproved() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:not_granted"}
+	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: failNotApproved.Literal}
 }

@@ -52,6 +52,7 @@ func TestGateInputAfterTokenChecks(t *testing.T) {
 				in.Req.Args = json.RawMessage(tc.args)
 			}
 			_, r := w.gate.Check(in)
+			saw(r)
 			switch {
 			case tc.status == "" && r != nil:
 				t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)

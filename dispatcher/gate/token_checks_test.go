@@ -250,6 +250,7 @@ func TestGateTokenChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w.now = t0.Add(tc.at)
 			a, r := w.gate.Check(w.input(tc.key, tc.body, tc.token, tc.owner))
+			saw(r)
 			if tc.status == admitted {
 				if r != nil {
 					t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
@@ -344,6 +345,7 @@ func TestGateRevocationUnknown(t *testing.T) {
 	in := w.input("GREET", "", tok, false)
 	in.RevokedErr = errors.New("eventlog: last message of capdir.ctl.token.x: timeout")
 	a, r := w.gate.Check(in)
+	saw(r)
 	if r == nil || r.Status != wire.StatusFailedBeforeRun || r.Reason != "ERR:revocation:eventlog: last message of capdir.ctl.token.x: timeout" || a.Token == nil {
 		t.Fatalf("refusal %+v, admission %+v", r, a)
 	}
@@ -379,6 +381,7 @@ func TestGateCaller(t *testing.T) {
 	} {
 		w.now = t0.Add(tc.at)
 		_, r := w.gate.Caller(tc.raw)
+		saw(r)
 		if r == nil || r.Status != wire.StatusRefusedToken || r.Reason != tc.reason {
 			t.Errorf("%s: Caller refusal %+v, want %s", tc.name, r, tc.reason)
 		}

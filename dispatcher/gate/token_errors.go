@@ -3,7 +3,7 @@ package gate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"strconv"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -18,30 +18,30 @@ func refuseToken(err error) *Refusal {
 
 // refuseRevocationUnknown: ERR:revocation:<err>, like an unreadable row or breaker.
 func refuseRevocationUnknown(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:revocation:" + err.Error()}
+	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: failRevocationUnknown.Fill(err.Error())}
 }
 
 func refuseScope(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "scope:" + key}
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: failScope.Fill(key)}
 }
 
 func refuseContractChanged(pinned, current string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedContractChanged, Reason: "contract_changed:" + pinned + "!=" + current}
+	return &Refusal{Status: wire.StatusRefusedContractChanged, Reason: failContractChanged.Fill(pinned, current)}
 }
 
 // refuseRiskCeiling: risk_ceiling:low<row:high.
 func refuseRiskCeiling(ceiling, row string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "risk_ceiling:" + ceiling + "<row:" + row}
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: failRiskCeiling.Fill(ceiling, row)}
 }
 
 // refuseBodyFixed: body_fixed:<fixed>!=<sent>, each the first 16 hex digits of the
 // body's SHA-256, so the refusal neither repeats a body nor grows with one.
 func refuseBodyFixed(fixed, sent string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "body_fixed:" + shortSum(fixed) + "!=" + shortSum(sent)}
+	return &Refusal{Status: wire.StatusRefusedScope, Reason: failBodyFixed.Fill(shortSum(fixed), shortSum(sent))}
 }
 
 func refuseTokenPayload(size, ceiling int) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: fmt.Sprintf("payload_ceiling:%d>%d", size, ceiling)}
+	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: failTokenPayload.Fill(strconv.Itoa(size), strconv.Itoa(ceiling))}
 }
 
 func shortSum(s string) string {

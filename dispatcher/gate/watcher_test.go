@@ -104,6 +104,7 @@ func TestGateWatcher(t *testing.T) {
 				in.Req.Token, _, _ = minter.Mint(token.MintRequest{Subject: "agent-7", Scope: scope("PAY"), Risk: token.RiskHigh}, now)
 			}
 			_, r := g.Check(in)
+			saw(r)
 			switch {
 			case tc.status == "" && r != nil:
 				t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
