@@ -20,7 +20,7 @@ func saw(r *gate.Refusal) {
 	}
 	refused.Lock()
 	defer refused.Unlock()
-	refused.reasons[r.Reason] = true
+	refused.reasons[r.Literal] = true
 }
 
 // The gate's failure table is what the gate produces: the table tests of its

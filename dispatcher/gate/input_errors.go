@@ -12,11 +12,11 @@ import (
 // refuseInput: ERR:input:<what is wrong>, e.g.
 // ERR:input:latitude: must be number, got string "abc".
 func refuseInput(err error) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedInput, Reason: failInput.Fill(err.Error())}
+	return refuse(wire.StatusRefusedInput, failInput, err.Error())
 }
 
 // refuseSchemaUnusable: ERR:input_schema: <why it does not compile>. The row is
 // at fault, not the call.
 func refuseSchemaUnusable(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: failSchemaUnusable.Fill(strings.TrimPrefix(err.Error(), "input_schema: "))}
+	return refuse(wire.StatusFailedBeforeRun, failSchemaUnusable, strings.TrimPrefix(err.Error(), "input_schema: "))
 }

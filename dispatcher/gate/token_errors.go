@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -13,35 +14,35 @@ import (
 // else (token:… texts by token.Reason).
 
 func refuseToken(err error) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedToken, Reason: token.Reason(err)}
+	return &Refusal{Error: failure.Error{Literal: token.Reason(err), Cause: err}, Status: wire.StatusRefusedToken}
 }
 
 // refuseRevocationUnknown: ERR:revocation:<err>, like an unreadable row or breaker.
 func refuseRevocationUnknown(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: failRevocationUnknown.Fill(err.Error())}
+	return refuse(wire.StatusFailedBeforeRun, failRevocationUnknown, err.Error())
 }
 
 func refuseScope(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: failScope.Fill(key)}
+	return refuse(wire.StatusRefusedScope, failScope, key)
 }
 
 func refuseContractChanged(pinned, current string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedContractChanged, Reason: failContractChanged.Fill(pinned, current)}
+	return refuse(wire.StatusRefusedContractChanged, failContractChanged, pinned, current)
 }
 
 // refuseRiskCeiling: risk_ceiling:low<row:high.
 func refuseRiskCeiling(ceiling, row string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: failRiskCeiling.Fill(ceiling, row)}
+	return refuse(wire.StatusRefusedScope, failRiskCeiling, ceiling, row)
 }
 
 // refuseBodyFixed: body_fixed:<fixed>!=<sent>, each the first 16 hex digits of the
 // body's SHA-256, so the refusal neither repeats a body nor grows with one.
 func refuseBodyFixed(fixed, sent string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: failBodyFixed.Fill(shortSum(fixed), shortSum(sent))}
+	return refuse(wire.StatusRefusedScope, failBodyFixed, shortSum(fixed), shortSum(sent))
 }
 
 func refuseTokenPayload(size, ceiling int) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: failTokenPayload.Fill(strconv.Itoa(size), strconv.Itoa(ceiling))}
+	return refuse(wire.StatusRefusedPayloadTooLarge, failTokenPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
 }
 
 func shortSum(s string) string {
