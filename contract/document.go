@@ -44,7 +44,7 @@ type DocContext struct {
 	// it: the form and the variable names, never a value.
 	Auth AuthInfo
 	// BreakerOpen is the literal a call to the row answers while its breaker is
-	// open (breaker.Message); "ERR:breaker_open:<KEY>" when empty.
+	// open (breaker.Message); breaker.Message with the default threshold when empty.
 	BreakerOpen string
 	// Failures is the failure table of the row's runner (runner.Runners.Failures):
 	// the document's troubleshooting lists the entries it marks for the row's

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner/agentrunner"
@@ -230,11 +231,11 @@ func TestDocumentTroubleshootingByRunner(t *testing.T) {
 		{"fn", contract.Row{Key: "F", Type: "fn", Target: "nope"}, contract.AuthInfo{}, fnrunner.Failures,
 			[]string{"ERR:fn:unknown_target:<name>", "ERR:fn:bad_content_json:<message>", "ERR:fn:content_not_array"}},
 		{"http with a credential", contract.Row{Key: "H", Type: "http", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}}, httprunner.Failures,
-			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", "ERR:breaker_open:H"}},
+			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", breaker.Message("H", 0)}},
 		{"http without a credential", contract.Row{Key: "H", Type: "http"}, contract.AuthInfo{}, httprunner.Failures,
 			[]string{"ERR:http:fetch:<message>", "ERR:http:<status>:<body>", "an empty slot, e.g. &b=&"}},
 		{"malformed auth", contract.Row{Key: "H", Type: "http", Auth: "apikey:X"}, contract.AuthInfo{Malformed: true}, httprunner.Failures,
-			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", "ERR:breaker_open:H"}},
+			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", breaker.Message("H", 0)}},
 		{"flow", contract.Row{Key: "W", Type: "flow"}, contract.AuthInfo{}, flowrunner.Failures,
 			[]string{"ERR:flow:bad_step:<text>", "a step's ERR:… is the flow's result", `{"error":"payload_too_large: …"}`}},
 		{"nats runner", contract.Row{Key: "N", Type: "fn", Runner: "nats"}, contract.AuthInfo{}, natsrunner.Failures,
@@ -242,7 +243,7 @@ func TestDocumentTroubleshootingByRunner(t *testing.T) {
 		{"agent", contract.Row{Key: "A", Type: "agent"}, contract.AuthInfo{}, agentrunner.Failures,
 			[]string{"ERR:agent:fetch:<message>", "ERR:agent:<status>:<body>", "an empty slot, e.g. &b=&"}},
 		{"agent with a credential", contract.Row{Key: "A", Type: "agent", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}}, agentrunner.Failures,
-			[]string{`"headers":{} in the shape-mode answer`, "ERR:agent:401:<body>", "ERR:breaker_open:A"}},
+			[]string{`"headers":{} in the shape-mode answer`, "ERR:agent:401:<body>", breaker.Message("A", 0)}},
 		// An mcp row's document names only what the mcp runner writes: no fetch, no
 		// status, no template slot.
 		{"mcp runner", contract.Row{Key: "M", Type: "fn", Runner: "mcp", Target: "up/search"}, contract.AuthInfo{}, mcprunner.Failures,

@@ -3,6 +3,7 @@ package contract
 import (
 	"strings"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract/failure"
 )
 
@@ -83,6 +84,7 @@ func credentialTrouble(key string, auth DocAuth, u docURLs, shape string, ctx Do
 			first[i].Symptom = failure.Entry{Literal: first[i].Symptom}.Fill(key)
 		}
 	}
-	breakerOpen := DocProblem{orDefault(ctx.BreakerOpen, "ERR:breaker_open:"+key), "the upstream's 401/403 answers opened the breaker", "replace the credential: a new value closes it", faultURL(failure.FaultBreaker, u, shape)}
+	b := breaker.Failure
+	breakerOpen := DocProblem{orDefault(ctx.BreakerOpen, breaker.Message(key, 0)), b.Cause, b.Fix, faultURL(b.Fault, u, shape)}
 	return append(append(first, listed(failure.DocEvery|failure.DocCredential)...), breakerOpen)
 }
