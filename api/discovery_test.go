@@ -202,10 +202,11 @@ func TestDocumentTroubleshootingLiterals(t *testing.T) {
 	n := discoveryNode(t)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"FN_GONE","type":"fn","target":"renamed_away","content":"# WHAT: x"}`)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"DENIED","type":"http","target":"GET `+deny.URL+`","auth":"bearer:GROK_API_KEY","content":"# WHAT: x"}`)
+	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"NO_UPSTREAM","type":"fn","runner":"mcp","target":"gone/search","content":"# WHAT: x"}`)
 
 	// prefix is a symptom up to its first variable part.
 	prefix := func(s string) string { p, _, _ := strings.Cut(s, "<"); return p }
-	for key, i := range map[string]int{"FN_GONE": 1, "DENIED": 2} {
+	for key, i := range map[string]int{"FN_GONE": 1, "DENIED": 2, "NO_UPSTREAM": 1} {
 		var doc contract.Document
 		_, _, body := get(t, n, "/api/dispatch?key="+key+"&format=json", nodetest.Key)
 		decode(t, body, &doc)

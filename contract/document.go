@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Bounds of a document's row-specific parts, so that a document stays close to its
@@ -42,8 +44,12 @@ type DocContext struct {
 	// it: the form and the variable names, never a value.
 	Auth AuthInfo
 	// BreakerOpen is the literal a call to the row answers while its breaker is
-	// open (breaker.Message); "ERR:breaker_open:<KEY>" when empty.
+	// open (breaker.Message); breaker.Message with the default threshold when empty.
 	BreakerOpen string
+	// Failures is the failure table of the row's runner (runner.Runners.Failures):
+	// the document's troubleshooting lists the entries it marks for the row's
+	// kind of credential (failure.Doc). Nil lists none of the runner's literals.
+	Failures failure.Table
 }
 
 // AuthInfo describes a row's auth column without any value it could hold.
@@ -195,7 +201,7 @@ func NewDocument(r *Row, ctx DocContext) Document {
 	} else {
 		d.RunNow = u.run(args, false)
 	}
-	d.Troubleshooting = troubleshooting(r, d.Auth, u, args, orDefault(ctx.BreakerOpen, "ERR:breaker_open:"+r.Key))
+	d.Troubleshooting = troubleshooting(r, d.Auth, u, args, ctx)
 	return d
 }
 

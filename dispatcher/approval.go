@@ -15,7 +15,7 @@ import (
 )
 
 // The watcher's side in the dispatcher. A call the gate holds for the owner's
-// approval (gate.KindPending) gets no receipt from the worker: the worker appends
+// approval (gate.Refusal.Pending) gets no receipt from the worker: the worker appends
 // APPROVAL_REQUESTED on the invocation's approval subject (expecting the subject
 // empty, so one request event per invocation, whoever delivers it), wakes a caller
 // of this node waiting for the call with the pending state, and acknowledges the
@@ -369,7 +369,7 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	if g := s.cfg.Projector.Gate(a.Key, ""); g.RowErr == nil {
 		d.row(&g.Row, g.Fingerprint, g.Seq)
 	}
-	d.refuse(r.Status, r.Reason, nil)
+	d.refuse(r.Status, r.Literal, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)
 	rc.Fingerprints.Input = a.BodyFingerprint
 	if err := s.storeReceipt(ctx, &rc, client); err != nil {

@@ -156,7 +156,7 @@ func (s *Service) repeatRefusal(ctx context.Context, req *wire.InvocationRequest
 	in := gateInput(req, &g)
 	s.catchUpRevocation(ctx, &in)
 	r := s.gate.Access(&in)
-	if r == nil || rc != nil && rc.Status == r.Status && rc.Result == r.Reason {
+	if r == nil || rc != nil && rc.Status == r.Status && rc.Result == r.Literal {
 		return nil
 	}
 	return r
@@ -177,7 +177,7 @@ func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) err
 // mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.
 func (s *Service) mayHave(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) error {
 	if r := s.repeatRefusal(ctx, req, owner, rc); r != nil {
-		return &RefusedError{Status: r.Status, Reason: r.Reason, Extra: r.Extra}
+		return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
 	}
 	return nil
 }
@@ -253,7 +253,7 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 		// only if the token it sends now would let it make the call.
 		if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
 			s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Reason})
+				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
 		} else if rc != nil {
 			s.notice(from.client, req, wire.TypeReceipt, rc)
 		}

@@ -202,8 +202,8 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 		d.row(a.Row, a.Fingerprint, in.RowSeq)
 	}
 	if refusal != nil {
-		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
-		d.pending = refusal.Kind == gate.KindPending
+		d.refuse(refusal.Status, refusal.Literal, refusal.Extra)
+		d.pending = refusal.Pending
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration
