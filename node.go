@@ -33,6 +33,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
+	"github.com/capdir/capdir/projector/ledger"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -58,6 +59,8 @@ type Config struct {
 	API api.Settings
 	// HTTP configures the node's HTTP server: its address and limits (http.go).
 	HTTP HTTPConfig
+	// Ledger configures the receipt ledger's checkpoints (ledger.go).
+	Ledger LedgerConfig
 	// HTTPListener, when set, is where the node serves HTTP instead of listening on
 	// HTTP.Addr: a caller that must know the address is free before it creates
 	// anything listens first. Start takes it over, and closes it when it fails.
@@ -167,6 +170,7 @@ type Node struct {
 	stopped  chan struct{}
 	mcp      *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
 	mcpSync  *mcpSync          // keeps the upstreams' rows in step with their tools
+	ledger   *ledger.Publisher // signs the receipt ledger's checkpoints (ledger.go)
 	logger   *slog.Logger
 	stopErr  error
 	runErr   chan error
@@ -251,6 +255,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.Log.Close()
 		return nil, err
 	}
+	if err := n.newLedger(cfg); err != nil {
+		n.Projector.Close()
+		n.Log.Close()
+		return nil, err
+	}
 	n.mcpSync, n.logger = newMCPSync(), cfg.Logger
 	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		n.Projector.Close()
@@ -280,7 +289,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
-		Console: n.consoleFor(cfg, askIndex),
+		Console: n.consoleFor(cfg, askIndex), Ledger: n.ledger,
 	})
 	if err != nil {
 		n.Projector.Close()
@@ -291,6 +300,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
 	n.goRun(func() error { return n.MCP.Run(runCtx) })
+	n.goRun(func() error { return n.runLedger(runCtx) })
 	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
 		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
 	}

@@ -65,3 +65,17 @@ func (c *Consistency) Between(older, newer Checkpoint) error {
 	}
 	return c.Verify()
 }
+
+// Published is a signed checkpoint as GET and POST /api/ledger/checkpoint answer
+// it: its fields, and the signed note that proves them.
+type Published struct {
+	Origin     string    `json:"origin"`
+	TreeSize   int64     `json:"tree_size"`
+	RootHash   tlog.Hash `json:"root_hash"`
+	Checkpoint string    `json:"checkpoint"`
+}
+
+// Published is s as the checkpoint routes answer it.
+func (s Signed) Published() Published {
+	return Published{Origin: s.Origin, TreeSize: s.Size, RootHash: s.Root, Checkpoint: string(s.Note)}
+}

@@ -119,3 +119,9 @@ func writeAtomic(path string, b []byte) error {
 	}
 	return nil
 }
+
+// Key is the key the publisher signs with.
+func (p *Publisher) Key() *Key { return p.key }
+
+// Origin is the origin its checkpoints name.
+func (p *Publisher) Origin() string { return p.origin }
