@@ -37,7 +37,7 @@ func (n *Node) newLedger(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	n.ledger = ledger.NewPublisher(key, cfg.Ledger.Origin, n.Projector.LedgerHead, ledger.CheckpointPath(cfg.Log.DataDir), cfg.Logger)
+	n.ledger = ledger.NewPublisher(key, cfg.Ledger.Origin, n.proj.LedgerHead, ledger.CheckpointPath(cfg.Log.DataDir), cfg.Logger)
 	if _, err := n.ledger.Publish(); err != nil {
 		return fmt.Errorf("node: sign the ledger's first checkpoint: %w", err)
 	}
@@ -46,7 +46,7 @@ func (n *Node) newLedger(cfg Config) error {
 
 // runLedger signs checkpoints on the configured schedule until ctx ends.
 func (n *Node) runLedger(ctx context.Context) error {
-	if every := n.Config.Ledger.every(); every > 0 {
+	if every := n.cfg.Ledger.every(); every > 0 {
 		n.ledger.Run(ctx, every)
 	}
 	return nil

@@ -99,7 +99,7 @@ func TestLedgerProofsOverHTTP(t *testing.T) {
 	if first.Size != 7 {
 		t.Fatalf("checkpoint of %d receipts, want 7", first.Size)
 	}
-	data := receiptData(t, n.Log)
+	data := receiptData(t, n.Log())
 	later := ledgerCalls(t, n, 1)[0]
 	for _, id := range append(ids, later) {
 		code, out := nodetest.DoKey(t, n, "GET", "/receipt/"+id, "", "")
@@ -231,7 +231,7 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 			cfg.Log.NATSURL, cfg.Log.Creds, cfg.Log.Replicas = c.urls(i), creds, 3
 			cfg.Name, cfg.Dispatch.Workers = "capdir-"+s.name, 2
 			if i > 0 {
-				cfg.TokenKeyFile = nodes[0].Config.TokenKeyFile
+				cfg.TokenKeyFile = nodes[0].Config().TokenKeyFile
 			}
 		})
 	}
@@ -239,8 +239,8 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 		t.Fatalf("POST row: %d %s", code, out)
 	}
 	for _, n := range nodes {
-		if _, _, err := n.Projector.Row("GREET"); err != nil {
-			if _, err := n.Projector.SettleKey(context.Background(), "GREET"); err != nil {
+		if _, _, err := n.Projector().Row("GREET"); err != nil {
+			if _, err := n.Projector().SettleKey(context.Background(), "GREET"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -256,7 +256,7 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 		if err := nodetest.CatchUp(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		h, err := n.Projector.LedgerHead()
+		h, err := n.Projector().LedgerHead()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 		t.Fatalf("tree heads %+v, want one head of 30 receipts", heads)
 	}
 	path := filepath.Join(t.TempDir(), "replayed.db")
-	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: nodes[1].Log}, nil); err != nil {
+	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: nodes[1].Log()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := projector.OpenLedgerFile(path)
