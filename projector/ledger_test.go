@@ -118,6 +118,38 @@ func TestLedgerIsTheReceiptsInLogOrder(t *testing.T) {
 	assertReplayDigest(t, l, p)
 }
 
+// The digest covers the tree: a projection whose tree lost a leaf digests apart
+// from its replay.
+func TestDigestCoversTheLedger(t *testing.T) {
+	l := logtest.Open(t, "")
+	appendMix(t, l, 9)
+	path := filepath.Join(t.TempDir(), "p.db")
+	p := open(t, path, l)
+	if err := runUntil(t, p, l); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := p.Digest()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte("ledger_leaves")).Cursor()
+		k, _ := c.Last()
+		return tx.Bucket([]byte("ledger_leaves")).Delete(k)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := projector.FileDigest(path); err != nil || got == want {
+		t.Fatalf("digest %s (%v) of a tree without its last leaf, %s with it", got, err, want)
+	}
+}
+
 // A projection an older version wrote has receipts and no tree: Open builds it
 // from them in the order they were folded, to the tree (and digest) a replay gives.
 func TestLedgerBuiltForAFileWithoutOne(t *testing.T) {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
@@ -49,6 +51,12 @@ func nodeKeys(t *testing.T, node *capdir.Node) note.Verifiers {
 		t.Fatal(err)
 	}
 	return vs
+}
+
+func nodeKeysText(t *testing.T, node *capdir.Node) string {
+	t.Helper()
+	_, out := nodetest.DoKey(t, node, "GET", "/.well-known/capdir-keys", "", "")
+	return out
 }
 
 // signCheckpoint has node sign a checkpoint now and opens it with keys.
@@ -94,6 +102,13 @@ func TestLedgerProofsOverHTTP(t *testing.T) {
 		t.Fatalf("POST row: %d %s", code, out)
 	}
 	keys := nodeKeys(t, n)
+	dir := n.Config().Log.DataDir
+	if st, err := os.Stat(ledger.KeyPath(dir)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the node's ledger key: %v %v, want a file of mode 0600", st, err)
+	}
+	if k, err := ledger.LoadKey(dir, ""); err != nil || !strings.Contains(nodeKeysText(t, n), k.VerifierKey()) {
+		t.Fatalf("/.well-known/capdir-keys does not serve the data dir's key (%v)", err)
+	}
 	ids := ledgerCalls(t, n, 7)
 	first := signCheckpoint(t, n, keys)
 	if first.Size != 7 {
@@ -288,6 +303,33 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 		other := nodeKeys(t, nodes[(i+1)%len(nodes)])
 		if _, err := ledger.OpenCheckpoint(signed.Note, other); !errors.Is(err, ledger.ErrCheckpoint) {
 			t.Fatalf("node %d's checkpoint opened with node %d's key: %v", i, (i+1)%len(nodes), err)
+		}
+	}
+}
+
+// On a schedule (LedgerConfig.Every, --checkpoint-every) the node signs the tree
+// as it has grown, without being asked; with a negative one it signs only at start
+// and when asked.
+func TestLedgerCheckpointOnASchedule(t *testing.T) {
+	for _, every := range []time.Duration{20 * time.Millisecond, -1} {
+		n := nodetest.Start(t, func(c *capdir.Config) { c.Ledger.Every = every })
+		if code, out := nodetest.Do(t, n, "POST", "/api/directory", ledgerRow); code != 201 {
+			t.Fatalf("POST row: %d %s", code, out)
+		}
+		ledgerCalls(t, n, 3)
+		if every < 0 {
+			time.Sleep(100 * time.Millisecond) // five periods of the scheduled case: none comes
+			if latest, _ := n.Ledger().Latest(); latest.Size != 0 {
+				t.Fatalf("with no schedule the node signed a checkpoint of %d receipts unasked", latest.Size)
+			}
+			continue
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for latest, _ := n.Ledger().Latest(); latest.Size != 3; latest, _ = n.Ledger().Latest() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no scheduled checkpoint of the 3 receipts; the latest is of %d", latest.Size)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }
