@@ -27,6 +27,7 @@ type verifyConfig struct {
 	Keys       string // the public keys file (required)
 	Checkpoint string // the signed checkpoint; ledger.CheckpointPath(DataDir) when empty
 	Receipt    string // a public receipt (GET /receipt/{id}) to check alone
+	Projection string // a copy of a projection file to check, with Checkpoint, instead of DataDir
 	Invocation string // one receipt of the data dir, by invocation id
 	From, To   int64  // a range of leaf indexes, [From, To); To < 0: to the checkpoint's size
 	Log        eventlog.Config
@@ -36,7 +37,7 @@ type verifyConfig struct {
 func verifyCmd() *cobra.Command {
 	var cfg verifyConfig
 	cmd := &cobra.Command{
-		Use:   "verify --keys FILE [--receipt FILE | --data DIR [--invocation ID | --from N --to M]]",
+		Use:   "verify --keys FILE [--receipt FILE | [--data DIR | --projection FILE --checkpoint FILE] [--invocation ID | --from N --to M]]",
 		Short: "Check receipts against a signed checkpoint of the receipt ledger, offline, from the public key alone",
 		Long: "Check receipts against a signed checkpoint of the receipt ledger, from the public keys alone\n" +
 			"(--keys: the JSON of GET /.well-known/capdir-keys, or note verifier keys one a line).\n\n" +
@@ -44,7 +45,9 @@ func verifyCmd() *cobra.Command {
 			"its inclusion proof. With --data DIR it checks the data dir's receipts (all, one with\n" +
 			"--invocation, or the leaves from --from to --to) against the checkpoint the node signed last\n" +
 			"(or --checkpoint FILE): the log's copy, the projection's copy and the projection's stored tree,\n" +
-			"and names the first receipt that does not verify. Stop capdir serve on the data dir first.",
+			"and names the first receipt that does not verify. Stop capdir serve on the data dir first.\n" +
+			"With --projection FILE and --checkpoint FILE it checks a copy of a projection file (a backup)\n" +
+			"the same way, without a log.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Out = cmd.OutOrStdout()
@@ -56,6 +59,7 @@ func verifyCmd() *cobra.Command {
 	f.StringVar(&cfg.Receipt, "receipt", "", "check this public receipt (the JSON of GET /receipt/{id}) alone")
 	f.StringVar(&cfg.DataDir, "data", defaultDataDir(), "data directory ($CAPDIR_DATA)")
 	f.StringVar(&cfg.Checkpoint, "checkpoint", "", "the signed checkpoint to check against (default: the one the node signed last, in DATA/ledger/checkpoint)")
+	f.StringVar(&cfg.Projection, "projection", "", "check this copy of a projection file (a backup of DATA/projection.db) against --checkpoint, without a log or a data dir")
 	f.StringVar(&cfg.Invocation, "invocation", "", "check only the receipt of this invocation id")
 	f.Int64Var(&cfg.From, "from", 0, "check the leaves from this index")
 	f.Int64Var(&cfg.To, "to", -1, "check the leaves before this index (default: to the checkpoint's size)")
@@ -81,7 +85,30 @@ func runVerify(ctx context.Context, cfg verifyConfig) error {
 	if cfg.From < 0 || cfg.To >= 0 && cfg.To < cfg.From {
 		return fmt.Errorf("verify: --from (%d) must be 0 or more and --to (%d) not below it", cfg.From, cfg.To)
 	}
-	return verifyDataDir(ctx, cfg, keys)
+	if cfg.Projection != "" {
+		if cfg.Checkpoint == "" {
+			return errors.New("verify: --projection needs --checkpoint FILE: the signed checkpoint to check the copy against")
+		}
+		cp, err := openCheckpoint(cfg, keys)
+		if err != nil {
+			return err
+		}
+		return verifyCopies(cfg, cp, nil)
+	}
+	lock, err := capdir.LockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	cp, err := openCheckpoint(cfg, keys)
+	if err != nil {
+		return err
+	}
+	logCopy, err := copyOfLog(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return verifyCopies(cfg, cp, logCopy)
 }
 
 func verifyPublicReceipt(cfg verifyConfig, keys note.Verifiers) error {
@@ -105,33 +132,32 @@ func verifyPublicReceipt(cfg verifyConfig, keys note.Verifiers) error {
 	return nil
 }
 
-func verifyDataDir(ctx context.Context, cfg verifyConfig, keys note.Verifiers) error {
-	lock, err := capdir.LockDataDir(cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
+// openCheckpoint opens the signed checkpoint (cfg.Checkpoint, else the one the
+// data dir's node signed last) with keys.
+func openCheckpoint(cfg verifyConfig, keys note.Verifiers) (ledger.Checkpoint, error) {
 	cpPath := cfg.Checkpoint
 	if cpPath == "" {
 		cpPath = ledger.CheckpointPath(cfg.DataDir)
 	}
 	b, err := os.ReadFile(cpPath)
 	if err != nil {
-		return fmt.Errorf("verify: the signed checkpoint: %w (a node signs one as it starts; or give --checkpoint FILE)", err)
+		return ledger.Checkpoint{}, fmt.Errorf("verify: the signed checkpoint: %w (a node signs one as it starts; or give --checkpoint FILE)", err)
 	}
-	cp, err := ledger.OpenCheckpoint(b, keys)
-	if err != nil {
-		return err
-	}
+	return ledger.OpenCheckpoint(b, keys)
+}
+
+// verifyCopies checks the projection (cfg.Projection, else the data dir's) and
+// the log's copy when there is one against cp.
+func verifyCopies(cfg verifyConfig, cp ledger.Checkpoint, logCopy *ledger.Copy) error {
 	var copies []ledger.Copy
-	logCopy, err := copyOfLog(ctx, cfg)
-	if err != nil {
-		return err
-	}
 	if logCopy != nil {
 		copies = append(copies, *logCopy)
 	}
-	receipts, tree, err := copiesOfFile(capdir.ProjectionPath(cfg.DataDir), "the projection")
+	path := cfg.Projection
+	if path == "" {
+		path = capdir.ProjectionPath(cfg.DataDir)
+	}
+	receipts, tree, err := copiesOfFile(path, "the projection")
 	if err != nil {
 		return err
 	}

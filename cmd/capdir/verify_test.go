@@ -85,7 +85,11 @@ func (d ledgerDir) verify(t *testing.T, args ...string) (string, error) {
 // file's format would, so only the ledger can tell.
 func rewriteReceipt(t *testing.T, dir, inv string, resum bool) {
 	t.Helper()
-	path := capdir.ProjectionPath(dir)
+	rewriteReceiptIn(t, capdir.ProjectionPath(dir), inv, resum)
+}
+
+func rewriteReceiptIn(t *testing.T, path, inv string, resum bool) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -254,5 +258,30 @@ func TestVerifyPublicReceipt(t *testing.T) {
 	os.WriteFile(file, []byte(`{"error":"not_found"}`), 0o644)
 	if _, _, err := runCLI(t, "", "verify", "--keys", d.keys, "--receipt", file); err == nil || !strings.Contains(err.Error(), "is not a public receipt") {
 		t.Fatalf("verify a file that is no receipt: %v", err)
+	}
+}
+
+// A copy of a projection file (a backup) checks against a checkpoint without a
+// log or a data dir; a receipt changed in the copy is named.
+func TestVerifyProjectionCopy(t *testing.T) {
+	d := writeLedgerDir(t)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	b, err := os.ReadFile(capdir.ProjectionPath(d.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(backup, b, 0o600)
+	cp := ledger.CheckpointPath(d.dir)
+	out, _, err := runCLI(t, "", "verify", "--keys", d.keys, "--projection", backup, "--checkpoint", cp)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("verified %d receipts", verifyCalls)) || !strings.Contains(out, "copies: 2") {
+		t.Fatalf("verify a copy: %s %v", out, err)
+	}
+	if _, _, err := runCLI(t, "", "verify", "--keys", d.keys, "--projection", backup); err == nil || !strings.Contains(err.Error(), "--projection needs --checkpoint") {
+		t.Fatalf("verify a copy without a checkpoint: %v", err)
+	}
+	rewriteReceiptIn(t, backup, d.ids[9], true)
+	_, _, err = runCLI(t, "", "verify", "--keys", d.keys, "--projection", backup, "--checkpoint", cp)
+	if err == nil || !strings.Contains(err.Error(), "receipt "+d.ids[9]+" (leaf 9) does not verify") {
+		t.Fatalf("verify a changed copy: %v", err)
 	}
 }
