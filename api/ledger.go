@@ -83,6 +83,7 @@ func (s *Server) ledgerConsistency(w http.ResponseWriter, r *http.Request) error
 	if from > to {
 		return badRequest(fromAfterTo(from, to))
 	}
+	s.settle(r) // a tree size a receipt just written made is one the projection holds
 	proof, err := s.cfg.Projector.ConsistencyProof(from, to)
 	if err != nil {
 		return ledgerErr(err)
