@@ -98,7 +98,7 @@ func TestToolsCallAnsweredOnItsOwnPOST(t *testing.T) {
 	}
 
 	search := connect(t, n, owner(), "mode=search", nil)
-	before := lastSeq(t, n.Log)
+	before := lastSeq(t, n.Log())
 	for _, c := range []struct {
 		session        *sdk.ClientSession
 		id, name, args string
@@ -131,7 +131,7 @@ func TestToolsCallAnsweredOnItsOwnPOST(t *testing.T) {
 			t.Errorf("id %s: %d %s %q, want the SDK's answer", id, code, h.Get("Content-Type"), body)
 		}
 	}
-	if after := lastSeq(t, n.Log); after != before {
+	if after := lastSeq(t, n.Log()); after != before {
 		t.Errorf("calls refused before dispatch appended %d events", after-before)
 	}
 }
@@ -207,7 +207,7 @@ func TestFastPathLeavesTheRestToTheSDK(t *testing.T) {
 	owner := []string{"x-terminal-key", nodetest.Key, "Mcp-Session-Id", sid}
 	v0618 := append(owner[:4:4], "Mcp-Protocol-Version", "2025-06-18")
 	awaitSessions(t, n, 1, "after connecting")
-	before := lastSeq(t, n.Log)
+	before := lastSeq(t, n.Log())
 	for _, c := range []struct {
 		name    string
 		body    string
@@ -238,10 +238,10 @@ func TestFastPathLeavesTheRestToTheSDK(t *testing.T) {
 	if code, _, body := post(t, n, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, owner...); code != 202 || body != "" {
 		t.Errorf("a notification: %d %q, want the SDK's 202", code, body)
 	}
-	if after := lastSeq(t, n.Log); after != before {
+	if after := lastSeq(t, n.Log()); after != before {
 		t.Errorf("refused requests appended %d events", after-before)
 	}
-	if got := n.MCP.OpenSessions(); got != 1 {
+	if got := n.MCP().OpenSessions(); got != 1 {
 		t.Errorf("%d sessions after the refusals, want the one opened", got)
 	}
 	if got := call(t, cs, "GREET", map[string]any{"args": "Ada"}); got.IsError || text(got) != "Hello, Ada!" {
@@ -263,7 +263,7 @@ func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + up.URL + "/slow", "content": "# WHAT: Answer slowly."})
 	const idle = 200 * time.Millisecond
-	h, err := mcp.New(mcp.Config{Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: nodetest.Key, SessionIdle: idle})
+	h, err := mcp.New(mcp.Config{Projector: n.Projector(), Dispatcher: n.Dispatcher(), TerminalKey: nodetest.Key, SessionIdle: idle})
 	if err != nil {
 		t.Fatal(err)
 	}

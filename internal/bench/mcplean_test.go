@@ -30,7 +30,7 @@ func TestMCPLeanInvoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	before, err := e.Node.Log.LastSeq(ctx, wire.DataStream)
+	before, err := e.Node.Log().LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestMCPLeanInvoke(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after, err := e.Node.Log.LastSeq(ctx, wire.DataStream)
+	after, err := e.Node.Log().LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
