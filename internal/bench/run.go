@@ -94,9 +94,6 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	defer e.Close()
 	c := r.c
-	// The http rows' rates at 1 and Parallel in flight, when measured, with Go's
-	// client and with the lean one: the mcp rows' ratios.
-	var httpRates, leanRates []float64
 	// The floor is measured whenever invocations are, so their ratio can be shown.
 	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) {
 		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
@@ -137,15 +134,14 @@ func (r *runner) shared(ctx context.Context) error {
 			return err
 		}
 		r.add(res...)
-		httpRates = []float64{res[0].Rate, res[1].Rate}
 		// net/http's client costs a good share of the CPU at 64 callers; the lean
-		// client's rows are closer to what the server alone can do.
-		lean, err := leanInvocations(ctx, ScenarioHTTP, "POST /api/dispatch", e.RawHTTPInvoke(), c)
+		// client's row is closer to what the server alone can do.
+		lean, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (lean client)",
+			e.RawHTTPInvoke(), c.invokePar, Parallel, c.budget)
 		if err != nil {
 			return err
 		}
-		r.add(lean...)
-		leanRates = []float64{lean[0].Rate, lean[1].Rate}
+		r.add(lean)
 		// A caller other than the owner presents a capability token: the verifier's
 		// cache makes every call after the first cost a hash and a lookup.
 		tok, err := e.MintToken(ctx, "bench", time.Hour, EchoKey)
@@ -160,8 +156,8 @@ func (r *runner) shared(ctx context.Context) error {
 		r.add(bearer)
 	}
 	if r.cfg.wants(ScenarioMCP) {
-		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session), 1 and %d in flight, with the SDK's client and a lean one", Parallel)
-		if err := r.mcp(ctx, e, httpRates, leanRates); err != nil {
+		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session) and POST /api/dispatch, interleaved, 1 and %d in flight, with the SDK's client and a lean one", Parallel)
+		if err := r.mcp(ctx, e); err != nil {
 			return err
 		}
 	}
@@ -185,69 +181,39 @@ func (r *runner) shared(ctx context.Context) error {
 }
 
 // mcp measures the echo row through MCP tools/call, one session shared by every
-// caller, with the SDK's client and with the lean one, and notes each rate's ratio
-// to POST /api/dispatch's at the same concurrency with the same kind of client:
-// httpRates and leanRates, or, when the http scenario did not run (nil), the same
-// rows measured here first, as reference rows of this scenario.
-func (r *runner) mcp(ctx context.Context, e *Env, httpRates, leanRates []float64) error {
-	if httpRates == nil { // the http scenario did not run: measure what the ratios need
-		ref, err := Invocations(ctx, ScenarioMCP, "POST /api/dispatch (reference)", e.HTTPInvoke(), r.c.invokeSeq, r.c.invokePar, Parallel, r.c.budget)
-		if err != nil {
-			return err
-		}
-		lean, err := leanInvocations(ctx, ScenarioMCP, "POST /api/dispatch (reference)", e.RawHTTPInvoke(), r.c)
-		if err != nil {
-			return err
-		}
-		r.add(append(ref, lean...)...)
-		httpRates, leanRates = []float64{ref[0].Rate, ref[1].Rate}, []float64{lean[0].Rate, lean[1].Rate}
-	}
+// caller, against POST /api/dispatch with the same kind of client, interleaved
+// (Paired): Go's clients (the SDK's and net/http's), then the lean one, at 1 and
+// Parallel in flight. Each MCP row notes its rate as a ratio to the dispatch row
+// measured with it.
+func (r *runner) mcp(ctx context.Context, e *Env) error {
 	cs, err := e.MCPSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer cs.Close()
-	res, err := Invocations(ctx, ScenarioMCP, "MCP tools/call", MCPInvoke(cs), r.c.invokeSeq, r.c.invokePar, Parallel, r.c.budget)
-	if err != nil {
-		return err
-	}
-	noteRatios(res, httpRates, "POST /api/dispatch")
-	r.add(res...)
-	op, closeLean, err := e.MCPLeanInvoke(cs)
+	lean, closeLean, err := e.MCPLeanInvoke(cs)
 	if err != nil {
 		return err
 	}
 	defer closeLean()
-	lean, err := leanInvocations(ctx, ScenarioMCP, "MCP tools/call", op, r.c)
-	if err != nil {
-		return err
+	for _, k := range []struct {
+		client         string
+		dispatch, call Op
+	}{{"", e.HTTPInvoke(), MCPInvoke(cs)}, {" (lean client)", e.RawHTTPInvoke(), lean}} {
+		for _, x := range []struct{ conc, n int }{{1, r.c.invokeSeq}, {Parallel, r.c.invokePar}} {
+			inFlight := ", " + strconv.Itoa(x.conc) + " in flight" + k.client
+			ref, got, err := Paired(ctx, ScenarioMCP, "fn via POST /api/dispatch"+inFlight+" (reference)", "fn via MCP tools/call"+inFlight,
+				k.dispatch, k.call, x.n, x.conc, r.c.budget)
+			if err != nil {
+				return err
+			}
+			if ref.Rate > 0 {
+				ratio := got.Rate / ref.Rate
+				got.Note = fmt.Sprintf("%.2f× POST /api/dispatch, interleaved", ratio)
+				got.Values = map[string]float64{"http_ratio": ratio}
+			}
+			r.add(ref, got)
+		}
 	}
-	noteRatios(lean, leanRates, "POST /api/dispatch (lean client)")
-	r.add(lean...)
 	return nil
-}
-
-// leanInvocations measures op, a lean client's, at 1 and Parallel in flight.
-func leanInvocations(ctx context.Context, scenario, via string, op Op, c counts) ([]Result, error) {
-	var out []Result
-	for _, x := range []struct{ conc, n int }{{1, c.invokeSeq}, {Parallel, c.invokePar}} {
-		res, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(x.conc)+" in flight (lean client)", op, x.n, x.conc, c.budget)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
-	}
-	return out, nil
-}
-
-// noteRatios notes each result's rate as a ratio to the same row of rates (what
-// names them), when rates holds them.
-func noteRatios(res []Result, rates []float64, what string) {
-	for i := range res {
-		if len(rates) == len(res) && rates[i] > 0 {
-			ratio := res[i].Rate / rates[i]
-			res[i].Note = fmt.Sprintf("%.2f× %s at the same concurrency", ratio, what)
-			res[i].Values = map[string]float64{"http_ratio": ratio}
-		}
-	}
 }
