@@ -47,13 +47,13 @@ func TestDiskPerInvocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, whole0 := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node"))), dirSize(t, dir)
-		lat, _, err := Drive(context.Background(), n, Parallel, 0, e.RawHTTPInvoke())
+		lat, el, err := Drive(context.Background(), n, Parallel, 0, e.RawHTTPInvoke())
 		e.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		store, whole := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node")))-before, dirSize(t, dir)-whole0
-		t.Logf("compression %s: %d invocations: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
-			c, len(lat), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
+		t.Logf("compression %s: %d invocations at %.0f/s: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
+			c, len(lat), float64(len(lat))/el.Seconds(), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
 	}
 }
