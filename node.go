@@ -534,7 +534,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 			mcprunner.RunnerMCP: n.mcp,
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked,
+		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked, HeldFile: dispatcher.HeldPath(cfg.Log.DataDir),
 	})
 }
 

@@ -140,6 +140,11 @@ type ServiceConfig struct {
 	Tokens *token.Verifier
 	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
 	Revoked func(jti string) bool
+	// HeldFile is where the workers record the requests they hold, so that a
+	// restart on the same file takes back at once the calls a crash cut (held.go);
+	// "" records nothing, and a crash's calls wait for AckWait on a shared log.
+	// One process at a time may use a file: give each node its own (HeldPath).
+	HeldFile string
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -223,6 +228,7 @@ type Service struct {
 	sharedLog     bool // other processes may append to the log (revocation.go)
 	revocations   revocationFence
 	elections     leaderElections // the dispatch consumer's (runonce.go)
+	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -299,6 +305,14 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
+	// The held file's records are the requests an earlier process held when it
+	// died: taken back below, before anything else is pulled (takeBack).
+	var held []heldRecord
+	if s.cfg.HeldFile != "" {
+		if s.heldFile, held, err = openHeldFile(s.cfg.HeldFile, s.cfg.Workers, s.cfg.Logger); err != nil {
+			return err
+		}
+	}
 	if err := s.elections.watch(s.cfg.Log.Conn()); err != nil {
 		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
 	}
@@ -309,6 +323,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.work = make(chan jetstream.Msg, s.cfg.Workers)
 	s.held = make([]heldSlot, s.cfg.Workers)
 	for i := range s.held {
+		s.held[i].file, s.held[i].index = s.heldFile, i
 		s.workers.Add(1)
 		go s.worker(runCtx, &s.held[i])
 	}
@@ -318,6 +333,9 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
+	for _, m := range s.takeBack(ctx, cons, held) {
+		s.deliver(m)
+	}
 	cc, err := cons.Consume(2*s.cfg.Workers, s.deliver)
 	if err != nil {
 		s.Stop()
@@ -391,9 +409,8 @@ func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
 			continue
 		default:
 		}
-		slot.hold(m)
-		s.handle(wctx, m)
-		slot.hold(nil)
+		s.handle(wctx, slot.take(m))
+		slot.release()
 	}
 }
 
@@ -461,6 +478,9 @@ func (s *Service) drain(ctx context.Context) error {
 	s.cancel() // the heartbeat
 	s.wg.Wait()
 	s.elections.stop()
+	if s.heldFile != nil {
+		s.heldFile.close()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cutErr

@@ -1,0 +1,134 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// claimWait bounds the wait for the answer to a claim (a progress sent as a
+// request) and for each lookup a take-back makes.
+const claimWait = 2 * time.Second
+
+// takeBack returns, ready for the workers, the requests of recs (what the held
+// file says an earlier process on this data dir held when it died) that this
+// process may run at once on a shared log (see held.go for when); the others are
+// left to the ack wait, each logged with the reason. On a log no other node
+// shares, reclaim has already handed every held request back.
+func (s *Service) takeBack(ctx context.Context, cons *eventlog.Consumer, recs []heldRecord) []jetstream.Msg {
+	if len(recs) == 0 || !s.sharedLog {
+		return nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, claimWait)
+	st, err := cons.State(lctx)
+	cancel()
+	if err != nil {
+		s.cfg.Logger.Warn("dispatcher: the requests an earlier process held are left to the ack wait: the dispatch consumer's state is unknown", "requests", len(recs), "err", err)
+		return nil
+	}
+	var taken []jetstream.Msg
+	for i := range recs {
+		m, err := s.takeBackOne(ctx, cons, st, &recs[i])
+		if err != nil {
+			s.cfg.Logger.Warn("dispatcher: a request an earlier process held is left to the ack wait", "seq", recs[i].Seq, "why", err)
+			continue
+		}
+		taken = append(taken, m)
+	}
+	if len(taken) > 0 {
+		s.cfg.Logger.Info("dispatcher: requests an earlier process held are run again at once", "requests", len(taken), "of", len(recs))
+	}
+	return taken
+}
+
+// takeBackOne claims r's delivery for this process, or says why it may not.
+func (s *Service) takeBackOne(ctx context.Context, cons *eventlog.Consumer, st eventlog.ConsumerState, r *heldRecord) (jetstream.Msg, error) {
+	switch {
+	case r.Seq <= st.AckFloor:
+		return nil, errors.New("acknowledged")
+	case st.LeaderSince.IsZero():
+		return nil, errors.New("the dispatch consumer has no elected leader to have held its delivery throughout")
+	case !st.LeaderSince.Before(r.Since.Add(-electedSkew)):
+		return nil, fmt.Errorf("the dispatch consumer elected a leader (%s) since it was delivered", st.LeaderSince.Format(time.RFC3339Nano))
+	}
+	lctx, cancel := context.WithTimeout(ctx, claimWait)
+	defer cancel()
+	raw, err := s.cfg.Log.ReadRaw(lctx, wire.DataStream, r.Seq)
+	if err != nil {
+		return nil, err
+	}
+	sent := time.Now()
+	if !s.beforeAckWait(r.Since, sent) {
+		return nil, errors.New("its ack wait may end before a claim is answered")
+	}
+	if _, err := s.cfg.Log.Conn().RequestWithContext(lctx, r.Reply, ackProgress); err != nil {
+		return nil, fmt.Errorf("the claim was not answered: %w", err)
+	}
+	if !s.beforeAckWait(r.Since, time.Now()) {
+		return nil, errors.New("the claim was answered too late")
+	}
+	now, err := cons.State(lctx)
+	if err != nil {
+		return nil, fmt.Errorf("the dispatch consumer's state after the claim: %w", err)
+	}
+	if now.Leader != st.Leader || !now.LeaderSince.Equal(st.LeaderSince) {
+		return nil, errors.New("the dispatch consumer elected a leader during the claim")
+	}
+	return &takenMsg{nc: s.cfg.Log.Conn(), raw: raw, rec: *r, since: sent}, nil
+}
+
+// beforeAckWait reports whether, at now, an ack wait begun no earlier than since
+// cannot have ended, on clocks up to electedSkew apart.
+func (s *Service) beforeAckWait(since, now time.Time) bool {
+	return now.Add(electedSkew).Before(since.Add(s.cfg.AckWait))
+}
+
+var (
+	ackAck      = []byte("+ACK")
+	ackNak      = []byte("-NAK")
+	ackProgress = []byte("+WPI")
+	ackTerm     = []byte("+TERM")
+)
+
+// takenMsg is a request taken back from an earlier process: the stored message,
+// acknowledged on the earlier delivery's subject.
+type takenMsg struct {
+	nc  *nats.Conn
+	raw *jetstream.RawStreamMsg
+	rec heldRecord
+	// since is when the claim was sent: the ack wait began again no earlier.
+	since time.Time
+}
+
+func (m *takenMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	return &jetstream.MsgMetadata{Sequence: jetstream.SequencePair{Stream: m.rec.Seq}, NumDelivered: m.rec.Delivered,
+		Timestamp: m.raw.Time, Stream: wire.DataStream, Consumer: ConsumerName}, nil
+}
+
+func (m *takenMsg) Data() []byte         { return m.raw.Data }
+func (m *takenMsg) Headers() nats.Header { return m.raw.Header }
+func (m *takenMsg) Subject() string      { return m.raw.Subject }
+func (m *takenMsg) Reply() string        { return m.rec.Reply }
+func (m *takenMsg) Ack() error           { return m.nc.Publish(m.rec.Reply, ackAck) }
+func (m *takenMsg) Nak() error           { return m.nc.Publish(m.rec.Reply, ackNak) }
+func (m *takenMsg) InProgress() error    { return m.nc.Publish(m.rec.Reply, ackProgress) }
+func (m *takenMsg) Term() error          { return m.nc.Publish(m.rec.Reply, ackTerm) }
+
+func (m *takenMsg) DoubleAck(ctx context.Context) error {
+	_, err := m.nc.RequestWithContext(ctx, m.rec.Reply, ackAck)
+	return err
+}
+
+func (m *takenMsg) NakWithDelay(d time.Duration) error {
+	return m.nc.Publish(m.rec.Reply, fmt.Appendf(nil, "%s {\"delay\": %d}", ackNak, d.Nanoseconds()))
+}
+
+func (m *takenMsg) TermWithReason(reason string) error {
+	return m.nc.Publish(m.rec.Reply, fmt.Appendf(nil, "%s %s", ackTerm, reason))
+}
