@@ -34,6 +34,9 @@ func (s *Service) takeBack(ctx context.Context, cons *eventlog.Consumer, recs []
 	}
 	var taken []jetstream.Msg
 	for i := range recs {
+		if recs[i].Seq <= st.AckFloor {
+			continue // acknowledged: its receipt is in the log
+		}
 		m, err := s.takeBackOne(ctx, cons, st, &recs[i])
 		if err != nil {
 			s.cfg.Logger.Warn("dispatcher: a request an earlier process held is left to the ack wait", "seq", recs[i].Seq, "why", err)
@@ -50,8 +53,6 @@ func (s *Service) takeBack(ctx context.Context, cons *eventlog.Consumer, recs []
 // takeBackOne claims r's delivery for this process, or says why it may not.
 func (s *Service) takeBackOne(ctx context.Context, cons *eventlog.Consumer, st eventlog.ConsumerState, r *heldRecord) (jetstream.Msg, error) {
 	switch {
-	case r.Seq <= st.AckFloor:
-		return nil, errors.New("acknowledged")
 	case st.LeaderSince.IsZero():
 		return nil, errors.New("the dispatch consumer has no elected leader to have held its delivery throughout")
 	case !st.LeaderSince.Before(r.Since.Add(-electedSkew)):
