@@ -254,7 +254,7 @@ func TestClusterCutCallAfterAnElectionIsLeftToTheAckWait(t *testing.T) {
 	})
 	n := r.c.nodes[r.victim]
 	r.c.startNode(n)
-	r.c.await(time.Minute, "the restarted node's word that it leaves the call to the ack wait", func() bool {
+	r.c.await(time.Minute, "word from the restarted node that it leaves the call to the ack wait", func() bool {
 		b, _ := os.ReadFile(n.srv.LogPath)
 		return bytes.Contains(b, []byte("left to the ack wait")) && bytes.Contains(b, []byte("elected a leader"))
 	})
