@@ -520,7 +520,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 			mcprunner.RunnerMCP: n.mcpRunner,
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: n.w.clock, Logger: n.w.logger,
-		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked,
+		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked, HeldFile: dispatcher.HeldPath(cfg.Log.DataDir),
 	})
 }
 
