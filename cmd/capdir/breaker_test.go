@@ -15,9 +15,7 @@ import (
 func TestBreakerListAndReset(t *testing.T) {
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
 	up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusUnauthorized, ""))
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})))
 	row := `{"key":"CLI_DEAD","type":"http","target":"GET ` + up.URL + `/x","auth":"bearer:CLI_TOKEN",` +
 		`"content":"# WHAT: Call a local upstream that refuses every token.\n# ARGS: none\n# EX: [CLI_DEAD][/CLI_DEAD]"}`
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {

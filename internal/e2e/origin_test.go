@@ -21,9 +21,7 @@ import (
 const originSecret = "acme-SECRET-0123456789"
 
 func originNode(t *testing.T) *capdir.Node {
-	return nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})
-	})
+	return nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})))
 }
 
 func originRow(key, target, auth string) string {
