@@ -32,6 +32,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
+	"github.com/capdir/capdir/projector/ledger"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -59,6 +60,8 @@ type Config struct {
 	API api.Settings
 	// HTTP configures the node's HTTP server: its address and limits (http.go).
 	HTTP HTTPConfig
+	// Ledger configures the receipt ledger's checkpoints (ledger.go).
+	Ledger LedgerConfig
 	// Breaker is the breaker policy the fold, the gate, the facade and MCP share.
 	Breaker breaker.Config
 	// Fn configures the fn runner. Fn.Registry holds the functions rows can name
@@ -158,6 +161,7 @@ type Node struct {
 	stopped   chan struct{}
 	mcpRunner *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
 	mcpSync   *mcpSync          // keeps the upstreams' rows in step with their tools
+	ledger    *ledger.Publisher // signs the receipt ledger's checkpoints (ledger.go)
 	logger    *slog.Logger
 	stopErr   error
 	runErr    chan error
@@ -237,6 +241,9 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err := n.proj.CatchUp(ctx, nil); err != nil {
 		return nil, err
 	}
+	if err := n.newLedger(cfg); err != nil {
+		return nil, err
+	}
 	n.mcpSync = newMCPSync()
 	if n.dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		return nil, err
@@ -260,7 +267,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.mcpServer, Ask: askIndex,
-		Console: n.consoleFor(cfg, askIndex),
+		Console: n.consoleFor(cfg, askIndex), Ledger: n.ledger,
 	})
 	if err != nil {
 		return nil, err
@@ -269,6 +276,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	n.onStop(func(context.Context) error { cancel(); n.wg.Wait(); return nil })
 	n.goRun(func() error { return n.proj.Run(runCtx) })
 	n.goRun(func() error { return n.mcpServer.Run(runCtx) })
+	n.goRun(func() error { return n.runLedger(runCtx) })
 	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
 		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
 	}

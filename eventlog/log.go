@@ -202,6 +202,10 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			Replicas:    l.cfg.Replicas,
 			Duplicates:  l.cfg.DuplicateWindow,
 			AllowDirect: true,
+			Compression: jetstream.NoCompression,
+		}
+		if l.cfg.Compression == CompressionS2 {
+			sc.Compression = jetstream.S2Compression
 		}
 		if name == wire.DataStream {
 			sc.MaxAge = l.cfg.DataMaxAge

@@ -47,12 +47,10 @@ func New(cfg Config) (*Handler, error) {
 		cfg: cfg, sessions: map[string]*session{}, pending: map[string]struct{}{}, kick: make(chan struct{}, 1),
 		base: sdk.NewServer(&sdk.Implementation{Name: "capdir", Version: version()}, &sdk.ServerOptions{Logger: cfg.Logger}),
 	}
-	idle := cfg.SessionIdle
-	if idle < 0 {
-		idle = 0
-	}
+	// The sessions' idle timeout is the handler's (idle.go): the SDK does not see
+	// the calls the fast path answers.
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
-		SessionTimeout: idle, MaxRequestBodyBytes: cfg.MaxBody, Logger: cfg.Logger,
+		MaxRequestBodyBytes: cfg.MaxBody, Logger: cfg.Logger,
 	})
 	return h, nil
 }
@@ -79,14 +77,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get(sessionHeader); id != "" {
-		if s := h.session(id); s != nil && s.caller.id != c.id {
+		s := h.session(id)
+		if s != nil && s.caller.id != c.id {
 			answer(w, r, answerSessionCredential)
 			return
 		}
 		if r.Method == http.MethodGet {
 			keepOpen(w) // the session's stream of notifications outlives the server's timeouts
 		}
-		h.sdk.ServeHTTP(w, r)
+		if s != nil {
+			h.serveSession(w, r, s) // a tools/call on the fast path (fast.go), the rest by the SDK
+			return
+		}
+		h.sdk.ServeHTTP(w, r) // the SDK's answer to an unknown session
 		return
 	}
 	if r.Method != http.MethodPost {

@@ -100,6 +100,8 @@ func serveCmd() *cobra.Command {
 		"(default <data>/token-signing.pem); give every node of a deployment the same file")
 	f.StringVar(&cfg.Node.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.DurationVar(&cfg.Node.Dispatch.Approvals.TTL, "approval-ttl", dispatcher.DefaultApprovalTTL, "how long a token holder's call to a sensitive row waits for the owner's approval before it expires (REFUSED_APPROVAL_EXPIRED)")
+	f.StringVar(&cfg.Node.Ledger.Origin, "ledger-origin", "", "the name the receipt ledger's signed checkpoints give this log, and the node's ledger key when it is made (default capdir)")
+	f.DurationVar(&cfg.Node.Ledger.Every, "checkpoint-every", capdir.DefaultCheckpointEvery, "how often to sign a checkpoint of the receipt ledger when it has grown (negative = only at start and on POST /api/ledger/checkpoint)")
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
