@@ -50,6 +50,11 @@ func (p *Projector) DirectoryAt(ctx context.Context, at Point) (*Snapshot, error
 			snap.Seq, snap.rows = kept.Seq, maps.Clone(kept.rows)
 		}
 	}
+	// The nearest kept snapshot at or before the point, when it is nearer than the
+	// last rewind; without one (none kept yet, or one damaged), the log from its start.
+	if s := p.keptSnapshot(at, to); s != nil && s.Seq > snap.Seq {
+		snap = s
+	}
 	err = p.cfg.Log.ReadRange(ctx, wire.ControlStream, snap.Seq+1, to, rewindBatch, func(b []eventlog.Stored) error {
 		for i := range b {
 			s := &b[i]

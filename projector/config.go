@@ -105,6 +105,9 @@ type Config struct {
 	beforeCommit func(stream string, batch []eventlog.Stored) error
 	// lingerFrom overrides how many waiting events make a batch linger (tests).
 	lingerFrom int
+	// snapEvery and snapFullEvery override the kept snapshots' intervals
+	// (snapshots.go), so tests cross many of them with few events.
+	snapEvery, snapFullEvery int
 }
 
 func (c *Config) setDefaults() {

@@ -1,6 +1,11 @@
 package projector
 
-import "github.com/capdir/capdir/eventlog"
+import (
+	"bytes"
+
+	"github.com/capdir/capdir/eventlog"
+	bolt "go.etcd.io/bbolt"
+)
 
 // SetBeforeCommit installs the in-transaction failpoint used by crash tests.
 func SetBeforeCommit(c *Config, fn func(stream string, batch []eventlog.Stored) error) {
@@ -12,3 +17,40 @@ func SetLingerFrom(c *Config, n int) { c.lingerFrom = n }
 
 // RevokedLeeway is how long past its exp a revocation stays in memory.
 const RevokedLeeway = revokedLeeway
+
+// SetSnapshotEvery makes the fold keep a snapshot every n directory events, and a
+// full one at least every full events.
+func SetSnapshotEvery(c *Config, n, full int) { c.snapEvery, c.snapFullEvery = n, full }
+
+// CountSnapshots is how many snapshots p keeps.
+func CountSnapshots(p *Projector) int {
+	n := 0
+	p.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketSnapshots).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// DamageSnapshots flips a byte in the middle of every snapshot p keeps, under its
+// checksum, and returns how many it damaged.
+func DamageSnapshots(p *Projector) int {
+	n := 0
+	p.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSnapshots)
+		var keys, vals [][]byte
+		b.ForEach(func(k, v []byte) error {
+			keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
+			return nil
+		})
+		for i := range keys {
+			vals[i][len(vals[i])/2] ^= 0xff
+			if err := b.Put(keys[i], vals[i]); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n
+}

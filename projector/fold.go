@@ -38,6 +38,8 @@ type folder struct {
 	tx      *bolt.Tx
 	breaker breaker.Config
 	fx      *effects
+	// snapEvery and snapFullEvery override the kept snapshots' intervals (tests).
+	snapEvery, snapFullEvery int
 }
 
 // fold applies s if it passes the fold-time checks (check.go); otherwise it returns
@@ -53,10 +55,15 @@ func (f *folder) fold(s *eventlog.Stored) error {
 		}
 	}
 	r, err := checkEvent(s, subj)
-	if err != nil {
-		return err
+	if err == nil {
+		err = r.fold(f, s, subj)
 	}
-	return r.fold(f, s, subj)
+	if subj.Family == wire.DirectoryFamily && !isDamage(err) {
+		if serr := f.snapshot(s.Seq, s.At, subj.Key); serr != nil {
+			return serr
+		}
+	}
+	return err
 }
 
 func (f *folder) directory(s *eventlog.Stored, subj wire.Subject) error {

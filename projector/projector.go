@@ -399,7 +399,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 			return err
 		}
 		ckpt := readU64(v)
-		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx}
+		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless

@@ -24,7 +24,8 @@ var (
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
-	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex}
+	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex,
+	bucketSnapshots, bucketSnapDirty}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
 // projection folded (logcheck.go). It says which log the projection came from, not
