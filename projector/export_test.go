@@ -22,14 +22,15 @@ const RevokedLeeway = revokedLeeway
 // full one at least every full events.
 func SetSnapshotEvery(c *Config, n, full int) { c.snapEvery, c.snapFullEvery = n, full }
 
-// CountSnapshots is how many snapshots p keeps.
-func CountSnapshots(p *Projector) int {
-	n := 0
+// SnapshotsSize is how many snapshots p keeps and their bytes.
+func SnapshotsSize(p *Projector) (count, size int) {
 	p.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketSnapshots).Stats().KeyN
-		return nil
+		return tx.Bucket(bucketSnapshots).ForEach(func(k, v []byte) error {
+			count, size = count+1, size+len(v)
+			return nil
+		})
 	})
-	return n
+	return count, size
 }
 
 // DamageSnapshots flips a byte in the middle of every snapshot p keeps, under its

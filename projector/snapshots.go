@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -33,9 +35,13 @@ var (
 	snapFullRowsKey = []byte("snap/fullrows")  // rows of the last full snapshot
 )
 
+// snapshotEvery bounds the events a rewind folds from the log after the nearest
+// snapshot; a smaller interval costs no more disk (a delta holds the rows changed
+// in it), only more, smaller deltas. snapshotFullEvery bounds the deltas a rewind
+// reads back to a full snapshot.
 const (
-	snapshotEvery     = 8192
-	snapshotFullEvery = 16 * snapshotEvery
+	snapshotEvery     = 1024
+	snapshotFullEvery = 128 * snapshotEvery
 )
 
 const (
@@ -159,16 +165,9 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 				return err
 			}
 			if body[0] == snapFull {
-				s := &Snapshot{Seq: top, rows: make(map[string]contract.Row, len(seen))}
-				for key, row := range seen {
-					if row == nil {
-						continue
-					}
-					var r contract.Row
-					if err := json.Unmarshal(row, &r); err != nil {
-						return errBadSnapshot
-					}
-					s.rows[key] = r
+				s, err := decodeSnapshot(top, seen)
+				if err != nil {
+					return err
 				}
 				snap = s
 				return nil
@@ -177,6 +176,42 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 		return nil // no full snapshot at or before the point
 	})
 	return snap
+}
+
+// decodeSnapshot decodes the rows of seen (key -> row JSON, nil when deleted)
+// into the snapshot at seq, on every core: decoding is most of a rewind's cost.
+func decodeSnapshot(seq uint64, seen map[string][]byte) (*Snapshot, error) {
+	keys := make([]string, 0, len(seen))
+	for k, v := range seen {
+		if v != nil {
+			keys = append(keys, k)
+		}
+	}
+	parts := runtime.GOMAXPROCS(0)
+	decoded := make([]contract.Row, len(keys))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(keys); i += parts {
+				if err := json.Unmarshal(seen[keys[i]], &decoded[i]); err != nil {
+					errs[w] = errBadSnapshot
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Seq: seq, rows: make(map[string]contract.Row, len(keys))}
+	for i, k := range keys {
+		s.rows[k] = decoded[i]
+	}
+	return s, nil
 }
 
 // snapshotEntries calls fn with each entry of a snapshot's body; row is nil for
