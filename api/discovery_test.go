@@ -53,8 +53,7 @@ func discoveryNode(t *testing.T) *capdir.Node {
 	t.Helper()
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.API.PublicURL = docBase
-		c.Env = runner.MapEnv(map[string]string{"GROK_API_KEY": docSecret})
-	})
+	}, capdir.WithEnv(runner.MapEnv(map[string]string{"GROK_API_KEY": docSecret})))
 	for _, raw := range documentRows(t) {
 		mustDo(t, n, http.StatusCreated, "POST", "/api/directory", string(raw))
 	}

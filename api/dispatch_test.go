@@ -170,9 +170,7 @@ func TestFailureTable(t *testing.T) {
 	deadURL := closed.URL
 	closed.Close()
 
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"GOOD_API_KEY": "present"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"GOOD_API_KEY": "present"})))
 	doc := `# WHAT: test row\n# ARGS: see content`
 	postRow(t, n, `{"key":"ZZ_TEST_TEMPERATURE","type":"http","target":"GET `+up.URL+`/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m","content":"`+doc+`"}`)
 	postRow(t, n, `{"key":"FN_MISSING","type":"fn","target":"no_such_function","content":"`+doc+`"}`)

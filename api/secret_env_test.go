@@ -105,7 +105,7 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 	}
 
 	t.Run("default list", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env = secretEnv })
+		n := nodetest.Start(t, nil, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DB_PASSWORD", "DB_PASSWORD", "not on the operator's allow-list (*_API_KEY,*_TOKEN)", "--secret-env '*_API_KEY,*_TOKEN,DB_PASSWORD'")
 		refused(t, n, leak, "CAPDIR_TERMINAL_KEY", "capdir's own")
 		refused(t, n, "bearer:CAPDIR_API_KEY", "CAPDIR_API_KEY", "capdir's own")
@@ -127,18 +127,18 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 		}
 	})
 	t.Run("every name allowed", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{"*"} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"*"} }, capdir.WithEnv(secretEnv))
 		refused(t, n, leak, "CAPDIR_TERMINAL_KEY", "capdir's own")
 		refused(t, n, "oauth:capdir_terminal_key", "capdir_terminal_key", "capdir's own")
 		mustDo(t, n, 201, "POST", "/api/directory", row("DB", "bearer:DB_PASSWORD"))
 	})
 	t.Run("none allowed", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{} }, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DEMO_API_KEY", "allow-list (none)", "--secret-env 'DEMO_API_KEY'")
 		mustDo(t, n, 201, "POST", "/api/directory", row("NO_AUTH", ""))
 	})
 	t.Run("an explicit list", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{"DB_PASSWORD", "ACME_*"} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"DB_PASSWORD", "ACME_*"} }, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DEMO_API_KEY", "DEMO_API_KEY", "(DB_PASSWORD,ACME_*)")
 		mustDo(t, n, 201, "POST", "/api/directory", row("DB", "basic:DB_PASSWORD"))
 		mustDo(t, n, 201, "POST", "/api/directory", row("ACME", `headers:{"x-acme":"$ACME_KEY"}`))
@@ -158,7 +158,7 @@ func TestSecretEnvBadPattern(t *testing.T) {
 // variable outside the list: the call fails with the literal, before the upstream.
 func TestSecretEnvRefusedAtRun(t *testing.T) {
 	up := newRecorder(t)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Env = secretEnv })
+	n := nodetest.Start(t, nil, capdir.WithEnv(secretEnv))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows := map[string]string{

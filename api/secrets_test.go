@@ -77,10 +77,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 
 	logs := &syncBuffer{}
 	env := runner.MapEnv(map[string]string{"MARKER_API_KEY": marker, "MARKER_TOKEN": marker})
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = env
-		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(env), capdir.WithLogger(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	// A program on the bus serving a nats-runner row: it echoes what it receives.
 	sub, err := n.Log().Conn().Subscribe("svc.echo", func(m *nats.Msg) { m.Respond(m.Data) })
 	if err != nil {

@@ -217,7 +217,7 @@ func (s *Service) LookupApproval(ctx context.Context, inv string) (projector.App
 	}
 	a, err := s.cfg.Projector.Approval(inv)
 	if errors.Is(err, projector.ErrNotFound) {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		serr := s.cfg.Projector.Settle(sctx, wire.ControlStream)
 		cancel()
 		if serr != nil && ctx.Err() != nil {
@@ -426,7 +426,7 @@ func (s *Service) sweep(ctx context.Context) {
 		}
 		if !settled {
 			// The receipt may be in the log and not yet folded here.
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 			err := s.cfg.Projector.Settle(sctx, wire.DataStream)
 			cancel()
 			if err != nil {

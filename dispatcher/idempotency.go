@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -92,7 +91,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	// Wait first, then look: a receipt appended after the look wakes the waiter,
 	// one appended before it is in the settled projection.
 	ch := s.waiters.add(req.InvocationID)
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 	if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("dispatcher: idempotent request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 	}

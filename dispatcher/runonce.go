@@ -30,12 +30,9 @@ import (
 // receipts. The service watches the consumer's leader elections, and every
 // request stored before the last one it saw is checked (electedSince).
 
-// settleTry bounds one wait for the projection; settleRetryMax bounds the pause
-// between two.
-const (
-	settleTry      = 5 * time.Second
-	settleRetryMax = 2 * time.Second
-)
+// settleRetryMax bounds the pause between two waits for the projection (each
+// bounded by the projection wait, projector.Settings.Wait).
+const settleRetryMax = 2 * time.Second
 
 // settled runs settle (a wait for this node's projection) until it succeeds, and
 // reports whether it did; false when ctx ends, the service drains, or the
@@ -44,7 +41,7 @@ const (
 // meanwhile; each failure is logged.
 func (s *Service) settled(ctx context.Context, m jetstream.Msg, inv string, settle func(context.Context) error) bool {
 	for wait := receiptRetryFirst; ; wait = min(2*wait, settleRetryMax) {
-		sctx, cancel := context.WithTimeout(ctx, settleTry)
+		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		err := settle(sctx)
 		cancel()
 		switch {

@@ -670,7 +670,7 @@ func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-cha
 		case <-t.C:
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleTry)
+	ctx, cancel := s.cfg.Projector.WaitContext(context.Background())
 	defer cancel()
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
 		return false

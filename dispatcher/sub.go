@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
@@ -288,7 +287,7 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 			return in, err
 		}
 		if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
-			wctx, cancel := context.WithTimeout(stop, 5*time.Second)
+			wctx, cancel := s.cfg.Projector.WaitContext(stop)
 			s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
 			cancel()
 		}

@@ -30,7 +30,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
 	if req.DirSeq > 0 && s.cfg.Projector.Applied(wire.ControlStream) < req.DirSeq {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		s.cfg.Projector.WaitFor(wctx, wire.ControlStream, req.DirSeq)
 		cancel()
 	}
@@ -90,7 +90,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		// the breaker, an owner reset) is folded here, so the gate refuses every
 		// request appended after the trip. Other rows have no breaker to wait for.
 		if mdErr == nil && md.Sequence.Stream > 1 && s.cfg.Projector.Applied(wire.DataStream) < md.Sequence.Stream-1 {
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			wctx, cancel := s.cfg.Projector.WaitContext(ctx)
 			s.cfg.Projector.WaitFor(wctx, wire.DataStream, md.Sequence.Stream-1)
 			cancel()
 		}
@@ -233,7 +233,7 @@ func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
 // key's last mutation: if this projection has not applied it yet, wait and read
 // again. Only a miss pays for the lookup.
 func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	lctx, cancel := s.cfg.Projector.WaitContext(ctx)
 	defer cancel()
 	if seq, err := s.cfg.Projector.SettleKey(lctx, req.Key); err != nil || seq == 0 {
 		return g

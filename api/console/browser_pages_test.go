@@ -277,8 +277,7 @@ func TestBrowserBreakerReset(t *testing.T) {
 	t.Cleanup(up.Close)
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.SecretEnv = []string{"UP_TOKEN"}
-		c.Env = func(name string) (string, bool) { return "token-one", name == "UP_TOKEN" }
-	})
+	}, capdir.WithEnv(func(name string) (string, bool) { return "token-one", name == "UP_TOKEN" }))
 	row, _ := json.Marshal(map[string]any{"key": "THING", "type": "http", "target": "GET " + up.URL + "/thing?q=$1", "auth": "bearer:UP_TOKEN",
 		"content": "# WHAT: Fetch a thing.\n# ARGS: $1=query"})
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", string(row)); code != 201 {

@@ -21,9 +21,7 @@ func TestBreakerListAndReset(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer up.Close()
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})))
 	row := `{"key":"CLI_DEAD","type":"http","target":"GET ` + up.URL + `/x","auth":"bearer:CLI_TOKEN",` +
 		`"content":"# WHAT: Call a local upstream that refuses every token.\n# ARGS: none\n# EX: [CLI_DEAD][/CLI_DEAD]"}`
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {

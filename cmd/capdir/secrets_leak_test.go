@@ -47,10 +47,9 @@ func TestInvokeNeverPrintsASecret(t *testing.T) {
 	t.Cleanup(up.Close)
 
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = func(name string) (string, bool) { return secret, name == "CLI_API_KEY" }
 		c.SecretEnv = []string{"CLI_API_KEY"}
 		c.Breaker = breaker.Config{Threshold: 1}
-	})
+	}, capdir.WithEnv(func(name string) (string, bool) { return secret, name == "CLI_API_KEY" }))
 	t.Setenv("CAPDIR_TERMINAL_KEY", nodetest.Key)
 	for key, row := range map[string]string{
 		"ECHO":  `"auth":"bearer:CLI_API_KEY","target":"POST ` + up.URL + `/echo?q=$1","content":"# WHAT: echo\n{\"arg\":\"$1\"}"`,

@@ -126,7 +126,8 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return err
 	}
 	slog.SetDefault(logger)
-	cfg.Logger = logger
+	opts := []capdir.Option{capdir.WithLogger(logger)}
+	var httpLn net.Listener                // capdir.Start takes it over, and closes it if it fails
 	if err := cfg.Validate(); err != nil { // every component's settings, before anything is created
 		return err
 	}
@@ -156,15 +157,16 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		if err != nil {
 			return err
 		}
-		cfg.HTTPListener = ln // capdir.Start closes it if it fails
+		httpLn = ln
+		opts = append(opts, capdir.WithListener(ln))
 	}
 	if cfg.Log.Listen != "" {
 		// The embedded NATS server binds it itself, and on a taken port would only
 		// fail its readiness wait: try it first, as --http.
 		ln, err := listen("--nats-listen", cfg.Log.Listen)
 		if err != nil {
-			if cfg.HTTPListener != nil {
-				cfg.HTTPListener.Close()
+			if httpLn != nil {
+				httpLn.Close()
 			}
 			return err
 		}
@@ -172,8 +174,8 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	}
 	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.Log.DataDir)
 	if err != nil {
-		if cfg.HTTPListener != nil {
-			cfg.HTTPListener.Close()
+		if httpLn != nil {
+			httpLn.Close()
 		}
 		return fmt.Errorf("terminal key: %w", err)
 	}
@@ -194,7 +196,7 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	if cfg.API.PublicURL == "" {
 		cfg.API.PublicURL = "http://" + cfg.HTTP.Addr
 	}
-	n, err := capdir.Start(ctx, cfg)
+	n, err := capdir.Start(ctx, cfg, opts...)
 	if err != nil {
 		return err
 	}

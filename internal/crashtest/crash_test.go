@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -163,7 +162,6 @@ func TestKill9(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.Log.DataDir = r.dataDir
 		c.Dispatch.AckWait = time.Second
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	nodetest.WaitDispatchIdle(t, n.Log())
 	served, err := Served(context.Background(), hc, n.URL(), nodetest.Key)

@@ -50,7 +50,7 @@ const fairKey = "STATUS_CODE"
 func newFairWorld(t *testing.T, dead int) *fairWorld {
 	w := &fairWorld{brkWorld: newBrkWorld(t, always(200))}
 	w.up = statusArgUpstream(t, dead)
-	w.n = nodetest.Start(t, w.config)
+	w.n = nodetest.Start(t, w.config, w.opts()...)
 	row := map[string]any{
 		"key": fairKey, "type": "http", "target": "GET " + w.up.URL + "/status?code=$1", "auth": "bearer:" + brkEnvName,
 		"content": "# WHAT: Ask a local upstream for a status code.\n# ARGS: $1=code\n# EX: [" + fairKey + "]200[/" + fairKey + "]",

@@ -97,12 +97,15 @@ func newBrkWorld(t *testing.T, status func(int64) int) *brkWorld {
 	return &brkWorld{up: newBrkUpstream(t, status), env: env, clock: clock}
 }
 
-// config points a node at the world's credential and clock.
+// config sets a node's HTTP timeout and workers for the world.
 func (w *brkWorld) config(c *capdir.Config) {
-	c.Env = w.env.lookup
-	c.Clock = w.clock.Now
 	c.HTTPRunner.Timeout = 5 * time.Second
 	c.Dispatch.Workers = 2
+}
+
+// opts wires a node to the world's credential and clock.
+func (w *brkWorld) opts() []capdir.Option {
+	return []capdir.Option{capdir.WithEnv(w.env.lookup), capdir.WithClock(w.clock.Now)}
 }
 
 // addRow creates an http row that calls the upstream with bearer:BRK_TOKEN.
@@ -250,7 +253,7 @@ func reset(t *testing.T, n *capdir.Node, key string) {
 
 func TestBreakerTripsAtEightAndOwnerResetCloses(t *testing.T) {
 	w := newBrkWorld(t, always(401))
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	const key = "BRK_DEAD"
 	w.addRow(t, n, key)
 	mustList(t, n)
@@ -322,7 +325,7 @@ func TestBreakerRunEndsOnOtherAnswer(t *testing.T) {
 				}
 				return 401
 			})
-			n := nodetest.Start(t, w.config)
+			n := nodetest.Start(t, w.config, w.opts()...)
 			const key = "BRK_FLAKY"
 			w.addRow(t, n, key)
 			for i := 1; i <= 15; i++ {
@@ -364,7 +367,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		c.Log.Listen = freePort(t)
 		c.Name = "node-a"
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
-	})
+	}, w.opts()...)
 	url := a.Log().ClientURL()
 	if url == "" {
 		t.Fatal("node A does not listen for NATS clients")
@@ -374,7 +377,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		c.Log.NATSURL = url
 		c.Log.Creds = bCreds
 		c.Name = "node-b"
-	})
+	}, w.opts()...)
 	const key = "BRK_SHARED"
 	w.addRow(t, a, key)
 
@@ -494,7 +497,7 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 		w.config(c)
 		c.Log.Listen = freePort(t)
 		creds = addBusIdentity(t, c.Log.DataDir, "lagging", eventlog.RoleNode)
-	})
+	}, w.opts()...)
 	lw := startLaggingWorker(t, w, a, creds)
 	a.Dispatcher().Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
@@ -520,7 +523,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 
 	cfg := capdir.Config{TerminalKey: nodetest.Key, Log: eventlog.Config{DataDir: dir}, HTTP: capdir.HTTPConfig{Addr: "127.0.0.1:0"}}
 	w.config(&cfg)
-	first, err := capdir.Start(context.Background(), cfg)
+	first, err := capdir.Start(context.Background(), cfg, w.opts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +537,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 
 	// Replay the stopped node's log into a fresh file: still open.
 	w.clock.advance(time.Minute)
-	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir })
+	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir }, w.opts()...)
 	path := filepath.Join(t.TempDir(), "fresh.db")
 	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: second.Log(), Breaker: second.Config().Breaker}, nil); err != nil {
 		t.Fatal(err)
@@ -558,7 +561,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 // Replacing the credential the row names closes the breaker at once.
 func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 	w := newBrkWorld(t, func(int64) int { return 401 })
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	const key = "BRK_ROTATE"
 	w.addRow(t, n, key)
 	w.trip(t, key, n)
@@ -603,7 +606,7 @@ func TestBreakerClosesAfterCooldown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newBrkWorld(t, always(401))
-			n := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Breaker.Cooldown = tc.cooldown })
+			n := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Breaker.Cooldown = tc.cooldown }, w.opts()...)
 			const key = "BRK_COOL"
 			w.addRow(t, n, key)
 			w.trip(t, key, n)
@@ -647,7 +650,7 @@ func settledBreaker(t *testing.T, n *capdir.Node, key string) (breaker.State, er
 // nothing; a deleted row's breaker state can still be reset.
 func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	w := newBrkWorld(t, always(401))
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	before, err := n.Log().LastSeq(ctx, wire.DataStream)

@@ -362,21 +362,22 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	nodeCreds := sampleCreds(t, "node")
 	nodes := make([]*capdir.Node, len(c.servers))
 	for i, s := range c.servers {
+		var opts []capdir.Option
+		if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // each node's log, for a run to look into
+			f, err := os.Create(filepath.Join(dir, "capdir-"+s.name+".log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			opts = append(opts, capdir.WithLogger(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		}
 		nodes[i] = nodetest.Start(t, func(cfg *capdir.Config) {
 			cfg.Log.NATSURL, cfg.Log.Creds, cfg.Log.Replicas = c.urls(i), nodeCreds, 3
 			cfg.Name, cfg.Dispatch.Workers, cfg.Dispatch.AckWait = "capdir-"+s.name, 2, 5*time.Second
 			if i > 0 {
 				cfg.TokenKeyFile = nodes[0].Config().TokenKeyFile
 			}
-			if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // each node's log, for a run to look into
-				f, err := os.Create(filepath.Join(dir, cfg.Name+".log"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { f.Close() })
-				cfg.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			}
-		})
+		}, opts...)
 	}
 	for i, n := range nodes {
 		t.Logf("cluster figures: node %d connected to %s (its list: %s)", i+1, n.Log().Conn().ConnectedUrl(), c.urls(i))

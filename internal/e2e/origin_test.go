@@ -50,9 +50,7 @@ func (u *originUpstream) seen() []string {
 func (u *originUpstream) host() string { return strings.TrimPrefix(u.URL, "http://") }
 
 func originNode(t *testing.T) *capdir.Node {
-	return nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})
-	})
+	return nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})))
 }
 
 func originRow(key, target, auth string) string {

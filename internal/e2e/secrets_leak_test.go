@@ -359,15 +359,13 @@ func newLeakWorld(t *testing.T) *leakWorld {
 	env := w.sec.env()
 	var busSeed string
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
-		c.Logger = slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		c.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 		c.SecretEnv = []string{"LEAK_*"} // as --secret-env 'LEAK_*'
 		c.Breaker = breaker.Config{Threshold: 3}
 		c.HTTPRunner.Timeout = 5 * time.Second
 		c.AgentProviders = []string{"deny-=" + w.denyModel.URL, "*=" + w.model.URL}
 		c.Log.Listen = "127.0.0.1:0"
 		busSeed = addBusIdentity(t, c.Log.DataDir, leakBusClient, eventlog.RoleClient)
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), capdir.WithEnv(func(name string) (string, bool) { v, ok := env[name]; return v, ok }))
 	w.bus = (&guardedNode{n: w.n, seeds: map[string]string{leakBusClient: busSeed}}).connect(t, leakBusClient)
 	w.cl = &leakClient{t: t, n: w.n}
 	return w

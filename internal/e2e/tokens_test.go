@@ -257,7 +257,7 @@ func TestTokenOutsideScopeNeverReachesTheUpstream(t *testing.T) {
 // the node's clock decides, for the facade and the gate alike.
 func TestTokenExpired(t *testing.T) {
 	clock := &brkClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	n := nodetest.Start(t, nil, capdir.WithClock(clock.Now))
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	m := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]},"ttl_seconds":60}`)
 	if want := clock.Now().Add(time.Minute).Unix(); m.Exp != want {

@@ -63,9 +63,8 @@ type watchWorld struct {
 func newWatchWorld(t *testing.T) *watchWorld {
 	w := &watchWorld{up: newPayUpstream(t), clock: &brkClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
-		c.Clock = w.clock.Now
 		c.Dispatch.Approvals.Sweep = 20 * time.Millisecond
-	})
+	}, capdir.WithClock(w.clock.Now))
 	tokRow(t, w.n, map[string]any{"key": "PAY", "type": "http", "target": "POST " + w.up.URL + "/pay", "sensitive": 1,
 		"input_schema": `{"type":"string"}`, "content": "# WHAT: Pay an amount.\n# ARGS: $1=amount\n{\"amount\":\"$1\"}"})
 	w.tok = mint(t, w.n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"risk":"high","ttl_seconds":3600}`).Token
