@@ -254,6 +254,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
 		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets,
@@ -307,7 +308,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.srv.Handler())
-	n.http.RegisterOnShutdown(n.mcpServer.Close) // MCP sessions' streams would hold Shutdown open
+	n.http.RegisterOnShutdown(func() { n.mcpServer.Close() }) // MCP sessions' streams would hold Shutdown open
 	if n.console != nil {
 		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
 	}

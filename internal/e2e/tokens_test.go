@@ -456,7 +456,7 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 
 	// From here on only B's workers run requests, and B's projection folds the
 	// control stream late: each control batch it applies is followed by a pause.
-	a.Dispatcher().Stop()
+	a.Dispatcher().Close()
 	var lag atomic.Bool
 	paused := make(chan struct{}, 1)
 	b.Projector().OnApplied(func(stream string, _ []eventlog.Stored) {
