@@ -3,8 +3,8 @@ package capdir
 import (
 	"context"
 
-	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/importer/mcptools"
+	"github.com/capdir/capdir/command"
 )
 
 // mcpSync keeps the rows of each upstream MCP server in step with its tool list:
@@ -53,7 +53,7 @@ func (n *Node) syncMCP(ctx context.Context, upstream string) {
 		return
 	}
 	items := mcptools.Items(upstream, tools, mcptools.DefaultMaxTools)
-	rep, err := n.srv.Directory().ImportItems(ctx, items, api.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
+	rep, err := n.srv.Directory().ImportItems(ctx, items, command.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
 	if err != nil {
 		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)
 	}
