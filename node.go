@@ -41,7 +41,7 @@ import (
 // settings are held in that component's own type, defaulted and checked in its
 // package, so a zero Config (with Log.DataDir) starts a working node. Start
 // wires each component: the fields a comment below says Start sets are the
-// node's, whatever they held.
+// node's, and Start refuses a value in them (ErrWiringInConfig).
 type Config struct {
 	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
 	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
@@ -113,6 +113,7 @@ func (c *Config) Validate() error {
 	if _, err := secretEnv(c.SecretEnv); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.wiringSet()...)
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
