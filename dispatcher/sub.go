@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -88,7 +89,7 @@ type lineage struct {
 
 // guard refuses a step of key made by the call at l: a key already on the chain
 // (a cycle), a step deeper than maxDepth, or one past the tree's maxSteps.
-func (l *lineage) guard(key string, maxDepth, maxSteps int) *runner.Error {
+func (l *lineage) guard(key string, maxDepth, maxSteps int) *failure.Error {
 	if slices.Contains(l.chain, key) {
 		return errCycle(l.chain, key)
 	}
@@ -173,7 +174,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 	d := newDraft(&req, v.d.Actor, s.cfg.Name, s.cfg.Clock())
 	d.Parent = req.Parent
 	if refusal := lin.guard(key, s.cfg.MaxDepth, s.cfg.MaxTreeSteps); refusal != nil {
-		d.refuse(wire.StatusFailedBeforeRun, refusal.Text, nil)
+		d.refuse(wire.StatusFailedBeforeRun, refusal.Literal, nil)
 	} else {
 		in, err := s.stepInput(ctx, v.stop, &req, ack)
 		if err != nil {

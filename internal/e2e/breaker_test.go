@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -30,29 +30,15 @@ import (
 
 const brkEnvName = "BRK_TOKEN"
 
-// brkUpstream is a local upstream whose answer to the n-th hit (from 1) is
-// status(n); it counts hits and remembers the bearer tokens it was sent.
-type brkUpstream struct {
-	*httptest.Server
-	hits   atomic.Int64
-	mu     sync.Mutex
-	tokens []string
-}
-
-func newBrkUpstream(t *testing.T, status func(n int64) int) *brkUpstream {
+// newBrkUpstream is a local upstream whose answer to the n-th hit (from 1) is
+// status(n); it counts hits and records the bearer tokens it was sent.
+func newBrkUpstream(t *testing.T, status func(n int64) int) *upstreamtest.Upstream {
 	t.Helper()
-	u := &brkUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := u.hits.Add(1)
-		u.mu.Lock()
-		u.tokens = append(u.tokens, r.Header.Get("Authorization"))
-		u.mu.Unlock()
-		code := status(n)
+	return upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
+		code := status(upstreamtest.Hit(r))
 		w.WriteHeader(code)
 		fmt.Fprintf(w, `{"status":%d}`, code)
-	}))
-	t.Cleanup(u.Close)
-	return u
+	})
 }
 
 func always(code int) func(int64) int { return func(int64) int { return code } }
@@ -86,7 +72,7 @@ func (c *brkClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d);
 
 // brkWorld is what every breaker test shares: an upstream, a credential, a clock.
 type brkWorld struct {
-	up    *brkUpstream
+	up    *upstreamtest.Upstream
 	env   *brkEnv
 	clock *brkClock
 }
@@ -182,7 +168,7 @@ func mustReach(t *testing.T, a brkAnswer) {
 
 func (w *brkWorld) hits(t *testing.T, want int64) {
 	t.Helper()
-	if got := w.up.hits.Load(); got != want {
+	if got := w.up.Hits(); got != want {
 		t.Fatalf("upstream hits = %d, want %d", got, want)
 	}
 }
@@ -190,7 +176,7 @@ func (w *brkWorld) hits(t *testing.T, want int64) {
 // trip makes 12 calls through the nodes in turn: 8 reach the upstream, 4 are refused.
 func (w *brkWorld) trip(t *testing.T, key string, nodes ...*capdir.Node) {
 	t.Helper()
-	start := w.up.hits.Load()
+	start := w.up.Hits()
 	for i := 1; i <= 12; i++ {
 		n := nodes[(i-1)%len(nodes)]
 		a := invoke(t, n, key)
@@ -202,7 +188,7 @@ func (w *brkWorld) trip(t *testing.T, key string, nodes ...*capdir.Node) {
 		} else {
 			mustRefuse(t, n, key, a)
 		}
-		if got, want := w.up.hits.Load()-start, int64(min(i, 8)); got != want {
+		if got, want := w.up.Hits()-start, int64(min(i, 8)); got != want {
 			t.Fatalf("after call %d: %d upstream hits, want %d", i, got, want)
 		}
 	}
@@ -259,11 +245,9 @@ func TestBreakerTripsAtEightAndOwnerResetCloses(t *testing.T) {
 	mustList(t, n)
 
 	w.trip(t, key, n)
-	w.up.mu.Lock()
-	if w.up.tokens[0] != "Bearer token-one" {
-		t.Fatalf("upstream got Authorization %q", w.up.tokens[0])
+	if got := w.up.Header("Authorization"); got[0] != "Bearer token-one" {
+		t.Fatalf("upstream got Authorization %q", got[0])
 	}
-	w.up.mu.Unlock()
 
 	l := mustList(t, n, key)
 	b := l.Breakers[0]
@@ -572,9 +556,8 @@ func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 	a := invoke(t, n, key)
 	mustReach(t, a)
 	w.hits(t, 9)
-	w.up.mu.Lock()
-	last := w.up.tokens[len(w.up.tokens)-1]
-	w.up.mu.Unlock()
+	tokens := w.up.Header("Authorization")
+	last := tokens[len(tokens)-1]
 	if last != "Bearer token-two" {
 		t.Fatalf("upstream got %q after rotation", last)
 	}

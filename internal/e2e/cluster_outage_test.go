@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/crashtest"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -354,10 +354,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	c := startSampleCluster(t)
 	t.Logf("cluster figures: three servers up and current in %s", time.Since(started).Round(time.Millisecond))
 
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(r.URL.Query().Get("b")))
-	}))
-	t.Cleanup(up.Close)
+	up := upstreamtest.Start(t, upstreamtest.EchoQuery("b"))
 
 	nodeCreds := sampleCreds(t, "node")
 	nodes := make([]*capdir.Node, len(c.servers))
