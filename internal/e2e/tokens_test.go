@@ -678,7 +678,7 @@ func TestTokenSigningKeyFile(t *testing.T) {
 	if err := os.WriteFile(loose, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, TokenKeyFile: loose, Log: eventlog.Config{DataDir: t.TempDir()}})
+	_, err = capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, TokenKeyFile: loose, Log: eventlog.Config{DataDir: t.TempDir()}}, nodetest.Quiet())
 	if err == nil || !strings.Contains(err.Error(), "--token-key") || !strings.Contains(err.Error(), "chmod 600 "+loose) {
 		t.Fatalf("a key file others may read: %v", err)
 	}
