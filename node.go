@@ -42,7 +42,7 @@ import (
 // settings are held in that component's own type, defaulted and checked in its
 // package, so a zero Config (with Log.DataDir) starts a working node. Start
 // wires each component: the fields a comment below says Start sets are the
-// node's, whatever they held.
+// node's, and Start refuses a value in them (ErrWiringInConfig).
 type Config struct {
 	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
 	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
@@ -116,6 +116,7 @@ func (c *Config) Validate() error {
 	if _, err := secretEnv(c.SecretEnv); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.wiringSet()...)
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
@@ -261,6 +262,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
 		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets,
@@ -315,7 +317,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.srv.Handler())
-	n.http.RegisterOnShutdown(n.mcpServer.Close) // MCP sessions' streams would hold Shutdown open
+	n.http.RegisterOnShutdown(func() { n.mcpServer.Close() }) // MCP sessions' streams would hold Shutdown open
 	if n.console != nil {
 		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
 	}

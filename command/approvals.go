@@ -107,7 +107,7 @@ func (p *Approvals) List(ctx context.Context, limit int) ([]answer.Approval, err
 // now, at most the projection wait; when the log cannot be asked in time the list
 // is answered from the projection as it is.
 func (p *Approvals) settle(ctx context.Context) {
-	wait, cancel := p.cfg.Projector.WaitContext(ctx)
+	wait, cancel := p.cfg.Projector.WaitContext(ctx) // the projection wait (projector.Settings.Wait)
 	defer cancel()
 	if err := p.cfg.Projector.Settle(wait, wire.ControlStream); err != nil && ctx.Err() == nil {
 		p.cfg.Logger.Warn("command: approvals listed before the projection caught up", "err", err)
