@@ -79,8 +79,12 @@ type Config struct {
 	// never names a URL or a command itself.
 	MCPUpstreams mcprunner.Static
 	// MCPRunner configures the mcp runner (Limits); Start sets its Upstreams, Env
-	// and TagSalt.
+	// and TagSalt. Its upstreams are MCPUpstreams and those the owner registers
+	// (PUT /api/upstreams/{name}).
 	MCPRunner mcprunner.Config
+	// MCPRelist is how often every upstream's tools are listed again, besides on
+	// list_changed and on reconnect: DefaultMCPRelist when 0, never when negative.
+	MCPRelist time.Duration
 	// ComposeConfig configures flow and agent rows (agents.go).
 	ComposeConfig
 	// TerminalKey is the owner key (x-terminal-key); it also keys credential tags.
@@ -276,7 +280,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.API, err = api.New(api.Config{
 		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
-		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets,
+		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
@@ -291,9 +295,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.cancel = cancel
 	n.goRun(func() error { return n.Projector.Run(runCtx) })
 	n.goRun(func() error { return n.MCP.Run(runCtx) })
-	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
-		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
-	}
+	ups := nodeUpstreams{fixed: cfg.MCPUpstreams, p: n.Projector}
+	n.Projector.WatchUpstreams(n.mcpSync.poke)
+	n.goRun(func() error { return n.runMCPSync(runCtx, ups, relistEvery(cfg)) })
 	if err := n.Dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
@@ -513,11 +517,8 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		return nil, err
 	}
 	mc := cfg.MCPRunner
-	mc.Upstreams, mc.Env, mc.TagSalt = cfg.MCPUpstreams, env, salt
+	mc.Upstreams, mc.Env, mc.TagSalt = nodeUpstreams{fixed: cfg.MCPUpstreams, p: p}, env, salt
 	mc.Connected, mc.ListChanged = n.mcpSync.poke, n.mcpSync.poke
-	if mc.Upstreams == nil {
-		mc.Upstreams = mcprunner.Static{}
-	}
 	if n.mcp, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
@@ -105,6 +106,10 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
 	Minter *token.Minter
+	// FixedUpstreams are the upstream MCP servers of the operator's flags
+	// (--mcp-http, --mcp-stdio): listed by GET /api/upstreams, and names the API
+	// may not register or remove.
+	FixedUpstreams mcprunner.Static
 	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
 	MCP http.Handler
 	// Console, when set, builds the handler served at /console/ (the node passes

@@ -99,6 +99,7 @@ func (s *Server) routes() {
 	s.registerBreaker()
 	s.registerTokens()
 	s.registerApprovals()
+	s.registerUpstreams()
 	if s.cfg.MCP != nil {
 		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method
 	}
