@@ -95,7 +95,9 @@ func (p *pool) client(name string) *mcp.Client {
 // HTTP request.
 func (p *pool) transport(u Upstream) (mcp.Transport, runner.Credential, error) {
 	if len(u.Command) > 0 {
-		return &mcp.CommandTransport{Command: exec.Command(u.Command[0], u.Command[1:]...)}, runner.Credential{}, nil
+		cmd := exec.Command(u.Command[0], u.Command[1:]...)
+		cmd.Env = childEnv()
+		return &mcp.CommandTransport{Command: cmd}, runner.Credential{}, nil
 	}
 	req := &runner.OutboundRequest{Method: http.MethodPost, URL: u.URL}
 	cred, err := runner.ApplyAuth(u.Auth, p.cfg.Env, req)
