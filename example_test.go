@@ -57,7 +57,7 @@ func Example() {
 	resp.Body.Close()
 	fmt.Println("write:", resp.StatusCode)
 
-	rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: "SHOUT", Body: "hello", Credential: api.OwnerActor})
+	rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: "SHOUT", Body: "hello", Credential: api.OwnerActor})
 	if err != nil {
 		fmt.Println(err)
 		return

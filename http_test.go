@@ -65,7 +65,7 @@ func closedByServer(t *testing.T, br *bufio.Reader) {
 
 func ctlSeq(t *testing.T, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}

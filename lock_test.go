@@ -24,7 +24,7 @@ import (
 // two nodes of this one test process conflict as two processes would.
 func TestOneNodePerDataDir(t *testing.T) {
 	first := nodetest.Start(t, nil)
-	dir := first.Config.Log.DataDir
+	dir := first.Config().Log.DataDir
 	if b, err := os.ReadFile(capdir.LockPath(dir)); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(os.Getpid()) {
 		t.Fatalf("lock file = %q, %v; want this process's pid", b, err)
 	}

@@ -75,13 +75,13 @@ func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Dur
 
 // syncMCP imports upstream's tool list as its rows.
 func (n *Node) syncMCP(ctx context.Context, upstream string) {
-	tools, err := n.mcp.Tools(ctx, upstream, mcptools.DefaultMaxTools)
+	tools, err := n.mcpRunner.Tools(ctx, upstream, mcptools.DefaultMaxTools)
 	if err != nil {
 		n.logger.Warn("mcp upstream: tools not listed; its rows stay as they are", "upstream", upstream, "err", err)
 		return
 	}
 	items := mcptools.Items(upstream, tools, mcptools.DefaultMaxTools)
-	rep, err := n.API.Directory().ImportItems(ctx, items, api.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
+	rep, err := n.srv.Directory().ImportItems(ctx, items, api.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
 	if err != nil {
 		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)
 	}

@@ -143,37 +143,35 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Node is a running capdir node. Stop is idempotent.
+// Node is a running capdir node, started by [Start]. A program that embeds
+// capdir writes rows through [Node.Directory], calls them with [Node.Invoke],
+// mints capability tokens with [Node.Mint] and stops the node with [Node.Drain]
+// and [Node.Stop]; its components are the node's own and are reached through
+// methods, never replaced. Stop is idempotent.
 type Node struct {
-	Config    Config
-	Log       *eventlog.Log
-	Projector *projector.Projector
-	Dispatch  *dispatcher.Service
-	API       *api.Server
-	// MCP is the MCP server the facade serves at /mcp.
-	MCP *mcp.Handler
-	// Minter mints this deployment's capability tokens (POST /api/tokens), and
-	// Verifier checks them for the gate; one of each per node (the verifier caches).
-	Minter   *token.Minter
-	Verifier *token.Verifier
-	// Registry holds this node's metrics (and the Go and process collectors), the
-	// registry its GET /metrics serves. Two nodes in one process count apart.
-	// Register an embedder's own collectors on it to serve them there too.
-	Registry *prometheus.Registry
+	cfg       Config
+	log       *eventlog.Log
+	proj      *projector.Projector
+	dispatch  *dispatcher.Service
+	srv       *api.Server
+	mcpServer *mcp.Handler // the MCP server the facade serves at /mcp
+	minter    *token.Minter
+	verifier  *token.Verifier
+	registry  *prometheus.Registry
 
-	http     *http.Server
-	listener net.Listener
-	console  *console.Console // nil when the node serves none
-	lock     *DataDirLock
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	stopOnce sync.Once
-	stopped  chan struct{}
-	mcp      *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
-	mcpSync  *mcpSync          // keeps the upstreams' rows in step with their tools
-	logger   *slog.Logger
-	stopErr  error
-	runErr   chan error
+	http      *http.Server
+	listener  net.Listener
+	console   *console.Console // nil when the node serves none
+	lock      *DataDirLock
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	stopOnce  sync.Once
+	stopped   chan struct{}
+	mcpRunner *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
+	mcpSync   *mcpSync          // keeps the upstreams' rows in step with their tools
+	logger    *slog.Logger
+	stopErr   error
+	runErr    chan error
 }
 
 // ProjectionPath is where a data dir keeps its bbolt projection.
@@ -230,75 +228,75 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Config: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), Registry: prometheus.NewRegistry(),
-		Minter: minter, Verifier: verifier}
-	m, err := newMetrics(n.Registry)
+	n := &Node{cfg: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), registry: prometheus.NewRegistry(),
+		minter: minter, verifier: verifier}
+	m, err := newMetrics(n.registry)
 	if err != nil {
 		return nil, err
 	}
 	logCfg := cfg.Log
 	logCfg.Clock, logCfg.Logger, logCfg.Metrics = cfg.Clock, cfg.Logger, m.log
-	n.Log, err = eventlog.Open(ctx, logCfg)
+	n.log, err = eventlog.Open(ctx, logCfg)
 	if err != nil {
 		return nil, err
 	}
-	n.Projector, err = projector.Open(projector.Config{
-		Path: ProjectionPath(dataDir), Log: n.Log, Settings: cfg.Projector,
+	n.proj, err = projector.Open(projector.Config{
+		Path: ProjectionPath(dataDir), Log: n.log, Settings: cfg.Projector,
 		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector, Clock: cfg.Clock,
 	})
 	if err != nil {
-		n.Log.Close()
+		n.log.Close()
 		return nil, err
 	}
-	if err := n.Projector.CatchUp(ctx, nil); err != nil {
-		n.Projector.Close()
-		n.Log.Close()
+	if err := n.proj.CatchUp(ctx, nil); err != nil {
+		n.proj.Close()
+		n.log.Close()
 		return nil, err
 	}
 	n.mcpSync, n.logger = newMCPSync(), cfg.Logger
-	if n.Dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
-		n.Projector.Close()
-		n.Log.Close()
+	if n.dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
+		n.proj.Close()
+		n.log.Close()
 		return nil, err
 	}
-	askIndex, err := api.NewAskIndex(n.Projector)
+	askIndex, err := api.NewAskIndex(n.proj)
 	if err != nil {
-		n.Projector.Close()
-		n.Log.Close()
+		n.proj.Close()
+		n.log.Close()
 		return nil, err
 	}
-	n.MCP, err = mcp.New(mcp.Config{
-		Search:    mcp.AskSearch(askIndex, n.Projector),
-		Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
+	n.mcpServer, err = mcp.New(mcp.Config{
+		Search:    mcp.AskSearch(askIndex, n.proj),
+		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
 		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
 		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
 	})
 	if err != nil {
-		n.Projector.Close()
-		n.Log.Close()
+		n.proj.Close()
+		n.log.Close()
 		return nil, err
 	}
-	n.API, err = api.New(api.Config{
-		Log: n.Log, Projector: n.Projector, Dispatcher: n.Dispatch, TerminalKey: cfg.TerminalKey,
+	n.srv, err = api.New(api.Config{
+		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
-		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.Registry, Minter: n.Minter,
+		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
-		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.MCP, Ask: askIndex,
+		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.mcpServer, Ask: askIndex,
 		Console: n.consoleFor(cfg, askIndex),
 	})
 	if err != nil {
-		n.Projector.Close()
-		n.Log.Close()
+		n.proj.Close()
+		n.log.Close()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	n.goRun(func() error { return n.Projector.Run(runCtx) })
-	n.goRun(func() error { return n.MCP.Run(runCtx) })
-	ups := nodeUpstreams{fixed: cfg.MCPUpstreams, p: n.Projector}
-	n.Projector.WatchUpstreams(n.mcpSync.poke)
+	n.goRun(func() error { return n.proj.Run(runCtx) })
+	n.goRun(func() error { return n.mcpServer.Run(runCtx) })
+	ups := nodeUpstreams{fixed: cfg.MCPUpstreams, p: n.proj}
+	n.proj.WatchUpstreams(n.mcpSync.poke)
 	n.goRun(func() error { return n.runMCPSync(runCtx, ups, relistEvery(cfg)) })
-	if err := n.Dispatch.Start(ctx); err != nil {
+	if err := n.dispatch.Start(ctx); err != nil {
 		n.Stop(context.Background())
 		return nil, err
 	}
@@ -330,8 +328,8 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 		}
 	}
 	n.listener = ln
-	n.http = limits.server(n.API.Handler())
-	n.http.RegisterOnShutdown(n.MCP.Close) // MCP sessions' streams would hold Shutdown open
+	n.http = limits.server(n.srv.Handler())
+	n.http.RegisterOnShutdown(n.mcpServer.Close) // MCP sessions' streams would hold Shutdown open
 	if n.console != nil {
 		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
 	}
@@ -355,8 +353,8 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 		return nil
 	}
 	return func(s *api.Server) (http.Handler, error) {
-		c, err := console.New(console.Config{API: s, Projector: n.Projector, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
-			Workers: n.Dispatch.Busy,
+		c, err := console.New(console.Config{API: s, Projector: n.proj, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
+			Workers: n.dispatch.Busy,
 			Clock:   cfg.Clock, Logger: cfg.Logger})
 		n.console = c
 		return c, err
@@ -408,22 +406,22 @@ func (n *Node) Stop(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("node: HTTP requests in flight cut off: %w", err))
 			}
 		}
-		if n.Dispatch != nil {
-			if err := n.Dispatch.Drain(ctx); err != nil {
+		if n.dispatch != nil {
+			if err := n.dispatch.Drain(ctx); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		if n.mcp != nil {
-			n.mcp.Stop()
+		if n.mcpRunner != nil {
+			n.mcpRunner.Stop()
 		}
 		if n.cancel != nil {
 			n.cancel()
 		}
 		n.wg.Wait()
-		if err := n.Projector.Close(); err != nil {
+		if err := n.proj.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		if err := n.Log.Close(); err != nil {
+		if err := n.log.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		if err := n.lock.Unlock(); err != nil {
@@ -435,8 +433,8 @@ func (n *Node) Stop(ctx context.Context) error {
 	return n.stopErr
 }
 
-// Stopped is closed once Stop has finished.
-func (n *Node) Stopped() <-chan struct{} { return n.stopped }
+// Done is closed once Stop has finished.
+func (n *Node) Done() <-chan struct{} { return n.stopped }
 
 // KeyPath is where a data dir keeps the generated owner key.
 func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.key") }
@@ -482,7 +480,7 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 // dispatch service. Every runner and the breaker's credential tag read the
 // environment through the same guard, so a row reads only what secrets allows.
 func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
-	l, p := n.Log, n.Projector
+	l, p := n.log, n.proj
 	env := cfg.Env
 	if env == nil {
 		env = os.LookupEnv
@@ -519,7 +517,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	mc := cfg.MCPRunner
 	mc.Upstreams, mc.Env, mc.TagSalt = nodeUpstreams{fixed: cfg.MCPUpstreams, p: p}, env, salt
 	mc.Connected, mc.ListChanged = n.mcpSync.poke, n.mcpSync.poke
-	if n.mcp, err = mcprunner.New(mc); err != nil {
+	if n.mcpRunner, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}
 	composed, err := composers(cfg.ComposeConfig, env, salt)
@@ -532,10 +530,10 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 			runner.RunnerFn:     fnRunner,
 			runner.RunnerHTTP:   httpRunner,
 			runner.RunnerNATS:   natsRunner,
-			mcprunner.RunnerMCP: n.mcp,
+			mcprunner.RunnerMCP: n.mcpRunner,
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
-		Metrics: m, Tokens: n.Verifier, Revoked: p.Revoked,
+		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked,
 	})
 }
 

@@ -97,7 +97,7 @@ func TestAskOverHTTP(t *testing.T) {
 func TestAskRefusals(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	mustDo(t, n, http.StatusOK, "POST", "/api/directory/import", string(testdata.SampleRows()))
-	before, err := n.Log.LastSeq(context.Background(), wire.DataStream)
+	before, err := n.Log().LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestAskRefusals(t *testing.T) {
 		t.Fatalf("a limit over 50 is lowered, not refused: %v", got)
 	}
 	// Nothing was invoked: ?ask= with ?key= ran nothing.
-	after, err := n.Log.LastSeq(context.Background(), wire.DataStream)
+	after, err := n.Log().LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}

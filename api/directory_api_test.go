@@ -26,11 +26,11 @@ func fields(t testing.TB, body string) contract.Fields {
 // a refused one appends nothing.
 func TestDirectoryWritePath(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	d := n.API.Directory()
+	d := n.Directory()
 	ctx := context.Background()
 	readable := func(key string, res api.WriteResult) {
 		t.Helper()
-		row, seq, err := n.Projector.Row(key)
+		row, seq, err := n.Projector().Row(key)
 		if res.Row == nil {
 			if err == nil {
 				t.Fatalf("%s still readable after %s", key, res.Action)
@@ -108,7 +108,7 @@ func TestDirectoryWritePath(t *testing.T) {
 // at the sequence it reports) or is refused with ErrConflict, appending nothing.
 func TestDirectoryConcurrentWritesConflictOrLand(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	d := n.API.Directory()
+	d := n.Directory()
 	ctx := context.Background()
 	if _, err := d.Create(ctx, fields(t, fmt.Sprintf(compliantRow, "K"))); err != nil {
 		t.Fatal(err)

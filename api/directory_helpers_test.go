@@ -23,7 +23,7 @@ const compliantRow = `{"key":"%s","type":"fn","target":"now","category":"time",
 // controlSeq is the control stream's last sequence.
 func controlSeq(t testing.TB, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func mutations(t testing.TB, n *capdir.Node, key string) []mutation {
 	var out []mutation
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := n.Log.Read(ctx, wire.ControlStream, 1, func(s eventlog.Stored) error {
+	err := n.Log().Read(ctx, wire.ControlStream, 1, func(s eventlog.Stored) error {
 		if s.Subject != wire.DirectorySubject(key) || s.Type != wire.TypeDirectoryMutate {
 			return nil
 		}

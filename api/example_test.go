@@ -30,7 +30,7 @@ func ExampleDirectory() {
 		return
 	}
 	defer n.Stop(ctx)
-	d := n.API.Directory()
+	d := n.Directory()
 
 	f, err := contract.DecodeFields([]byte(`{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: Greet someone.\n[\"Hello, $1!\"]"}`))
 	if err != nil {

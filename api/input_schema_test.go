@@ -158,7 +158,7 @@ func TestInputSchemaForBusRequests(t *testing.T) {
 			`ERR:input:"body" must be a string of pipe-separated arguments, like "Ada|42" (this row has no input_schema, so its arguments have no names)`},
 		{"ZZ_TEST_TEMPERATURE", "", `{"latitude":1,"longitude":2}`, wire.StatusProvenMaterialResult, ""},
 	} {
-		rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: tc.key, Body: tc.body, Args: json.RawMessage(tc.args), Credential: wire.OwnerActor})
+		rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: tc.key, Body: tc.body, Args: json.RawMessage(tc.args), Credential: wire.OwnerActor})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func TestLargeResultsAndBodies(t *testing.T) {
 		t.Fatalf("receipt: %d", code)
 	}
 
-	before, err := n.Log.LastSeq(context.Background(), wire.DataStream)
+	before, err := n.Log().LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestLargeResultsAndBodies(t *testing.T) {
 	if code != 413 || !strings.Contains(body, "payload_too_large: the body is 2097152 bytes; the ceiling is 1048576") {
 		t.Fatalf("%d %.300s", code, body)
 	}
-	if after, _ := n.Log.LastSeq(context.Background(), wire.DataStream); after != before {
+	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
 		t.Fatalf("a refused body appended %d events", after-before)
 	}
 }
@@ -153,7 +153,7 @@ func TestImportRowTooLargeFailsAlone(t *testing.T) {
 // dataSeq is the data stream's last sequence.
 func dataSeq(t testing.TB, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), wire.DataStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 	defer cancel()
 	smuggle(ctx, t, n, contract.Row{Key: "JS_DELETE", Type: "fn", Runner: "nats", Target: jsDelete,
 		Content: "# WHAT: smuggled", Enabled: 1, PlannerVisible: 1, PlannerRank: 100})
-	stream, err := n.Log.JetStream().Stream(ctx, wire.ControlStream)
+	stream, err := n.Log().JetStream().Stream(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 	if rc := obj(t, mustDo(t, n, 200, "GET", "/api/receipts/"+inv, "")); code != 200 || got["ok"] != false || rc["result"] != want {
 		t.Fatalf("shape: %d %v, receipt %v", code, got, rc)
 	}
-	after, err := n.Log.JetStream().Stream(ctx, wire.ControlStream)
+	after, err := n.Log().JetStream().Stream(ctx, wire.ControlStream)
 	if err != nil {
 		t.Fatalf("the control stream is gone: %v", err)
 	}
@@ -109,16 +109,16 @@ func TestNATSTargetRefusedAtRun(t *testing.T) {
 // other than the facade could, and waits until it is projected.
 func smuggle(ctx context.Context, t *testing.T, n *capdir.Node, row contract.Row) {
 	t.Helper()
-	ev, err := n.Log.NewEvent(wire.TypeDirectoryMutate, api.OwnerActor,
+	ev, err := n.Log().NewEvent(wire.TypeDirectoryMutate, api.OwnerActor,
 		contract.DirectoryMutation{Action: contract.ActionCreate, Key: row.Key, Row: &row})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := n.Log.Append(ctx, wire.DirectorySubject(row.Key), ev)
+	seq, err := n.Log().Append(ctx, wire.DirectorySubject(row.Key), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Projector.WaitFor(ctx, wire.ControlStream, seq); err != nil {
+	if err := n.Projector().WaitFor(ctx, wire.ControlStream, seq); err != nil {
 		t.Fatal(err)
 	}
 }

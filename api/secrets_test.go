@@ -82,7 +82,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	// A program on the bus serving a nats-runner row: it echoes what it receives.
-	sub, err := n.Log.Conn().Subscribe("svc.echo", func(m *nats.Msg) { m.Respond(m.Data) })
+	sub, err := n.Log().Conn().Subscribe("svc.echo", func(m *nats.Msg) { m.Respond(m.Data) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		}
 	}
 	files := 0
-	err = filepath.WalkDir(n.Config.Log.DataDir, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(n.Config().Log.DataDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -47,7 +47,7 @@ func TestBrowserDirectory(t *testing.T) {
 	b.shot("row-form-refused")
 	b.do("fix and create", chromedp.SendKeys(chromedp.ID("r-input_schema"), `{"type":"string"}`),
 		chromedp.Click(chromedp.ID("save")), chromedp.WaitVisible(chromedp.ID("fingerprint")))
-	row, _, err := n.Projector.Row("PAY")
+	row, _, err := n.Projector().Row("PAY")
 	if err != nil || row.Sensitive != 1 || row.InputSchema != `{"type":"string"}` {
 		t.Fatalf("created row %+v, %v", row, err)
 	}
@@ -74,7 +74,7 @@ func TestBrowserDirectory(t *testing.T) {
 
 	b.do("disable", chromedp.Navigate(b.base+"/console/rows/GREET"), chromedp.WaitVisible(chromedp.ID("disable")),
 		chromedp.Click(chromedp.ID("disable")), chromedp.WaitVisible(chromedp.ID("enable")))
-	if row, _, _ := n.Projector.Row("GREET"); row.Enabled != 0 {
+	if row, _, _ := n.Projector().Row("GREET"); row.Enabled != 0 {
 		t.Fatalf("disabled row %+v", row)
 	}
 	b.do("delete", chromedp.Click(chromedp.ID("delete")), chromedp.WaitVisible(chromedp.ID("deleteform")),
@@ -309,7 +309,7 @@ func TestBrowserBreakerReset(t *testing.T) {
 		t.Fatalf("breaker after the reset: %d %s", code, body)
 	}
 	// The health page lists the failed calls, and the bus identities.
-	if _, _, err := eventlog.AddBusClient(n.Config.Log.DataDir, eventlog.BusClient{Name: "billing", Role: eventlog.RoleClient}, time.Now()); err != nil {
+	if _, _, err := eventlog.AddBusClient(n.Config().Log.DataDir, eventlog.BusClient{Name: "billing", Role: eventlog.RoleClient}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b.open("/console/health", "#failures")
@@ -353,7 +353,7 @@ func TestBrowserTokenMintAndRevoke(t *testing.T) {
 		t.Fatal("the tokens page shows the token again")
 	}
 	b.do("revoke", chromedp.SendKeys(chromedp.ID("t-jti"), jti), chromedp.Click(chromedp.ID("revoke-submit")), chromedp.WaitVisible(chromedp.ID("notice")))
-	if !n.Projector.Revoked(jti) {
+	if !n.Projector().Revoked(jti) {
 		t.Fatal("not revoked")
 	}
 	if code, out := nodetest.DoToken(t, n, "POST", "/api/dispatch", `{"key":"GREET","body":"Ada"}`, strings.TrimSpace(raw)); code != 401 || !strings.Contains(out, "REFUSED_TOKEN") {

@@ -110,7 +110,7 @@ func sessionCookie(t *testing.T, resp *http.Response) *http.Cookie {
 
 func TestConsoleSessionCookieSecureOverTLS(t *testing.T) {
 	n := startNode(t)
-	srv := httptest.NewTLSServer(n.API.Handler())
+	srv := httptest.NewTLSServer(n.Handler())
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL)
 	c.hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
@@ -358,7 +358,7 @@ func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
 	t.Helper()
 	m := map[string]uint64{}
 	for _, s := range wire.Streams {
-		seq, err := n.Log.LastSeq(context.Background(), s)
+		seq, err := n.Log().LastSeq(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}

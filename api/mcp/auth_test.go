@@ -49,8 +49,8 @@ func TestUnauthorized(t *testing.T) {
 		t.Fatalf("revoke: %d %s", code, body)
 	}
 	foreign := strings.Replace(revoked, ".", ".x", 1) // its payload no longer matches its signature
-	before := lastSeq(t, n.Log)
-	ctlBefore, _ := n.Log.LastSeq(t.Context(), wire.ControlStream)
+	before := lastSeq(t, n.Log())
+	ctlBefore, _ := n.Log().LastSeq(t.Context(), wire.ControlStream)
 	for _, c := range []struct {
 		name    string
 		headers []string
@@ -84,8 +84,8 @@ func TestUnauthorized(t *testing.T) {
 	if _, err := dial(n, bearer("abc.def.ghi"), "", nil); err == nil {
 		t.Error("the SDK client connected with a wrong token")
 	}
-	ctlAfter, _ := n.Log.LastSeq(t.Context(), wire.ControlStream)
-	if after := lastSeq(t, n.Log); after != before || ctlAfter != ctlBefore {
+	ctlAfter, _ := n.Log().LastSeq(t.Context(), wire.ControlStream)
+	if after := lastSeq(t, n.Log()); after != before || ctlAfter != ctlBefore {
 		t.Errorf("refused requests appended events: data %d→%d, control %d→%d", before, after, ctlBefore, ctlAfter)
 	}
 }

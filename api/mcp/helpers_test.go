@@ -176,10 +176,20 @@ func awaitChange(t *testing.T, changed <-chan struct{}, what string) {
 	}
 }
 
-// mint mints a capability token with the node's minter.
+// mint mints a capability token of the node's deployment, issued at now: with
+// the node's signing key and audience, as the node's own minter would.
 func mint(t *testing.T, n *capdir.Node, scope token.Scope, now time.Time, ttl time.Duration) (string, token.Claims) {
 	t.Helper()
-	raw, c, err := n.Minter.Mint(token.MintRequest{Subject: "mcp-agent", Scope: scope, TTL: ttl}, now)
+	cfg := n.Config()
+	k, err := token.LoadOrCreateKey(cfg.TokenKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := token.NewMinter(token.MinterConfig{Key: k, Audience: cfg.TokenAudience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, c, err := m.Mint(token.MintRequest{Subject: "mcp-agent", Scope: scope, TTL: ttl}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 func awaitSessions(t *testing.T, n *capdir.Node, want int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
-	for n.MCP.OpenSessions() != want {
+	for n.MCP().OpenSessions() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d sessions, want %d", what, n.MCP.OpenSessions(), want)
+			t.Fatalf("%s: %d sessions, want %d", what, n.MCP().OpenSessions(), want)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

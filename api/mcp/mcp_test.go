@@ -121,7 +121,7 @@ func TestOwnerSession(t *testing.T) {
 		t.Errorf("HIDDEN: isError=%v %q", got.IsError, text(got))
 	}
 	// Arguments that cannot be read are refused before anything is appended.
-	before := lastSeq(t, n.Log)
+	before := lastSeq(t, n.Log())
 	if got := call(t, cs, "GREET", map[string]any{"args": 42}); !got.IsError || text(got) != `ERR:mcp:bad_arguments:GREET:"args" must be a string` {
 		t.Errorf("args 42: isError=%v %q", got.IsError, text(got))
 	}
@@ -129,7 +129,7 @@ func TestOwnerSession(t *testing.T) {
 	if got := call(t, cs, "capdir.data.req.>", nil); !got.IsError || !strings.Contains(text(got), `must be 1 to`) {
 		t.Errorf("a subject as a name: isError=%v %q", got.IsError, text(got))
 	}
-	if after := lastSeq(t, n.Log); after != before {
+	if after := lastSeq(t, n.Log()); after != before {
 		t.Errorf("refused arguments and names appended %d events", after-before)
 	}
 }
@@ -247,7 +247,7 @@ func TestHeldToolsCallSaysWhereTheHolderWaits(t *testing.T) {
 	vault := greetRow("VAULT")
 	vault["sensitive"], vault["input_schema"] = 1, `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
 	postRow(t, n, vault)
-	tok, _, err := n.Minter.Mint(token.MintRequest{Subject: "mcp-agent", Scope: token.Scope{Keys: []string{"VAULT"}}, Risk: token.RiskHigh, TTL: time.Hour}, time.Now())
+	tok, _, err := n.Mint(token.MintRequest{Subject: "mcp-agent", Scope: token.Scope{Keys: []string{"VAULT"}}, Risk: token.RiskHigh, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

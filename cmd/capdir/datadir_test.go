@@ -18,7 +18,7 @@ import (
 // nothing in it: replay used to swap the bbolt file under the live server.
 func TestReplayAndDigestRefuseADataDirInUse(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	dir := n.Config.Log.DataDir
+	dir := n.Config().Log.DataDir
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"A","type":"fn","target":"echo","content":"# WHAT: a"}`); code != 201 {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -84,7 +84,7 @@ func TestReplayAndDigestWithoutALog(t *testing.T) {
 
 	// A log without a projection: digest says replay rebuilds it.
 	n := nodetest.Start(t, nil)
-	dir := n.Config.Log.DataDir
+	dir := n.Config().Log.DataDir
 	nodetest.CheckReplay(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -22,7 +22,7 @@ func TestExportAtAndHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func run(t *testing.T, args ...string) string {
 
 func TestReplayGivesTheSameDigest(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	dir := n.Config.Log.DataDir
+	dir := n.Config().Log.DataDir
 	for _, row := range []string{
 		`{"key":"A","type":"fn","target":"echo","content":"# WHAT: a"}`,
 		`{"key":"B","type":"fn","target":"now","content":"# WHAT: b","seq":3}`,

@@ -70,7 +70,7 @@ func TestRunFunctionsWithoutCobra(t *testing.T) {
 		!strings.HasPrefix(err.Error(), "GET /api/breaker: HTTP 401: unauthorized: "+n.URL()+" refused the owner key from --key-file "+wrong.KeyFile) {
 		t.Fatalf("a wrong key: %v", err)
 	}
-	if err := runDigest(ctx, digestConfig{DataDir: n.Config.Log.DataDir, Out: &out}); !errors.Is(err, capdir.ErrDataDirInUse) {
+	if err := runDigest(ctx, digestConfig{DataDir: n.Config().Log.DataDir, Out: &out}); !errors.Is(err, capdir.ErrDataDirInUse) {
 		t.Fatalf("runDigest on a dir in use: %v", err)
 	}
 }

@@ -199,8 +199,8 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("capability tokens signed with", "token_key", n.Config.TokenKeyFile, "audience", n.Config.TokenAudience)
-	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log.Embedded(), "nats_client_url", n.Log.ClientURL())
+	logger.Info("capability tokens signed with", "token_key", n.Config().TokenKeyFile, "audience", n.Config().TokenAudience)
+	logger.Info("capdir serving", "http", n.URL(), "data", cfg.Log.DataDir, "embedded_nats", n.Log().Embedded(), "nats_client_url", n.Log().ClientURL())
 	switch {
 	case n.ConsoleURL() != "":
 		logger.Info("owner's console (sign in with the owner key; --console=false turns it off)", "console", n.ConsoleURL())

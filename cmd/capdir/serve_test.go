@@ -88,7 +88,7 @@ func TestServeListenerWithoutHost(t *testing.T) {
 func TestServeRefusesADataDirInUse(t *testing.T) {
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
 	n := nodetest.Start(t, nil)
-	dir := n.Config.Log.DataDir
+	dir := n.Config().Log.DataDir
 	_, _, err := runCLI(t, "", "serve", "--data", dir, "--http", "127.0.0.1:0", "--log-level", "error")
 	if want := fmt.Sprintf("data dir %s is in use by capdir (pid %d)", dir, os.Getpid()); err == nil || err.Error() != want {
 		t.Fatalf("second serve: %v; want %q", err, want)
@@ -167,7 +167,7 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 			t.Fatalf("%d %s", code, body)
 		}
 	}
-	cfg := n.Config
+	cfg := n.Config()
 	if err := n.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestServeReturnsTheFailureOfARunningNode(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"A","type":"fn","target":"echo","content":"# WHAT: A"}`); code != 201 {
 		t.Fatalf("%d %s", code, body)
 	}
-	logtest.Recreate(t, n.Log, wire.ControlStream)
+	logtest.Recreate(t, n.Log(), wire.ControlStream)
 	err := serveUntil(context.Background(), n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve ended with %v; want the projector's ErrLogBehind", err)

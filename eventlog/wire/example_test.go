@@ -49,7 +49,7 @@ func ExampleInvoke() {
 		fmt.Println(err)
 		return
 	}
-	nc, err := nats.Connect(n.Log.ClientURL(), append(wire.ClientOptions("example"), seed)...)
+	nc, err := nats.Connect(n.Log().ClientURL(), append(wire.ClientOptions("example"), seed)...)
 	if err != nil {
 		fmt.Println(err)
 		return

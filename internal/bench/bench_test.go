@@ -107,7 +107,7 @@ func BenchmarkFnNATS(b *testing.B) {
 func BenchmarkPublishFloor(b *testing.B) {
 	e := startEnv(b, false)
 	b.ResetTimer()
-	f, err := bench.MeasureFloor(context.Background(), e.Node.Log.JetStream(), max(b.N, 1000), 1000, 0)
+	f, err := bench.MeasureFloor(context.Background(), e.Node.Log().JetStream(), max(b.N, 1000), 1000, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

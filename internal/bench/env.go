@@ -124,7 +124,7 @@ func (e *Env) ConnectBus(opts ...nats.Option) (*nats.Conn, error) {
 		return nil, err
 	}
 	all := append(wire.ClientOptions(BusClient), seed)
-	return nats.Connect(e.Node.Log.ClientURL(), append(all, opts...)...)
+	return nats.Connect(e.Node.Log().ClientURL(), append(all, opts...)...)
 }
 
 // NewHTTPClient returns a client that keeps up to 256 idle connections per host,

@@ -98,7 +98,7 @@ func (r *runner) shared(ctx context.Context) error {
 	// The floor is measured whenever invocations are, so their ratio can be shown.
 	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) {
 		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
-		f, err := MeasureFloor(ctx, e.Node.Log.JetStream(), c.floorAsync, c.floorSync, c.budget)
+		f, err := MeasureFloor(ctx, e.Node.Log().JetStream(), c.floorAsync, c.floorSync, c.budget)
 		if err != nil {
 			return err
 		}

@@ -165,7 +165,7 @@ func TestKill9(t *testing.T) {
 		c.Dispatch.AckWait = time.Second
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
-	nodetest.WaitDispatchIdle(t, n.Log)
+	nodetest.WaitDispatchIdle(t, n.Log())
 	served, err := Served(context.Background(), hc, n.URL(), nodetest.Key)
 	if err != nil {
 		t.Fatal(err)

@@ -133,7 +133,7 @@ func (f fixture) check(t *testing.T, n *capdir.Node) {
 	if err := nodetest.CatchUp(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := n.Projector.Digest(); err != nil || d != f.digest {
+	if d, err := n.Projector().Digest(); err != nil || d != f.digest {
 		t.Errorf("digest %s (%v) after the restart; want %s, the digest before the damage", d, err, f.digest)
 	}
 }

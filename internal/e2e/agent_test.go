@@ -145,10 +145,10 @@ func TestAgentToolsOutsideTheTokenScope(t *testing.T) {
 		st.Result != "ADA" || st.Status != wire.StatusProvenMaterialResult {
 		t.Errorf("TOOL_A step receipt %+v", st.Receipt)
 	}
-	if rcs := nodetest.Receipts(t, n.Log, stepB); len(rcs) != 0 {
+	if rcs := nodetest.Receipts(t, n.Log(), stepB); len(rcs) != 0 {
 		t.Errorf("receipts for the tool not offered: %+v", rcs)
 	}
-	for id, rs := range stepRequests(t, n.Log) {
+	for id, rs := range stepRequests(t, n.Log()) {
 		for _, r := range rs {
 			if r.Key == "TOOL_B" {
 				t.Errorf("a step request for TOOL_B: %s", id)

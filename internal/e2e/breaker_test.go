@@ -365,7 +365,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		c.Name = "node-a"
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
-	url := a.Log.ClientURL()
+	url := a.Log().ClientURL()
 	if url == "" {
 		t.Fatal("node A does not listen for NATS clients")
 	}
@@ -424,8 +424,8 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		}
 		mustList(t, n)
 	}
-	da, _ := a.Projector.Digest()
-	db, _ := b.Projector.Digest()
+	da, _ := a.Projector().Digest()
+	db, _ := b.Projector().Digest()
 	if da != db {
 		t.Fatalf("projections differ: A %s, B %s", da, db)
 	}
@@ -439,7 +439,7 @@ type laggingWorker struct {
 }
 
 func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string) *laggingWorker {
-	natsURL := a.Log.ClientURL()
+	natsURL := a.Log().ClientURL()
 	t.Helper()
 	lw := &laggingWorker{}
 	l, err := eventlog.Open(context.Background(), eventlog.Config{NATSURL: natsURL, Creds: creds, Clock: w.clock.Now})
@@ -462,7 +462,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string)
 	}
 	svc, err := dispatcher.NewService(dispatcher.ServiceConfig{
 		Log: l, Projector: lw.proj, Env: w.env.lookup, TagSalt: salt, Settings: dispatcher.Settings{Workers: 2}, Name: "lagging",
-		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now, Tokens: a.Verifier,
+		Runners: runner.Runners{runner.RunnerHTTP: hr}, Clock: w.clock.Now, Tokens: a.Verifier(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +496,7 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 		creds = addBusIdentity(t, c.Log.DataDir, "lagging", eventlog.RoleNode)
 	})
 	lw := startLaggingWorker(t, w, a, creds)
-	a.Dispatch.Stop() // every request now goes to the lagging worker
+	a.Dispatcher().Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
 	w.addRow(t, a, key)
 	for range 7 {
@@ -536,7 +536,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 	w.clock.advance(time.Minute)
 	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir })
 	path := filepath.Join(t.TempDir(), "fresh.db")
-	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: second.Log, Breaker: second.Config.Breaker}, nil); err != nil {
+	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: second.Log(), Breaker: second.Config().Breaker}, nil); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := projector.Open(projector.Config{Path: path})
@@ -637,10 +637,10 @@ func settledBreaker(t *testing.T, n *capdir.Node, key string) (breaker.State, er
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := n.Projector.Settle(ctx, wire.DataStream); err != nil {
+	if err := n.Projector().Settle(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
-	return n.Projector.Breaker(key)
+	return n.Projector().Breaker(key)
 }
 
 // A reset of a key with neither a row nor a breaker state is 404 and appends
@@ -650,7 +650,7 @@ func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	n := nodetest.Start(t, w.config)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	before, err := n.Log.LastSeq(ctx, wire.DataStream)
+	before, err := n.Log().LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	if code != 404 || strings.TrimSpace(body) != `{"error":"not_found","key":"NO_SUCH_KEY"}` {
 		t.Fatalf("DELETE /api/breaker/NO_SUCH_KEY: %d %s", code, body)
 	}
-	if after, err := n.Log.LastSeq(ctx, wire.DataStream); err != nil || after != before {
+	if after, err := n.Log().LastSeq(ctx, wire.DataStream); err != nil || after != before {
 		t.Fatalf("the refused reset appended: data stream %d -> %d (%v)", before, after, err)
 	}
 

@@ -89,7 +89,7 @@ func TestBusClientManyCallsOnOneSubscription(t *testing.T) {
 
 	// Without the client's inbox prefix NewClient says what to fix.
 	seed, _ := nats.NkeyOptionFromSeed(g.seeds["c2"])
-	plain, err := nats.Connect(g.n.Log.ClientURL(), seed)
+	plain, err := nats.Connect(g.n.Log().ClientURL(), seed)
 	if err != nil {
 		t.Fatal(err)
 	}

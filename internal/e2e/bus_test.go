@@ -38,7 +38,7 @@ func addBusIdentity(t testing.TB, dataDir, name, role string, serve ...string) s
 // node's own minter: a bus client is never the owner, so it needs one to run a row.
 func busToken(t testing.TB, n *capdir.Node, sub string, keys ...string) string {
 	t.Helper()
-	tok, _, err := n.Minter.Mint(token.MintRequest{Subject: sub, Scope: token.Scope{Keys: keys}}, time.Now())
+	tok, _, err := n.Mint(token.MintRequest{Subject: sub, Scope: token.Scope{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func (g *guardedNode) connect(t *testing.T, name string) *busClient {
 	opts := append(wire.ClientOptions(name), seed, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		bc.errs <- err
 	}))
-	if bc.nc, err = nats.Connect(g.n.Log.ClientURL(), opts...); err != nil {
+	if bc.nc, err = nats.Connect(g.n.Log().ClientURL(), opts...); err != nil {
 		t.Fatalf("connect as %s: %v", name, err)
 	}
 	t.Cleanup(bc.nc.Close)
@@ -127,13 +127,13 @@ func stateOf(t *testing.T, n *capdir.Node) logState {
 	}
 	var s logState
 	var err error
-	if s.ctl, err = n.Log.LastSeq(ctx, wire.ControlStream); err != nil {
+	if s.ctl, err = n.Log().LastSeq(ctx, wire.ControlStream); err != nil {
 		t.Fatal(err)
 	}
-	if s.data, err = n.Log.LastSeq(ctx, wire.DataStream); err != nil {
+	if s.data, err = n.Log().LastSeq(ctx, wire.DataStream); err != nil {
 		t.Fatal(err)
 	}
-	if s.digest, err = n.Projector.Digest(); err != nil {
+	if s.digest, err = n.Projector().Digest(); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -156,7 +156,7 @@ func envelope(t *testing.T, typ, actor string, data any) []byte {
 // the server, and the log, the projection and its digest are as they were.
 func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 	g := startGuardedNode(t)
-	url := g.n.Log.ClientURL()
+	url := g.n.Log().ClientURL()
 	before := stateOf(t, g.n)
 
 	t.Run("no credentials", func(t *testing.T) {
@@ -402,7 +402,7 @@ func TestBusClientInvokesAndServiceServes(t *testing.T) {
 	}
 	// Without the client's inbox prefix, Invoke says what to fix instead of waiting.
 	seed, _ := nats.NkeyOptionFromSeed(g.seeds["c2"])
-	plain, err := nats.Connect(g.n.Log.ClientURL(), seed)
+	plain, err := nats.Connect(g.n.Log().ClientURL(), seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestBusIdentitiesTakeEffectAtStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nc, err := nats.Connect(n.Log.ClientURL(), append(wire.ClientOptions(name), seed, nats.NoReconnect())...)
+		nc, err := nats.Connect(n.Log().ClientURL(), append(wire.ClientOptions(name), seed, nats.NoReconnect())...)
 		if err == nil {
 			nc.Close()
 		}
@@ -548,7 +548,7 @@ func TestInvokeUnderAnotherNameSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(g.n.Log.ClientURL(), append(wire.ClientOptions("c2"), seed, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
+	nc, err := nats.Connect(g.n.Log().ClientURL(), append(wire.ClientOptions("c2"), seed, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -366,7 +366,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 			cfg.Log.NATSURL, cfg.Log.Creds, cfg.Log.Replicas = c.urls(i), nodeCreds, 3
 			cfg.Name, cfg.Dispatch.Workers, cfg.Dispatch.AckWait = "capdir-"+s.name, 2, 5*time.Second
 			if i > 0 {
-				cfg.TokenKeyFile = nodes[0].Config.TokenKeyFile
+				cfg.TokenKeyFile = nodes[0].Config().TokenKeyFile
 			}
 			if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // each node's log, for a run to look into
 				f, err := os.Create(filepath.Join(dir, cfg.Name+".log"))
@@ -379,7 +379,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 		})
 	}
 	for i, n := range nodes {
-		t.Logf("cluster figures: node %d connected to %s (its list: %s)", i+1, n.Log.Conn().ConnectedUrl(), c.urls(i))
+		t.Logf("cluster figures: node %d connected to %s (its list: %s)", i+1, n.Log().Conn().ConnectedUrl(), c.urls(i))
 	}
 
 	var phase atomic.Int32
@@ -392,7 +392,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	if o := setup.PutRow(context.Background(), crashtest.SlowKey, "# WHAT: echo over http", "http", "GET "+up.URL+"/echo?b=$1"); o != crashtest.Acked {
 		t.Fatalf("PUT %s: %v; %v", crashtest.SlowKey, o, ledger.Anomalies())
 	}
-	tok, _, err := nodes[0].Minter.Mint(token.MintRequest{Subject: "demo", Scope: token.Scope{Keys: []string{crashtest.EchoKey}}, TTL: time.Hour}, time.Now())
+	tok, _, err := nodes[0].Mint(token.MintRequest{Subject: "demo", Scope: token.Scope{Keys: []string{crashtest.EchoKey}}, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 
 	// Every request has had its chance: the consumer is idle, every projection
 	// has folded the whole log.
-	nodetest.WaitDispatchIdle(t, nodes[0].Log)
+	nodetest.WaitDispatchIdle(t, nodes[0].Log())
 	for _, n := range nodes {
 		if err := nodetest.CatchUp(context.Background(), n); err != nil {
 			t.Fatal(err)
@@ -536,19 +536,19 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	for k, v := range bus.acked {
 		acked[k] = v
 	}
-	count, err := crashtest.Count(context.Background(), nodes[0].Log)
+	count, err := crashtest.Count(context.Background(), nodes[0].Log())
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad = append(bad, count.Check(acked, true)...)
 	digests := make([]string, len(nodes))
 	for i, n := range nodes {
-		if digests[i], err = n.Projector.Digest(); err != nil {
+		if digests[i], err = n.Projector().Digest(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "replayed.db")
-	if err := projector.Rebuild(context.Background(), projector.Config{Path: path, Log: nodes[0].Log, Breaker: nodes[0].Config.Breaker}, nil); err != nil {
+	if err := projector.Rebuild(context.Background(), projector.Config{Path: path, Log: nodes[0].Log(), Breaker: nodes[0].Config().Breaker}, nil); err != nil {
 		t.Fatal(err)
 	}
 	replayed, err := projector.FileDigest(path)
@@ -581,7 +581,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 		len(acked)-busAcked, ledger.Count("dispatch", crashtest.Unknown), busAcked, bus.unchecked, bus.failed)
 	for i, n := range counts {
 		t.Logf("cluster figures: node %d (capdir-%s) 2xx answers: %v; reconnects %d, now on %s; async appends never acknowledged %d", i+1, c.servers[i].name, n,
-			nodes[i].Log.Conn().Stats().Reconnects, nodes[i].Log.Conn().ConnectedUrl(), nodes[i].Log.JetStream().PublishAsyncPending())
+			nodes[i].Log().Conn().Stats().Reconnects, nodes[i].Log().Conn().ConnectedUrl(), nodes[i].Log().JetStream().PublishAsyncPending())
 	}
 	t.Logf("cluster figures: bus receipts: %v", busCount)
 	t.Logf("cluster figures: log: %d events, %d requests, %d receipts; %d rows; digest %s on the three nodes and after a replay",
@@ -597,7 +597,7 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	for _, n := range nodes {
 		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if err := n.Stop(sctx); err != nil {
-			t.Errorf("stop %s: %v", n.Config.Name, err)
+			t.Errorf("stop %s: %v", n.Config().Name, err)
 		}
 		cancel()
 	}
@@ -611,7 +611,7 @@ func busiestServer(t *testing.T, c *sampleClusterRun, nodes []*capdir.Node) (*cl
 	var best *clusterServer
 	for _, n := range nodes {
 		for _, s := range c.servers {
-			if n.Log.Conn().ConnectedUrl() == s.url() {
+			if n.Log().Conn().ConnectedUrl() == s.url() {
 				served[s.name]++
 				if best == nil || served[s.name] > served[best.name] {
 					best = s
@@ -630,7 +630,7 @@ func busiestServer(t *testing.T, c *sampleClusterRun, nodes []*capdir.Node) (*cl
 // outage is the one that disturbs the most.
 func moveLeaders(t *testing.T, c *sampleClusterRun, n *capdir.Node, server string) {
 	t.Helper()
-	js := n.Log.JetStream()
+	js := n.Log().JetStream()
 	groups := map[string]func(ctx context.Context) (*jetstream.ClusterInfo, error){}
 	for _, name := range wire.Streams {
 		groups["$JS.API.STREAM.LEADER.STEPDOWN."+name] = func(ctx context.Context) (*jetstream.ClusterInfo, error) {
@@ -668,7 +668,7 @@ func moveLeaders(t *testing.T, c *sampleClusterRun, n *capdir.Node, server strin
 			if ci.Leader == server {
 				return true
 			}
-			n.Log.Conn().RequestWithContext(ctx, subject, []byte(body)) // answered by an error while an election runs: ask again
+			n.Log().Conn().RequestWithContext(ctx, subject, []byte(body)) // answered by an error while an election runs: ask again
 			return false
 		})
 	}
@@ -678,7 +678,7 @@ func moveLeaders(t *testing.T, c *sampleClusterRun, n *capdir.Node, server strin
 // dispatch consumer is current, with nothing left to catch up.
 func waitReplicasCurrent(t *testing.T, c *sampleClusterRun, n *capdir.Node) {
 	t.Helper()
-	js := n.Log.JetStream()
+	js := n.Log().JetStream()
 	c.await(60*time.Second, "current replicas of the streams and the dispatch consumer", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

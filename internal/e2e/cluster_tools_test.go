@@ -56,7 +56,7 @@ func TestSampleClusterNodeTools(t *testing.T) {
 	if err := nodetest.CatchUp(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	dir := n.Config.Log.DataDir
+	dir := n.Config().Log.DataDir
 	sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
 	err = n.Stop(sctx)
 	scancel()

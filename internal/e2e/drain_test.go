@@ -53,7 +53,7 @@ type invokeResult struct {
 func invokeAsync(ctx context.Context, n *capdir.Node, key string) <-chan invokeResult {
 	ch := make(chan invokeResult, 1)
 	go func() {
-		rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: key, Body: "x", Credential: api.OwnerActor})
+		rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: key, Body: "x", Credential: api.OwnerActor})
 		ch <- invokeResult{rc, err}
 	}()
 	return ch
@@ -109,11 +109,11 @@ func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
 
 	// Restart on the same data: nothing is redelivered, nothing runs again.
 	second := nodetest.Start(t, cfg)
-	nodetest.WaitDispatchIdle(t, second.Log)
+	nodetest.WaitDispatchIdle(t, second.Log())
 	if n := up.hits.Load(); n != 1 {
 		t.Fatalf("the upstream was called %d times, want once", n)
 	}
-	rcs := nodetest.Receipts(t, second.Log, r.rc.InvocationID)
+	rcs := nodetest.Receipts(t, second.Log(), r.rc.InvocationID)
 	if len(rcs) != 1 || rcs[0].Status != wire.StatusProvenMaterialResult || rcs[0].Result != "HTTP 200:released" {
 		t.Fatalf("receipts in the log: %+v", rcs)
 	}
@@ -150,14 +150,14 @@ func TestNodeStopPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 
 	second := nodetest.Start(t, cfg)
 	rc := awaitReceipt(t, second, r.rc.InvocationID)
-	nodetest.WaitDispatchIdle(t, second.Log)
+	nodetest.WaitDispatchIdle(t, second.Log())
 	if rc.Status != wire.StatusProvenMaterialResult || rc.Result != "HTTP 200:released" {
 		t.Fatalf("receipt of the redelivered call: %+v", rc)
 	}
 	if n := up.hits.Load(); n != 2 {
 		t.Fatalf("the upstream was called %d times, want the cancelled call and the rerun", n)
 	}
-	if rcs := nodetest.Receipts(t, second.Log, r.rc.InvocationID); len(rcs) != 1 {
+	if rcs := nodetest.Receipts(t, second.Log(), r.rc.InvocationID); len(rcs) != 1 {
 		t.Fatalf("%d receipts, want 1", len(rcs))
 	}
 }
@@ -171,7 +171,7 @@ func awaitReceipt(t *testing.T, n *capdir.Node, inv string) wire.Receipt {
 		if err := nodetest.CatchUp(ctx, n); err != nil {
 			t.Fatalf("no receipt for %s: %v", inv, err)
 		}
-		if rc, _, err := n.Projector.Receipt(inv); err == nil {
+		if rc, _, err := n.Projector().Receipt(inv); err == nil {
 			return rc
 		}
 		select {

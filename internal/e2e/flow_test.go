@@ -194,7 +194,7 @@ func TestFlowStepsAreInvocationsWithAReceiptTree(t *testing.T) {
 	}
 	// Each step is its own request in the log, on the step subject, once, placed
 	// in the tree and carrying the caller's trace and credential.
-	reqs := stepRequests(t, n.Log)
+	reqs := stepRequests(t, n.Log())
 	for i, id := range want {
 		if len(reqs[id]) != 1 {
 			t.Errorf("step %s: %d request events, want 1", id, len(reqs[id]))
@@ -237,10 +237,10 @@ func TestFlowStopsAtTheFirstERRStep(t *testing.T) {
 	if code, out := nodetest.Do(t, n, "GET", "/api/receipts/"+third, ""); code != http.StatusNotFound {
 		t.Errorf("the step that never ran: %d %s", code, out)
 	}
-	if rcs := nodetest.Receipts(t, n.Log, third); len(rcs) != 0 {
+	if rcs := nodetest.Receipts(t, n.Log(), third); len(rcs) != 0 {
 		t.Errorf("receipts for the step that never ran: %+v", rcs)
 	}
-	if reqs := stepRequests(t, n.Log); len(reqs[third]) != 0 || len(reqs) != 2 {
+	if reqs := stepRequests(t, n.Log()); len(reqs[third]) != 0 || len(reqs) != 2 {
 		t.Errorf("step requests %v", reqs)
 	}
 }
@@ -268,7 +268,7 @@ func TestFlowCycleAndDepthAreRefused(t *testing.T) {
 	if refused.Key != "CYC_A" || refused.Ran || refused.Status != wire.StatusFailedBeforeRun || refused.Result != a.Result || len(refused.Children) != 0 {
 		t.Errorf("the refused step: %+v", refused.Receipt)
 	}
-	if r := stepRequests(t, n.Log)[refused.InvocationID]; len(r) != 1 || r[0].Depth != 2 || r[0].Chain != "CYC_A>CYC_B" || r[0].Parent != tr.Steps[0].InvocationID {
+	if r := stepRequests(t, n.Log())[refused.InvocationID]; len(r) != 1 || r[0].Depth != 2 || r[0].Chain != "CYC_A>CYC_B" || r[0].Parent != tr.Steps[0].InvocationID {
 		t.Errorf("the refused step's request: %+v", r)
 	}
 	if a := dispatchOK(t, n, "SELF", "x"); a.Result != "ERR:flow:cycle:SELF>SELF" {

@@ -22,7 +22,7 @@ func forge(t *testing.T, n *capdir.Node, subject, typ string, data any) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	seq, err := n.Log.Append(ctx, subject, ev)
+	seq, err := n.Log().Append(ctx, subject, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func forge(t *testing.T, n *capdir.Node, subject, typ string, data any) {
 	if strings.HasPrefix(subject, "capdir.ctl.") {
 		stream = wire.ControlStream
 	}
-	if err := n.Projector.WaitFor(ctx, stream, seq); err != nil {
+	if err := n.Projector().WaitFor(ctx, stream, seq); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -30,7 +30,7 @@ func TestNodeStartStopLeaksNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: "NO_SUCH_ROW", Credential: wire.OwnerActor}); err != nil || rc.Status != wire.StatusRefusedUnknownKey {
+		if rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: "NO_SUCH_ROW", Credential: wire.OwnerActor}); err != nil || rc.Status != wire.StatusRefusedUnknownKey {
 			t.Fatalf("invoke: %v %s", err, rc.Status)
 		}
 		err = n.Stop(ctx)

@@ -109,7 +109,7 @@ func (w *idemWorld) post(t *testing.T, key, body string, cred map[string]string)
 func logCounts(t *testing.T, n *capdir.Node) (requests, receipts int) {
 	t.Helper()
 	per := map[string]int{}
-	err := n.Log.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+	err := n.Log().Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
 		switch s.Type {
 		case wire.TypeInvocationRequested:
 			requests++
@@ -257,10 +257,10 @@ func TestWorkerDoesNotRunARepeatedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Log.Append(context.Background(), wire.RequestSubject("IDEM"), ev); err != nil {
+	if _, err := n.Log().Append(context.Background(), wire.RequestSubject("IDEM"), ev); err != nil {
 		t.Fatal(err)
 	}
-	nodetest.WaitDispatchIdle(t, n.Log)
+	nodetest.WaitDispatchIdle(t, n.Log())
 	if h := w.hits.Load(); h != 1 {
 		t.Fatalf("a repeated request ran: %d upstream calls", h)
 	}
@@ -325,7 +325,7 @@ func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	nodetest.WaitDispatchIdle(t, n.Log)
+	nodetest.WaitDispatchIdle(t, n.Log())
 	c2.nc.Flush()
 	c2cancel()
 	if err := <-res; !errors.Is(err, context.Canceled) {
@@ -358,7 +358,7 @@ func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	var inv string
-	n.Log.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+	n.Log().Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
 		var r wire.InvocationRequest
 		if s.Type == wire.TypeInvocationRequested && s.DataAs(&r) == nil {
 			inv = r.InvocationID
@@ -370,13 +370,13 @@ func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Log.Append(context.Background(), wire.RequestSubject("IDEM"), ev); err != nil {
+	if _, err := n.Log().Append(context.Background(), wire.RequestSubject("IDEM"), ev); err != nil {
 		t.Fatal(err)
 	}
 	// Wait until the copy is handled: only the first call is still held.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cons, err := n.Log.JetStream().Consumer(ctx, wire.DataStream, "capdir-dispatch")
+	cons, err := n.Log().JetStream().Consumer(ctx, wire.DataStream, "capdir-dispatch")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
 	}
 	close(gate)
 	a := <-answer
-	nodetest.WaitDispatchIdle(t, n.Log)
+	nodetest.WaitDispatchIdle(t, n.Log())
 	if h := w.hits.Load(); h != 1 || a.Proof.InvocationID != inv {
 		t.Fatalf("a copy of a running call: %d upstream calls, answer %+v", h, a)
 	}

@@ -39,7 +39,7 @@ func stop(t *testing.T, n *capdir.Node) {
 func TestNodeFailsWhenTheControlStreamIsRecreatedUnderIt(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	postRows(t, n, "A", "B")
-	logtest.Recreate(t, n.Log, wire.ControlStream)
+	logtest.Recreate(t, n.Log(), wire.ControlStream)
 	select {
 	case err := <-n.Failed():
 		if !errors.Is(err, projector.ErrLogBehind) || !strings.Contains(err.Error(), wire.ControlStream) {
@@ -61,7 +61,7 @@ func TestNodeFailsWhenTheControlStreamIsRecreatedUnderIt(t *testing.T) {
 func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	postRows(t, n, "A", "B")
-	cfg := n.Config
+	cfg := n.Config()
 	stop(t, n)
 
 	l := logtest.Open(t, cfg.Log.DataDir)

@@ -24,7 +24,7 @@ func TestDispatchWithoutAnAcknowledgedRequestHandsOutNoID(t *testing.T) {
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
 	b := nodetest.Start(t, func(c *capdir.Config) {
-		c.Log.NATSURL = a.Log.ClientURL()
+		c.Log.NATSURL = a.Log().ClientURL()
 		c.Log.Creds = bCreds
 		c.Log.AckTimeout = 300 * time.Millisecond
 		c.API.DispatchWait = time.Second

@@ -171,7 +171,7 @@ func TestMCPRelistWithoutListChanged(t *testing.T) {
 
 func controlSeq(t *testing.T, n *capdir.Node) uint64 {
 	t.Helper()
-	seq, err := n.Log.LastSeq(context.Background(), wire.ControlStream)
+	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
 	if err != nil {
 		t.Fatal(err)
 	}

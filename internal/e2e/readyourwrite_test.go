@@ -31,7 +31,7 @@ type heldFold struct {
 func holdFolds(t *testing.T, n *capdir.Node, sniff *nats.Conn) *heldFold {
 	t.Helper()
 	h := &heldFold{holding: make(chan struct{}, 1)}
-	n.Projector.OnApplied(func(stream string, _ []eventlog.Stored) {
+	n.Projector().OnApplied(func(stream string, _ []eventlog.Stored) {
 		if stream != wire.ControlStream {
 			return
 		}
@@ -90,11 +90,11 @@ func TestReadYourWriteAcrossNodes(t *testing.T) {
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
 	b := nodetest.Start(t, func(c *capdir.Config) {
-		c.Log.NATSURL = a.Log.ClientURL()
+		c.Log.NATSURL = a.Log().ClientURL()
 		c.Log.Creds = bCreds
 		c.Name = "node-b"
 	})
-	h := holdFolds(t, b, a.Log.Conn())
+	h := holdFolds(t, b, a.Log().Conn())
 	fill := 0
 	// behind makes B's projection lag the log, then runs write on A.
 	behind := func(write func()) {
@@ -111,7 +111,7 @@ func TestReadYourWriteAcrossNodes(t *testing.T) {
 	}
 	created := func(key string) {
 		behind(func() { tokRow(t, a, map[string]any{"key": key, "type": "fn", "target": "echo"}) })
-		if _, _, err := b.Projector.Row(key); !errors.Is(err, projector.ErrNotFound) {
+		if _, _, err := b.Projector().Row(key); !errors.Is(err, projector.ErrNotFound) {
 			t.Fatalf("B's projection holds %s while held behind (%v): the test would prove nothing", key, err)
 		}
 	}
@@ -148,7 +148,7 @@ func TestReadYourWriteAcrossNodes(t *testing.T) {
 			t.Fatalf("DELETE on A: %d %s", code, body)
 		}
 	})
-	if _, _, err := b.Projector.Row("RYW_POST"); err != nil {
+	if _, _, err := b.Projector().Row("RYW_POST"); err != nil {
 		t.Fatalf("B's projection lost RYW_POST while held behind (%v): the test would prove nothing", err)
 	}
 	code, body = nodetest.Do(t, b, "POST", "/api/directory", string(row))

@@ -109,11 +109,11 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 			if rc.Fingerprints.Output != dispatcher.Fingerprint("HTTP 200:"+tc.out) || rc.Fingerprints.Input != dispatcher.Fingerprint(bigBody) {
 				t.Fatal("the fingerprints must cover the whole input and output")
 			}
-			nodetest.WaitDispatchIdle(t, n.Log)
+			nodetest.WaitDispatchIdle(t, n.Log())
 			if h := hits.Load(); h != 1 {
 				t.Fatalf("the upstream was called %d times, want once", h)
 			}
-			if rcs := nodetest.Receipts(t, n.Log, a.Proof.InvocationID); len(rcs) != 1 {
+			if rcs := nodetest.Receipts(t, n.Log(), a.Proof.InvocationID); len(rcs) != 1 {
 				t.Fatalf("%d receipts, want 1", len(rcs))
 			}
 		})
@@ -136,8 +136,8 @@ func TestUnfittableReceiptGetsAFailureReceipt(t *testing.T) {
 	if rc.Result != a.Result || rc.Extra["truncated"] != true || rc.Fingerprints.Input != dispatcher.Fingerprint(bigBody) || len(rc.Body) > 1<<10 {
 		t.Fatalf("failure receipt: %s truncated=%v body of %d bytes", rc.Result, rc.Extra["truncated"], len(rc.Body))
 	}
-	nodetest.WaitDispatchIdle(t, n.Log)
-	if rcs := nodetest.Receipts(t, n.Log, a.Proof.InvocationID); len(rcs) != 1 {
+	nodetest.WaitDispatchIdle(t, n.Log())
+	if rcs := nodetest.Receipts(t, n.Log(), a.Proof.InvocationID); len(rcs) != 1 {
 		t.Fatalf("%d receipts, want 1", len(rcs))
 	}
 }

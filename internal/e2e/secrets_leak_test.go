@@ -552,7 +552,7 @@ func (w *leakWorld) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, s := range wire.Streams {
-		st, err := w.n.Log.JetStream().Stream(ctx, s)
+		st, err := w.n.Log().JetStream().Stream(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -576,7 +576,7 @@ func (w *leakWorld) stop() {
 func (w *leakWorld) assertNothingLeaked() {
 	t := w.t
 	all := w.sec.all()
-	dir := w.n.Config.Log.DataDir
+	dir := w.n.Config().Log.DataDir
 	leaks, files, size := nodetest.ScanDir(t, dir, all)
 	t.Logf("scanned %d files, %d bytes, under the data dir; %d answers; %d bytes of log", files, size, len(w.cl.said), len(w.logs.Bytes()))
 	canaries, _, _ := nodetest.ScanDir(t, dir, []nodetest.Secret{{Name: "canary", Value: w.canary}})

@@ -77,12 +77,12 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	base, err := n.Log.LastSeq(ctx, wire.DataStream)
+	base, err := n.Log().LastSeq(ctx, wire.DataStream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	invoke := func(key, body string) wire.Receipt {
-		rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: key, Body: body, Credential: wire.OwnerActor})
+		rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: key, Body: body, Credential: wire.OwnerActor})
 		if err != nil {
 			t.Errorf("invoke %s %s: %v", key, body, err)
 		}
@@ -100,7 +100,7 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 	// Every slow request is in the log, so the fast ones come after them, and the
 	// upstream holds as many as it will get before fast calls begin.
 	for {
-		last, err := n.Log.LastSeq(ctx, wire.DataStream)
+		last, err := n.Log().LastSeq(ctx, wire.DataStream)
 		if err != nil {
 			t.Fatal(err)
 		}

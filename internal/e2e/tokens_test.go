@@ -132,7 +132,7 @@ func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
 	t.Helper()
 	m := map[string]uint64{}
 	for _, s := range wire.Streams {
-		seq, err := n.Log.LastSeq(context.Background(), s)
+		seq, err := n.Log().LastSeq(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestTokenPinnedToContract(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	pinned := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]},"pin":"current"}`)
-	row, _, err := n.Projector.Row("SAY")
+	row, _, err := n.Projector().Row("SAY")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestTokenPinnedToContract(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "PATCH", "/api/directory/SAY", `{"target":"ECHO"}`); code != 200 {
 		t.Fatalf("PATCH target: %d %s", code, body)
 	}
-	row, _, _ = n.Projector.Row("SAY")
+	row, _, _ = n.Projector().Row("SAY")
 	current := contract.Fingerprint(&row)
 	if current == pinned.Claims.Pin {
 		t.Fatal("precondition: the target edit left the fingerprint unchanged")
@@ -440,14 +440,14 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
 	})
 	b := nodetest.Start(t, func(c *capdir.Config) {
-		c.Log.NATSURL = a.Log.ClientURL()
+		c.Log.NATSURL = a.Log().ClientURL()
 		c.Log.Creds = bCreds
-		c.TokenKeyFile = a.Config.TokenKeyFile
+		c.TokenKeyFile = a.Config().TokenKeyFile
 		c.Name = "node-b"
 		c.Dispatch.Workers = 2
 	})
-	if a.Config.TokenAudience != b.Config.TokenAudience {
-		t.Fatalf("audiences differ: %q, %q", a.Config.TokenAudience, b.Config.TokenAudience)
+	if a.Config().TokenAudience != b.Config().TokenAudience {
+		t.Fatalf("audiences differ: %q, %q", a.Config().TokenAudience, b.Config().TokenAudience)
 	}
 	tokRow(t, a, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	m := mint(t, a, `{"sub":"agent-7","scope":{"keys":["SAY"]}}`)
@@ -456,10 +456,10 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 
 	// From here on only B's workers run requests, and B's projection folds the
 	// control stream late: each control batch it applies is followed by a pause.
-	a.Dispatch.Stop()
+	a.Dispatcher().Stop()
 	var lag atomic.Bool
 	paused := make(chan struct{}, 1)
-	b.Projector.OnApplied(func(stream string, _ []eventlog.Stored) {
+	b.Projector().OnApplied(func(stream string, _ []eventlog.Stored) {
 		if stream == wire.ControlStream && lag.Load() {
 			select {
 			case paused <- struct{}{}:
@@ -474,7 +474,7 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 	if code, body := nodetest.Do(t, a, "DELETE", "/api/tokens/"+m.JTI, ""); code != 200 || !strings.Contains(body, `"revoked":true`) {
 		t.Fatalf("revoke on A: %d %s", code, body)
 	}
-	stale := b.Projector.Revoked(m.JTI)
+	stale := b.Projector().Revoked(m.JTI)
 	ans := dispatchWith(t, b, m.Token, "SAY", "after revoke")
 	lag.Store(false)
 	mustDeny(t, ans, 401, "token:revoked")
@@ -596,7 +596,7 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 	// The owner's attestation on capdir's own request subject is the owner.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := n.Dispatch.Invoke(ctx, wire.InvocationRequest{Key: "PAY", Body: "x", Credential: wire.OwnerActor})
+	rc, err := n.Invoke(ctx, wire.InvocationRequest{Key: "PAY", Body: "x", Credential: wire.OwnerActor})
 	if err != nil || rc.Status != wire.StatusProvenMaterialResult || rc.Actor != wire.OwnerActor {
 		t.Errorf("owner on capdir's own subject: %+v, %v", rc, err)
 	}
@@ -604,7 +604,7 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 
 func fingerprintOf(t *testing.T, n *capdir.Node, key string) string {
 	t.Helper()
-	row, _, err := n.Projector.Row(key)
+	row, _, err := n.Projector().Row(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,11 +650,11 @@ func TestTokenSigningKeyFile(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
 	path := capdir.TokenKeyPath(dir)
 	st, err := os.Stat(path)
-	if err != nil || st.Mode().Perm() != 0o600 || n.Config.TokenKeyFile != path {
-		t.Fatalf("key file %s: %v, mode %v; node uses %q", path, err, st.Mode(), n.Config.TokenKeyFile)
+	if err != nil || st.Mode().Perm() != 0o600 || n.Config().TokenKeyFile != path {
+		t.Fatalf("key file %s: %v, mode %v; node uses %q", path, err, st.Mode(), n.Config().TokenKeyFile)
 	}
-	if !strings.HasPrefix(n.Config.TokenAudience, "capdir:") {
-		t.Fatalf("audience %q", n.Config.TokenAudience)
+	if !strings.HasPrefix(n.Config().TokenAudience, "capdir:") {
+		t.Fatalf("audience %q", n.Config().TokenAudience)
 	}
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	m := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]},"ttl_seconds":600}`)
@@ -664,15 +664,15 @@ func TestTokenSigningKeyFile(t *testing.T) {
 	}
 
 	again := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
-	if again.Config.TokenAudience != n.Config.TokenAudience {
-		t.Fatalf("audience changed across a restart: %q, %q", n.Config.TokenAudience, again.Config.TokenAudience)
+	if again.Config().TokenAudience != n.Config().TokenAudience {
+		t.Fatalf("audience changed across a restart: %q, %q", n.Config().TokenAudience, again.Config().TokenAudience)
 	}
 	mustAdmit(t, dispatchWith(t, again, m.Token, "SAY", "after restart"), "after restart")
 
 	// Another deployment's audience, the same key: the token is not for it.
 	other := nodetest.Start(t, func(c *capdir.Config) { c.TokenKeyFile = path; c.TokenAudience = "capdir:staging" })
 	tokRow(t, other, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
-	mustDeny(t, dispatchWith(t, other, m.Token, "SAY", "x"), 401, "token:audience:"+n.Config.TokenAudience)
+	mustDeny(t, dispatchWith(t, other, m.Token, "SAY", "x"), 401, "token:audience:"+n.Config().TokenAudience)
 
 	loose := filepath.Join(t.TempDir(), "loose.pem")
 	if err := os.WriteFile(loose, nil, 0o644); err != nil {

@@ -122,8 +122,8 @@ func (w *watchWorld) pendingList(t *testing.T) []map[string]any {
 // onlyReceipt checks that the log holds exactly one receipt for inv, with status.
 func (w *watchWorld) onlyReceipt(t *testing.T, inv, status string) wire.Receipt {
 	t.Helper()
-	nodetest.WaitDispatchIdle(t, w.n.Log)
-	rcs := nodetest.Receipts(t, w.n.Log, inv)
+	nodetest.WaitDispatchIdle(t, w.n.Log())
+	rcs := nodetest.Receipts(t, w.n.Log(), inv)
 	if len(rcs) != 1 || rcs[0].Status != status {
 		t.Fatalf("receipts of %s: %+v; want exactly one %s", inv, rcs, status)
 	}
@@ -139,11 +139,11 @@ func (w *watchWorld) onlyReceipt(t *testing.T, inv, status string) wire.Receipt 
 func TestWatcherApproveRunsOnce(t *testing.T) {
 	w := newWatchWorld(t)
 	h := w.hold(t, "10")
-	nodetest.WaitDispatchIdle(t, w.n.Log)
+	nodetest.WaitDispatchIdle(t, w.n.Log())
 	if got := w.up.got(); len(got) != 0 {
 		t.Fatalf("a held call reached the upstream: %q", got)
 	}
-	if rcs := nodetest.Receipts(t, w.n.Log, h.InvocationID); len(rcs) != 0 {
+	if rcs := nodetest.Receipts(t, w.n.Log(), h.InvocationID); len(rcs) != 0 {
 		t.Fatalf("a held call has receipts: %+v", rcs)
 	}
 	if code, out := nodetest.DoKey(t, w.n, "GET", "/receipt/"+h.InvocationID, "", ""); code != 202 || !strings.Contains(out, `"pending":true`) {
@@ -242,7 +242,7 @@ func TestWatcherExpiry(t *testing.T) {
 	w.clock.advance(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for len(nodetest.Receipts(t, w.n.Log, h.InvocationID)) == 0 {
+	for len(nodetest.Receipts(t, w.n.Log(), h.InvocationID)) == 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the expired approval got no receipt")
@@ -297,14 +297,14 @@ func TestWatcherRepeatedInvocationIDNeverRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.n.Log.Append(context.Background(), wire.RequestSubject("PAY"), ev); err != nil {
+	if _, err := w.n.Log().Append(context.Background(), wire.RequestSubject("PAY"), ev); err != nil {
 		t.Fatal(err)
 	}
-	nodetest.WaitDispatchIdle(t, w.n.Log)
+	nodetest.WaitDispatchIdle(t, w.n.Log())
 	if got := w.up.got(); len(got) != 0 {
 		t.Fatalf("the repeated request ran: %q", got)
 	}
-	if rcs := nodetest.Receipts(t, w.n.Log, h.InvocationID); len(rcs) != 0 {
+	if rcs := nodetest.Receipts(t, w.n.Log(), h.InvocationID); len(rcs) != 0 {
 		t.Fatalf("the repeated request got a receipt: %+v", rcs)
 	}
 	if list := w.pendingList(t); len(list) != 1 || list[0]["body"] != "50" {
@@ -380,8 +380,8 @@ func TestSensitiveStepOfATokenHoldersFlowIsRefused(t *testing.T) {
 		t.Fatalf("the token holder's flow: %d %s; want ERR:flow:refused:1:approval_required:PAY", code, out)
 	}
 	step := dispatcher.StepInvocationID(a.Proof.InvocationID, "1")
-	nodetest.WaitDispatchIdle(t, w.n.Log)
-	if rcs := nodetest.Receipts(t, w.n.Log, step); len(rcs) != 1 || rcs[0].Status != wire.StatusRefusedApprovalRequired || rcs[0].Ran ||
+	nodetest.WaitDispatchIdle(t, w.n.Log())
+	if rcs := nodetest.Receipts(t, w.n.Log(), step); len(rcs) != 1 || rcs[0].Status != wire.StatusRefusedApprovalRequired || rcs[0].Ran ||
 		rcs[0].Result != "approval_required:PAY" {
 		t.Fatalf("the step's receipts %+v; want one REFUSED_APPROVAL_REQUIRED approval_required:PAY", rcs)
 	}

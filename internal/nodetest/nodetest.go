@@ -42,7 +42,7 @@ func Start(t testing.TB, mutate func(*capdir.Config)) *capdir.Node {
 	}
 	t.Cleanup(func() {
 		select {
-		case <-n.Stopped(): // the test stopped it and did its own checks
+		case <-n.Done(): // the test stopped it and did its own checks
 			return
 		default:
 		}
@@ -67,12 +67,12 @@ func CheckReplay(t testing.TB, n *capdir.Node) {
 	if err := CatchUp(ctx, n); err != nil {
 		t.Fatalf("projector catch-up: %v", err)
 	}
-	live, err := n.Projector.Digest()
+	live, err := n.Projector().Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "replayed.db")
-	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: n.Log, Breaker: n.Config.Breaker}, nil); err != nil {
+	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: n.Log(), Breaker: n.Config().Breaker}, nil); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	got, err := projector.FileDigest(path)
@@ -87,7 +87,7 @@ func CheckReplay(t testing.TB, n *capdir.Node) {
 // CatchUp waits until the node's projector has applied everything in its log.
 func CatchUp(ctx context.Context, n *capdir.Node) error {
 	for _, s := range wire.Streams {
-		if err := n.Projector.Settle(ctx, s); err != nil {
+		if err := n.Projector().Settle(ctx, s); err != nil {
 			return err
 		}
 	}
