@@ -55,8 +55,11 @@ type ImportWarning struct {
 
 // ImportResult is the answer to POST /api/directory/import.
 type ImportResult struct {
-	OK     int             `json:"ok"`
-	Failed []ImportFailure `json:"failed"`
+	OK int `json:"ok"`
+	// Unchanged are the rows of OK an upsert found equal to the stored ones but
+	// for their timestamps: nothing was appended for them.
+	Unchanged int             `json:"unchanged,omitempty"`
+	Failed    []ImportFailure `json:"failed"`
 	// Warnings are the written rows that cannot run as written, each with the
 	// literal every call of it will fail with.
 	Warnings []ImportWarning `json:"warnings,omitempty"`
@@ -190,7 +193,7 @@ func (s *Server) importRows(body *bufio.Reader, contentType string) (rows rowSou
 
 // importResult is what im did: how many rows it wrote, and its failures in order.
 func importResult(im *importer) ImportResult {
-	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
+	res := ImportResult{OK: im.ok, Unchanged: im.unchanged, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
 	return res
 }
@@ -210,8 +213,11 @@ type importer struct {
 	bytes    int // event bytes in flight
 	maxSeq   uint64
 	ok       int
-	failed   []ImportFailure
-	warned   []ImportWarning // in the order the rows were acknowledged
+	// unchanged are the rows of ok an upsert found equal to the stored ones:
+	// nothing was appended for them.
+	unchanged int
+	failed    []ImportFailure
+	warned    []ImportWarning // in the order the rows were acknowledged
 }
 
 type importInflight struct {
@@ -249,9 +255,15 @@ func (im *importer) add(ctx context.Context, row importRow) {
 	}
 	build := buildCreate(f)
 	if im.upsert {
-		build = buildUpsert(key, f)
+		build = unlessUnchanged(buildUpsert(key, f))
 	}
 	p, err := im.w.prepare(key, build)
+	if errors.Is(err, errUnchanged) {
+		im.seen[hash] = row.index
+		im.ok++
+		im.unchanged++
+		return
+	}
 	if dup && errors.Is(err, ErrExists) {
 		im.failMsg(row, key, importRepeatedMessage(key, earlier), "")
 		return

@@ -79,9 +79,12 @@ type ImportWarning struct {
 
 // ImportResult is an import's report.
 type ImportResult struct {
-	OK       int             `json:"ok"`
-	Failed   []ImportFailure `json:"failed"`
-	Warnings []ImportWarning `json:"warnings,omitempty"`
+	OK int `json:"ok"`
+	// Unchanged are the rows of OK an upsert found equal to the stored ones:
+	// nothing was appended for them.
+	Unchanged int             `json:"unchanged,omitempty"`
+	Failed    []ImportFailure `json:"failed"`
+	Warnings  []ImportWarning `json:"warnings,omitempty"`
 	// Error is set when the rows were written but are not yet visible (HTTP 504),
 	// or when the body stopped early (HTTP 408 or 413) and the rows before that
 	// point were imported.
