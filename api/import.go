@@ -66,6 +66,9 @@ type ImportResult struct {
 	// Error is set when the rows were written but are not yet visible, or when the
 	// body stopped before its end (NDJSON: the rows before that point were imported).
 	Error string `json:"error,omitempty"`
+	// IgnoredColumns are a table's columns that are not the directory's
+	// (format=d1 or sqlite): their values are not imported.
+	IgnoredColumns []string `json:"ignored_columns,omitempty"`
 }
 
 // importDirectory is POST /api/directory/import[?mode=upsert]; with
@@ -116,7 +119,12 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	// long as it needs without stalling, and its answer gets a write timeout of its own.
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
-	res, err := s.runImport(w, r, rc, upsert, limit)
+	var res ImportResult
+	if isTableFormat(format) {
+		res, err = s.runTableImport(w, r, rc, format, upsert, limit)
+	} else {
+		res, err = s.runImport(w, r, rc, upsert, limit)
+	}
 	if s.cfg.HTTPWriteTimeout > 0 { // the answer, whichever it is
 		rc.SetWriteDeadline(time.Now().Add(s.cfg.HTTPWriteTimeout))
 	}
