@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/mcp"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog"
@@ -18,7 +18,7 @@ import (
 // Upsert and the imports, with the same validation, optimistic concurrency and
 // read-your-writes as the REST routes, which call it too. A row written here is
 // callable through [Node.Invoke] the moment the call returns.
-func (n *Node) Directory() *api.Directory { return n.srv.Directory() }
+func (n *Node) Directory() *command.Directory { return n.srv.Directory() }
 
 // Invoke calls a row in Go and waits for its receipt in the log, as a request
 // through the HTTP facade or the bus would: the gate, the breakers and the

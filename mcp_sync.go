@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/importer/mcptools"
+	"github.com/capdir/capdir/command"
 )
 
 // DefaultMCPRelist is how often every upstream MCP server's tools are listed
@@ -81,7 +81,7 @@ func (n *Node) syncMCP(ctx context.Context, upstream string) {
 		return
 	}
 	items := mcptools.Items(upstream, tools, mcptools.DefaultMaxTools)
-	rep, err := n.srv.Directory().ImportItems(ctx, items, api.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
+	rep, err := n.srv.Directory().ImportItems(ctx, items, command.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
 	if err != nil {
 		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)
 	}

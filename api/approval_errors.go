@@ -2,37 +2,13 @@ package api
 
 import (
 	"errors"
-	"time"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // The answers of the watcher's routes and of a held dispatch, in one place.
-
-// Approval states as the routes name them.
-const (
-	approvalPending  = "pending"
-	approvalApproved = "approved"
-	approvalDenied   = "denied"
-	approvalExpired  = "expired"
-)
-
-// approvalState names a's state at now.
-func approvalState(a *projector.Approval, now time.Time) string {
-	switch {
-	case a.ExpiredAt(now):
-		return approvalExpired
-	case a.Decision == wire.DecisionApprove:
-		return approvalApproved
-	case a.Decision == wire.DecisionDeny:
-		return approvalDenied
-	}
-	return approvalPending
-}
-
-func approvalPath(inv string) string { return "/api/approvals/" + inv }
 
 // pendingApprovalAnswer is a dispatch's 202 when the watcher held the call for the
 // owner's approval: nothing ran, and the receipt comes once the owner decides or
@@ -40,7 +16,7 @@ func approvalPath(inv string) string { return "/api/approvals/" + inv }
 func (s *Server) pendingApprovalAnswer(inv, trace string) map[string]any {
 	return map[string]any{
 		"pending": true, "ran": false, "status": wire.StatusPendingApproval, "trace": trace,
-		"invocation_id": inv, "approval": approvalPath(inv),
+		"invocation_id": inv, "approval": command.ApprovalPath(inv),
 		"receipt": "/receipt/" + inv, "wait": s.waitPath(inv),
 		"how_to_fix": "nothing to fix: the row is sensitive, so the call waits for the owner's approval; it runs once approved. " +
 			"Wait for its outcome at \"wait\" with the credential the call was made with",
@@ -62,18 +38,6 @@ func decisionAnswer(decision, inv string, rc *wire.Receipt) map[string]any {
 	return m
 }
 
-// approvalError is a failed approval lookup or decision about the invocation inv:
-// the error table answers it by err's kind (bad_decision 400, not_found 404,
-// approval_decided 409, approval_expired and approval_request_gone 410, else
-// approval_unavailable 503) with approvalBody.
-type approvalError struct {
-	inv string
-	err error
-}
-
-func (e *approvalError) Error() string { return e.err.Error() }
-func (e *approvalError) Unwrap() error { return e.err }
-
 // approvalCodes are the "error" of each kind of approvalError.
 var approvalCodes = []struct {
 	kind error
@@ -86,24 +50,24 @@ var approvalCodes = []struct {
 	{dispatcher.ErrApprovalRequestGone, "approval_request_gone"},
 }
 
-// approvalIs matches an *approvalError of kind (any kind when nil).
+// approvalIs matches a *command.ApprovalError of kind (any kind when nil).
 func approvalIs(kind error) func(error) bool {
 	return func(err error) bool {
-		var ae *approvalError
-		return errors.As(err, &ae) && (kind == nil || errors.Is(ae.err, kind))
+		var ae *command.ApprovalError
+		return errors.As(err, &ae) && (kind == nil || errors.Is(ae.Err, kind))
 	}
 }
 
 // approvalBody is {"error":<code>,"invocation_id":…,"detail":…}.
 func approvalBody(err error) any {
-	var ae *approvalError
+	var ae *command.ApprovalError
 	errors.As(err, &ae)
 	code := "approval_unavailable"
 	for _, c := range approvalCodes {
-		if errors.Is(ae.err, c.kind) {
+		if errors.Is(ae.Err, c.kind) {
 			code = c.code
 			break
 		}
 	}
-	return map[string]any{"error": code, "invocation_id": ae.inv, "detail": ae.err.Error()}
+	return map[string]any{"error": code, "invocation_id": ae.Inv, "detail": ae.Err.Error()}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 )
 
@@ -20,7 +21,7 @@ import (
 // failure).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, tooLarge(what, r.ContentLength, limit)
+		return nil, command.TooLarge(what, r.ContentLength, limit)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -35,20 +36,11 @@ func bodyError(err error, what string, declared, limit int64) error {
 	var over *http.MaxBytesError
 	switch {
 	case errors.As(err, &over):
-		return tooLarge(what, declared, over.Limit)
+		return command.TooLarge(what, declared, over.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Errorf("%w: %s stopped arriving before the server's read timeout (capdir serve --http-read-timeout); nothing more of it was read; send it without pauses", ErrBodyTimeout, what)
 	}
 	return fmt.Errorf("%w: reading %s: %v", contract.ErrMalformedJSON, what, err)
-}
-
-// tooLarge is the payload_too_large error of a body or row of size bytes (size
-// unknown when it is not over limit: the reader stopped at the limit).
-func tooLarge(what string, size, limit int64) error {
-	if size > limit {
-		return fmt.Errorf("%w: %s is %d bytes; the limit is %d", ErrPayloadTooLarge, what, size, limit)
-	}
-	return fmt.Errorf("%w: %s is more than %d bytes; the limit is %d", ErrPayloadTooLarge, what, limit, limit)
 }
 
 // guardBody keeps a request whose body its handler left unread from holding the

@@ -2,16 +2,13 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sort"
 	"time"
 
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // registerBreaker adds the breaker routes:
@@ -151,62 +148,11 @@ func (s *Server) breakerGet(w http.ResponseWriter, r *http.Request) error {
 // {"error":"not_found","key":…}, and nothing is appended.
 func (s *Server) breakerReset(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
-	if err := s.ResetBreaker(r.Context(), key); err != nil {
+	if err := s.cmd.Breakers().Reset(r.Context(), key); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, breakerResetAnswer{OK: true, Key: key, Reset: true})
 	return nil
-}
-
-// ResetBreaker is the owner's reset of key's breaker: DELETE /api/breaker/{key}
-// and the console both reset here (see breakerReset). Errors: a contract error for
-// a bad key, ErrNotFound (a *KeyError), ErrUnavailable, or ErrNotVisible.
-func (s *Server) ResetBreaker(ctx context.Context, key string) error {
-	if err := contract.ValidateKey(key); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-	defer cancel()
-	if known, err := s.breakerKnown(ctx, key); err != nil {
-		return newError(ErrUnavailable, "breaker reset not written: %w", err)
-	} else if !known {
-		return keyErr(key, ErrNotFound)
-	}
-	seq, err := s.appendBreakerReset(ctx, key)
-	if err != nil {
-		return newError(ErrUnavailable, "breaker reset not written: %w", err)
-	}
-	if err := s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq); err != nil {
-		return newError(ErrNotVisible,
-			"breaker reset written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
-			seq, wire.DataStream, err)
-	}
-	return nil
-}
-
-// breakerKnown reports whether key has a row or a breaker state. When this node's
-// projection holds neither, it looks again once the projection has caught up with
-// the log, so a row or a strike written through another node counts.
-func (s *Server) breakerKnown(ctx context.Context, key string) (bool, error) {
-	for caughtUp := false; ; caughtUp = true {
-		_, _, err := s.cfg.Projector.Row(key)
-		if err == nil {
-			return true, nil
-		} else if !errors.Is(err, projector.ErrNotFound) {
-			return false, err
-		}
-		if has, err := s.cfg.Projector.HasBreaker(key); err != nil || has {
-			return has, err
-		}
-		if caughtUp {
-			return false, nil
-		}
-		for _, stream := range wire.Streams {
-			if err := s.cfg.Projector.Settle(ctx, stream); err != nil {
-				return false, err
-			}
-		}
-	}
 }
 
 // breakerResetAnswer is DELETE /api/breaker/{key}'s answer, in this field order.
@@ -214,14 +160,4 @@ type breakerResetAnswer struct {
 	OK    bool   `json:"ok"`
 	Key   string `json:"key"`
 	Reset bool   `json:"reset"`
-}
-
-// appendBreakerReset appends the owner's BREAKER_RESET of key and returns its
-// sequence on the data stream.
-func (s *Server) appendBreakerReset(ctx context.Context, key string) (uint64, error) {
-	ev, err := s.cfg.Log.NewEvent(wire.TypeBreakerReset, OwnerActor, eventlog.BreakerReset{Key: key})
-	if err != nil {
-		return 0, err
-	}
-	return s.cfg.Log.Append(ctx, wire.BreakerSubject(key), ev)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/client"
+	"github.com/capdir/capdir/command"
 )
 
 // The Go client's types read every field the facade's answers carry: a field added
@@ -16,8 +17,8 @@ func TestClientTypesMatchTheServer(t *testing.T) {
 		{api.DispatchResponse{}, client.DispatchResult{}},
 		{api.Proof{}, client.Proof{}},
 		{api.BreakerView{}, client.Breaker{}},
-		{api.ImportResult{}, client.ImportResult{}},
-		{api.ImportFailure{}, client.ImportFailure{}},
+		{command.ImportResult{}, client.ImportResult{}},
+		{command.ImportFailure{}, client.ImportFailure{}},
 	} {
 		server, cl := jsonFields(reflect.TypeOf(pair[0])), jsonFields(reflect.TypeOf(pair[1]))
 		for name := range server {
@@ -26,8 +27,8 @@ func TestClientTypesMatchTheServer(t *testing.T) {
 			}
 		}
 	}
-	if api.UpsertQuery != client.UpsertQuery {
-		t.Errorf("UpsertQuery %q != %q", api.UpsertQuery, client.UpsertQuery)
+	if command.UpsertQuery != client.UpsertQuery {
+		t.Errorf("UpsertQuery %q != %q", command.UpsertQuery, client.UpsertQuery)
 	}
 }
 

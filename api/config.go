@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
@@ -139,6 +140,18 @@ func (c *Config) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
+}
+
+// commands is the command side's configuration: c's handles, bounds and timings,
+// the dispatcher's row checks and approvals when it has them.
+func (c *Config) commands() command.Config {
+	check, _ := c.Dispatcher.(command.RowChecker)
+	approver, _ := c.Dispatcher.(command.Approver)
+	return command.Config{Log: c.Log, Projector: c.Projector, Minter: c.Minter, Check: check, Approver: approver,
+		SecretEnv: c.SecretEnv, MaxRow: c.MaxBody, WriteTimeout: c.WriteTimeout, DecideWait: c.DispatchWait,
+		ImportSpoolDir: c.ImportSpoolDir, Clock: c.Clock, Logger: c.Logger,
+		CheckUpstream: func(name, rawURL, auth string) error { _, err := mcprunner.NewHTTP(name, rawURL, auth); return err },
+		FixedUpstream: func(name string) bool { _, ok := c.FixedUpstreams[name]; return ok }}
 }
 
 // MinTerminalKey is the fewest characters an owner key (x-terminal-key) may have.

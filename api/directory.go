@@ -1,12 +1,12 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/projector"
 )
@@ -39,14 +39,14 @@ type dirWriteResponse struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-func okResponse(res WriteResult) dirWriteResponse {
+func okResponse(res command.WriteResult) dirWriteResponse {
 	return dirWriteResponse{OK: true, Key: res.Key, UpdatedAt: res.Row.UpdatedAt, Ignored: res.Ignored, Warnings: res.Warnings}
 }
 
 // readFields reads a request body of at most one row's size (the Directory's row
 // limit) and decodes it with contract.DecodeFields. what names the body in messages.
 func (s *Server) readFields(w http.ResponseWriter, r *http.Request, what string) (contract.Fields, error) {
-	body, err := readBody(w, r, s.dir.rowLimit, what)
+	body, err := readBody(w, r, s.dir.RowLimit(), what)
 	if err != nil {
 		return contract.Fields{}, err
 	}
@@ -72,7 +72,7 @@ func (s *Server) replaceRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	f, err := s.readFields(w, r, "the row")
 	if err != nil {
-		return keyErr(key, err)
+		return command.WithKey(key, err)
 	}
 	res, err := s.dir.Replace(r.Context(), key, f)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Server) patchRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	f, err := s.readFields(w, r, "the patch")
 	if err != nil {
-		return keyErr(key, err)
+		return command.WithKey(key, err)
 	}
 	res, err := s.dir.Patch(r.Context(), key, f)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Server) deleteRow(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
-		return keyErr(key, err)
+		return command.WithKey(key, err)
 	}
 	if at, ok, err := parseAt(r); err != nil || ok {
 		if err != nil {
@@ -129,11 +129,8 @@ func (s *Server) getRow(w http.ResponseWriter, r *http.Request) error {
 		return s.rowAt(w, r, key, at)
 	}
 	row, _, err := s.dir.Row(r.Context(), key)
-	switch {
-	case errors.Is(err, projector.ErrNotFound):
-		return keyErr(key, ErrNotFound)
-	case err != nil:
-		return keyErr(key, unavailable(err))
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, row)
 	return nil
@@ -162,7 +159,7 @@ func (s *Server) listDirectory(w http.ResponseWriter, r *http.Request) error {
 	}
 	rows, total, err := s.cfg.Projector.List(filter, offset, limit)
 	if err != nil {
-		return unavailable(err)
+		return command.Unavailable(err)
 	}
 	writeJSON(w, http.StatusOK, dirPage{Rows: rows, Total: total, Limit: limit, Offset: offset})
 	return nil

@@ -60,7 +60,7 @@ func TestConcurrentPatchesNeverLoseAnUpdate(t *testing.T) {
 	}
 	t.Logf("%d applied, %d conflicts", len(applied), conflicts)
 
-	ms := mutations(t, n, "RACED")
+	ms := nodetest.Mutations(t, n, "RACED")
 	patches := ms[1:]
 	if ms[0].Action != contract.ActionCreate || len(patches) != len(applied) {
 		t.Fatalf("%d events after the create for %d applied PATCHes", len(patches), len(applied))

@@ -34,7 +34,7 @@ func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = func() time.Time { return at } })
 
 	// Without the header: the sample 401, and nothing appended.
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	status, body := nodetest.DoKey(t, n, "POST", "/api/directory", samplePost, "")
 	if status != http.StatusUnauthorized || strings.TrimSpace(body) != `{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}` {
 		t.Fatalf("POST without x-terminal-key: HTTP %d %s", status, body)
@@ -42,7 +42,7 @@ func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 	if status, _ := nodetest.DoKey(t, n, "POST", "/api/directory", samplePost, "wrong-key-wrong-key-wrong"); status != http.StatusUnauthorized {
 		t.Fatalf("POST with a wrong key: HTTP %d", status)
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("unauthorized POST appended: control seq %d -> %d", before, got)
 	}
 
@@ -70,16 +70,16 @@ func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 	if status != http.StatusNotFound || strings.TrimSpace(body) != `{"error":"not_found","key":"ZZ_TEST_TEMPERATURE"}` {
 		t.Fatalf("GET after DELETE: HTTP %d %s", status, body)
 	}
-	before = controlSeq(t, n)
+	before = nodetest.ControlSeq(t, n)
 	if status, _ := nodetest.Do(t, n, "DELETE", "/api/directory/ZZ_TEST_TEMPERATURE", ""); status != http.StatusNotFound {
 		t.Fatalf("second DELETE: HTTP %d, want 404", status)
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("DELETE of an absent key appended")
 	}
 
 	// The log holds exactly one event per accepted write, by the owner.
-	ms := mutations(t, n, "ZZ_TEST_TEMPERATURE")
+	ms := nodetest.Mutations(t, n, "ZZ_TEST_TEMPERATURE")
 	if len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[0].Row == nil || ms[0].Row.Category != "tools" ||
 		ms[1].Action != contract.ActionDelete || ms[1].Row != nil {
 		t.Fatalf("mutations = %+v", ms)
@@ -211,7 +211,7 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 			if tc.key == "-" {
 				key = ""
 			}
-			before := controlSeq(t, n)
+			before := nodetest.ControlSeq(t, n)
 			status, body := nodetest.DoKey(t, n, tc.method, tc.path, tc.body, key)
 			if status != tc.status {
 				t.Errorf("HTTP %d, want %d: %s", status, tc.status, body)
@@ -228,7 +228,7 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 					t.Errorf("error %q does not contain %q", e.Error, tc.contains)
 				}
 			}
-			if got := controlSeq(t, n); got != before {
+			if got := nodetest.ControlSeq(t, n); got != before {
 				t.Errorf("refused request appended to the log: control seq %d -> %d", before, got)
 			}
 		})
@@ -240,7 +240,7 @@ func TestDirectoryRefusalsAppendNothing(t *testing.T) {
 	if row.Category != "tools" || row.Sensitive != 0 || row.Runner != "" || !strings.HasPrefix(row.Content, "# WHAT: Current temperature") {
 		t.Errorf("row changed by refused writes: %+v", row)
 	}
-	if n := len(mutations(t, n, "ZZ_TEST_TEMPERATURE")); n != 1 {
+	if n := len(nodetest.Mutations(t, n, "ZZ_TEST_TEMPERATURE")); n != 1 {
 		t.Errorf("%d mutations of ZZ_TEST_TEMPERATURE, want 1", n)
 	}
 }
@@ -280,12 +280,12 @@ func TestPatchAsymmetricHygiene(t *testing.T) {
 
 	// The PATCH that fixes the row is accepted; from then on it cannot regress.
 	mustDo(t, n, http.StatusOK, "PATCH", "/api/directory/LEGACY", `{"content":"# WHAT: Returns now."}`)
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	status, got := nodetest.Do(t, n, "PATCH", "/api/directory/LEGACY", `{"content":"# ARGS:"}`)
 	if status != http.StatusBadRequest || !strings.Contains(got, "registry_hygiene_refused: missing_description") {
 		t.Fatalf("regressing PATCH: HTTP %d %s", status, got)
 	}
-	if controlSeq(t, n) != before {
+	if nodetest.ControlSeq(t, n) != before {
 		t.Fatal("refused PATCH appended")
 	}
 }
@@ -308,7 +308,7 @@ func TestPutCreatesThenReplaces(t *testing.T) {
 		second.PlannerRank != contract.DefaultPlannerRank || second.Category != "" || second.Target != "" {
 		t.Fatalf("after replace: %+v (first %+v)", second, first)
 	}
-	ms := mutations(t, n, "NOW")
+	ms := nodetest.Mutations(t, n, "NOW")
 	if len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[1].Action != contract.ActionReplace {
 		t.Fatalf("mutations: %+v", ms)
 	}

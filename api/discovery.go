@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/projector"
@@ -52,10 +53,10 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, v contract.Vie
 func (s *Server) document(w http.ResponseWriter, r *http.Request, key, format string, v contract.Viewer) error {
 	row, _, err := s.dir.Row(r.Context(), key)
 	switch {
-	case errors.Is(err, projector.ErrNotFound) || err == nil && !v.Discovers(&row):
+	case errors.Is(err, command.ErrNotFound) || err == nil && !v.Discovers(&row):
 		return &documentNotFound{key: key}
 	case err != nil:
-		return keyErr(key, unavailable(err))
+		return err
 	}
 	return s.writeDocument(w, &row, format, v)
 }
@@ -74,7 +75,7 @@ func (s *Server) writeDocument(w http.ResponseWriter, row *contract.Row, format 
 	}
 	body, err := doc.JSON()
 	if err != nil {
-		return keyErr(key, unavailable(err))
+		return command.WithKey(key, command.Unavailable(err))
 	}
 	writeJSON(w, http.StatusOK, body[:len(body)-1]) // writeJSON adds the newline
 	return nil
@@ -113,7 +114,7 @@ func (s *Server) registry(w http.ResponseWriter, category string, v contract.Vie
 		return nil
 	})
 	if err != nil {
-		return unavailable(err)
+		return command.Unavailable(err)
 	}
 	contract.SortRegistry(entries)
 	w.Header().Set("Cache-Control", "no-store")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -61,7 +62,7 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 	const what = "the request body"
 	var in dispatchBody
 	if r.ContentLength > limit {
-		return in, tooLarge(what, r.ContentLength, limit)
+		return in, command.TooLarge(what, r.ContentLength, limit)
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()

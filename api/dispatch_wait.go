@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -100,7 +101,7 @@ func (s *Server) mayRead(r *http.Request, tok string, claims *token.Claims, rc *
 // approval (the caller's own only, and only while its token could make the
 // call), else running.
 func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv, tok string, claims *token.Claims) error {
-	if ap, ok := s.cfg.Dispatcher.(Approver); ok {
+	if ap, ok := s.cfg.Dispatcher.(command.Approver); ok {
 		a, err := ap.LookupApproval(r.Context(), inv)
 		if err == nil && claims != nil && madeBy(claims, a.Actor) {
 			body, _ := ap.ApprovalBody(r.Context(), &a) // "" when the log no longer holds it

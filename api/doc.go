@@ -1,7 +1,9 @@
 // Package api is capdir's HTTP facade: the directory REST surface, dispatch,
 // receipts, breakers, capability tokens, health and metrics, with one
-// error-to-status table for every route (status.go); and Directory, the directory's
-// write path that the routes, the import and any other entry point call. Owner
+// error-to-status table for every route (status.go). It is a thin adapter over the
+// command side (package command): a route that changes something decodes the
+// request, calls the directory's write path, an import, Tokens or Approvals there,
+// and encodes the answer. Owner
 // routes require the x-terminal-key header (a capability token there is 401: the
 // route needs the owner key); dispatch also takes a capability token as
 // Authorization: Bearer; public routes (a receipt's public view and confirm) show no

@@ -7,15 +7,15 @@ import (
 	"io"
 	"strings"
 
-	imports "github.com/capdir/capdir/api/importer"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
-// Sentinel errors of the facade and of the Directory. Every route answers an error
-// through writeErr, whose one table (status.go) maps these, and the contract,
-// eventlog and dispatcher sentinels the routes meet, to a status and a JSON body.
+// Sentinel errors of the facade; those of the command side it meets too are the
+// command package's own. Every route answers an error through writeErr, whose one
+// table (status.go) maps these, and the command, contract, eventlog and dispatcher
+// sentinels the routes meet, to a status and a JSON body.
 var (
 	// ErrUnauthorized: an owner route without the owner key, or with a wrong one.
 	ErrUnauthorized = errors.New("unauthorized")
@@ -25,14 +25,14 @@ var (
 	ErrMethodNotAllowed = errors.New("method_not_allowed")
 	// ErrBadRequest: the request is not usable as sent (a malformed dispatch body, a
 	// missing or bad query parameter); the error's text says what to fix.
-	ErrBadRequest = errors.New("bad request")
+	ErrBadRequest = command.ErrBadRequest
 	// ErrBadQuery: a query parameter of a directory route is not usable. It is
 	// also an ErrBadRequest.
-	ErrBadQuery = &kindError{kind: ErrBadRequest, text: "bad query parameter"}
+	ErrBadQuery = command.NewError(ErrBadRequest, "bad query parameter")
 	// ErrPayloadTooLarge: a request body, an import row, or a row as the log would
 	// store it, is over its limit; the error's text names the limit. Nothing is
 	// appended.
-	ErrPayloadTooLarge = errors.New("payload_too_large")
+	ErrPayloadTooLarge = command.ErrPayloadTooLarge
 	// ErrBodyTimeout: the request body stopped arriving before the server's read
 	// timeout.
 	ErrBodyTimeout = errors.New("request_timeout")
@@ -41,20 +41,20 @@ var (
 	ErrTooManyImports = errors.New("too_many_imports")
 	// ErrNotFound: the key (of a row, or of a breaker to reset) or the invocation id
 	// is not known.
-	ErrNotFound = errors.New("not_found")
+	ErrNotFound = command.ErrNotFound
 	// ErrExists: a create (POST, or an import row without upsert) names a key that
 	// is present.
-	ErrExists = errors.New("exists")
+	ErrExists = command.ErrExists
 	// ErrConflict: another writer changed the key between a write's read and its
 	// append; nothing was written. It is eventlog.ErrConflict.
-	ErrConflict = eventlog.ErrConflict
+	ErrConflict = command.ErrConflict
 	// ErrNotVisible: the event was appended but the projector did not apply it
 	// within the write timeout. The write happened; a later read will show it.
-	ErrNotVisible = errors.New("written to the log but not yet projected")
+	ErrNotVisible = command.ErrNotVisible
 	// ErrUnavailable: the log or the projection could not be read or written.
-	ErrUnavailable = errors.New("unavailable")
+	ErrUnavailable = command.ErrUnavailable
 	// ErrNoDispatcher: dispatch routes on a node that runs no dispatcher.
-	ErrNoDispatcher = errors.New("dispatch is not running on this node")
+	ErrNoDispatcher = command.ErrNoDispatcher
 	// ErrDispatchFailed: the dispatcher could not take the request.
 	ErrDispatchFailed = errors.New("dispatch failed")
 	// ErrUnknownKey: a dispatch named a key no row has. The refusal has a receipt:
@@ -78,59 +78,13 @@ var (
 	ErrInputRefused = errors.New("input_refused")
 )
 
-// kindError is an error whose text is exactly what users see. errors.Is matches its
-// kind (a sentinel above) and its cause, if any.
-type kindError struct {
-	kind  error
-	text  string
-	cause error
-}
-
-func (e *kindError) Error() string        { return e.text }
-func (e *kindError) Is(target error) bool { return errors.Is(e.kind, target) }
-func (e *kindError) Unwrap() error        { return e.cause }
-
 // newError is an error of kind whose text is format's; %w in format wraps a cause.
 func newError(kind error, format string, args ...any) error {
-	wrapped := fmt.Errorf(format, args...)
-	return &kindError{kind: kind, text: wrapped.Error(), cause: errors.Unwrap(wrapped)}
+	return command.NewError(kind, format, args...)
 }
 
 // badRequest is an ErrBadRequest whose text is msg.
-func badRequest(msg string) error { return &kindError{kind: ErrBadRequest, text: msg} }
-
-// KeyError is an error of a Directory method about one key: errors.Is matches Err
-// (ErrNotFound, ErrExists, ErrConflict, a contract sentinel, …).
-type KeyError struct {
-	Key string
-	Err error
-}
-
-func (e *KeyError) Error() string {
-	if e.Key == "" {
-		return e.Err.Error()
-	}
-	return e.Key + ": " + e.Err.Error()
-}
-
-func (e *KeyError) Unwrap() error { return e.Err }
-
-// keyErr wraps err with key, once.
-func keyErr(key string, err error) error {
-	if err == nil || errors.As(err, new(*KeyError)) {
-		return err
-	}
-	return &KeyError{Key: key, Err: err}
-}
-
-// keyOf is the key a directory error is about, "" when none.
-func keyOf(err error) string {
-	var ke *KeyError
-	if errors.As(err, &ke) {
-		return ke.Key
-	}
-	return ""
-}
+func badRequest(msg string) error { return command.NewError(ErrBadRequest, "%s", msg) }
 
 // UnknownKeyError is a dispatch to a key no row has. Receipt is the refusal's
 // receipt; its result holds the refusal (error, attempted, did_you_mean, ran).
@@ -227,52 +181,7 @@ func (e *healthError) Error() string        { return e.err.Error() }
 func (e *healthError) Is(target error) bool { return target == ErrUnavailable }
 func (e *healthError) Unwrap() error        { return e.err }
 
-// ImportIncompleteError is an import that wrote rows but ended in an error: the
-// rows are not yet visible (ErrNotVisible), or the body stopped early (too large,
-// stalled: the rows before that point were written). Result reports every row;
-// the status is Err's.
-type ImportIncompleteError struct {
-	Result ImportResult
-	Err    error
-}
-
-func (e *ImportIncompleteError) Error() string { return e.Err.Error() }
-func (e *ImportIncompleteError) Unwrap() error { return e.Err }
-
-// SpecImportIncompleteError is an import of a spec that wrote rows but ended in
-// an error (the rows are not yet visible, or the listing of vanished rows or a
-// prune failed). Report says what was written, in "error" the reason; the
-// status is Err's.
-type SpecImportIncompleteError struct {
-	Report imports.SpecReport
-	Err    error
-}
-
-func (e *SpecImportIncompleteError) Error() string { return e.Err.Error() }
-func (e *SpecImportIncompleteError) Unwrap() error { return e.Err }
-
 // The literal texts users see.
-
-// existsMessage is a POST's answer to a present key.
-func existsMessage(key string) string {
-	return fmt.Sprintf("exists: %s is already in the directory; PUT /api/directory/%s replaces it and PATCH changes some of its fields", key, key)
-}
-
-// importExistsMessage is an import row's failure on a present key.
-func importExistsMessage(key string) string {
-	return fmt.Sprintf("exists: %s is already in the directory (import with %s to replace it)", key, UpsertQuery)
-}
-
-// importRepeatedMessage is an import row's failure on a key an earlier row of the
-// same import wrote.
-func importRepeatedMessage(key string, at int) string {
-	return fmt.Sprintf("exists: %s appears earlier in this import, at index %d (import with %s to let the later row replace it)", key, at, UpsertQuery)
-}
-
-// conflictMessage is the answer to a write another writer beat.
-func conflictMessage(key string) string {
-	return fmt.Sprintf("conflict: %s was changed by another writer between this request's read and its write; nothing was written; re-read the row and retry", key)
-}
 
 // unauthorizedBody is an owner route's answer to a request without the owner key.
 var unauthorizedBody = []byte(`{"error":"unauthorized","how_to_fix":"send the owner key in the x-terminal-key header"}`)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/projector"
 )
@@ -53,9 +54,9 @@ func historyErr(key string, err error) error {
 	case errors.As(err, &beyond):
 		return fmt.Errorf("%w: %s; ask for at most at=%d, or a time", ErrBadQuery, beyond.Error(), beyond.LastSeq)
 	case errors.Is(err, projector.ErrNotFound):
-		return keyErr(key, ErrNotFound)
+		return command.WithKey(key, ErrNotFound)
 	}
-	return keyErr(key, unavailable(err))
+	return command.WithKey(key, command.Unavailable(err))
 }
 
 // rowHistory is GET /api/directory/{key}/history: every mutation of the row in
@@ -63,14 +64,14 @@ func historyErr(key string, err error) error {
 func (s *Server) rowHistory(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("key")
 	if err := contract.ValidateKey(key); err != nil {
-		return keyErr(key, err)
+		return command.WithKey(key, err)
 	}
 	h, err := s.cfg.Projector.History(r.Context(), key)
 	if err != nil {
 		return historyErr(key, err)
 	}
 	if len(h) == 0 {
-		return keyErr(key, ErrNotFound)
+		return command.WithKey(key, ErrNotFound)
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Key     string            `json:"key"`

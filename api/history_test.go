@@ -72,10 +72,10 @@ func TestReceiptContractIsTheRowItRanUnder(t *testing.T) {
 func TestHistoryRoutes(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	mustDo(t, n, 201, "POST", "/api/directory", fmt.Sprintf(compliantRow, "CLOCK"))
-	created := controlSeq(t, n)
+	created := nodetest.ControlSeq(t, n)
 	mustDo(t, n, 200, "PATCH", "/api/directory/CLOCK", `{"category":"clock"}`)
 	mustDo(t, n, 200, "DELETE", "/api/directory/CLOCK", "")
-	deleted := controlSeq(t, n)
+	deleted := nodetest.ControlSeq(t, n)
 
 	var h historyAnswer
 	decode(t, mustDo(t, n, 200, "GET", "/api/directory/CLOCK/history", ""), &h)
@@ -158,7 +158,7 @@ func TestHistoryRoutesRefuse(t *testing.T) {
 			t.Errorf("GET %s with a token: %d %s", path, code, body)
 		}
 	}
-	last := controlSeq(t, n)
+	last := nodetest.ControlSeq(t, n)
 	for _, path := range []string{"/api/directory", "/api/directory/CLOCK", "/api/dispatch?key=CLOCK&format=json"} {
 		sep := "?"
 		if strings.Contains(path, "?") {

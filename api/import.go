@@ -1,98 +1,27 @@
 package api
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
-	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/command"
 )
 
-const (
-	// importWindow is how many appends an import keeps in flight at once; it stays
-	// under the log's async publish limit.
-	importWindow = 1024
-	// importWindowBytes bounds the events an import keeps in flight, in bytes (one
-	// row at a time when a row is larger).
-	importWindowBytes = 4 << 20
-	// importRowsPerTimeout: the final wait for the projection gets one write
-	// timeout per this many rows (and at least one).
-	importRowsPerTimeout = 10000
-	// importRetryAfter is the Retry-After of ErrTooManyImports's answer.
-	importRetryAfter = "5"
-)
-
-// UpsertQuery is the query of an import that replaces rows whose key is present.
-// The failures that suggest it name it; capdir import names its --upsert flag
-// in its place.
-const UpsertQuery = "?mode=upsert"
-
-// ImportFailure reports one row an import did not write.
-type ImportFailure struct {
-	Index    int    `json:"index"`          // 0-based position among the body's rows
-	Line     int    `json:"line,omitempty"` // 1-based line, for NDJSON
-	Key      string `json:"key"`
-	Error    string `json:"error"`
-	HowToFix string `json:"how_to_fix,omitempty"` // for hygiene refusals
-}
-
-// ImportWarning is a row the import wrote that cannot run as written: Warning
-// is the literal every call of it will fail with.
-type ImportWarning struct {
-	Index   int    `json:"index"`          // 0-based position among the body's rows
-	Line    int    `json:"line,omitempty"` // 1-based line, for NDJSON
-	Key     string `json:"key"`
-	Warning string `json:"warning"`
-}
-
-// ImportResult is the answer to POST /api/directory/import.
-type ImportResult struct {
-	OK int `json:"ok"`
-	// Unchanged are the rows of OK an upsert found equal to the stored ones but
-	// for their timestamps: nothing was appended for them.
-	Unchanged int             `json:"unchanged,omitempty"`
-	Failed    []ImportFailure `json:"failed"`
-	// Warnings are the written rows that cannot run as written, each with the
-	// literal every call of it will fail with.
-	Warnings []ImportWarning `json:"warnings,omitempty"`
-	// Error is set when the rows were written but are not yet visible, or when the
-	// body stopped before its end (NDJSON: the rows before that point were imported).
-	Error string `json:"error,omitempty"`
-	// IgnoredColumns are a table's columns that are not the directory's
-	// (format=d1 or sqlite): their values are not imported.
-	IgnoredColumns []string `json:"ignored_columns,omitempty"`
-}
+// importRetryAfter is the Retry-After of ErrTooManyImports's answer.
+const importRetryAfter = "5"
 
 // importDirectory is POST /api/directory/import[?mode=upsert]; with
-// ?format=openapi it is importOpenAPI. The body is a JSON
-// array of row objects, or NDJSON (one row object per line): the content type
-// application/x-ndjson (or application/ndjson, application/jsonl) says NDJSON;
-// otherwise a body whose first non-blank byte is '[' is an array and anything else
-// is NDJSON. An array that is not well-formed JSON is refused whole (400, nothing
-// written); every other problem fails only its row.
-//
-// The body is streamed: rows are read and written one at a time, so memory does not
-// grow with the body. An array is first spooled to a temporary file while its syntax
-// is checked; NDJSON rows are written as they arrive. At most Config.MaxImports
-// imports run at once; one more is refused at once with ErrTooManyImports (429),
-// before its body is read.
-//
-// Each row goes through the Directory like a POST (contract.Create), or, with
-// mode=upsert and a key that is present, like a PUT (contract.Replace). Without
-// upsert a present key, or a key repeated in the body, fails that row with "exists".
-// A row over the row limit fails with payload_too_large. The answer, 200, is
-// {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent once every written row
-// is visible. When rows were written but the import ended in an error (the body
-// stopped early, the rows are not yet visible) the error is an
-// *ImportIncompleteError that reports every row.
+// ?format=openapi it is importOpenAPI. The body, of at most Config.MaxImportBody
+// bytes, is a JSON array of row objects or NDJSON, streamed into
+// command.Directory.ImportRows, which decides and writes every row: an array that
+// is not well-formed JSON is refused whole (400, nothing written), every other
+// problem fails only its row. At most Config.MaxImports imports run at once; one
+// more is refused at once with ErrTooManyImports (429), before its body is read.
+// The answer, 200, is {"ok":N,"failed":[{"index":i,"key":…,"error":…},…]}, sent
+// once every written row is visible; an import that wrote rows but ended in an
+// error is a *command.ImportIncompleteError, answered with its report.
 func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	format, err := importFormat(r)
 	if err != nil {
@@ -107,19 +36,18 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	}
 	limit := s.cfg.MaxImportBody
 	if r.ContentLength > limit {
-		return fmt.Errorf("%w; split the rows into several imports", tooLarge("the import body", r.ContentLength, limit))
+		return fmt.Errorf("%w; split the rows into several imports", command.TooLarge("the import body", r.ContentLength, limit))
 	}
-	select {
-	case s.imports <- struct{}{}:
-		defer func() { <-s.imports }()
-	default:
-		return fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	release, err := s.admitImport()
+	if err != nil {
+		return err
 	}
+	defer release()
 	// The import may outlast the server's timeouts: its body is allowed to take as
 	// long as it needs without stalling, and its answer gets a write timeout of its own.
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
-	var res ImportResult
+	var res command.ImportResult
 	if isTableFormat(format) {
 		res, err = s.runTableImport(w, r, rc, format, upsert, limit)
 	} else {
@@ -135,6 +63,17 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// admitImport takes one of the Config.MaxImports places of the imports running
+// now, or answers ErrTooManyImports; release gives it back.
+func (s *Server) admitImport() (release func(), err error) {
+	select {
+	case s.imports <- struct{}{}:
+		return func() { <-s.imports }, nil
+	default:
+		return nil, fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	}
+}
+
 // importMode reads ?mode=: create (the default) or upsert.
 func importMode(r *http.Request) (upsert bool, err error) {
 	switch mode := r.URL.Query().Get("mode"); mode {
@@ -147,211 +86,27 @@ func importMode(r *http.Request) (upsert bool, err error) {
 	}
 }
 
-// runImport reads the body of at most limit bytes and writes its rows. A body
-// refused whole (nothing written) is its error as it is; once rows are being written
-// the import runs to its end, and an error that ends it early or keeps its rows from
-// being visible comes as an *ImportIncompleteError.
-func (s *Server) runImport(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, upsert bool, limit int64) (ImportResult, error) {
-	body := bufio.NewReaderSize(&progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}, 64<<10)
-	rows, done, err := s.importRows(body, r.Header.Get("Content-Type"))
-	if err != nil {
-		return ImportResult{}, importReadError(err, r, limit)
-	}
-	defer done()
-	// Once rows are being written the import runs to its end and answers for every
-	// row, even when the body stops early (which cancels the request's context) or
-	// the client goes away: each wait is bounded by the write timeout.
-	ctx := context.WithoutCancel(r.Context())
-	im := &importer{w: s.dir, upsert: upsert, seed: maphash.MakeSeed(), seen: map[uint64]int{}}
-	var readErr error
-	for {
-		row, err := rows.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = fmt.Errorf("%w; the rows before that point were imported (see ok and failed)", importReadError(err, r, limit))
-			break
-		}
-		im.add(ctx, row)
-	}
-	err = im.drain(ctx)
-	if readErr != nil {
-		err = readErr
-	}
-	res := importResult(im)
-	if err != nil {
-		return ImportResult{}, &ImportIncompleteError{Result: res, Err: err}
-	}
-	return res, nil
+// runImport reads the body of at most limit bytes and writes its rows (see
+// command.Directory.ImportRows), its read errors worded as a request body's.
+func (s *Server) runImport(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, upsert bool, limit int64) (command.ImportResult, error) {
+	body := &progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}
+	return s.dir.ImportRows(r.Context(), body, command.RowsImport{ContentType: r.Header.Get("Content-Type"), Upsert: upsert,
+		BodyError: func(err error) error { return bodyError(err, "the import body", r.ContentLength, limit) }})
 }
 
-// importRows returns the body's rows: NDJSON as it arrives, an array from its spool.
-// done releases them.
-func (s *Server) importRows(body *bufio.Reader, contentType string) (rows rowSource, done func(), err error) {
-	array, lines, err := sniffImport(body, contentType)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !array {
-		return &ndjsonRows{br: body, limit: s.dir.rowLimit, line: lines}, func() {}, nil
-	}
-	return spoolArray(body, s.cfg.ImportSpoolDir, s.dir.rowLimit)
+// progressReader reads an import body, moving the connection's read deadline to
+// timeout from now before every read: the body may take as long as it needs, but
+// may not stall for longer than timeout. (The server's read timeout bounds a whole
+// request, which a large import may outlast.)
+type progressReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
 }
 
-// importResult is what im did: how many rows it wrote, and its failures in order.
-func importResult(im *importer) ImportResult {
-	res := ImportResult{OK: im.ok, Unchanged: im.unchanged, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
-	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
-	return res
-}
-
-// importer writes an import's rows through the Directory, keeping up to
-// importWindow appends (and importWindowBytes of events) in flight. It keeps nothing
-// of a row once its append is acknowledged but a hash of its key and its index (for
-// a key repeated in the import), and the failures. It is used by one request at a
-// time.
-type importer struct {
-	w      *Directory
-	upsert bool
-
-	seed     maphash.Seed
-	seen     map[uint64]int // hash of a key → index of the row of this import that wrote it
-	inflight []importInflight
-	bytes    int // event bytes in flight
-	maxSeq   uint64
-	ok       int
-	// unchanged are the rows of ok an upsert found equal to the stored ones:
-	// nothing was appended for them.
-	unchanged int
-	failed    []ImportFailure
-	warned    []ImportWarning // in the order the rows were acknowledged
-}
-
-type importInflight struct {
-	row      importRow // without its bytes
-	key      string
-	size     int
-	warnings []string
-	future   *eventlog.Pending
-}
-
-// add decides one row and starts appending it, or records why it failed. It keeps
-// no reference to row.raw.
-func (im *importer) add(ctx context.Context, row importRow) {
-	if row.size > im.w.rowLimit {
-		im.fail(row, prefixKey(row.raw), tooLarge("the row", row.size, im.w.rowLimit))
-		return
+func (p *progressReader) Read(b []byte) (int, error) {
+	if p.timeout > 0 {
+		p.rc.SetReadDeadline(time.Now().Add(p.timeout))
 	}
-	f, err := contract.DecodeFields(row.raw)
-	if err != nil {
-		im.fail(row, rawKey(row.raw), err)
-		return
-	}
-	row.raw = nil
-	key := f.Values.Key
-	hash := maphash.String(im.seed, key)
-	earlier, dup := im.seen[hash]
-	if dup {
-		// The later row meets the earlier one (upsert: replaces it; else: fails with
-		// exists): let the earlier be visible first. (Two keys of one hash, at odds
-		// of one in 2^64, only cost this wait: the projection then decides.)
-		if err := im.drain(ctx); err != nil {
-			im.fail(row, key, err)
-			return
-		}
-	}
-	build := buildCreate(f)
-	if im.upsert {
-		build = unlessUnchanged(buildUpsert(key, f))
-	}
-	p, err := im.w.prepare(key, build)
-	if errors.Is(err, errUnchanged) {
-		im.seen[hash] = row.index
-		im.ok++
-		im.unchanged++
-		return
-	}
-	if dup && errors.Is(err, ErrExists) {
-		im.failMsg(row, key, importRepeatedMessage(key, earlier), "")
-		return
-	}
-	if err != nil {
-		im.fail(row, key, err)
-		return
-	}
-	future, err := im.w.appendAsync(p)
-	if err != nil {
-		im.fail(row, key, err)
-		return
-	}
-	im.seen[hash] = row.index
-	size := len(p.event.Data)
-	im.inflight = append(im.inflight, importInflight{row: row, key: key, size: size, warnings: p.warnings, future: future})
-	im.bytes += size
-	for len(im.inflight) >= importWindow || (im.bytes > importWindowBytes && len(im.inflight) > 1) {
-		im.settle(ctx, im.inflight[0])
-		im.inflight = im.inflight[1:]
-	}
-}
-
-// settle waits for one append's acknowledgement and records its outcome.
-func (im *importer) settle(ctx context.Context, in importInflight) {
-	im.bytes -= in.size
-	seq, err := im.w.awaitAsync(ctx, in.future)
-	if err != nil {
-		if hash := maphash.String(im.seed, in.key); im.seen[hash] == in.row.index {
-			delete(im.seen, hash)
-		}
-		im.fail(in.row, in.key, err)
-		return
-	}
-	im.ok++
-	im.maxSeq = max(im.maxSeq, seq)
-	for _, w := range in.warnings {
-		im.warned = append(im.warned, ImportWarning{Index: in.row.index, Line: in.row.line, Key: in.key, Warning: w})
-	}
-}
-
-// drain settles every append in flight, then waits until all of them are visible.
-func (im *importer) drain(ctx context.Context) error {
-	for _, in := range im.inflight {
-		im.settle(ctx, in)
-	}
-	im.inflight = im.inflight[:0]
-	if im.maxSeq == 0 {
-		return nil
-	}
-	return im.w.visible(ctx, im.maxSeq, 1+im.ok/importRowsPerTimeout)
-}
-
-func (im *importer) fail(row importRow, key string, err error) {
-	how := ""
-	var refusal *contract.RefusalError
-	if errors.As(err, &refusal) {
-		how = refusal.HowToFix
-	}
-	msg := errMessage(keyErr(key, err))
-	if errors.Is(err, ErrExists) {
-		msg = importExistsMessage(key)
-	}
-	im.failMsg(row, key, msg, how)
-}
-
-func (im *importer) failMsg(row importRow, key, msg, how string) {
-	im.failed = append(im.failed, ImportFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how})
-}
-
-// rawKey is the row's "key" when it can be read at all, for failure reports.
-func rawKey(raw []byte) string {
-	var v struct {
-		Key any `json:"key"`
-	}
-	if json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	if s, ok := v.Key.(string); ok {
-		return s
-	}
-	return ""
+	return p.r.Read(b)
 }

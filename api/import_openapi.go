@@ -1,14 +1,13 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
-	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/api/importer/openapi"
+	"github.com/capdir/capdir/command"
 )
 
 // Import formats: the ?format= of POST /api/directory/import.
@@ -31,7 +30,7 @@ func importFormat(r *http.Request) (string, error) {
 
 // importOpenAPI is POST /api/directory/import?format=openapi: the body is an
 // OpenAPI document (at most openapi.MaxSpecBytes), each of whose operations
-// becomes an http row (see openapi.Convert), written by Directory.ImportItems.
+// becomes an http row (see command.Directory.ImportOpenAPI).
 // The query holds the options: prefix, server, category, auth_env (repeatable:
 // NAME for every security scheme, or SCHEME=NAME), base (the URL the spec was
 // read from, for relative server URLs), prune and dry_run (true or 1).
@@ -42,33 +41,25 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case s.imports <- struct{}{}:
-		defer func() { <-s.imports }()
-	default:
-		return fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
+	release, err := s.admitImport()
+	if err != nil {
+		return err
 	}
+	defer release()
 	data, err := readBody(w, r, openapi.MaxSpecBytes, "the spec")
 	if err != nil {
 		return err
 	}
-	spec, err := openapi.Convert(r.Context(), data, opt)
+	report, err := s.dir.ImportOpenAPI(r.Context(), data, opt, in)
 	if err != nil {
 		return err
-	}
-	in.Source = spec.Source
-	// Once rows are being written the import runs to its end, whatever the client does.
-	res, err := s.dir.ImportItems(context.WithoutCancel(r.Context()), spec.Items, in)
-	report := imports.SpecReport{Spec: spec.Title, Version: spec.Version, Operations: len(spec.Items), Report: res}
-	if err != nil {
-		return &SpecImportIncompleteError{Report: report, Err: err}
 	}
 	writeJSON(w, http.StatusOK, report)
 	return nil
 }
 
 // openAPIQuery reads the options of an OpenAPI import from its query.
-func openAPIQuery(q url.Values) (openapi.Options, ItemsImport, error) {
+func openAPIQuery(q url.Values) (openapi.Options, command.ItemsImport, error) {
 	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category"), Base: q.Get("base")}
 	for _, v := range q["auth_env"] {
 		if opt.AuthEnv == nil {
@@ -80,7 +71,7 @@ func openAPIQuery(q url.Values) (openapi.Options, ItemsImport, error) {
 		}
 		opt.AuthEnv[scheme] = env
 	}
-	var in ItemsImport
+	var in command.ItemsImport
 	var err error
 	if in.Prune, err = queryFlag(q, "prune"); err != nil {
 		return opt, in, err

@@ -171,12 +171,12 @@ func TestImportOpenAPIPetstore30(t *testing.T) {
 		t.Fatal("a call the input schema refused reached the upstream")
 	}
 
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	again := importSpec(t, n, spec, q)
 	if again.Unchanged != 3 || again.Created+again.Updated != 0 || len(again.Vanished) != 0 {
 		t.Fatalf("re-import: %+v", again)
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("a re-import that changes nothing appended %d events", got-before)
 	}
 }
@@ -200,12 +200,12 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 	}
 	// A dry run shows the rows and writes nothing: the spec's own server, its
 	// variable at its default.
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	dry = importSpec(t, n, spec, url.Values{"dry_run": {"1"}, "auth_env": {"PETSTORE_TOKEN"}, "prefix": {"ps_"}})
 	if !dry.DryRun || dry.Created != 4 || dry.Refused != 1 || dry.Items[0].Row == nil || dry.Items[0].Row.Target != "GET https://api.petstore.swagger.io/v1/pets?limit=$1" {
 		t.Fatalf("dry run: %+v", dry)
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("a dry run appended %d events", got-before)
 	}
 
@@ -247,9 +247,9 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 		t.Fatalf("PS_SHOW_PET_BY_ID: HTTP %d %v", status, out)
 	}
 	// Examples, credentials and $defs read back as written: a re-import appends nothing.
-	before = controlSeq(t, n)
-	if again := importSpec(t, n, spec, q); again.Unchanged != 4 || again.Refused != 1 || controlSeq(t, n) != before {
-		t.Fatalf("re-import: %+v, %d events", again, controlSeq(t, n)-before)
+	before = nodetest.ControlSeq(t, n)
+	if again := importSpec(t, n, spec, q); again.Unchanged != 4 || again.Refused != 1 || nodetest.ControlSeq(t, n) != before {
+		t.Fatalf("re-import: %+v, %d events", again, nodetest.ControlSeq(t, n)-before)
 	}
 	store.mu.Lock()
 	defer store.mu.Unlock()
@@ -267,12 +267,12 @@ func TestImportOpenAPIDiscord(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"DISCORD_BOT_TOKEN"} })
 	spec := specFixture(t, "discord-3.1.json")
 	q := url.Values{"auth_env": {"DISCORD_BOT_TOKEN"}, "prefix": {"discord_"}, "category": {"discord"}}
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	res := importSpec(t, n, spec, q)
 	if res.Operations != 242 || res.Created != 239 || res.Refused != 3 || res.Failed != 0 {
 		t.Fatalf("import: %d operations, %d created, %d refused, %d failed", res.Operations, res.Created, res.Refused, res.Failed)
 	}
-	if got := controlSeq(t, n); got != before+239 {
+	if got := nodetest.ControlSeq(t, n); got != before+239 {
 		t.Fatalf("the import appended %d events, want 239", got-before)
 	}
 	for _, it := range res.Items {
@@ -299,12 +299,12 @@ func TestImportOpenAPIDiscord(t *testing.T) {
 		t.Fatalf("input_schema: %s", row.InputSchema)
 	}
 
-	before = controlSeq(t, n)
+	before = nodetest.ControlSeq(t, n)
 	again := importSpec(t, n, spec, q)
 	if again.Unchanged != 239 || again.Created+again.Updated != 0 {
 		t.Fatalf("re-import: %d unchanged, %d created, %d updated", again.Unchanged, again.Created, again.Updated)
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("a re-import that changes nothing appended %d events", got-before)
 	}
 }
@@ -364,7 +364,7 @@ func TestImportOpenAPIRefused(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	spec := specFixture(t, "petstore-3.0.yaml")
 	path := "/api/directory/import?format=openapi&server=https://petstore.example"
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	for name, send := range map[string]func() (int, string){
 		"no key":    func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "") },
 		"wrong key": func() (int, string) { return nodetest.DoKey(t, n, "POST", path, spec, "not-the-owner-key-0123456789") },
@@ -383,7 +383,7 @@ func TestImportOpenAPIRefused(t *testing.T) {
 	}{
 		{"garbage", path, "\x00\xff{{{ not a spec", 400, "openapi_spec_refused: it cannot be read as an OpenAPI document"},
 		{"50 MB", path, strings.Repeat("a", 50<<20), 413, "payload_too_large: the spec is 52428800 bytes; the limit is 4194304"},
-		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default) or openapi"},
+		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default), openapi, d1 or sqlite"},
 		{"bad flag", path + "&prune=yes", spec, 400, "prune must be true or false"},
 		{"bad auth env", path + "&auth_env=petstore_auth%3Dnot+a+name", spec, 400, "openapi_bad_option: auth-env"},
 		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --spec-server URL"},
@@ -393,7 +393,7 @@ func TestImportOpenAPIRefused(t *testing.T) {
 			t.Errorf("%s: HTTP %d %.300s", tc.name, status, body)
 		}
 	}
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("refused imports appended %d events", got-before)
 	}
 }

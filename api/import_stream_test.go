@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -154,7 +154,7 @@ func TestImportStreamsRowsInBoundedMemory(t *testing.T) {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			peak := stop()
-			var res api.ImportResult
+			var res command.ImportResult
 			decode(t, string(body), &res)
 			valid := (rows + genValidEvery - 1) / genValidEvery
 			if resp.StatusCode != 200 || res.OK != valid || len(res.Failed) != rows-valid ||
@@ -217,14 +217,14 @@ func TestImportConcurrencyBound(t *testing.T) {
 	// its one row fails validation, so it appends nothing either way.)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		before := controlSeq(t, n)
+		before := nodetest.ControlSeq(t, n)
 		resp, err := http.DefaultClient.Do(importReq(strings.NewReader(`{"key":"SECOND","type":"lambda"}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if got := controlSeq(t, n); got != before {
+		if got := nodetest.ControlSeq(t, n); got != before {
 			t.Fatalf("the second import appended %d events", got-before)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests {
@@ -282,7 +282,7 @@ func TestImportBodyCap(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := controlSeq(t, n)
+			before := nodetest.ControlSeq(t, n)
 			var rd io.Reader = strings.NewReader(tc.body)
 			if tc.chunked {
 				rd = io.MultiReader(rd)
@@ -295,9 +295,9 @@ func TestImportBodyCap(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var res api.ImportResult
+			var res command.ImportResult
 			decode(t, string(b), &res)
-			written := int(controlSeq(t, n) - before)
+			written := int(nodetest.ControlSeq(t, n) - before)
 			if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.HasPrefix(res.Error, tc.wantPrefix) ||
 				(written > 0) != tc.wantWritten || res.OK != written {
 				t.Fatalf("HTTP %d %.300s; %d rows written", resp.StatusCode, b, written)

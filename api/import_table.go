@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/capdir/capdir/api/importer/d1"
+	"github.com/capdir/capdir/command"
 )
 
 // The directory table of another deployment, over HTTP:
@@ -29,29 +30,29 @@ const (
 func isTableFormat(format string) bool { return format == FormatD1 || format == FormatSQLite }
 
 // runTableImport reads r's table and imports its rows (see FormatD1).
-func (s *Server) runTableImport(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, format string, upsert bool, limit int64) (ImportResult, error) {
+func (s *Server) runTableImport(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, format string, upsert bool, limit int64) (command.ImportResult, error) {
 	in, err := os.CreateTemp(s.cfg.ImportSpoolDir, "capdir-table-*")
 	if err != nil {
-		return ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
+		return command.ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
 	}
 	defer os.Remove(in.Name())
 	defer in.Close()
 	body := &progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}
 	if _, err := io.Copy(in, body); err != nil {
-		return ImportResult{}, importReadError(err, r, limit)
+		return command.ImportResult{}, bodyError(err, "the table body", r.ContentLength, limit)
 	}
 	rows, err := os.CreateTemp(s.cfg.ImportSpoolDir, "capdir-table-*.ndjson")
 	if err != nil {
-		return ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
+		return command.ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
 	}
 	defer os.Remove(rows.Name())
 	defer rows.Close()
 	res, err := readTable(r.Context(), format, in, rows)
 	if err != nil {
-		return ImportResult{}, err
+		return command.ImportResult{}, err
 	}
 	if _, err := rows.Seek(0, io.SeekStart); err != nil {
-		return ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
+		return command.ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
 	}
 	nr := r.Clone(r.Context())
 	nr.Body, nr.ContentLength = rows, -1

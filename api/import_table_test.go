@@ -25,12 +25,12 @@ func TestImportTableOverHTTP(t *testing.T) {
 			if status != http.StatusOK || !strings.HasPrefix(body, `{"ok":891,"failed":[]`) {
 				t.Fatalf("import: HTTP %d %.300s", status, body)
 			}
-			before := controlSeq(t, n)
+			before := nodetest.ControlSeq(t, n)
 			status, body = send(t, n, "POST", "/api/directory/import?format="+tc.format+"&mode=upsert", "application/octet-stream", tc.body)
 			if status != http.StatusOK || !strings.HasPrefix(body, `{"ok":891,"unchanged":891,"failed":[]`) {
 				t.Fatalf("the same table again: HTTP %d %.300s", status, body)
 			}
-			if after := controlSeq(t, n); after != before {
+			if after := nodetest.ControlSeq(t, n); after != before {
 				t.Fatalf("an unchanged table appended %d events", after-before)
 			}
 		})
@@ -43,7 +43,7 @@ func TestImportTableOverHTTP(t *testing.T) {
 // appended.
 func TestImportTableRefused(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.API.MaxImportBody = 64 << 10 })
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	d1 := string(testdata.D1JSON(testdata.ProductionRows()[:1]))
 	for _, key := range []string{"", "wrong-key-wrong-key-wrong"} {
 		if status, body := nodetest.DoKey(t, n, "POST", "/api/directory/import?format=d1", d1, key); status != http.StatusUnauthorized {
@@ -72,7 +72,7 @@ func TestImportTableRefused(t *testing.T) {
 			t.Errorf("format %s %.60q: HTTP %d %.300s; want %d naming %q", tc.format, tc.body, status, body, tc.status, tc.want)
 		}
 	}
-	if after := controlSeq(t, n); after != before {
+	if after := nodetest.ControlSeq(t, n); after != before {
 		t.Fatalf("refused tables appended %d events", after-before)
 	}
 }

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capdir/capdir/api"
-
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
@@ -49,12 +48,12 @@ func sameContract(a, b contract.Row) bool {
 
 func TestImportSampleFixture(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	status, body := send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.SampleRows()))
 	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"failed":[]}` {
 		t.Fatalf("import: HTTP %d %s", status, body)
 	}
-	if got := controlSeq(t, n); got != before+6 {
+	if got := nodetest.ControlSeq(t, n); got != before+6 {
 		t.Fatalf("import appended %d events, want 6", got-before)
 	}
 
@@ -73,14 +72,14 @@ func TestImportSampleFixture(t *testing.T) {
 		if !sameContract(r, want[r.Key]) {
 			t.Errorf("%s imported as %+v, fixture %+v", r.Key, r, want[r.Key])
 		}
-		if ms := mutations(t, n, r.Key); len(ms) != 1 || ms[0].Action != contract.ActionCreate {
+		if ms := nodetest.Mutations(t, n, r.Key); len(ms) != 1 || ms[0].Action != contract.ActionCreate {
 			t.Errorf("%s: mutations %+v", r.Key, ms)
 		}
 	}
 
 	// Again, without upsert: every row fails with "exists", nothing is appended.
-	before = controlSeq(t, n)
-	var res api.ImportResult
+	before = nodetest.ControlSeq(t, n)
+	var res command.ImportResult
 	status, body = send(t, n, "POST", "/api/directory/import", "application/json", string(testdata.SampleRows()))
 	decode(t, body, &res)
 	if status != http.StatusOK || res.OK != 0 || len(res.Failed) != 6 {
@@ -91,7 +90,7 @@ func TestImportSampleFixture(t *testing.T) {
 			t.Errorf("failure %d: %+v", i, f)
 		}
 	}
-	if controlSeq(t, n) != before {
+	if nodetest.ControlSeq(t, n) != before {
 		t.Fatal("a refused import appended")
 	}
 
@@ -101,7 +100,7 @@ func TestImportSampleFixture(t *testing.T) {
 	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"unchanged":6,"failed":[]}` {
 		t.Fatalf("upsert import: HTTP %d %s", status, body)
 	}
-	if controlSeq(t, n) != before {
+	if nodetest.ControlSeq(t, n) != before {
 		t.Fatal("an upsert of unchanged rows appended")
 	}
 	var nowBefore contract.Row
@@ -119,7 +118,7 @@ func TestImportSampleFixture(t *testing.T) {
 	if nowAfter.CreatedAt != nowBefore.CreatedAt || nowAfter.Category != "moved" {
 		t.Fatalf("NOW after upsert: %+v", nowAfter)
 	}
-	if ms := mutations(t, n, "NOW"); len(ms) != 2 || ms[1].Action != contract.ActionReplace {
+	if ms := nodetest.Mutations(t, n, "NOW"); len(ms) != 2 || ms[1].Action != contract.ActionReplace {
 		t.Fatalf("NOW mutations after upsert: %+v", ms)
 	}
 }
@@ -150,14 +149,14 @@ func TestImportNDJSONReportsEachBadRow(t *testing.T) {
 					mustDo(t, n, http.StatusOK, "DELETE", "/api/directory/"+k, "")
 				}
 			}
-			before := controlSeq(t, n)
+			before := nodetest.ControlSeq(t, n)
 			status, body := send(t, n, "POST", "/api/directory/import", ct, strings.Join(lines, "\n")+"\n")
-			var res api.ImportResult
+			var res command.ImportResult
 			decode(t, body, &res)
 			if status != http.StatusOK || res.OK != 2 || len(res.Failed) != 6 {
 				t.Fatalf("HTTP %d %s", status, body)
 			}
-			if got := controlSeq(t, n); got != before+2 {
+			if got := nodetest.ControlSeq(t, n); got != before+2 {
 				t.Fatalf("appended %d events, want 2", got-before)
 			}
 			wants := []struct {
@@ -200,7 +199,7 @@ func TestImportUpsertRepeatedKeyAndHygiene(t *testing.T) {
 		42
 	]`
 	status, got := send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", body)
-	var res api.ImportResult
+	var res command.ImportResult
 	decode(t, got, &res)
 	if status != http.StatusOK || res.OK != 3 || len(res.Failed) != 2 {
 		t.Fatalf("HTTP %d %s", status, got)
@@ -216,7 +215,7 @@ func TestImportUpsertRepeatedKeyAndHygiene(t *testing.T) {
 	if row.PlannerRank != 2 || row.Content != "# WHAT: second" {
 		t.Errorf("TWICE = %+v", row)
 	}
-	if ms := mutations(t, n, "TWICE"); len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[1].Action != contract.ActionReplace {
+	if ms := nodetest.Mutations(t, n, "TWICE"); len(ms) != 2 || ms[0].Action != contract.ActionCreate || ms[1].Action != contract.ActionReplace {
 		t.Errorf("TWICE mutations %+v", ms)
 	}
 	decode(t, mustDo(t, n, http.StatusOK, "GET", "/api/directory/PRESENT", ""), &row)

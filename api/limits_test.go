@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -81,7 +81,7 @@ func TestPayloadTooLargeIs413(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctl, data := controlSeq(t, n), dataSeq(t, n)
+			ctl, data := nodetest.ControlSeq(t, n), dataSeq(t, n)
 			var rd io.Reader = strings.NewReader(tc.body)
 			if tc.chunked {
 				rd = io.MultiReader(rd) // no length: sent chunked
@@ -105,7 +105,7 @@ func TestPayloadTooLargeIs413(t *testing.T) {
 			if !strings.Contains(e.Error, "the limit is 4194304") && !strings.Contains(e.Error, "the ceiling is 1048576") {
 				t.Errorf("%q does not name the limit", e.Error)
 			}
-			if c, d := controlSeq(t, n), dataSeq(t, n); c != ctl || d != data {
+			if c, d := nodetest.ControlSeq(t, n), dataSeq(t, n); c != ctl || d != data {
 				t.Fatalf("a refused body appended: control %d -> %d, data %d -> %d", ctl, c, data, d)
 			}
 		})
@@ -129,9 +129,9 @@ func TestImportRowTooLargeFailsAlone(t *testing.T) {
 				body = "[" + strings.Join(rows, ",") + "]"
 			}
 			body = fmt.Sprintf(body, form)
-			before := controlSeq(t, n)
+			before := nodetest.ControlSeq(t, n)
 			status, got := send(t, n, "POST", "/api/directory/import", "", body)
-			var res api.ImportResult
+			var res command.ImportResult
 			decode(t, got, &res)
 			if status != http.StatusOK || res.OK != 1 || len(res.Failed) != 2 {
 				t.Fatalf("HTTP %d %.500s", status, got)
@@ -143,7 +143,7 @@ func TestImportRowTooLargeFailsAlone(t *testing.T) {
 				!strings.HasSuffix(f.Error, "the limit is 4194304") {
 				t.Errorf("failure 1 = %+v", f)
 			}
-			if got := controlSeq(t, n); got != before+1 {
+			if got := nodetest.ControlSeq(t, n); got != before+1 {
 				t.Fatalf("appended %d events, want 1", got-before)
 			}
 		})

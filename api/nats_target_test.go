@@ -35,7 +35,7 @@ func TestNATSTargetRefusedAtWrite(t *testing.T) {
 		"svc.>":                   "contains a wildcard",
 		"svc..x":                  "has an empty token",
 	}
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	for target, rule := range targets {
 		writes := []struct{ method, path, ctype, body string }{
 			{"POST", "/api/directory", "application/json", `{"key":"EVIL","type":"fn","runner":"nats","target":"` + target + `","content":"` + doc + `"}`},
@@ -57,7 +57,7 @@ func TestNATSTargetRefusedAtWrite(t *testing.T) {
 			}
 		}
 	}
-	if after := controlSeq(t, n); after != before {
+	if after := nodetest.ControlSeq(t, n); after != before {
 		t.Fatalf("refused writes appended %d events", after-before)
 	}
 	// The same target on a row another runner executes is just text (an fn name).

@@ -15,7 +15,7 @@ import (
 // key changes nothing, and nothing is run or written.
 func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 	n := nodetest.Start(t, nil)
-	before, beforeData := controlSeq(t, n), dataSeq(t, n)
+	before, beforeData := nodetest.ControlSeq(t, n), dataSeq(t, n)
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -70,7 +70,7 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 			}
 		}
 	}
-	if controlSeq(t, n) != before || dataSeq(t, n) != beforeData {
+	if nodetest.ControlSeq(t, n) != before || dataSeq(t, n) != beforeData {
 		t.Fatal("a request no route serves appended to the log")
 	}
 	// A node serves /metrics; a path the mux cleans is still redirected.

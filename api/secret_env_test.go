@@ -71,7 +71,7 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 		if code, body := nodetest.Do(t, n, "POST", "/api/directory", row("OK_ROW", "")); code != 201 && code != 409 {
 			t.Fatalf("POST OK_ROW: %d %s", code, body)
 		}
-		before := controlSeq(t, n)
+		before := nodetest.ControlSeq(t, n)
 		authJSON, _ := json.Marshal(auth)
 		writes := []struct{ method, path, ctype, body string }{
 			{"POST", "/api/directory", "application/json", row("EVIL", auth)},
@@ -99,7 +99,7 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 				}
 			}
 		}
-		if after := controlSeq(t, n); after != before {
+		if after := nodetest.ControlSeq(t, n); after != before {
 			t.Errorf("auth %s: refused writes appended %d events", auth, after-before)
 		}
 	}

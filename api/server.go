@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -44,7 +45,8 @@ type Dispatcher interface {
 type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
-	dir     *Directory
+	cmd     *command.Side
+	dir     *command.Directory // cmd's
 	handler http.Handler
 	imports chan struct{} // one token per import running; capacity Config.MaxImports
 	ask     *ask.Index    // the rows for GET /api/dispatch?ask= (ask.go)
@@ -56,10 +58,13 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), dir: newDirectory(cfg), imports: make(chan struct{}, cfg.MaxImports)}
+	cmd, err := command.New(cfg.commands())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), cmd: cmd, dir: cmd.Directory(), imports: make(chan struct{}, cfg.MaxImports)}
 	s.ask = cfg.Ask
 	if s.ask == nil {
-		var err error
 		if s.ask, err = NewAskIndex(cfg.Projector); err != nil {
 			return nil, err
 		}
@@ -84,9 +89,13 @@ func New(cfg Config) (*Server, error) {
 // connection (see guardBody).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Directory is the directory's write path this facade uses: the same validation,
-// optimistic concurrency and read-your-writes for any other entry point.
-func (s *Server) Directory() *Directory { return s.dir }
+// Commands is the command side this facade calls for every change: the directory's
+// write path, tokens and approvals, with the same validation, optimistic
+// concurrency and read-your-writes for any other entry point.
+func (s *Server) Commands() *command.Side { return s.cmd }
+
+// Directory is the directory's write path this facade uses (Commands().Directory()).
+func (s *Server) Directory() *command.Directory { return s.dir }
 
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)

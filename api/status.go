@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/capdir/capdir/api/importer/openapi"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
@@ -81,8 +81,8 @@ var errorTable = []errorRule{
 	{approvalIs(nil), http.StatusServiceUnavailable, approvalBody},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
-	{as[*ImportIncompleteError](), 0, importIncompleteBody},   // status: its cause's
-	{as[*SpecImportIncompleteError](), 0, specIncompleteBody}, // status: its cause's
+	{as[*command.ImportIncompleteError](), 0, importIncompleteBody},   // status: its cause's
+	{as[*command.SpecImportIncompleteError](), 0, specIncompleteBody}, // status: its cause's
 	{as[*http.MaxBytesError](), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(openapi.ErrTooLarge), http.StatusRequestEntityTooLarge, nil},
@@ -170,52 +170,19 @@ const electionRetryAfter = "5"
 
 func messageBody(err error) any { return map[string]string{"error": errMessage(err)} }
 
-// errMessage is the text users see for err: a hygiene refusal's literal, the
-// "no recognized fields" literal, "not_found", the exists, conflict and payload
-// messages, or the error's own text. The problems of an errors.Join are joined with
-// "; " on one line.
+// errMessage is the text users see for err: a dispatch payload over its ceiling,
+// a request body over its cap, or a command's error as command.Message words it
+// (a hygiene refusal's literal, "not_found", the exists and conflict messages, or
+// the error's own text).
 func errMessage(err error) string {
-	var refusal *contract.RefusalError
 	var over *http.MaxBytesError
-	key := keyOf(err)
 	switch {
-	case errors.As(err, &refusal):
-		return refusal.Error()
-	case errors.Is(err, contract.ErrNoRecognizedFields):
-		return contract.ErrNoRecognizedFields.Error()
-	case errors.Is(err, ErrNotFound) && key != "":
-		return "not_found"
-	case errors.Is(err, ErrExists) && key != "":
-		return existsMessage(key)
-	case errors.Is(err, ErrConflict) && key != "":
-		return conflictMessage(key)
 	case errors.Is(err, dispatcher.ErrPayloadTooLarge):
 		return err.Error() + "; send less, or pass large data by reference"
 	case errors.As(err, &over) && !errors.Is(err, ErrPayloadTooLarge):
-		return tooLarge("the request body", -1, over.Limit).Error()
+		return command.TooLarge("the request body", -1, over.Limit).Error()
 	}
-	var ke *KeyError
-	if errors.As(err, &ke) {
-		err = ke.Err
-	}
-	return joinedText(err)
-}
-
-// joinedText renders an errors.Join tree on one line, its leaves separated by "; ".
-func joinedText(err error) string {
-	var parts []string
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, c := range j.Unwrap() {
-				walk(c)
-			}
-			return
-		}
-		parts = append(parts, e.Error())
-	}
-	walk(err)
-	return strings.Join(parts, "; ")
+	return command.Message(err)
 }
 
 func refusalBody(err error) any {
@@ -235,9 +202,9 @@ func notFoundBody(err error) any {
 			"how_to_fix": "GET /api/dispatch?registry=1 lists the keys you may read (keys are case-sensitive)",
 		}
 	}
-	var un *upstreamNotFound
+	var un *command.UpstreamNotFoundError
 	if errors.As(err, &un) {
-		return un.body()
+		return upstreamNotFoundBody(un)
 	}
 	var rn *receiptNotFound
 	if errors.As(err, &rn) {
@@ -246,7 +213,7 @@ func notFoundBody(err error) any {
 		}
 		return map[string]any{"error": "not_found", "invocation_id": rn.id}
 	}
-	return map[string]string{"error": "not_found", "key": keyOf(err)}
+	return map[string]string{"error": "not_found", "key": command.KeyOf(err)}
 }
 
 // unauthorizedAnswer is a refused credential's own body, else the owner routes' 401.
@@ -279,7 +246,7 @@ func inputRefusedBody(err error) any {
 }
 
 func existsBody(err error) any {
-	return map[string]string{"error": errMessage(err), "key": keyOf(err)}
+	return map[string]string{"error": errMessage(err), "key": command.KeyOf(err)}
 }
 
 // routeBody is {"error":"not_found","path":…} or
@@ -323,17 +290,17 @@ func healthBody(err error) any { return map[string]any{"ok": false, "error": err
 // importIncompleteBody is the import's report, every row in it, with the error.
 // incompleteCause is the error that ended an import that wrote rows.
 func incompleteCause(err error) error {
-	var rows *ImportIncompleteError
+	var rows *command.ImportIncompleteError
 	if errors.As(err, &rows) {
 		return rows.Err
 	}
-	var spec *SpecImportIncompleteError
+	var spec *command.SpecImportIncompleteError
 	errors.As(err, &spec)
 	return spec.Err
 }
 
 func specIncompleteBody(err error) any {
-	var inc *SpecImportIncompleteError
+	var inc *command.SpecImportIncompleteError
 	errors.As(err, &inc)
 	res := inc.Report
 	res.Error = errMessage(inc.Err)
@@ -341,7 +308,7 @@ func specIncompleteBody(err error) any {
 }
 
 func importIncompleteBody(err error) any {
-	var inc *ImportIncompleteError
+	var inc *command.ImportIncompleteError
 	errors.As(err, &inc)
 	res := inc.Result
 	res.Error = errMessage(inc.Err)

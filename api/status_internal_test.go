@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog"
@@ -38,41 +39,41 @@ func TestErrorTable(t *testing.T) {
 		{"wrong method", &routeError{kind: ErrMethodNotAllowed, path: "/api/directory", allow: "GET, HEAD, POST"}, 405,
 			`{"allow":"GET, HEAD, POST","error":"method_not_allowed"}`, "GET, HEAD, POST"},
 		{"http.MaxBytesError", fmt.Errorf("reading: %w", &http.MaxBytesError{Limit: 10}), 413, `{"error":"payload_too_large: the request body is more than 10 bytes; the limit is 10"}`, ""},
-		{"payload too large", tooLarge("the row", 12, 10), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
-		{"row too large, keyed", keyErr("K", tooLarge("the row", 12, 10)), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
+		{"payload too large", command.TooLarge("the row", 12, 10), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
+		{"row too large, keyed", command.WithKey("K", command.TooLarge("the row", 12, 10)), 413, `{"error":"payload_too_large: the row is 12 bytes; the limit is 10"}`, ""},
 		{"payload ceiling", fmt.Errorf("%w: the body is 3 bytes", dispatcher.ErrPayloadTooLarge), 413, "", ""},
 		{"body timeout", fmt.Errorf("%w: the row stopped arriving", ErrBodyTimeout), 408, `{"error":"request_timeout: the row stopped arriving"}`, ""},
 		{"too many imports", fmt.Errorf("%w: retry", ErrTooManyImports), 429, `{"error":"too_many_imports: retry"}`, ""},
-		{"import cut short", &ImportIncompleteError{Result: ImportResult{OK: 1, Failed: []ImportFailure{}}, Err: tooLarge("the import body", -1, 10)}, 413,
+		{"import cut short", &command.ImportIncompleteError{Result: command.ImportResult{OK: 1, Failed: []command.ImportFailure{}}, Err: command.TooLarge("the import body", -1, 10)}, 413,
 			`{"ok":1,"failed":[],"error":"payload_too_large: the import body is more than 10 bytes; the limit is 10"}`, ""},
 		{"malformed dispatch", badRequest(dispatchBodyError(io.ErrUnexpectedEOF)), 400, `{"error":"the body ends before its JSON object is closed; ` + strings.ReplaceAll(dispatchShapeHint, `"`, `\"`) + `"}`, ""},
-		{"hygiene", keyErr("X", refusal), 400, strings.TrimSpace(string(refusal.Body())), ""},
-		{"validation", keyErr("X", &contract.ValidationError{Field: "type", Problem: "must be fn"}), 400, `{"error":"type: must be fn"}`, ""},
+		{"hygiene", command.WithKey("X", refusal), 400, strings.TrimSpace(string(refusal.Body())), ""},
+		{"validation", command.WithKey("X", &contract.ValidationError{Field: "type", Problem: "must be fn"}), 400, `{"error":"type: must be fn"}`, ""},
 		{"joined", errors.Join(&contract.ValidationError{Field: "a", Problem: "x"}, &contract.ValidationError{Field: "b", Problem: "y"}), 400, `{"error":"a: x; b: y"}`, ""},
 		{"no recognized fields", contract.ErrNoRecognizedFields, 400, `{"error":"no recognized fields"}`, ""},
 		{"bad query", fmt.Errorf("%w: limit must be an integer", ErrBadQuery), 400, `{"error":"bad query parameter: limit must be an integer"}`, ""},
 		{"bad request", badRequest(`"key" is required`), 400, `{"error":"\"key\" is required"}`, ""},
 		{"unknown key", &UnknownKeyError{Receipt: unknown}, 404,
 			`{"attempted":"GRET","did_you_mean":["GREET"],"error":"unknown_key","invocation_id":"inv_1","ran":false,"trace":"t_1"}`, ""},
-		{"row not found", keyErr("K", ErrNotFound), 404, `{"error":"not_found","key":"K"}`, ""},
+		{"row not found", command.WithKey("K", ErrNotFound), 404, `{"error":"not_found","key":"K"}`, ""},
 		{"receipt not found", &receiptNotFound{id: "inv_x"}, 404, `{"error":"not_found","invocation_id":"inv_x"}`, ""},
 		{"confirm not found", &receiptNotFound{id: "inv_x", confirm: true}, 404, `{"confirmed":false,"error":"no such invocation","invocation_id":"inv_x"}`, ""},
-		{"exists", keyErr("K", ErrExists), 409, `{"error":"` + existsMessage("K") + `","key":"K"}`, ""},
-		{"conflict", keyErr("K", fmt.Errorf("%w (wrong last sequence)", eventlog.ErrConflict)), 409, `{"error":"` + conflictMessage("K") + `"}`, ""},
+		{"exists", command.WithKey("K", ErrExists), 409, `{"error":"exists: K is already in the directory; PUT /api/directory/K replaces it and PATCH changes some of its fields","key":"K"}`, ""},
+		{"conflict", command.WithKey("K", fmt.Errorf("%w (wrong last sequence)", eventlog.ErrConflict)), 409, `{"error":"conflict: K was changed by another writer between this request's read and its write; nothing was written; re-read the row and retry"}`, ""},
 		{"not visible", fmt.Errorf("%w: sequence 9", ErrNotVisible), 504, `{"error":"written to the log but not yet projected: sequence 9"}`, ""},
-		{"import not visible", &ImportIncompleteError{Result: ImportResult{OK: 2, Failed: []ImportFailure{}}, Err: fmt.Errorf("%w: sequence 9", ErrNotVisible)}, 504,
+		{"import not visible", &command.ImportIncompleteError{Result: command.ImportResult{OK: 2, Failed: []command.ImportFailure{}}, Err: fmt.Errorf("%w: sequence 9", ErrNotVisible)}, 504,
 			`{"ok":2,"failed":[],"error":"written to the log but not yet projected: sequence 9"}`, ""},
 		{"dispatch failed", newError(ErrDispatchFailed, "dispatch failed: %w", errors.New("boom")), 502, `{"error":"dispatch failed: boom"}`, ""},
-		{"disk full", keyErr("K", fmt.Errorf("%w: no room", eventlog.ErrDiskFull)), 507, `{"error":"eventlog: the log's disk is full: no room"}`, ""},
+		{"disk full", command.WithKey("K", fmt.Errorf("%w: no room", eventlog.ErrDiskFull)), 507, `{"error":"eventlog: the log's disk is full: no room"}`, ""},
 		{"dispatch on a full disk", newError(ErrDispatchFailed, "dispatch failed: %w", fmt.Errorf("%w: no room", eventlog.ErrDiskFull)), 507,
 			`{"error":"dispatch failed: eventlog: the log's disk is full: no room"}`, ""},
-		{"electing", keyErr("K", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503, `{"error":"eventlog: the log is electing a leader: no answer"}`, ""},
+		{"electing", command.WithKey("K", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503, `{"error":"eventlog: the log is electing a leader: no answer"}`, ""},
 		{"dispatch while electing", newError(ErrDispatchFailed, "dispatch failed: %w", fmt.Errorf("%w: no answer", eventlog.ErrElecting)), 503,
 			`{"error":"dispatch failed: eventlog: the log is electing a leader: no answer"}`, ""},
 		{"dispatch not appended", newError(ErrDispatchFailed, "dispatch failed: %w", dispatcher.ErrNotAppended), 503,
 			`{"error":"dispatch failed: ` + dispatcher.ErrNotAppended.Error() + `"}`, ""},
 		{"no dispatcher", ErrNoDispatcher, 503, `{"error":"dispatch is not running on this node"}`, ""},
-		{"unavailable", unavailable(errors.New("bolt closed")), 503, `{"error":"directory unavailable: bolt closed"}`, ""},
+		{"unavailable", command.Unavailable(errors.New("bolt closed")), 503, `{"error":"directory unavailable: bolt closed"}`, ""},
 		{"health", &healthError{errors.New("no answer")}, 503, `{"error":"no answer","ok":false}`, ""},
 		{"anything else", errors.New("disk on fire"), 503, `{"error":"disk on fire"}`, ""},
 	}
@@ -104,8 +105,8 @@ func TestErrorTable(t *testing.T) {
 // log did not take; no other error answer does.
 func TestRetryAfterOnlyOnTooManyImportsAndElections(t *testing.T) {
 	electing := fmt.Errorf("%w: no answer", eventlog.ErrElecting)
-	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, tooLarge("the row", 2, 1),
-		keyErr("K", electing), newError(ErrDispatchFailed, "dispatch failed: %w", electing), fmt.Errorf("%w: no room", eventlog.ErrDiskFull),
+	for _, err := range []error{fmt.Errorf("%w: busy", ErrTooManyImports), ErrUnauthorized, command.TooLarge("the row", 2, 1),
+		command.WithKey("K", electing), newError(ErrDispatchFailed, "dispatch failed: %w", electing), fmt.Errorf("%w: no room", eventlog.ErrDiskFull),
 		newError(ErrDispatchFailed, "dispatch failed: %w", dispatcher.ErrNotAppended)} {
 		rec := httptest.NewRecorder()
 		writeErr(rec, err)

@@ -1,20 +1,14 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/command"
 )
 
 // registerTokens adds the capability-token routes, both the owner's:
@@ -31,30 +25,11 @@ func (s *Server) registerTokens() {
 	s.handle("DELETE /api/tokens/{jti}", s.owner(s.revokeToken))
 }
 
-// MintRequest is what a capability token is minted from: POST /api/tokens's body.
-type MintRequest struct {
-	Sub        string      `json:"sub"`
-	Scope      token.Scope `json:"scope"`
-	Risk       string      `json:"risk"`
-	Pin        string      `json:"pin"`
-	Body       *string     `json:"body"`
-	MaxPayload int         `json:"max_payload"`
-	TTLSeconds int64       `json:"ttl_seconds"`
-}
-
-// MintAnswer is a minted token: POST /api/tokens's answer. Token is its only copy.
-type MintAnswer struct {
-	Token  string       `json:"token"`
-	JTI    string       `json:"jti"`
-	Exp    int64        `json:"exp"`
-	Claims token.Claims `json:"claims"`
-}
-
 // maxMintBody bounds a mint request: a fixed body may take up most of a token.
 const maxMintBody = 64 << 10
 
 func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
-	var in MintRequest
+	var in command.MintRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxMintBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
@@ -63,56 +38,12 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
 	if dec.More() {
 		return badRequest("one JSON object only; " + mintShapeHint)
 	}
-	ans, err := s.Mint(in)
+	ans, err := s.cmd.Tokens().Mint(in)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, ans)
 	return nil
-}
-
-// Mint mints the token in asks for, as the owner: POST /api/tokens and the console
-// both mint here. Errors: ErrBadRequest saying what to fix, or ErrUnavailable.
-func (s *Server) Mint(in MintRequest) (MintAnswer, error) {
-	if in.TTLSeconds < 0 {
-		return MintAnswer{}, badRequest(fmt.Sprintf("ttl_seconds %d is negative; leave it out for the default (%v)", in.TTLSeconds, token.DefaultTTL))
-	}
-	pin, err := s.resolvePin(in.Pin, in.Scope)
-	if err != nil {
-		return MintAnswer{}, err
-	}
-	ttl := time.Duration(min(in.TTLSeconds, math.MaxInt64/int64(time.Second))) * time.Second
-	raw, c, err := s.cfg.Minter.Mint(token.MintRequest{
-		Subject: in.Sub, Scope: in.Scope, Risk: in.Risk, Pin: pin, Body: in.Body, MaxPayload: in.MaxPayload, TTL: ttl,
-	}, s.cfg.Clock())
-	if err != nil {
-		return MintAnswer{}, badRequest(err.Error())
-	}
-	s.cfg.Logger.Info("api: capability token minted", "jti", c.ID, "sub", c.Subject, "exp", c.ExpiryTime())
-	return MintAnswer{Token: raw, JTI: c.ID, Exp: c.Expiry, Claims: c}, nil
-}
-
-// pinCurrent, as a mint request's pin, pins the current contract of the one key
-// in the token's scope.
-const pinCurrent = "current"
-
-// resolvePin turns "current" into the fingerprint of the scope's one row. Errors:
-// ErrBadRequest, or ErrUnavailable when the projection cannot be read.
-func (s *Server) resolvePin(pin string, scope token.Scope) (string, error) {
-	if pin != pinCurrent {
-		return pin, nil
-	}
-	if len(scope.Keys) != 1 || len(scope.Categories) != 0 {
-		return "", badRequest(`"pin":"current" pins the contract of the token's one key: give exactly one key in scope.keys and no category`)
-	}
-	row, _, err := s.cfg.Projector.Row(scope.Keys[0])
-	if errors.Is(err, projector.ErrNotFound) {
-		return "", badRequest(fmt.Sprintf(`"pin":"current": there is no row %q whose contract to pin`, scope.Keys[0]))
-	}
-	if err != nil {
-		return "", newError(ErrUnavailable, "%w", err)
-	}
-	return contract.Fingerprint(&row), nil
 }
 
 // revokeAnswer is DELETE /api/tokens/{jti}'s answer.
@@ -128,42 +59,10 @@ type revokeAnswer struct {
 // revocation.go). A token this node already holds as revoked appends nothing.
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	jti := r.PathValue("jti")
-	if err := s.Revoke(r.Context(), jti); err != nil {
+	if err := s.cmd.Tokens().Revoke(r.Context(), jti); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, revokeAnswer{OK: true, JTI: jti, Revoked: true})
-	return nil
-}
-
-// Revoke appends TOKEN_REVOKED for the token id jti and returns once this node's
-// projection has folded it: DELETE /api/tokens/{jti} and the console both revoke
-// here. Errors: ErrBadRequest for what is no token id, ErrUnavailable, or
-// ErrNotVisible (written, not yet folded).
-func (s *Server) Revoke(ctx context.Context, jti string) error {
-	if !wire.ValidTokenID(jti) {
-		return badRequest(fmt.Sprintf("%q is not a token id: give the jti POST /api/tokens answered (1 to %d characters of A-Z a-z 0-9 _ -)", jti, wire.MaxTokenIDLen))
-	}
-	if s.cfg.Projector.Revoked(jti) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-	defer cancel()
-	// Every token alive now expires before now + the longest lifetime, give or take
-	// the clock skew a verifier tolerates: past that the revocation need not be held.
-	exp := s.cfg.Clock().Add(s.cfg.Minter.MaxTTL() + token.MaxLeeway).Unix()
-	ev, err := s.cfg.Log.NewEvent(wire.TypeTokenRevoked, OwnerActor, wire.TokenRevoked{JTI: jti, Exp: exp})
-	if err != nil {
-		return newError(ErrUnavailable, "revocation not written: %w", err)
-	}
-	seq, err := s.cfg.Log.Append(ctx, wire.TokenSubject(jti), ev)
-	if err != nil {
-		return newError(ErrUnavailable, "revocation not written: %w", err)
-	}
-	if err := s.cfg.Projector.WaitFor(ctx, wire.ControlStream, seq); err != nil {
-		return newError(ErrNotVisible,
-			"revocation written to the log (sequence %d of %s) but not yet projected (%v); it takes effect once the projector catches up",
-			seq, wire.ControlStream, err)
-	}
 	return nil
 }
 

@@ -95,9 +95,6 @@ func (s *Server) listUpstreams(w http.ResponseWriter, _ *http.Request) error {
 
 func (s *Server) getUpstream(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	if !wire.ValidUpstreamName(name) {
-		return errUpstreamName(name)
-	}
 	for _, u := range s.Upstreams() {
 		if u.Name == name {
 			writeJSON(w, http.StatusOK, u)
@@ -109,9 +106,6 @@ func (s *Server) getUpstream(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) putUpstream(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	if !wire.ValidUpstreamName(name) {
-		return errUpstreamName(name)
-	}
 	in, err := decodeRegistration(http.MaxBytesReader(w, r.Body, maxUpstreamBody))
 	if err != nil {
 		return err
@@ -158,31 +152,16 @@ func decodeRegistration(body io.Reader) (UpstreamRegistration, error) {
 	return in, nil
 }
 
-// RegisterUpstream registers (or replaces) the streamable HTTP upstream name and
-// returns once this node's projection has folded it; changed is false when the
-// same registration was there (nothing is appended). Errors: ErrBadRequest for
-// a name, URL or auth the upstream check refuses (mcprunner.NewHTTP) or an auth
-// naming a variable off the allow-list, ErrExists for a name the operator's flags
-// own, ErrUnavailable, ErrNotVisible.
+// RegisterUpstream registers (or replaces) the streamable HTTP upstream name
+// through the command side (command.Upstreams.Register) and answers it as the
+// routes do; changed is false when the same registration was there.
 func (s *Server) RegisterUpstream(ctx context.Context, name string, in UpstreamRegistration) (UpstreamInfo, bool, error) {
-	u, err := mcprunner.NewHTTP(name, in.URL, in.Auth)
+	in.Auth = strings.TrimSpace(in.Auth)
+	seq, changed, err := s.cmd.Upstreams().Register(ctx, wire.UpstreamRegistered{Name: name, URL: in.URL, Auth: in.Auth})
 	if err != nil {
-		return UpstreamInfo{}, false, badRequest(err.Error())
-	}
-	if err := checkSecretEnv(s.cfg.SecretEnv, u.Auth); err != nil {
 		return UpstreamInfo{}, false, err
 	}
-	if _, ok := s.cfg.FixedUpstreams[name]; ok {
-		return UpstreamInfo{}, false, errUpstreamFixed(name)
-	}
-	info := UpstreamInfo{Name: name, Transport: "http", URL: u.URL, Auth: u.Auth, From: "registered"}
-	if old, ok := s.cfg.Projector.Upstream(name); ok && old.URL == u.URL && old.Auth == u.Auth {
-		info.Seq = old.Seq
-		return info, false, nil
-	}
-	seq, err := s.appendUpstream(ctx, name, wire.TypeUpstreamRegistered, wire.UpstreamRegistered{Name: name, URL: u.URL, Auth: u.Auth})
-	info.Seq = seq
-	return info, err == nil, err
+	return UpstreamInfo{Name: name, Transport: "http", URL: in.URL, Auth: in.Auth, From: "registered", Seq: seq}, changed, nil
 }
 
 func (s *Server) deleteUpstream(w http.ResponseWriter, r *http.Request) error {
@@ -194,40 +173,7 @@ func (s *Server) deleteUpstream(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// RemoveUpstream removes the registered upstream name and returns once this
-// node's projection has folded it. The rows of its tools stay; their calls fail
-// with ERR:mcp:unknown_upstream:<name> until it is registered again. Errors:
-// ErrBadRequest, ErrNotFound, ErrExists (a name the flags own), ErrUnavailable,
-// ErrNotVisible.
+// RemoveUpstream removes the registered upstream name (command.Upstreams.Remove).
 func (s *Server) RemoveUpstream(ctx context.Context, name string) error {
-	if !wire.ValidUpstreamName(name) {
-		return errUpstreamName(name)
-	}
-	if _, ok := s.cfg.FixedUpstreams[name]; ok {
-		return errUpstreamFixed(name)
-	}
-	if _, ok := s.cfg.Projector.Upstream(name); !ok {
-		return errUpstreamNotRegistered(name)
-	}
-	_, err := s.appendUpstream(ctx, name, wire.TypeUpstreamRemoved, wire.UpstreamRemoved{Name: name})
-	return err
-}
-
-// appendUpstream appends one event on name's upstream subject and waits for
-// this node's projection to fold it.
-func (s *Server) appendUpstream(ctx context.Context, name, typ string, data any) (uint64, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-	defer cancel()
-	ev, err := s.cfg.Log.NewEvent(typ, OwnerActor, data)
-	if err != nil {
-		return 0, errUpstreamNotWritten(err)
-	}
-	seq, err := s.cfg.Log.Append(ctx, wire.UpstreamSubject(name), ev)
-	if err != nil {
-		return 0, errUpstreamNotWritten(err)
-	}
-	if err := s.cfg.Projector.WaitFor(ctx, wire.ControlStream, seq); err != nil {
-		return seq, errUpstreamNotVisible(seq, err)
-	}
-	return seq, nil
+	return s.cmd.Upstreams().Remove(ctx, name)
 }

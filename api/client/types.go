@@ -89,6 +89,9 @@ type ImportResult struct {
 	// or when the body stopped early (HTTP 408 or 413) and the rows before that
 	// point were imported.
 	Error string `json:"error,omitempty"`
+	// IgnoredColumns are a table's columns that are not the directory's (a D1 or
+	// SQLite import): their values are not imported.
+	IgnoredColumns []string `json:"ignored_columns,omitempty"`
 }
 
 // ExportOptions filter Export and choose its format.

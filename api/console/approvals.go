@@ -19,7 +19,7 @@ const approvalsShown = 200
 // approvalsPage lists the calls waiting for the owner's decision, live, as GET
 // /api/approvals does.
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	list, err := c.cfg.API.Approvals(r.Context(), approvalsShown)
+	list, err := c.cmd.Approvals().List(r.Context(), approvalsShown)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, ss *sess
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, ss *session) error {
 	id := r.PathValue("id")
 	decision := r.PostFormValue("decision")
-	rc, err := c.cfg.API.Decide(r.Context(), id, decision)
+	rc, err := c.cmd.Approvals().Decide(r.Context(), id, decision)
 	switch {
 	case errors.Is(err, dispatcher.ErrPending):
 		c.done(w, r, ss, "/console/approvals", "Approved "+id+"; the call is still running: its receipt will show under Receipts.")

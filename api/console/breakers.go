@@ -34,7 +34,7 @@ func (c *Console) breakersPage(w http.ResponseWriter, r *http.Request, ss *sessi
 // resetBreaker resets a key's breaker through DELETE /api/breaker/{key}'s path.
 func (c *Console) resetBreaker(w http.ResponseWriter, r *http.Request, ss *session) error {
 	key := r.PathValue("key")
-	if err := c.cfg.API.ResetBreaker(r.Context(), key); err != nil {
+	if err := c.cmd.Breakers().Reset(r.Context(), key); err != nil {
 		return err
 	}
 	c.done(w, r, ss, "/console/breakers", "Reset the breaker of "+key+".")

@@ -13,7 +13,8 @@ import (
 // Config configures a Console. API, Projector and Ask are required; a zero
 // field of the rest takes its default.
 type Config struct {
-	// API is the facade whose code paths every change and read goes through.
+	// API is the facade whose code paths every read goes through; every change
+	// goes through its command side (API.Commands()).
 	API *api.Server
 	// Projector is read as the REST routes read it.
 	Projector *projector.Projector

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 )
 
 //go:embed templates/*.html
@@ -26,6 +27,7 @@ var staticFS embed.FS
 // Close ends its live streams; it is idempotent.
 type Console struct {
 	cfg      Config
+	cmd      *command.Side // every change: cfg.API's command side
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 	sessions *sessions
@@ -44,7 +46,7 @@ func New(cfg Config) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, mux: http.NewServeMux(), closed: make(chan struct{}),
+	c := &Console{cfg: cfg, cmd: cfg.API.Commands(), mux: http.NewServeMux(), closed: make(chan struct{}),
 		sessions: newSessions(cfg.SessionIdle, cfg.MaxSessions, cfg.Clock),
 		limiter:  newLimiter(cfg.SignInLimit, cfg.SignInWindow, maxLimited, cfg.Clock)}
 	if err := c.parse(); err != nil {
@@ -103,7 +105,7 @@ func (c *Console) routes() {
 type handler func(w http.ResponseWriter, r *http.Request, ss *session) error
 
 // errNotFound is a console path that names nothing.
-var errNotFound = fmt.Errorf("%w: no such console page", api.ErrNotFound)
+var errNotFound = fmt.Errorf("%w: no such console page", command.ErrNotFound)
 
 // page serves a page to a signed-in browser; any other is sent to sign in.
 func (c *Console) page(h handler) http.HandlerFunc {

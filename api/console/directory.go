@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/projector"
@@ -157,7 +158,7 @@ type rowData struct {
 // rowPage shows a row, its contract fingerprint and its contract document as the
 // owner reads it.
 func (c *Console) rowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -168,18 +169,12 @@ func (c *Console) rowPage(w http.ResponseWriter, r *http.Request, ss *session) e
 }
 
 // row reads key's row as GET /api/directory/{key} does.
-func (c *Console) row(key string) (contract.Row, error) {
+func (c *Console) row(ctx context.Context, key string) (contract.Row, error) {
 	if err := contract.ValidateKey(key); err != nil {
-		return contract.Row{}, &api.KeyError{Key: key, Err: err}
+		return contract.Row{}, command.WithKey(key, err)
 	}
-	row, _, err := c.cfg.Projector.Row(key)
-	switch {
-	case errors.Is(err, projector.ErrNotFound):
-		return row, &api.KeyError{Key: key, Err: api.ErrNotFound}
-	case err != nil:
-		return row, unavailable(err)
-	}
-	return row, nil
+	row, _, err := c.cmd.Directory().Row(ctx, key)
+	return row, err
 }
 
 // formData is the create and edit forms': the values to show, and whether the
@@ -196,7 +191,7 @@ func (c *Console) newRowPage(w http.ResponseWriter, r *http.Request, ss *session
 }
 
 func (c *Console) editRowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -266,8 +261,8 @@ func formRow(form url.Values) contract.Row {
 func (c *Console) createRow(w http.ResponseWriter, r *http.Request, ss *session) error {
 	f, err := contract.DecodeFields(rowBody(r.PostForm))
 	if err == nil {
-		var res api.WriteResult
-		res, err = c.cfg.API.Directory().Create(r.Context(), f)
+		var res command.WriteResult
+		res, err = c.cmd.Directory().Create(r.Context(), f)
 		if err == nil {
 			c.done(w, r, ss, "/console/rows/"+url.PathEscape(res.Key), writtenNotice("Created "+res.Key+".", res.Warnings))
 			return nil
@@ -285,8 +280,8 @@ func (c *Console) replaceRow(w http.ResponseWriter, r *http.Request, ss *session
 	form.Set("key", key)
 	f, err := contract.DecodeFields(rowBody(form))
 	if err == nil {
-		var res api.WriteResult
-		res, err = c.cfg.API.Directory().Replace(r.Context(), key, f)
+		var res command.WriteResult
+		res, err = c.cmd.Directory().Replace(r.Context(), key, f)
 		if err == nil {
 			c.done(w, r, ss, "/console/rows/"+url.PathEscape(key), writtenNotice("Saved "+key+".", res.Warnings))
 			return nil
@@ -317,7 +312,7 @@ func (c *Console) setEnabled(w http.ResponseWriter, r *http.Request, ss *session
 	if err != nil {
 		return err
 	}
-	if _, err := c.cfg.API.Directory().Patch(r.Context(), key, f); err != nil {
+	if _, err := c.cmd.Directory().Patch(r.Context(), key, f); err != nil {
 		return err
 	}
 	done := "Enabled " + key + "."
@@ -330,7 +325,7 @@ func (c *Console) setEnabled(w http.ResponseWriter, r *http.Request, ss *session
 
 // deleteRowPage asks for confirmation before a delete.
 func (c *Console) deleteRowPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	row, err := c.row(r.PathValue("key"))
+	row, err := c.row(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -344,7 +339,7 @@ func (c *Console) deleteRow(w http.ResponseWriter, r *http.Request, ss *session)
 	if r.PostFormValue("confirm") != key {
 		return badQuery("type the row's key to confirm the delete")
 	}
-	if _, err := c.cfg.API.Directory().Delete(r.Context(), key); err != nil {
+	if _, err := c.cmd.Directory().Delete(r.Context(), key); err != nil {
 		return err
 	}
 	c.done(w, r, ss, "/console/", "Deleted "+key+".")

@@ -1,7 +1,7 @@
 // Package console is the owner's console: server-rendered pages at /console/ over
-// the same code paths as the REST API (the directory write path, minting,
-// revocation, approvals, breaker resets, the projector's reads), called in
-// process. Its templates, stylesheet and one small script are embedded, so the
+// the same code paths as the REST API, called in process: every change through
+// the command side (package command: the directory write path, minting,
+// revocation, approvals, breaker resets), every read as the facade reads. Its templates, stylesheet and one small script are embedded, so the
 // binary serves it with no build step and no third-party front-end code.
 //
 // Sign-in exchanges the owner key, POSTed once, for a random session id in a

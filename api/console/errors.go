@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 )
 
 // The literals the console itself shows. A refused change shows the API's own
@@ -37,10 +38,10 @@ func badQuery(msg string) error { return fmt.Errorf("%w: %s", api.ErrBadQuery, m
 func badForm(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Errorf("%w: the form is over %d bytes", api.ErrPayloadTooLarge, mbe.Limit)
+		return fmt.Errorf("%w: the form is over %d bytes", command.ErrPayloadTooLarge, mbe.Limit)
 	}
 	return badQuery("the body is not a form: " + err.Error())
 }
 
 // unavailable is a failed read of the projection.
-func unavailable(err error) error { return fmt.Errorf("%w: %w", api.ErrUnavailable, err) }
+func unavailable(err error) error { return fmt.Errorf("%w: %w", command.ErrUnavailable, err) }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/projector"
@@ -21,7 +21,7 @@ func (c *Console) registerTokens() {
 type tokensData struct {
 	Keys, Categories []string
 	// Minted is the token just minted, shown this once.
-	Minted *api.MintAnswer
+	Minted *command.MintAnswer
 }
 
 // scopeChoices are the rows' keys and categories, for the scope picker.
@@ -41,7 +41,7 @@ func (c *Console) tokensPage(w http.ResponseWriter, r *http.Request, ss *session
 	return c.renderTokens(w, ss, nil)
 }
 
-func (c *Console) renderTokens(w http.ResponseWriter, ss *session, minted *api.MintAnswer) error {
+func (c *Console) renderTokens(w http.ResponseWriter, ss *session, minted *command.MintAnswer) error {
 	keys, cats, err := c.scopeChoices()
 	if err != nil {
 		return unavailable(err)
@@ -55,7 +55,7 @@ func (c *Console) renderTokens(w http.ResponseWriter, ss *session, minted *api.M
 // answer is not stored, and the page is not cached.
 func (c *Console) mint(w http.ResponseWriter, r *http.Request, ss *session) error {
 	f := r.PostForm
-	in := api.MintRequest{Sub: strings.TrimSpace(f.Get("sub")), Risk: f.Get("risk"), Pin: f.Get("pin"),
+	in := command.MintRequest{Sub: strings.TrimSpace(f.Get("sub")), Risk: f.Get("risk"), Pin: f.Get("pin"),
 		Scope: token.Scope{Keys: f["keys"], Categories: f["categories"]}}
 	if in.Pin == "fingerprint" {
 		in.Pin = strings.TrimSpace(f.Get("pin_fingerprint"))
@@ -67,7 +67,7 @@ func (c *Console) mint(w http.ResponseWriter, r *http.Request, ss *session) erro
 		}
 		in.TTLSeconds = n
 	}
-	ans, err := c.cfg.API.Mint(in)
+	ans, err := c.cmd.Tokens().Mint(in)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (c *Console) mint(w http.ResponseWriter, r *http.Request, ss *session) erro
 // revoke revokes a token by its jti through DELETE /api/tokens/{jti}'s path.
 func (c *Console) revoke(w http.ResponseWriter, r *http.Request, ss *session) error {
 	jti := strings.TrimSpace(r.PostFormValue("jti"))
-	if err := c.cfg.API.Revoke(r.Context(), jti); err != nil {
+	if err := c.cmd.Tokens().Revoke(r.Context(), jti); err != nil {
 		return err
 	}
 	c.done(w, r, ss, "/console/tokens", "Revoked token "+jti+": no call runs with it from now on.")

@@ -5,7 +5,7 @@
 //
 // The importers themselves (api/importer/openapi, api/importer/d1) only turn
 // input into rows and per-item reports; writing them is the directory's
-// (api.Directory.ImportItems and POST /api/directory/import).
+// (command.Directory.ImportItems, which POST /api/directory/import calls).
 package importer
 
 import (

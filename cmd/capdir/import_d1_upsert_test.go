@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -24,13 +23,7 @@ func TestImportTableAgainAppendsNothing(t *testing.T) {
 		}
 		return stdout
 	}
-	seq := func() uint64 {
-		s, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	seq := func() uint64 { return nodetest.ControlSeq(t, n) }
 	cli(file)
 	before := seq()
 	if out := cli(file); out != fmt.Sprintf("imported 891 of 891 rows from %s; 0 failed; 891 unchanged (nothing written for them)\n", file) {

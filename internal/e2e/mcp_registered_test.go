@@ -14,7 +14,6 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
-	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
@@ -87,7 +86,7 @@ func TestUpstreamRoutesRefuse(t *testing.T) {
 	})
 	putRows(t, n, `{"key":"GREET","type":"fn","target":"ECHO","content":"# WHAT: Greets."}`)
 	tok := mint(t, n, `{"sub":"agent","scope":{"keys":["GREET"]},"risk":"low"}`)
-	before := controlSeq(t, n)
+	before := nodetest.ControlSeq(t, n)
 	good := `{"url":"http://127.0.0.1:1/mcp"}`
 	for _, tc := range []struct {
 		method, path string
@@ -139,7 +138,7 @@ func TestUpstreamRoutesRefuse(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "GET", "/api/upstreams/ops", ""); code != 200 || strings.Contains(body, "true") || !strings.Contains(body, `"transport":"stdio"`) {
 		t.Errorf("GET a stdio upstream shows no command: %d %s", code, body)
 	}
-	if after := controlSeq(t, n); after != before {
+	if after := nodetest.ControlSeq(t, n); after != before {
 		t.Fatalf("refused registrations appended %d events", after-before)
 	}
 }
@@ -167,15 +166,6 @@ func TestMCPRelistWithoutListChanged(t *testing.T) {
 	if _, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"QUIET_LATER","body":""}`); !strings.Contains(body, "later answers") {
 		t.Fatalf("the relisted tool: %s", body)
 	}
-}
-
-func controlSeq(t *testing.T, n *capdir.Node) uint64 {
-	t.Helper()
-	seq, err := n.Log().LastSeq(context.Background(), wire.ControlStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
 }
 
 func clipPath(p string) string {

@@ -5,7 +5,7 @@
 // input_schema of the arguments, a docstring, a credential from its security
 // scheme with the operator's environment variable), or an importer.Item that
 // says why it cannot be one. It reads nothing but the document and writes
-// nothing: api.Directory.ImportItems writes the rows.
+// nothing: command.Directory.ImportItems writes the rows.
 //
 // # Caveats
 //

@@ -1,4 +1,4 @@
-package api
+package command
 
 import (
 	"github.com/capdir/capdir/contract"

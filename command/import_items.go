@@ -1,9 +1,8 @@
-package api
+package command
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	imports "github.com/capdir/capdir/api/importer"
@@ -84,9 +83,9 @@ func actionOf(p dirPending) string {
 
 func importItemError(key string, err error) string {
 	if errors.Is(err, ErrExists) {
-		return fmt.Sprintf("exists: the directory has a row %s that this import did not make; it is left as it is (import with another prefix, or delete that row first)", key)
+		return importOwnedMessage(key)
 	}
-	return errMessage(keyErr(key, err))
+	return Message(WithKey(key, err))
 }
 
 // prune lists the rows of in.Source that present does not name, and deletes them
@@ -99,7 +98,7 @@ func (d *Directory) prune(ctx context.Context, res *imports.Report, present map[
 		return nil
 	})
 	if err != nil {
-		return unavailable(err)
+		return Unavailable(err)
 	}
 	if !in.Prune {
 		return nil

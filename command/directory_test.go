@@ -1,4 +1,4 @@
-package api_test
+package command_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -28,7 +28,7 @@ func TestDirectoryWritePath(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	d := n.Directory()
 	ctx := context.Background()
-	readable := func(key string, res api.WriteResult) {
+	readable := func(key string, res command.WriteResult) {
 		t.Helper()
 		row, seq, err := n.Projector().Row(key)
 		if res.Row == nil {
@@ -43,34 +43,34 @@ func TestDirectoryWritePath(t *testing.T) {
 	}
 	refused := func(err error, key string, want error) {
 		t.Helper()
-		var ke *api.KeyError
+		var ke *command.KeyError
 		if !errors.Is(err, want) || !errors.As(err, &ke) || ke.Key != key {
 			t.Fatalf("got %v; want a *KeyError for %s matching %v", err, key, want)
 		}
 	}
 
-	res, err := d.Create(ctx, fields(t, fmt.Sprintf(compliantRow, "A")))
+	res, err := d.Create(ctx, fields(t, fmt.Sprintf(nodetest.CompliantRow, "A")))
 	if err != nil || res.Action != contract.ActionCreate || !res.Created || res.Key != "A" || res.Row == nil || res.Seq == 0 {
 		t.Fatalf("create: %+v %v", res, err)
 	}
 	readable("A", res)
-	before := controlSeq(t, n)
-	_, err = d.Create(ctx, fields(t, fmt.Sprintf(compliantRow, "A")))
-	refused(err, "A", api.ErrExists)
+	before := nodetest.ControlSeq(t, n)
+	_, err = d.Create(ctx, fields(t, fmt.Sprintf(nodetest.CompliantRow, "A")))
+	refused(err, "A", command.ErrExists)
 	_, err = d.Patch(ctx, "A", fields(t, `{"content":""}`))
 	var refusal *contract.RefusalError
 	if !errors.As(err, &refusal) || refusal.Code != "missing_description" {
 		t.Fatalf("patch removing the docstring: %v", err)
 	}
 	_, err = d.Patch(ctx, "NOPE", fields(t, `{"category":"x"}`))
-	refused(err, "NOPE", api.ErrNotFound)
+	refused(err, "NOPE", command.ErrNotFound)
 	_, err = d.Delete(ctx, "NOPE")
-	refused(err, "NOPE", api.ErrNotFound)
+	refused(err, "NOPE", command.ErrNotFound)
 	_, err = d.Replace(ctx, "A", fields(t, `{"key":"B","type":"fn","content":"# WHAT: b"}`))
 	refused(err, "A", contract.ErrKeyMismatch)
 	_, err = d.Create(ctx, fields(t, `{"key":"S","type":"http","target":"GET http://x","auth":"bearer:DB_PASSWORD","content":"# WHAT: s"}`))
 	refused(err, "S", contract.ErrInvalid)
-	if got := controlSeq(t, n); got != before {
+	if got := nodetest.ControlSeq(t, n); got != before {
 		t.Fatalf("refused writes appended %d events", got-before)
 	}
 
@@ -110,7 +110,7 @@ func TestDirectoryConcurrentWritesConflictOrLand(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	d := n.Directory()
 	ctx := context.Background()
-	if _, err := d.Create(ctx, fields(t, fmt.Sprintf(compliantRow, "K"))); err != nil {
+	if _, err := d.Create(ctx, fields(t, fmt.Sprintf(nodetest.CompliantRow, "K"))); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -127,13 +127,13 @@ func TestDirectoryConcurrentWritesConflictOrLand(t *testing.T) {
 				mu.Lock()
 				landed[res.Seq] = cat
 				mu.Unlock()
-			case !errors.Is(err, api.ErrConflict):
+			case !errors.Is(err, command.ErrConflict):
 				t.Errorf("patch %s: %v", cat, err)
 			}
 		}()
 	}
 	wg.Wait()
-	ms := mutations(t, n, "K")
+	ms := nodetest.Mutations(t, n, "K")
 	if len(ms) != 1+len(landed) {
 		t.Fatalf("%d mutations for %d writes that landed", len(ms), len(landed))
 	}

@@ -1,16 +1,13 @@
-package api
+package command
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/capdir/capdir/contract"
 )
@@ -275,7 +272,7 @@ func (s *arrayRows) row(size int64) (importRow, error) {
 func spoolArray(body *bufio.Reader, dir string, limit int64) (rows rowSource, close func(), err error) {
 	f, err := os.CreateTemp(dir, "capdir-import-*.json")
 	if err != nil {
-		return nil, nil, unavailable(fmt.Errorf("spooling the import: %v", err))
+		return nil, nil, Unavailable(fmt.Errorf("spooling the import: %v", err))
 	}
 	name := f.Name()
 	os.Remove(name) // gone from the directory at once where the system allows it
@@ -305,7 +302,7 @@ func spoolArray(body *bufio.Reader, dir string, limit int64) (rows rowSource, cl
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		close()
-		return nil, nil, unavailable(fmt.Errorf("spooling the import: %v", err))
+		return nil, nil, Unavailable(fmt.Errorf("spooling the import: %v", err))
 	}
 	return &arrayRows{br: bufio.NewReaderSize(f, 64<<10), limit: limit}, close, nil
 }
@@ -316,26 +313,9 @@ type spoolWriter struct{ f *os.File }
 func (w spoolWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	if err != nil {
-		err = unavailable(fmt.Errorf("spooling the import: %v", err))
+		err = Unavailable(fmt.Errorf("spooling the import: %v", err))
 	}
 	return n, err
-}
-
-// progressReader reads an import body, moving the connection's read deadline to
-// timeout from now before every read: the body may take as long as it needs, but
-// may not stall for longer than timeout. (The server's read timeout bounds a whole
-// request, which a large import may outlast.)
-type progressReader struct {
-	r       io.Reader
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	if p.timeout > 0 {
-		p.rc.SetReadDeadline(time.Now().Add(p.timeout))
-	}
-	return p.r.Read(b)
 }
 
 // prefixKey is the "key" member of a row of which only the first bytes were kept,
@@ -361,13 +341,4 @@ func prefixKey(raw []byte) string {
 		}
 	}
 	return ""
-}
-
-// importReadError words an error met reading an import body: a body error (too
-// large, stalled) or the body's syntax or the spool as they are.
-func importReadError(err error, r *http.Request, limit int64) error {
-	if errors.Is(err, contract.ErrMalformedJSON) || errors.Is(err, ErrUnavailable) {
-		return err
-	}
-	return bodyError(err, "the import body", r.ContentLength, limit)
 }

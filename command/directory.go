@@ -1,4 +1,4 @@
-package api
+package command
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 //
 // A write reads the key's row and the sequence of its last mutation from the
 // projection, builds the new row, checks its credential against the operator's
-// allow-list and its size as the log stores it against the row limit, and appends exactly one DIRECTORY_MUTATE (actor OwnerActor) expecting
+// allow-list and its size as the log stores it against the row limit, and appends exactly one DIRECTORY_MUTATE (actor wire.OwnerActor) expecting
 // that sequence on the key's subject: when another writer got there first the
 // append fails with ErrConflict and nothing is written, so no update is ever lost.
 // It returns once the projection has applied the event, so the caller reads its own
@@ -42,13 +42,7 @@ type Directory struct {
 	// \u003c for '<' can make it several times the size it was sent at).
 	rowLimit int64
 	check    RowChecker // nil: no warnings
-}
-
-// RowChecker tells the failure every call of a row will have (see
-// dispatcher.Service.CheckRow); a Dispatcher that is one has the Directory warn of
-// rows that cannot run as written.
-type RowChecker interface {
-	CheckRow(row *contract.Row) error
+	spoolDir string     // where an import's array is spooled
 }
 
 // warnings are the literals every call of row will fail with, for a write that
@@ -63,13 +57,16 @@ func (d *Directory) warnings(row *contract.Row) []string {
 	return nil
 }
 
-// newDirectory is the Directory over cfg's log and projection. Its row limit is the
-// request body cap, and what fits in one event of the log (its MaxData).
+// newDirectory is the Directory over cfg's log and projection. Its row limit is
+// cfg.MaxRow, and what fits in one event of the log (its MaxData).
 func newDirectory(cfg Config) *Directory {
-	check, _ := cfg.Dispatcher.(RowChecker)
 	return &Directory{log: cfg.Log, proj: cfg.Projector, clock: cfg.Clock, timeout: cfg.WriteTimeout, secrets: cfg.SecretEnv,
-		rowLimit: min(cfg.MaxBody, int64(cfg.Log.MaxData())), check: check}
+		rowLimit: min(cfg.MaxRow, int64(cfg.Log.MaxData())), check: cfg.Check, spoolDir: cfg.ImportSpoolDir}
 }
+
+// RowLimit is the most bytes one row may have, as sent and as the log stores it:
+// an entry point reads no more of a row's body than this.
+func (d *Directory) RowLimit() int64 { return d.rowLimit }
 
 // WriteResult is an accepted write.
 type WriteResult struct {
@@ -158,21 +155,29 @@ func (d *Directory) write(ctx context.Context, key string, build dirBuild) (Writ
 			continue
 		}
 		if err != nil {
-			return WriteResult{}, keyErr(key, err)
+			return WriteResult{}, WithKey(key, err)
 		}
-		return p.result(seq), keyErr(key, d.visible(ctx, seq, 1))
+		return p.result(seq), WithKey(key, d.visible(ctx, seq, 1))
 	}
 }
 
 // Row reads key's row (with row_num) and the sequence of its last mutation, as
 // Projector.Row does; a miss is answered only once the projection has applied
-// the key's last mutation in the log (see behind).
+// the key's last mutation in the log (see behind). Errors name the key (a
+// *KeyError): ErrNotFound, or ErrUnavailable when the projection cannot be read.
+// The key is not validated: a key no row can have is not found.
 func (d *Directory) Row(ctx context.Context, key string) (contract.Row, uint64, error) {
 	row, seq, err := d.proj.Row(key)
 	if errors.Is(err, projector.ErrNotFound) && d.behind(ctx, key, seq) {
-		return d.proj.Row(key)
+		row, seq, err = d.proj.Row(key)
 	}
-	return row, seq, err
+	switch {
+	case errors.Is(err, projector.ErrNotFound):
+		return row, seq, WithKey(key, ErrNotFound)
+	case err != nil:
+		return row, seq, WithKey(key, Unavailable(err))
+	}
+	return row, seq, nil
 }
 
 // lagged reports whether err is a refusal a lagging projection may have caused.
@@ -206,7 +211,7 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 		oldp = &old
 	case errors.Is(err, projector.ErrNotFound):
 	default:
-		return dirPending{}, unavailable(err)
+		return dirPending{}, Unavailable(err)
 	}
 	m, ignored, err := build(oldp, d.clock())
 	if err != nil {
@@ -217,19 +222,14 @@ func (d *Directory) prepare(key string, build dirBuild) (dirPending, error) {
 			return dirPending{}, err
 		}
 	}
-	ev, err := d.log.NewEvent(wire.TypeDirectoryMutate, OwnerActor, m)
+	ev, err := d.log.NewEvent(wire.TypeDirectoryMutate, wire.OwnerActor, m)
 	if err != nil {
-		return dirPending{}, unavailable(err)
+		return dirPending{}, Unavailable(err)
 	}
 	if n := int64(len(ev.Data)); n > d.rowLimit {
 		return dirPending{}, fmt.Errorf("%w: the row is %d bytes as the log stores it (JSON escapes such as \\u003c for '<' count); the limit is %d", ErrPayloadTooLarge, n, d.rowLimit)
 	}
 	return dirPending{mutation: m, ignored: ignored, warnings: d.warnings(m.Row), existed: oldp != nil, expect: seq, event: ev}, nil
-}
-
-// unavailable is the ErrUnavailable of a directory whose log or projection failed.
-func unavailable(err error) error {
-	return newError(ErrUnavailable, "directory unavailable: %v", err)
 }
 
 // append appends p and returns its stream sequence. Errors: ErrConflict, or
@@ -262,7 +262,7 @@ func (d *Directory) visible(ctx context.Context, seq uint64, scale int) error {
 	defer cancel()
 	err := d.proj.WaitFor(ctx, wire.ControlStream, seq)
 	if errors.Is(err, projector.ErrLogBehind) {
-		return newError(ErrUnavailable, "directory unavailable: %w", err) // it will not become visible
+		return NewError(ErrUnavailable, "directory unavailable: %w", err) // it will not become visible
 	}
 	if err != nil {
 		return fmt.Errorf("%w: sequence %d of %s (%v); it will be visible once the projector catches up",
@@ -278,7 +278,7 @@ func classifyAppend(err error) error {
 	if err == nil || errors.Is(err, ErrConflict) || errors.Is(err, eventlog.ErrDiskFull) || errors.Is(err, eventlog.ErrElecting) {
 		return err
 	}
-	return unavailable(err)
+	return Unavailable(err)
 }
 
 // The builders: what each kind of write does with the current row.

@@ -1,4 +1,4 @@
-package api_test
+package command_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/capdir/capdir"
-	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog"
 )
@@ -41,7 +41,7 @@ func ExampleDirectory() {
 	fmt.Println(res.Action, res.Key, res.Created, err)
 
 	_, err = d.Create(ctx, f)
-	fmt.Println(errors.Is(err, api.ErrExists), err)
+	fmt.Println(errors.Is(err, command.ErrExists), err)
 
 	patch, _ := contract.DecodeFields([]byte(`{"category":"demo","sensitive":1}`))
 	res, err = d.Patch(ctx, "GREET", patch)
