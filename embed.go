@@ -37,11 +37,11 @@ func (n *Node) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Rec
 // Mint mints a capability token of this deployment (as POST /api/tokens does),
 // issued now by the node's clock, and returns it with its claims.
 func (n *Node) Mint(req token.MintRequest) (string, token.Claims, error) {
-	return n.minter.Mint(req, n.cfg.Clock())
+	return n.minter.Mint(req, n.w.clock())
 }
 
 // Config is the configuration the node runs with: the one Start was given, with
-// the defaults Start resolved (TokenKeyFile, TokenAudience, Clock, Logger). It is
+// the defaults Start resolved (TokenKeyFile, TokenAudience). It is
 // a copy; changing it changes nothing.
 func (n *Node) Config() Config { return n.cfg }
 

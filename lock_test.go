@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,7 +29,6 @@ func TestOneNodePerDataDir(t *testing.T) {
 	}
 	cfg := capdir.Config{
 		TerminalKey: nodetest.Key,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Log:         eventlog.Config{DataDir: dir},
 		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	}
@@ -38,7 +36,7 @@ func TestOneNodePerDataDir(t *testing.T) {
 	defer cancel()
 
 	want := fmt.Sprintf("data dir %s is in use by capdir (pid %d)", dir, os.Getpid())
-	second, err := capdir.Start(ctx, cfg)
+	second, err := capdir.Start(ctx, cfg, nodetest.Quiet())
 	if err == nil {
 		second.Stop(ctx)
 		t.Fatal("a second node started on a data dir a running node holds")
@@ -98,8 +96,7 @@ func TestDataDirOpenToOthersWarned(t *testing.T) {
 			var logs nodetest.Buffer
 			nodetest.Start(t, func(c *capdir.Config) {
 				c.Log.DataDir = dir
-				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			})
+			}, capdir.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			want := fmt.Sprintf("node: data dir %s has mode %04o; it holds the log, the projection and the signing key, and should be accessible to its owner only: chmod 700 %s",
 				dir, tc.mode, dir)
 			got := string(logs.Bytes())

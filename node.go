@@ -33,14 +33,17 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
+	"github.com/capdir/capdir/projector/ledger"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Config configures a Node. Each component's settings are held in that
-// component's own type, defaulted and checked in its package, so a zero Config
-// (with Log.DataDir) starts a working node. Start wires each component: the
-// fields a comment below says Start sets are the node's, whatever they held.
+// Config configures a Node: what it does, not what it is wired to (the clock,
+// the logger, the environment, a listener: see Option). Each component's
+// settings are held in that component's own type, defaulted and checked in its
+// package, so a zero Config (with Log.DataDir) starts a working node. Start
+// wires each component: the fields a comment below says Start sets are the
+// node's, whatever they held.
 type Config struct {
 	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
 	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
@@ -58,10 +61,8 @@ type Config struct {
 	API api.Settings
 	// HTTP configures the node's HTTP server: its address and limits (http.go).
 	HTTP HTTPConfig
-	// HTTPListener, when set, is where the node serves HTTP instead of listening on
-	// HTTP.Addr: a caller that must know the address is free before it creates
-	// anything listens first. Start takes it over, and closes it when it fails.
-	HTTPListener net.Listener
+	// Ledger configures the receipt ledger's checkpoints (ledger.go).
+	Ledger LedgerConfig
 	// Breaker is the breaker policy the fold, the gate, the facade and MCP share.
 	Breaker breaker.Config
 	// Fn configures the fn runner. Fn.Registry holds the functions rows can name
@@ -91,9 +92,6 @@ type Config struct {
 	TerminalKey string
 	// Zone is the built-in NOW function's zone (America/Los_Angeles when empty).
 	Zone string
-	// Env resolves the credentials rows name (os.LookupEnv when nil), behind
-	// SecretEnv.
-	Env runner.Env
 	// SecretEnv lists the environment variables rows may name in their auth column:
 	// names, PREFIX*, *SUFFIX or *, each element possibly comma-separated (see
 	// runner.ParseSecretEnv). runner.DefaultSecretEnv when nil; an empty, non-nil
@@ -111,10 +109,6 @@ type Config struct {
 	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
 	// share the key agree without configuration.
 	TokenAudience string
-	// Clock is the node's clock: the log's, the gate's (breakers, token expiry),
-	// the projector's and the facade's; time.Now when nil.
-	Clock  func() time.Time
-	Logger *slog.Logger
 }
 
 // Validate reports every problem with c at once, before anything is created:
@@ -163,12 +157,16 @@ type Node struct {
 	listener  net.Listener
 	console   *console.Console // nil when the node serves none
 	lock      *DataDirLock
-	cancel    context.CancelFunc
+	w         wiring
+	closers   []func(context.Context) error // the cleanup stack: Stop runs it from the top
 	wg        sync.WaitGroup
+	drainOnce sync.Once
+	drainErr  error
 	stopOnce  sync.Once
 	stopped   chan struct{}
 	mcpRunner *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
 	mcpSync   *mcpSync          // keeps the upstreams' rows in step with their tools
+	ledger    *ledger.Publisher // signs the receipt ledger's checkpoints (ledger.go)
 	logger    *slog.Logger
 	stopErr   error
 	runErr    chan error
@@ -179,21 +177,18 @@ func ProjectionPath(dataDir string) string { return filepath.Join(dataDir, "proj
 
 // Start locks the data dir (see LockDataDir: a dir another node holds is refused
 // at once), opens the log and the projection, starts folding, and serves HTTP on
-// cfg.HTTPListener or cfg.HTTP.Addr when one is set. It returns once the projector
-// has caught up with the log as it was at start. The node holds the lock until Stop.
-func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
-	if cfg.HTTPListener != nil {
+// the WithListener listener or cfg.HTTP.Addr when one is set. It returns once the
+// projector has caught up with the log as it was at start. The node holds the
+// lock until Stop. When Start fails, what it had made is closed again, in the
+// reverse order, as Stop closes it.
+func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error) {
+	w := newWiring(opts)
+	if w.listener != nil {
 		defer func() {
 			if err != nil {
-				cfg.HTTPListener.Close()
+				w.listener.Close()
 			}
 		}()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -214,100 +209,96 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	warnDataDirAccess(dataDir, cfg.Logger)
+	warnDataDirAccess(dataDir, w.logger)
 	lock, err := LockDataDir(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	n := &Node{w: w, logger: w.logger, runErr: make(chan error, 4), stopped: make(chan struct{}), registry: prometheus.NewRegistry()}
+	n.onStop(func(context.Context) error { return lock.Unlock() })
 	defer func() {
 		if err != nil {
-			lock.Unlock()
+			n.Stop(context.Background())
 		}
 	}()
-	minter, verifier, err := newTokens(&cfg)
-	if err != nil {
+	if n.minter, n.verifier, err = newTokens(&cfg); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, lock: lock, runErr: make(chan error, 4), stopped: make(chan struct{}), registry: prometheus.NewRegistry(),
-		minter: minter, verifier: verifier}
+	n.cfg = cfg
 	m, err := newMetrics(n.registry)
 	if err != nil {
 		return nil, err
 	}
 	logCfg := cfg.Log
-	logCfg.Clock, logCfg.Logger, logCfg.Metrics = cfg.Clock, cfg.Logger, m.log
-	n.log, err = eventlog.Open(ctx, logCfg)
-	if err != nil {
+	logCfg.Clock, logCfg.Logger, logCfg.Metrics = w.clock, w.logger, m.log
+	if n.log, err = eventlog.Open(ctx, logCfg); err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.log.Close() })
 	n.proj, err = projector.Open(projector.Config{
 		Path: ProjectionPath(dataDir), Log: n.log, Settings: cfg.Projector,
-		Breaker: cfg.Breaker, Logger: cfg.Logger, Metrics: m.projector, Clock: cfg.Clock,
+		Breaker: cfg.Breaker, Logger: w.logger, Metrics: m.projector, Clock: w.clock,
 	})
 	if err != nil {
-		n.log.Close()
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.proj.Close() })
 	if err := n.proj.CatchUp(ctx, nil); err != nil {
-		n.proj.Close()
-		n.log.Close()
 		return nil, err
 	}
-	n.mcpSync, n.logger = newMCPSync(), cfg.Logger
+	if err := n.newLedger(cfg); err != nil {
+		return nil, err
+	}
+	n.mcpSync = newMCPSync()
 	if n.dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
-		n.proj.Close()
-		n.log.Close()
 		return nil, err
 	}
 	askIndex, err := api.NewAskIndex(n.proj)
 	if err != nil {
-		n.proj.Close()
-		n.log.Close()
 		return nil, err
 	}
 	n.mcpServer, err = mcp.New(mcp.Config{
 		Search:    mcp.AskSearch(askIndex, n.proj),
 		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
-		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: cfg.Clock, Logger: cfg.Logger,
+		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: w.clock, Logger: w.logger,
 		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
 	})
 	if err != nil {
-		n.proj.Close()
-		n.log.Close()
 		return nil, err
 	}
 	n.srv, err = api.New(api.Config{
 		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
-		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
+		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.mcpServer, Ask: askIndex,
-		Console: n.consoleFor(cfg, askIndex),
+		Console: n.consoleFor(cfg, askIndex), Ledger: n.ledger,
 	})
 	if err != nil {
-		n.proj.Close()
-		n.log.Close()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
+	n.onStop(func(context.Context) error { cancel(); n.wg.Wait(); return nil })
 	n.goRun(func() error { return n.proj.Run(runCtx) })
 	n.goRun(func() error { return n.mcpServer.Run(runCtx) })
+	n.goRun(func() error { return n.runLedger(runCtx) })
 	ups := nodeUpstreams{fixed: cfg.MCPUpstreams, p: n.proj}
 	n.proj.WatchUpstreams(n.mcpSync.poke)
 	n.goRun(func() error { return n.runMCPSync(runCtx, ups, relistEvery(cfg)) })
 	if err := n.dispatch.Start(ctx); err != nil {
-		n.Stop(context.Background())
 		return nil, err
 	}
-	if cfg.HTTPListener != nil || cfg.HTTP.Addr != "" {
-		if err := n.serveHTTP(cfg.HTTPListener, cfg.HTTP.Addr, limits); err != nil {
-			n.Stop(context.Background())
+	if w.listener != nil || cfg.HTTP.Addr != "" {
+		if err := n.serveHTTP(w.listener, cfg.HTTP.Addr, limits); err != nil {
 			return nil, err
 		}
 	}
 	return n, nil
 }
+
+// onStop pushes f on the node's cleanup stack: Stop (and a Start that fails)
+// runs the stack from the top, so what was made last is closed first.
+func (n *Node) onStop(f func(context.Context) error) { n.closers = append(n.closers, f) }
 
 func (n *Node) goRun(f func() error) {
 	n.wg.Add(1)
@@ -346,8 +337,8 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 // its HTTP listener, else nil.
 func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (http.Handler, error) {
 	addr := cfg.HTTP.Addr
-	if cfg.HTTPListener != nil {
-		addr = cfg.HTTPListener.Addr().String()
+	if n.w.listener != nil {
+		addr = n.w.listener.Addr().String()
 	}
 	if addr == "" || !cfg.HTTP.Console.serves(addr) {
 		return nil
@@ -355,7 +346,7 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 	return func(s *api.Server) (http.Handler, error) {
 		c, err := console.New(console.Config{API: s, Projector: n.proj, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
 			Workers: n.dispatch.Busy,
-			Clock:   cfg.Clock, Logger: cfg.Logger})
+			Clock:   n.w.clock, Logger: n.w.logger})
 		n.console = c
 		return c, err
 	}
@@ -389,16 +380,17 @@ func (n *Node) URL() string {
 // Failed delivers the first error of a background component (projector, HTTP).
 func (n *Node) Failed() <-chan error { return n.runErr }
 
-// Stop shuts the node down in order, within ctx: stop taking HTTP requests and let
-// those in flight finish; drain the dispatcher (stop taking invocation requests,
-// let the calls in flight finish and write their receipts); then stop the
-// projector, close bbolt, close the log, and release the data dir. When ctx ends first, what is still
-// in flight is cut off: HTTP connections are closed, calls are cancelled without a
-// receipt and run again by another node or the next start, and the error matches
-// ctx's error (and dispatcher.ErrDrainCut when calls were cancelled). Stop is
-// idempotent; later calls return the first one's result.
-func (n *Node) Stop(ctx context.Context) error {
-	n.stopOnce.Do(func() {
+// Drain stops the node taking work and lets the work in flight finish, within
+// ctx: stop taking HTTP requests and let those in flight finish; then drain the
+// dispatcher (stop taking invocation requests, let the calls in flight finish and
+// write their receipts). The log, the projection and the data dir stay open, so
+// what the calls wrote can still be read, until Stop. When ctx ends first, what
+// is still in flight is cut off: HTTP connections are closed, calls are
+// cancelled without a receipt and run again by another node or the next start,
+// and the error matches ctx's error (and dispatcher.ErrDrainCut when calls were
+// cancelled). Drain is idempotent; later calls return the first one's result.
+func (n *Node) Drain(ctx context.Context) error {
+	n.drainOnce.Do(func() {
 		var errs []error
 		if n.http != nil {
 			if err := n.http.Shutdown(ctx); err != nil {
@@ -411,21 +403,21 @@ func (n *Node) Stop(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
-		if n.mcpRunner != nil {
-			n.mcpRunner.Stop()
-		}
-		if n.cancel != nil {
-			n.cancel()
-		}
-		n.wg.Wait()
-		if err := n.proj.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := n.log.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := n.lock.Unlock(); err != nil {
-			errs = append(errs, err)
+		n.drainErr = errors.Join(errs...)
+	})
+	return n.drainErr
+}
+
+// Stop shuts the node down in order, within ctx: Drain, then close what Start
+// made in the reverse order (the upstream MCP sessions, the projector and its
+// bbolt file, the log) and release the data dir. Its error joins Drain's and
+// every close's. Stop is idempotent; later calls return the first one's result,
+// and Done is closed once it has finished.
+func (n *Node) Stop(ctx context.Context) error {
+	n.stopOnce.Do(func() {
+		errs := []error{n.Drain(ctx)}
+		for i := len(n.closers) - 1; i >= 0; i-- {
+			errs = append(errs, n.closers[i](ctx))
 		}
 		n.stopErr = errors.Join(errs...)
 		close(n.stopped)
@@ -481,16 +473,12 @@ func secretEnv(patterns []string) (runner.SecretEnv, error) {
 // environment through the same guard, so a row reads only what secrets allows.
 func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Metrics) (*dispatcher.Service, error) {
 	l, p := n.log, n.proj
-	env := cfg.Env
-	if env == nil {
-		env = os.LookupEnv
-	}
-	env = secrets.Guard(env)
+	env := secrets.Guard(n.w.env)
 	fn := cfg.Fn
 	if fn.Registry == nil {
 		fn.Registry = fnrunner.NewRegistry()
 	}
-	if err := fnrunner.RegisterBuiltins(fn.Registry, fnrunner.BuiltinConfig{Clock: cfg.Clock, Zone: cfg.Zone}); err != nil {
+	if err := fnrunner.RegisterBuiltins(fn.Registry, fnrunner.BuiltinConfig{Clock: n.w.clock, Zone: cfg.Zone}); err != nil {
 		return nil, err
 	}
 	fnRunner, err := fnrunner.NewWithConfig(fn)
@@ -520,6 +508,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	if n.mcpRunner, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { n.mcpRunner.Stop(); return nil })
 	composed, err := composers(cfg.ComposeConfig, env, salt)
 	if err != nil {
 		return nil, err
@@ -532,7 +521,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 			runner.RunnerNATS:   natsRunner,
 			mcprunner.RunnerMCP: n.mcpRunner,
 		}),
-		Settings: cfg.Dispatch, Name: cfg.Name, Clock: cfg.Clock, Logger: cfg.Logger,
+		Settings: cfg.Dispatch, Name: cfg.Name, Clock: n.w.clock, Logger: n.w.logger,
 		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked,
 	})
 }

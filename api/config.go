@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
+	"github.com/capdir/capdir/projector/ledger"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -113,6 +114,10 @@ type Config struct {
 	FixedUpstreams mcprunner.Static
 	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
 	MCP http.Handler
+	// Ledger signs and keeps the receipt ledger's checkpoints (package
+	// projector/ledger); the ledger routes answer 503 and public receipts carry no
+	// proof when nil.
+	Ledger *ledger.Publisher
 	// Console, when set, builds the handler served at /console/ (the node passes
 	// the owner's console, package api/console, which calls the Server it is given
 	// for every change and read). New calls it once, with the Server it built.

@@ -31,7 +31,7 @@ const samplePost = `{
 // {"ok":true,"key":"ZZ_TEST_TEMPERATURE","deleted":1}, and a GET after it is 404.
 func TestSampleStep2PostAndStep5Delete(t *testing.T) {
 	at := time.Date(2026, 7, 26, 4, 36, 19, 832_000_000, time.UTC)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = func() time.Time { return at } })
+	n := nodetest.Start(t, nil, capdir.WithClock(func() time.Time { return at }))
 
 	// Without the header: the sample 401, and nothing appended.
 	before := nodetest.ControlSeq(t, n)

@@ -87,6 +87,7 @@ func (s *Server) Document(row *contract.Row, v contract.Viewer) contract.Documen
 	return contract.NewDocument(row, contract.DocContext{
 		BaseURL: s.cfg.PublicURL, Viewer: v, Auth: authInfo(row.Auth),
 		BreakerOpen: breaker.Message(row.Key, s.cfg.Breaker.Threshold),
+		Failures:    runner.TableOf(s.cfg.Dispatcher, row),
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -53,8 +53,7 @@ func discoveryNode(t *testing.T) *capdir.Node {
 	t.Helper()
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.API.PublicURL = docBase
-		c.Env = runner.MapEnv(map[string]string{"GROK_API_KEY": docSecret})
-	})
+	}, capdir.WithEnv(runner.MapEnv(map[string]string{"GROK_API_KEY": docSecret})))
 	for _, raw := range documentRows(t) {
 		mustDo(t, n, http.StatusCreated, "POST", "/api/directory", string(raw))
 	}
@@ -199,18 +198,15 @@ func TestDocumentRunNowFires(t *testing.T) {
 
 // The troubleshooting literals are the ones the runners and the breaker write.
 func TestDocumentTroubleshootingLiterals(t *testing.T) {
-	deny := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(401)
-		io.WriteString(w, "bad key")
-	}))
-	defer deny.Close()
+	deny := upstreamtest.Start(t, upstreamtest.Reply(http.StatusUnauthorized, "bad key"))
 	n := discoveryNode(t)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"FN_GONE","type":"fn","target":"renamed_away","content":"# WHAT: x"}`)
 	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"DENIED","type":"http","target":"GET `+deny.URL+`","auth":"bearer:GROK_API_KEY","content":"# WHAT: x"}`)
+	mustDo(t, n, http.StatusCreated, "POST", "/api/directory", `{"key":"NO_UPSTREAM","type":"fn","runner":"mcp","target":"gone/search","content":"# WHAT: x"}`)
 
 	// prefix is a symptom up to its first variable part.
 	prefix := func(s string) string { p, _, _ := strings.Cut(s, "<"); return p }
-	for key, i := range map[string]int{"FN_GONE": 1, "DENIED": 2} {
+	for key, i := range map[string]int{"FN_GONE": 1, "DENIED": 2, "NO_UPSTREAM": 1} {
 		var doc contract.Document
 		_, _, body := get(t, n, "/api/dispatch?key="+key+"&format=json", nodetest.Key)
 		decode(t, body, &doc)

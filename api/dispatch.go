@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
@@ -308,7 +307,7 @@ func (s *Server) Receipt(ctx context.Context, id string) (tree *ReceiptTree, pen
 // owner's view alone shows; no arguments, no result, nothing credential-related,
 // nothing to test a guess about them against.
 func (s *Server) receiptPublic(w http.ResponseWriter, r *http.Request) error {
-	return s.writeReceipt(w, r, func(rc *wire.Receipt) any { return rc.Public() })
+	return s.writeReceipt(w, r, s.publicReceipt) // with its place in the ledger (ledger.go)
 }
 
 // writeReceipt answers the receipt of the path's id in the view view gives, or 202
@@ -363,9 +362,6 @@ func listLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-// settleWait bounds how long a read waits for this node's projection to catch up.
-const settleWait = 5 * time.Second
-
 // settle waits until this node has folded everything the data stream held when the
 // request arrived, so a read after a dispatch sees its receipt and its effect on the
 // breaker. When the log cannot be asked in time the read answers from the
@@ -379,7 +375,7 @@ func (s *Server) settleStream(r *http.Request, stream string) {
 
 // settleCtx is settleStream for a read within ctx; what names the read in the log.
 func (s *Server) settleCtx(ctx context.Context, stream, what string) {
-	wait, cancel := context.WithTimeout(ctx, settleWait)
+	wait, cancel := s.cfg.Projector.WaitContext(ctx)
 	defer cancel()
 	if err := s.cfg.Projector.Settle(wait, stream); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", what, "err", err)

@@ -3,11 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 func obj(t *testing.T, body string) map[string]any {
@@ -27,27 +26,10 @@ func obj(t *testing.T, body string) map[string]any {
 	return m
 }
 
-// meteo is a local stand-in for the sample Open-Meteo upstream: it records the
+// newMeteo is a local stand-in for the sample Open-Meteo upstream: it records the
 // query it was asked and answers like the real API.
-type meteo struct {
-	*httptest.Server
-	mu      sync.Mutex
-	queries []string
-	hits    int
-}
-
-func newMeteo(t *testing.T) *meteo {
-	m := &meteo{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.mu.Lock()
-		m.queries = append(m.queries, r.URL.RawQuery)
-		m.hits++
-		m.mu.Unlock()
-		w.Header().Set("content-type", "application/json")
-		io.WriteString(w, `{"latitude":37.763283,"longitude":-122.41286,"current":{"time":"2026-07-26T04:30","interval":900,"temperature_2m":15.7}}`)
-	}))
-	t.Cleanup(m.Close)
-	return m
+func newMeteo(t *testing.T) *upstreamtest.Upstream {
+	return upstreamtest.Start(t, upstreamtest.JSON(http.StatusOK, `{"latitude":37.763283,"longitude":-122.41286,"current":{"time":"2026-07-26T04:30","interval":900,"temperature_2m":15.7}}`))
 }
 
 // The sample five steps, against a local upstream.
@@ -95,8 +77,8 @@ func TestSampleWalkthrough(t *testing.T) {
 	if proof["ok"] != true || !strings.HasPrefix(inv, "inv_") || proof["public_receipt"] != "https://capdir.example/receipt/"+inv {
 		t.Fatalf("proof = %v", proof)
 	}
-	if len(up.queries) != 1 || up.queries[0] != "latitude=37.77&longitude=-122.42&current=temperature_2m" {
-		t.Fatalf("upstream saw %v", up.queries)
+	if q := up.Queries(); len(q) != 1 || q[0] != "latitude=37.77&longitude=-122.42&current=temperature_2m" {
+		t.Fatalf("upstream saw %v", q)
 	}
 
 	// Step 4: the receipt, public and keyless.
@@ -161,18 +143,12 @@ func dispatch(t *testing.T, n *capdir.Node, req string) (int, map[string]any) {
 // Every row of the sample failure table this surface covers.
 func TestFailureTable(t *testing.T) {
 	up := newMeteo(t)
-	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(401)
-		io.WriteString(w, `{"error":"invalid api key"}`)
-	}))
-	defer denied.Close()
+	denied := upstreamtest.Start(t, upstreamtest.Reply(http.StatusUnauthorized, `{"error":"invalid api key"}`))
 	closed := httptest.NewServer(http.NotFoundHandler())
 	deadURL := closed.URL
 	closed.Close()
 
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"GOOD_API_KEY": "present"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"GOOD_API_KEY": "present"})))
 	doc := `# WHAT: test row\n# ARGS: see content`
 	postRow(t, n, `{"key":"ZZ_TEST_TEMPERATURE","type":"http","target":"GET `+up.URL+`/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m","content":"`+doc+`"}`)
 	postRow(t, n, `{"key":"FN_MISSING","type":"fn","target":"no_such_function","content":"`+doc+`"}`)
@@ -232,14 +208,13 @@ func TestFailureTable(t *testing.T) {
 		}
 	})
 	t.Run("argument missing renders an empty slot", func(t *testing.T) {
-		before := up.hits
+		before := up.Hits()
 		code, got := dispatch(t, n, `{"key":"ZZ_TEST_TEMPERATURE","body":"37.77"}`)
-		if code != 200 || got["ok"] != true || up.hits != before+1 {
+		if code != 200 || got["ok"] != true || up.Hits() != before+1 {
 			t.Fatalf("%d %v", code, got)
 		}
-		up.mu.Lock()
-		q := up.queries[len(up.queries)-1]
-		up.mu.Unlock()
+		queries := up.Queries()
+		q := queries[len(queries)-1]
 		if q != "latitude=37.77&longitude=&current=temperature_2m" {
 			t.Fatalf("upstream query = %s", q)
 		}

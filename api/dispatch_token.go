@@ -40,7 +40,7 @@ func (s *Server) caller(r *http.Request) (string, *token.Claims, error) {
 	}
 	claims, refusal := s.cfg.Dispatcher.Caller(tok)
 	if refusal != nil {
-		return "", nil, &TokenRefusedError{Status: refusal.Status, Reason: refusal.Reason}
+		return "", nil, &TokenRefusedError{Status: refusal.Status, Reason: refusal.Literal}
 	}
 	return tok, claims, nil
 }

@@ -188,9 +188,7 @@ func TestImportOpenAPIPetstore31(t *testing.T) {
 	store := &petstore{pets: []map[string]any{{"id": 7, "name": "rex"}}}
 	upstream := httptest.NewServer(store)
 	defer upstream.Close()
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"PETSTORE_TOKEN": "s3cret-token"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"PETSTORE_TOKEN": "s3cret-token"})))
 	spec := specFixture(t, "petstore-3.1.json")
 
 	// Without --auth-env, every operation that needs a credential says so.
@@ -412,9 +410,7 @@ func TestImportOpenAPIPathCannotMoveTheCredential(t *testing.T) {
 	defer collector.Close()
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer api.Close()
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"API_TOKEN": "s3cret-token"})
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"API_TOKEN": "s3cret-token"})))
 	hostPort := strings.TrimPrefix(collector.URL, "http://")
 	_, port, _ := strings.Cut(hostPort, ":")
 	spec := "openapi: 3.0.3\ninfo: {title: moving, version: '1'}\n" +

@@ -33,12 +33,6 @@ func temperatureRow(t *testing.T, key, upstream, schema string) string {
 	return string(b)
 }
 
-func (m *meteo) calls() (int, []string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.hits, append([]string(nil), m.queries...)
-}
-
 // dispatchAnswer is a dispatch's answer as a caller reads it.
 type dispatchAnswer struct {
 	OK     bool    `json:"ok"`
@@ -94,7 +88,7 @@ func TestInputSchemaAtTheDoor(t *testing.T) {
 	if code != 400 || !strings.Contains(out, `ERR:input:latitude: must be number, got string \"abc\"`) {
 		t.Errorf("GET with a bad argument: HTTP %d %s", code, out)
 	}
-	if hits, _ := up.calls(); hits != 0 {
+	if hits := up.Hits(); hits != 0 {
 		t.Fatalf("the upstream was called %d times for refused calls", hits)
 	}
 
@@ -107,7 +101,7 @@ func TestInputSchemaAtTheDoor(t *testing.T) {
 	if code != 200 || !a.OK || !a.Ran || a.Proof.Status != wire.StatusProvenMaterialResult {
 		t.Fatalf("object body: HTTP %d %+v", code, a)
 	}
-	if hits, queries := up.calls(); hits != 2 || queries[0] != "latitude=37.77&longitude=-122.42" || queries[1] != queries[0] {
+	if hits, queries := up.Hits(), up.Queries(); hits != 2 || queries[0] != "latitude=37.77&longitude=-122.42" || queries[1] != queries[0] {
 		t.Fatalf("upstream saw %d calls: %q", hits, queries)
 	}
 	// The object call's receipt records what ran: the pipe form.
@@ -132,7 +126,7 @@ func TestInputSchemaAtTheDoor(t *testing.T) {
 	if after := dataSeq(t, n); after != before {
 		t.Fatalf("refused object bodies appended: data stream %d -> %d", before, after)
 	}
-	if hits, _ := up.calls(); hits != 3 {
+	if hits := up.Hits(); hits != 3 {
 		t.Fatalf("upstream calls %d, want 3", hits)
 	}
 }
@@ -166,7 +160,7 @@ func TestInputSchemaForBusRequests(t *testing.T) {
 			t.Errorf("%s %q %s: %s %q, want %s %q", tc.key, tc.body, tc.args, rc.Status, rc.Result, tc.status, tc.result)
 		}
 	}
-	if hits, queries := up.calls(); hits != 1 || queries[0] != "latitude=1&longitude=2" {
+	if hits, queries := up.Hits(), up.Queries(); hits != 1 || queries[0] != "latitude=1&longitude=2" {
 		t.Fatalf("upstream saw %d calls: %q", hits, queries)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,14 +12,14 @@ import (
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // A large upstream answer still gets its receipt, whole; a body over the payload
 // ceiling is refused up front and appends nothing.
 func TestLargeResultsAndBodies(t *testing.T) {
 	big := strings.Repeat("x", 900<<10)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(big)) }))
-	defer up.Close()
+	up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, big))
 	n := nodetest.Start(t, nil)
 	postRow(t, n, `{"key":"BIG","type":"http","target":"GET `+up.URL+`","content":"# WHAT: a large answer"}`)
 

@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,32 +14,22 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
-// recorder is an upstream that records every request's headers and query.
-type recorder struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []string
+// newRecorder is an upstream that records every request's headers and query.
+func newRecorder(t *testing.T) *upstreamtest.Upstream {
+	return upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, `{"status":"ok"}`))
 }
 
-func newRecorder(t *testing.T) *recorder {
-	r := &recorder{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h, _ := json.Marshal(req.Header)
-		r.mu.Lock()
-		r.seen = append(r.seen, string(h)+" "+req.URL.RawQuery)
-		r.mu.Unlock()
-		w.Write([]byte(`{"status":"ok"}`))
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *recorder) requests() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.seen...)
+// seen is every request up got: its headers as JSON, a space, its query.
+func seen(up *upstreamtest.Upstream) []string {
+	var out []string
+	for _, r := range up.Requests() {
+		h, _ := json.Marshal(r.Header)
+		out = append(out, string(h)+" "+r.RawQuery)
+	}
+	return out
 }
 
 // secretEnv is the environment the tests' nodes read credentials from: it holds the
@@ -105,7 +93,7 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 	}
 
 	t.Run("default list", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env = secretEnv })
+		n := nodetest.Start(t, nil, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DB_PASSWORD", "DB_PASSWORD", "not on the operator's allow-list (*_API_KEY,*_TOKEN)", "--secret-env '*_API_KEY,*_TOKEN,DB_PASSWORD'")
 		refused(t, n, leak, "CAPDIR_TERMINAL_KEY", "capdir's own")
 		refused(t, n, "bearer:CAPDIR_API_KEY", "CAPDIR_API_KEY", "capdir's own")
@@ -122,23 +110,23 @@ func TestSecretEnvAllowListAtWrite(t *testing.T) {
 		if code, got := dispatch(t, n, `{"key":"HEALTH","body":""}`); code != 200 || got["ok"] != true || got["ran"] != true {
 			t.Fatalf("walk-through dispatch: %d %v", code, got)
 		}
-		if r := up.requests(); len(r) != 1 || !strings.Contains(r[0], `"Bearer demo-secret-value"`) {
+		if r := seen(up); len(r) != 1 || !strings.Contains(r[0], `"Bearer demo-secret-value"`) {
 			t.Fatalf("upstream saw %v", r)
 		}
 	})
 	t.Run("every name allowed", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{"*"} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"*"} }, capdir.WithEnv(secretEnv))
 		refused(t, n, leak, "CAPDIR_TERMINAL_KEY", "capdir's own")
 		refused(t, n, "oauth:capdir_terminal_key", "capdir_terminal_key", "capdir's own")
 		mustDo(t, n, 201, "POST", "/api/directory", row("DB", "bearer:DB_PASSWORD"))
 	})
 	t.Run("none allowed", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{} }, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DEMO_API_KEY", "allow-list (none)", "--secret-env 'DEMO_API_KEY'")
 		mustDo(t, n, 201, "POST", "/api/directory", row("NO_AUTH", ""))
 	})
 	t.Run("an explicit list", func(t *testing.T) {
-		n := nodetest.Start(t, func(c *capdir.Config) { c.Env, c.SecretEnv = secretEnv, []string{"DB_PASSWORD", "ACME_*"} })
+		n := nodetest.Start(t, func(c *capdir.Config) { c.SecretEnv = []string{"DB_PASSWORD", "ACME_*"} }, capdir.WithEnv(secretEnv))
 		refused(t, n, "bearer:DEMO_API_KEY", "DEMO_API_KEY", "(DB_PASSWORD,ACME_*)")
 		mustDo(t, n, 201, "POST", "/api/directory", row("DB", "basic:DB_PASSWORD"))
 		mustDo(t, n, 201, "POST", "/api/directory", row("ACME", `headers:{"x-acme":"$ACME_KEY"}`))
@@ -158,7 +146,7 @@ func TestSecretEnvBadPattern(t *testing.T) {
 // variable outside the list: the call fails with the literal, before the upstream.
 func TestSecretEnvRefusedAtRun(t *testing.T) {
 	up := newRecorder(t)
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Env = secretEnv })
+	n := nodetest.Start(t, nil, capdir.WithEnv(secretEnv))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows := map[string]string{
@@ -185,12 +173,12 @@ func TestSecretEnvRefusedAtRun(t *testing.T) {
 			t.Errorf("%s: status %v", key, st)
 		}
 	}
-	for _, r := range up.requests() {
+	for _, r := range seen(up) {
 		if strings.Contains(r, nodetest.Key) || strings.Contains(r, base64.StdEncoding.EncodeToString([]byte("db-secret-value:"))) {
 			t.Errorf("the upstream received a refused variable: %s", r)
 		}
 	}
-	if r := up.requests(); len(r) != 0 {
+	if r := seen(up); len(r) != 0 {
 		t.Errorf("the upstream was called %d times", len(r))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -58,29 +58,19 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		url.QueryEscape(marker),
 		marker[:len(marker)/2+4], // a long prefix, should the value be cut
 	}
-	var upstreamSaw []string
-	var mu sync.Mutex
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, _ := json.Marshal(r.Header)
-		mu.Lock()
-		upstreamSaw = append(upstreamSaw, string(h)+r.URL.RawQuery)
-		mu.Unlock()
+	echo := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		// Echo every credential back, as a careless upstream might.
+		h, _ := json.Marshal(r.Header)
 		io.WriteString(w, `{"headers":`+string(h)+`,"query":"`+r.URL.RawQuery+`"}`)
-	}))
-	defer echo.Close()
-	deny := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	})
+	deny := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(403)
 		io.WriteString(w, "forbidden for "+r.Header.Get("Authorization"))
-	}))
-	defer deny.Close()
+	})
 
 	logs := &syncBuffer{}
 	env := runner.MapEnv(map[string]string{"MARKER_API_KEY": marker, "MARKER_TOKEN": marker})
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = env
-		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	n := nodetest.Start(t, nil, capdir.WithEnv(env), capdir.WithLogger(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	// A program on the bus serving a nats-runner row: it echoes what it receives.
 	sub, err := n.Log().Conn().Subscribe("svc.echo", func(m *nats.Msg) { m.Respond(m.Data) })
 	if err != nil {
@@ -131,9 +121,12 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		responses = append(responses, row)
 	}
 	// The credential really was applied: the upstream saw it in each form.
-	mu.Lock()
+	var upstreamSaw []string
+	for _, r := range echo.Requests() {
+		h, _ := json.Marshal(r.Header)
+		upstreamSaw = append(upstreamSaw, string(h)+r.RawQuery)
+	}
 	seen := strings.Join(upstreamSaw, "\n")
-	mu.Unlock()
 	for _, f := range forms[:3] {
 		if !strings.Contains(seen, f) {
 			t.Fatalf("upstream never saw the credential form %q: the test would prove nothing", f)

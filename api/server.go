@@ -108,6 +108,7 @@ func (s *Server) routes() {
 	s.registerBreaker()
 	s.registerTokens()
 	s.registerApprovals()
+	s.registerLedger()
 	s.registerUpstreams()
 	if s.cfg.MCP != nil {
 		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method

@@ -7,6 +7,7 @@ import (
 
 	imports "github.com/capdir/capdir/api/importer"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/eventlog"
 )
 
@@ -37,27 +38,15 @@ var (
 	ErrNoDispatcher = errors.New("dispatch is not running on this node")
 )
 
-// kindError is an error whose text is exactly what users see. errors.Is matches its
-// kind (a sentinel) and its cause, if any.
-type kindError struct {
-	kind  error
-	text  string
-	cause error
-}
-
-func (e *kindError) Error() string        { return e.text }
-func (e *kindError) Is(target error) bool { return errors.Is(e.kind, target) }
-func (e *kindError) Unwrap() error        { return e.cause }
-
-// NewError is an error of kind (a sentinel) whose text is exactly format's, the
-// text users see; %w in format wraps a cause, which errors.Is matches too.
+// NewError is a failure.Error of kind (a sentinel) whose text is exactly format's,
+// the text users see; %w in format wraps a cause, which errors.Is matches too.
 func NewError(kind error, format string, args ...any) error {
 	wrapped := fmt.Errorf(format, args...)
-	return &kindError{kind: kind, text: wrapped.Error(), cause: errors.Unwrap(wrapped)}
+	return failure.Wrap(kind, errors.Unwrap(wrapped), wrapped.Error())
 }
 
 // badRequest is an ErrBadRequest whose text is msg.
-func badRequest(msg string) error { return &kindError{kind: ErrBadRequest, text: msg} }
+func badRequest(msg string) error { return failure.New(ErrBadRequest, msg) }
 
 // Unavailable is the ErrUnavailable of a directory whose log or projection failed.
 func Unavailable(err error) error {

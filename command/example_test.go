@@ -22,9 +22,8 @@ func ExampleDirectory() {
 	ctx := context.Background()
 	n, err := capdir.Start(ctx, capdir.Config{
 		TerminalKey: "example-owner-key",
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Log:         eventlog.Config{DataDir: dir},
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		fmt.Println(err)
 		return

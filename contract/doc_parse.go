@@ -85,7 +85,7 @@ func (d Doc) Description() string {
 // an agent row whose content has no comment line uses the first non-empty line of its
 // prompt, since an agent's content is the prompt. An empty description is the
 // missing_description hygiene violation.
-func (r *Row) Description() string {
+func Description(r *Row) string {
 	if d := ParseDoc(r.Content).Description(); d != "" {
 		return d
 	}

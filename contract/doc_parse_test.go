@@ -53,7 +53,7 @@ func TestParseDocSampleRows(t *testing.T) {
 			if got := contract.ParseDoc(r.Content); got != tt.want {
 				t.Errorf("ParseDoc =\n %+v\nwant\n %+v", got, tt.want)
 			}
-			if got := r.Description(); got != tt.desc {
+			if got := contract.Description(&r); got != tt.desc {
 				t.Errorf("Description = %q, want %q", got, tt.desc)
 			}
 		})
@@ -98,7 +98,7 @@ func TestDescriptionFallbacks(t *testing.T) {
 		{contract.Row{Type: "flow", Content: ""}, ""},
 	}
 	for _, tt := range tests {
-		if got := tt.row.Description(); got != tt.want {
+		if got := contract.Description(&tt.row); got != tt.want {
 			t.Errorf("Description(%s %q) = %q, want %q", tt.row.Type, tt.row.Content, got, tt.want)
 		}
 	}

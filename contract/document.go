@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Bounds of a document's row-specific parts, so that a document stays close to its
@@ -42,8 +44,12 @@ type DocContext struct {
 	// it: the form and the variable names, never a value.
 	Auth AuthInfo
 	// BreakerOpen is the literal a call to the row answers while its breaker is
-	// open (breaker.Message); "ERR:breaker_open:<KEY>" when empty.
+	// open (breaker.Message); breaker.Message with the default threshold when empty.
 	BreakerOpen string
+	// Failures is the failure table of the row's runner (runner.Runners.Failures):
+	// the document's troubleshooting lists the entries it marks for the row's
+	// kind of credential (failure.Doc). Nil lists none of the runner's literals.
+	Failures failure.Table
 }
 
 // AuthInfo describes a row's auth column without any value it could hold.
@@ -170,13 +176,13 @@ var machineContract = []string{
 func NewDocument(r *Row, ctx DocContext) Document {
 	doc := ParseDoc(r.Content)
 	u := docURLs{base: strings.TrimRight(ctx.BaseURL, "/"), key: r.Key}
-	args, _ := r.ExampleArgs()
+	args, _ := ExampleArgs(r)
 	d := Document{
 		Key:         r.Key,
 		Formats:     DocFormats{Markdown: "GET " + u.document("markdown"), JSON: "GET " + u.document("json")},
 		Path:        []string{PathRoot, pathCategory(r.Category), r.Key},
 		Siblings:    u.siblings(r.Category),
-		Capability:  orNone(clip(r.Description(), DocLineCap)),
+		Capability:  orNone(clip(Description(r), DocLineCap)),
 		WhenToUse:   orNone(clip(doc.WhenToUse, DocLineCap)),
 		ExampleCall: "[" + r.Key + "]" + clip(args, DocExampleCap) + "[/" + r.Key + "]",
 		Type:        r.Type,
@@ -195,14 +201,14 @@ func NewDocument(r *Row, ctx DocContext) Document {
 	} else {
 		d.RunNow = u.run(args, false)
 	}
-	d.Troubleshooting = troubleshooting(r, d.Auth, u, args, orDefault(ctx.BreakerOpen, "ERR:breaker_open:"+r.Key))
+	d.Troubleshooting = troubleshooting(r, d.Auth, u, args, ctx)
 	return d
 }
 
 // ExampleArgs is the row's first example: the first entry of examples, else the
 // text between [KEY] and [/KEY] on the # EX: line. ok is false when there is none
 // (the example is then the empty argument string).
-func (r *Row) ExampleArgs() (args string, ok bool) {
+func ExampleArgs(r *Row) (args string, ok bool) {
 	var list []string
 	if json.Unmarshal([]byte(r.Examples), &list) == nil && len(list) > 0 {
 		return list[0], true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/dispatcher/runner/httprunner"
 )
 
 func ExampleNewDocument() {
@@ -13,7 +14,10 @@ func ExampleNewDocument() {
 		Content:  "# WHAT: Current temperature in Celsius for one latitude and longitude.\n# ARGS: $1=latitude | $2=longitude",
 		Examples: `["37.77|-122.42"]`,
 	}
-	d := contract.NewDocument(&r, contract.DocContext{BaseURL: "https://capdir.example", Viewer: contract.Owner()})
+	d := contract.NewDocument(&r, contract.DocContext{
+		BaseURL: "https://capdir.example", Viewer: contract.Owner(),
+		Failures: httprunner.Failures, // the failure table of the row's runner
+	})
 	fmt.Println(d.Path)
 	fmt.Println(d.RunNow)
 	fmt.Println(d.ExampleCall)

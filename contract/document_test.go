@@ -11,7 +11,15 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
+	"github.com/capdir/capdir/dispatcher/runner/agentrunner"
+	"github.com/capdir/capdir/dispatcher/runner/flowrunner"
+	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
+	"github.com/capdir/capdir/dispatcher/runner/httprunner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
+	"github.com/capdir/capdir/dispatcher/runner/natsrunner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under ../testdata/golden")
@@ -45,7 +53,15 @@ func authOf(r *contract.Row) contract.AuthInfo {
 }
 
 func ownerDoc(r *contract.Row) contract.Document {
-	return contract.NewDocument(r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: authOf(r), BreakerOpen: breakerOpen(r.Key)})
+	return contract.NewDocument(r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: authOf(r), BreakerOpen: breakerOpen(r.Key), Failures: failuresOf(r)})
+}
+
+// failuresOf is the failure table of r's runner, as a node hands it to the document.
+func failuresOf(r *contract.Row) failure.Table {
+	return map[string]failure.Table{
+		"fn": fnrunner.Failures, "http": httprunner.Failures, "nats": natsrunner.Failures,
+		"flow": flowrunner.Failures, "agent": agentrunner.Failures, "mcp": mcprunner.Failures,
+	}[r.EffectiveRunner()]
 }
 
 // breakerOpen is the open breaker's literal, as the facade passes it.
@@ -206,31 +222,45 @@ func TestDocumentGrokModels(t *testing.T) {
 // credential.
 func TestDocumentTroubleshootingByRunner(t *testing.T) {
 	cases := []struct {
-		name string
-		row  contract.Row
-		auth contract.AuthInfo
-		want []string
+		name  string
+		row   contract.Row
+		auth  contract.AuthInfo
+		table failure.Table
+		want  []string
 	}{
-		{"fn", contract.Row{Key: "F", Type: "fn", Target: "nope"}, contract.AuthInfo{},
+		{"fn", contract.Row{Key: "F", Type: "fn", Target: "nope"}, contract.AuthInfo{}, fnrunner.Failures,
 			[]string{"ERR:fn:unknown_target:<name>", "ERR:fn:bad_content_json:<message>", "ERR:fn:content_not_array"}},
-		{"http with a credential", contract.Row{Key: "H", Type: "http", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}},
-			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", "ERR:breaker_open:H"}},
-		{"http without a credential", contract.Row{Key: "H", Type: "http"}, contract.AuthInfo{},
+		{"http with a credential", contract.Row{Key: "H", Type: "http", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}}, httprunner.Failures,
+			[]string{`"headers":{} in the shape-mode answer`, "ERR:http:401:<body>", breaker.Message("H", 0)}},
+		{"http without a credential", contract.Row{Key: "H", Type: "http"}, contract.AuthInfo{}, httprunner.Failures,
 			[]string{"ERR:http:fetch:<message>", "ERR:http:<status>:<body>", "an empty slot, e.g. &b=&"}},
-		{"malformed auth", contract.Row{Key: "H", Type: "http", Auth: "apikey:X"}, contract.AuthInfo{Malformed: true},
-			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", "ERR:breaker_open:H"}},
-		{"flow", contract.Row{Key: "W", Type: "flow"}, contract.AuthInfo{},
+		{"malformed auth", contract.Row{Key: "H", Type: "http", Auth: "apikey:X"}, contract.AuthInfo{Malformed: true}, httprunner.Failures,
+			[]string{"ERR:http:H:ERR:auth:…", "ERR:http:401:<body>", breaker.Message("H", 0)}},
+		{"flow", contract.Row{Key: "W", Type: "flow"}, contract.AuthInfo{}, flowrunner.Failures,
 			[]string{"ERR:flow:bad_step:<text>", "a step's ERR:… is the flow's result", `{"error":"payload_too_large: …"}`}},
-		{"nats runner", contract.Row{Key: "N", Type: "fn", Runner: "nats"}, contract.AuthInfo{},
+		{"nats runner", contract.Row{Key: "N", Type: "fn", Runner: "nats"}, contract.AuthInfo{}, natsrunner.Failures,
 			[]string{"ERR:nats:no_responders:<subject>", "ERR:nats:timeout:<subject>", "ERR:nats:reserved_subject:<subject>"}},
+		{"agent", contract.Row{Key: "A", Type: "agent"}, contract.AuthInfo{}, agentrunner.Failures,
+			[]string{"ERR:agent:fetch:<message>", "ERR:agent:<status>:<body>", "an empty slot, e.g. &b=&"}},
+		{"agent with a credential", contract.Row{Key: "A", Type: "agent", Auth: "bearer:A_API_KEY"}, contract.AuthInfo{Form: "bearer", Variables: []string{"A_API_KEY"}}, agentrunner.Failures,
+			[]string{`"headers":{} in the shape-mode answer`, "ERR:agent:401:<body>", breaker.Message("A", 0)}},
+		// An mcp row's document names only what the mcp runner writes: no fetch, no
+		// status, no template slot.
+		{"mcp runner", contract.Row{Key: "M", Type: "fn", Runner: "mcp", Target: "up/search"}, contract.AuthInfo{}, mcprunner.Failures,
+			[]string{"ERR:mcp:unknown_upstream:<name>", "ERR:mcp:<server>:unreachable:<reason>", "ERR:mcp:<server>:tool_error:<text>"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.row.Enabled = 1
-			d := contract.NewDocument(&c.row, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: c.auth})
+			d := contract.NewDocument(&c.row, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: c.auth, Failures: c.table})
 			var got []string
 			for _, p := range d.Troubleshooting {
 				got = append(got, p.Symptom)
+				if strings.HasPrefix(p.Symptom, "ERR:") && !strings.HasPrefix(p.Symptom, "ERR:breaker_open:") {
+					if _, ok := c.table.Match(p.Symptom); !ok {
+						t.Errorf("%q is no literal of the runner's failure table", p.Symptom)
+					}
+				}
 			}
 			want := append([]string{`{"error":"unknown_key",…,"did_you_mean":[…]}`}, c.want...)
 			if !slices.Equal(got, want) {
@@ -291,7 +321,7 @@ func TestDocumentHostileRow(t *testing.T) {
 		InputSchema: `{"description":"` + strings.Repeat("s", 5000) + `"}`,
 	}
 	auth := contract.AuthInfo{Form: "headers", Variables: []string{"sk-live-NAME-SECRET"}}
-	d := contract.NewDocument(&r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: auth})
+	d := contract.NewDocument(&r, contract.DocContext{BaseURL: docBase, Viewer: contract.Owner(), Auth: auth, Failures: httprunner.Failures})
 	md := string(d.Markdown())
 	js, _ := d.JSON()
 	for _, secret := range []string{"LITERAL-SECRET", "NAME-SECRET"} {
@@ -339,7 +369,7 @@ func TestExampleArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := contract.Row{Key: "K", Examples: c.examples, Content: c.content}
-		if got, ok := r.ExampleArgs(); got != c.want || ok != c.ok {
+		if got, ok := contract.ExampleArgs(&r); got != c.want || ok != c.ok {
 			t.Errorf("ExampleArgs(%q, %q) = %q, %v; want %q, %v", c.examples, c.content, got, ok, c.want, c.ok)
 		}
 	}

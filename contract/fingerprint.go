@@ -52,7 +52,7 @@ func Fingerprint(r *Row) string {
 		Runner:      r.EffectiveRunner(),
 		Category:    r.Category,
 		Target:      r.Target,
-		Description: r.Description(),
+		Description: Description(r),
 		InputSchema: canonicalJSON(r.InputSchema),
 		Auth:        r.Auth,
 		Risk:        risk,

@@ -69,7 +69,7 @@ func (e *RefusalError) MarshalJSON() ([]byte, error) {
 // Hygiene returns the first hygiene violation of r, or nil when r is compliant.
 // The checks, in order:
 //
-//   - missing_description: r.Description() is empty.
+//   - missing_description: Description(r) is empty.
 //   - high_risk_missing_schema: sensitive is 1 and input_schema is empty.
 func Hygiene(r *Row) *RefusalError {
 	if v := violations(r); len(v) > 0 {
@@ -81,7 +81,7 @@ func Hygiene(r *Row) *RefusalError {
 // violations returns the codes r violates, in Hygiene's order.
 func violations(r *Row) []string {
 	var codes []string
-	if r.Description() == "" {
+	if Description(r) == "" {
 		codes = append(codes, CodeMissingDescription)
 	}
 	if highRiskMissingSchema(r) {

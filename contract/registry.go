@@ -33,7 +33,7 @@ func NewRegistryEntry(r *Row) RegistryEntry {
 		Key:            r.Key,
 		Type:           r.Type,
 		Category:       r.Category,
-		Description:    clip(r.Description(), DocLineCap),
+		Description:    clip(Description(r), DocLineCap),
 		Args:           clip(ParseDoc(r.Content).Args, DocLineCap),
 		Risk:           r.Risk(),
 		Credentialed:   r.Auth != "",

@@ -1,5 +1,7 @@
 package contract
 
+import "github.com/capdir/capdir/api/answer"
+
 // Type values: the only four legal values of the type column.
 const (
 	TypeFn    = "fn"
@@ -9,39 +11,6 @@ const (
 )
 
 // Row is one capability: the eighteen stored columns of the directory table plus
-// RowNum, which is computed by the read path and never stored.
-//
-// Text columns use the empty string for SQL NULL. Integer flags keep the documented
-// 0/1 encoding so rows round-trip through JSON exactly as documented.
-type Row struct {
-	Key               string `json:"key"`
-	Type              string `json:"type"`
-	Target            string `json:"target"`
-	Auth              string `json:"auth"`
-	Content           string `json:"content"`
-	UpdatedAt         string `json:"updated_at"`
-	Category          string `json:"category"`
-	AllowedCategories string `json:"allowed_categories"`
-	Seq               *int64 `json:"seq"`
-	Enabled           int    `json:"enabled"`
-	PlannerVisible    int    `json:"planner_visible"`
-	PlannerRank       int    `json:"planner_rank"`
-	InputSchema       string `json:"input_schema"`
-	Examples          string `json:"examples"`
-	Sensitive         int    `json:"sensitive"`
-	Runner            string `json:"runner"`
-	Includes          string `json:"includes"`
-	CreatedAt         string `json:"created_at"`
-
-	// RowNum is the 1-based position in the canonical ordering, attached at read time.
-	RowNum int `json:"row_num,omitempty"`
-}
-
-// EffectiveRunner is the runner that executes the row: the runner column when set,
-// otherwise the runner inferred from type.
-func (r *Row) EffectiveRunner() string {
-	if r.Runner != "" {
-		return r.Runner
-	}
-	return r.Type
-}
+// RowNum. Its shape is declared in api/answer, which the Go client reads without
+// the JSON Schema compiler; it is the same type here.
+type Row = answer.Row

@@ -1,21 +1,17 @@
 package contract
 
-import "slices"
+import (
+	"slices"
 
-// Risk levels of a row, as the fingerprint, documents and the registry name them.
-const (
-	RiskLow  = "low"
-	RiskHigh = "high"
+	"github.com/capdir/capdir/api/answer"
 )
 
-// Risk is the row's risk: RiskHigh when it is sensitive, else RiskLow. A token
-// reaches a high-risk row only when its risk ceiling is high.
-func (r *Row) Risk() string {
-	if r.Sensitive == 1 {
-		return RiskHigh
-	}
-	return RiskLow
-}
+// Risk levels of a row, as the fingerprint, documents and the registry name them
+// (Row.Risk).
+const (
+	RiskLow  = answer.RiskLow
+	RiskHigh = answer.RiskHigh
+)
 
 // Role is what kind of credential a reader presented.
 type Role int

@@ -12,11 +12,10 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The watcher's side in the dispatcher. A call the gate holds for the owner's
-// approval (gate.KindPending) gets no receipt from the worker: the worker appends
+// approval (gate.Refusal.Pending) gets no receipt from the worker: the worker appends
 // APPROVAL_REQUESTED on the invocation's approval subject (expecting the subject
 // empty, so one request event per invocation, whoever delivers it), wakes a caller
 // of this node waiting for the call with the pending state, and acknowledges the
@@ -76,18 +75,18 @@ const (
 // rerun reports whether m is capdir's re-run of an approved call: on capdir's own
 // request subject, under the keyed re-run event id of its invocation. It is
 // computed only for a request the watcher may hold (a sensitive row, not the owner).
-func (s *Service) rerun(m jetstream.Msg, in *gate.Input) bool {
+func (s *Service) rerun(m eventlog.Msg, in *gate.Input) bool {
 	if in.Owner || in.Row == nil || in.Row.Sensitive != 1 || wire.ParseSubject(m.Subject()).Family != wire.RequestFamily {
 		return false
 	}
-	id := m.Headers().Get(jetstream.MsgIDHeader)
+	id := m.ID()
 	return id != "" && hmac.Equal([]byte(id), []byte(s.waiters.ids.rerun(in.Req.InvocationID)))
 }
 
 // holdForApproval is the worker's answer to a call the watcher held: the approval
 // request instead of a receipt. d is the draft the gate filled (actor, status
 // PENDING_APPROVAL); it is handed to a waiting caller of this node, never stored.
-func (s *Service) holdForApproval(ctx context.Context, m jetstream.Msg, req *wire.InvocationRequest, d *draft) {
+func (s *Service) holdForApproval(ctx context.Context, m eventlog.Msg, req *wire.InvocationRequest, d *draft) {
 	md, err := m.Metadata()
 	if err != nil {
 		s.cfg.Logger.Error("dispatcher: held call without its log position; will be redelivered", "invocation", req.InvocationID, "err", err)
@@ -97,7 +96,7 @@ func (s *Service) holdForApproval(ctx context.Context, m jetstream.Msg, req *wir
 	now := s.cfg.Clock()
 	ev, err := wire.NewEvent(now, wire.TypeApprovalRequested, "engine:"+s.cfg.Name, wire.ApprovalRequested{
 		InvocationID: req.InvocationID, Key: req.Key, Trace: req.Trace, Actor: d.Actor,
-		BodyFingerprint: Fingerprint(req.Body), RequestSeq: md.Sequence.Stream,
+		BodyFingerprint: Fingerprint(req.Body), RequestSeq: md.StreamSeq,
 		RequestedAt: now.UTC(), ExpiresAt: now.Add(s.cfg.Approvals.TTL).UTC(),
 	})
 	if err != nil {
@@ -217,7 +216,7 @@ func (s *Service) LookupApproval(ctx context.Context, inv string) (projector.App
 	}
 	a, err := s.cfg.Projector.Approval(inv)
 	if errors.Is(err, projector.ErrNotFound) {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		serr := s.cfg.Projector.Settle(sctx, wire.ControlStream)
 		cancel()
 		if serr != nil && ctx.Err() != nil {
@@ -370,7 +369,7 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	if g := s.cfg.Projector.Gate(a.Key, ""); g.RowErr == nil {
 		d.row(&g.Row, g.Fingerprint, g.Seq)
 	}
-	d.refuse(r.Status, r.Reason, nil)
+	d.refuse(r.Status, r.Literal, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)
 	rc.Fingerprints.Input = a.BodyFingerprint
 	if err := s.storeReceipt(ctx, &rc, client); err != nil {
@@ -426,7 +425,7 @@ func (s *Service) sweep(ctx context.Context) {
 		}
 		if !settled {
 			// The receipt may be in the log and not yet folded here.
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 			err := s.cfg.Projector.Settle(sctx, wire.DataStream)
 			cancel()
 			if err != nil {

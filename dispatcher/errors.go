@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/contract/failure"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 var (
@@ -86,12 +85,46 @@ func receiptTooLarge(size int, cause error) error {
 // receiptFailure is the result a failure receipt carries in place of the one the
 // log refused: ERR:receipt:too_large:<bytes of the refused receipt's data>, or
 // ERR:receipt:unstorable.
-func receiptFailure(err error, size int) *runner.Error {
+func receiptFailure(err error, size int) *failure.Error {
 	if errors.Is(err, ErrReceiptTooLarge) {
-		return runner.NewError(ErrReceiptTooLarge, "ERR:receipt:too_large:"+strconv.Itoa(size))
+		return failReceiptTooLarge.New(strconv.Itoa(size))
 	}
-	return runner.NewError(ErrReceiptUnstorable, "ERR:receipt:unstorable")
+	return failReceiptUnstorable.New()
 }
+
+// The dispatcher's own failures: a receipt the log refused, a step refused for
+// its place in its call tree. Each literal is built from its entry, here and
+// nowhere else.
+var (
+	failReceiptTooLarge = failure.Entry{
+		Literal: "ERR:receipt:too_large:<bytes>", Kind: ErrReceiptTooLarge, Fault: failure.FaultService,
+		Cause: "the call ran, but its receipt is over what the log stores; this receipt stands in for it",
+		Fix:   "ask for a smaller result; the call is not run again",
+	}
+	failReceiptUnstorable = failure.Entry{
+		Literal: "ERR:receipt:unstorable", Kind: ErrReceiptUnstorable, Fault: failure.FaultNode,
+		Cause: "the call ran, but the log refused its receipt for good; this receipt stands in for it",
+		Fix:   "report it: the log could not store the receipt as written",
+	}
+	failCycle = failure.Entry{
+		Literal: "ERR:flow:cycle:<keys>", Kind: ErrCycle, Fault: failure.FaultRow,
+		Cause: "a step would call a key already on its chain (a flow or agent reaching itself); the keys of the loop, joined by >",
+		Fix:   "the owner breaks the loop: a row may not call itself, directly or through others",
+	}
+	failTooDeep = failure.Entry{
+		Literal: "ERR:flow:depth:<depth>><max>", Kind: ErrTooDeep, Fault: failure.FaultRow,
+		Cause: "a step would nest deeper than the node allows",
+		Fix:   "the owner flattens the flows",
+	}
+	failTreeSteps = failure.Entry{
+		Literal: "ERR:flow:tree_steps:<n>><max>", Kind: ErrTreeSteps, Fault: failure.FaultRow,
+		Cause: "a step would be one more than one call tree allows",
+		Fix:   "the owner makes the flows run fewer steps in all",
+	}
+)
+
+// Failures is the dispatcher's failure table.
+var Failures = failure.Table{failReceiptTooLarge, failReceiptUnstorable, failCycle, failTooDeep, failTreeSteps}
 
 // appendFailure classifies an append's failure: one a retry cannot mend (the
 // event is too large for the connection or the stream, its subject is invalid,
@@ -100,12 +133,10 @@ func receiptFailure(err error, size int) *runner.Error {
 // elects its leader, a closed connection, an ended context) is returned as is.
 // size is the length of the receipt's data.
 func appendFailure(err error, size int) error {
-	var apiErr *jetstream.APIError
 	switch {
-	case errors.Is(err, nats.ErrMaxPayload),
-		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum:
+	case eventlog.TooLarge(err):
 		return receiptTooLarge(size, err)
-	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, wire.ErrBadEvent):
+	case eventlog.BadSubject(err), errors.Is(err, wire.ErrBadEvent):
 		return fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
 	return err
@@ -151,17 +182,17 @@ var (
 // errCycle is the refusal of a step of key under chain, the keys from the
 // top-level call down to its parent: ERR:flow:cycle:, then the keys from key's
 // first place in chain down to key again, joined by '>'.
-func errCycle(chain []string, key string) *runner.Error {
+func errCycle(chain []string, key string) *failure.Error {
 	loop := chain[slices.Index(chain, key):]
-	return runner.NewError(ErrCycle, "ERR:flow:cycle:"+strings.Join(loop, ">")+">"+key)
+	return failCycle.New(strings.Join(loop, ">") + ">" + key)
 }
 
 // errTreeSteps is the refusal of the n-th step of a call tree allowed limit.
-func errTreeSteps(n int64, limit int) *runner.Error {
-	return runner.NewError(ErrTreeSteps, "ERR:flow:tree_steps:"+strconv.FormatInt(n, 10)+">"+strconv.Itoa(limit))
+func errTreeSteps(n int64, limit int) *failure.Error {
+	return failTreeSteps.New(strconv.FormatInt(n, 10), strconv.Itoa(limit))
 }
 
 // errTooDeep is the refusal of a step at depth over limit.
-func errTooDeep(depth, limit int) *runner.Error {
-	return runner.NewError(ErrTooDeep, "ERR:flow:depth:"+strconv.Itoa(depth)+">"+strconv.Itoa(limit))
+func errTooDeep(depth, limit int) *failure.Error {
+	return failTooDeep.New(strconv.Itoa(depth), strconv.Itoa(limit))
 }

@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // MaxIdempotencyKeyLen bounds an Idempotency-Key.
@@ -92,7 +91,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	// Wait first, then look: a receipt appended after the look wakes the waiter,
 	// one appended before it is in the settled projection.
 	ch := s.waiters.add(req.InvocationID)
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 	if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("dispatcher: idempotent request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 	}
@@ -157,7 +156,7 @@ func (s *Service) repeatRefusal(ctx context.Context, req *wire.InvocationRequest
 	in := gateInput(req, &g)
 	s.catchUpRevocation(ctx, &in)
 	r := s.gate.Access(&in)
-	if r == nil || rc != nil && rc.Status == r.Status && rc.Result == r.Reason {
+	if r == nil || rc != nil && rc.Status == r.Status && rc.Result == r.Literal {
 		return nil
 	}
 	return r
@@ -178,7 +177,7 @@ func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) err
 // mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.
 func (s *Service) mayHave(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) error {
 	if r := s.repeatRefusal(ctx, req, owner, rc); r != nil {
-		return &RefusedError{Status: r.Status, Reason: r.Reason, Extra: r.Extra}
+		return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
 	}
 	return nil
 }
@@ -213,12 +212,12 @@ func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, clien
 // receipt will be announced to the same subject. looked is false when the
 // projection could not be brought up to the request (see settled): m must not run
 // now.
-func (s *Service) duplicate(ctx context.Context, m jetstream.Msg, req *wire.InvocationRequest, from sender, md *jetstream.MsgMetadata) (dup, looked bool) {
+func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.InvocationRequest, from sender, md *eventlog.MsgMetadata) (dup, looked bool) {
 	if md == nil || !wire.Chosen(req.InvocationID, from.eventID) ||
 		hmac.Equal([]byte(from.eventID), []byte(s.waiters.ids.rerun(req.InvocationID))) {
 		return false, true
 	}
-	seq := md.Sequence.Stream
+	seq := md.StreamSeq
 	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
 		wait := func(ctx context.Context) error { return s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq-1) }
 		if !s.settled(ctx, m, req.InvocationID, wait) {
@@ -254,7 +253,7 @@ func (s *Service) duplicate(ctx context.Context, m jetstream.Msg, req *wire.Invo
 		// only if the token it sends now would let it make the call.
 		if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
 			s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Reason})
+				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
 		} else if rc != nil {
 			s.notice(from.client, req, wire.TypeReceipt, rc)
 		}

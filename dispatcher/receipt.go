@@ -139,7 +139,7 @@ const failureBodyMax = 1 << 10
 func failureReceipt(rc *wire.Receipt, err error, size int) wire.Receipt {
 	f := wire.Receipt{
 		ReceiptSummary:    rc.ReceiptSummary,
-		Result:            receiptFailure(err, size).Text,
+		Result:            receiptFailure(err, size).Literal,
 		HMAC:              rc.HMAC,
 		CredTag:           rc.CredTag,
 		Parent:            rc.Parent,

@@ -6,10 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // An acknowledged invocation never runs twice. A request that may have run
@@ -30,21 +28,18 @@ import (
 // receipts. The service watches the consumer's leader elections, and every
 // request stored before the last one it saw is checked (electedSince).
 
-// settleTry bounds one wait for the projection; settleRetryMax bounds the pause
-// between two.
-const (
-	settleTry      = 5 * time.Second
-	settleRetryMax = 2 * time.Second
-)
+// settleRetryMax bounds the pause between two waits for the projection (each
+// bounded by the projection wait, projector.Settings.Wait).
+const settleRetryMax = 2 * time.Second
 
 // settled runs settle (a wait for this node's projection) until it succeeds, and
 // reports whether it did; false when ctx ends, the service drains, or the
 // projector has failed for good (the log behind it, a damaged file, closed).
 // Between tries m is kept in progress, so JetStream does not deliver it elsewhere
 // meanwhile; each failure is logged.
-func (s *Service) settled(ctx context.Context, m jetstream.Msg, inv string, settle func(context.Context) error) bool {
+func (s *Service) settled(ctx context.Context, m eventlog.Msg, inv string, settle func(context.Context) error) bool {
 	for wait := receiptRetryFirst; ; wait = min(2*wait, settleRetryMax) {
-		sctx, cancel := context.WithTimeout(ctx, settleTry)
+		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		err := settle(sctx)
 		cancel()
 		switch {
@@ -77,26 +72,23 @@ const electedSkew = 2 * time.Second
 // elected a leader (JetStream's advisory): every request stored before it may
 // have been delivered by the old leader. It is zero until the first election.
 type leaderElections struct {
-	at  atomic.Int64 // Unix nanoseconds, electedSkew added
-	sub *nats.Subscription
+	at      atomic.Int64 // Unix nanoseconds, electedSkew added
+	unwatch func()
 }
 
-// watch subscribes to the consumer's leader elections on nc. A connection that may
-// not subscribe to advisories watches nothing: the other checks still hold.
-func (e *leaderElections) watch(nc *nats.Conn) error {
-	sub, err := nc.Subscribe(consumerElectedAdvisory, func(*nats.Msg) {
+// watch subscribes to the consumer's leader elections. A connection that may not
+// subscribe to advisories watches nothing: the other checks still hold.
+func (e *leaderElections) watch(c *eventlog.Consumer) error {
+	stop, err := c.WatchLeader(func() {
 		e.at.Store(time.Now().Add(electedSkew).UnixNano())
 	})
-	if err != nil {
-		return err
-	}
-	e.sub = sub
-	return nc.Flush()
+	e.unwatch = stop
+	return err
 }
 
 func (e *leaderElections) stop() {
-	if e.sub != nil {
-		e.sub.Unsubscribe()
+	if e.unwatch != nil {
+		e.unwatch()
 	}
 }
 
@@ -106,7 +98,3 @@ func (e *leaderElections) electedSince(stored time.Time) bool {
 	at := e.at.Load()
 	return at != 0 && stored.UnixNano() < at
 }
-
-// consumerElectedAdvisory is JetStream's announcement that the dispatch consumer
-// has a new leader.
-const consumerElectedAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED." + wire.DataStream + "." + ConsumerName

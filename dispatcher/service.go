@@ -22,7 +22,6 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ConsumerName is the durable pull consumer every worker on every node shares.
@@ -226,7 +225,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
-	work    chan jetstream.Msg
+	work    chan eventlog.Msg
 	held    []heldSlot
 	workers sync.WaitGroup // the workers
 	wg      sync.WaitGroup // the heartbeat
@@ -299,14 +298,14 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
-	if err := s.elections.watch(s.cfg.Log.Conn()); err != nil {
+	if err := s.elections.watch(cons); err != nil {
 		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
-	s.work = make(chan jetstream.Msg, s.cfg.Workers)
+	s.work = make(chan eventlog.Msg, s.cfg.Workers)
 	s.held = make([]heldSlot, s.cfg.Workers)
 	for i := range s.held {
 		s.workers.Add(1)
@@ -353,7 +352,7 @@ func (s *Service) reclaim(ctx context.Context, cons *eventlog.Consumer) error {
 
 // deliver is the consumer's callback: it hands a request to a free worker, or,
 // once draining, gives it back for another worker or the next start.
-func (s *Service) deliver(m jetstream.Msg) {
+func (s *Service) deliver(m eventlog.Msg) {
 	select {
 	case <-s.draining:
 		giveBack(m)
@@ -374,7 +373,7 @@ func (s *Service) deliver(m jetstream.Msg) {
 const giveBackDelay = 2 * time.Second
 
 // giveBack returns m to the log for another worker or the next start.
-func giveBack(m jetstream.Msg) { m.NakWithDelay(giveBackDelay) }
+func giveBack(m eventlog.Msg) { m.NakWithDelay(giveBackDelay) }
 
 // worker runs requests until the work channel closes. A request it takes after
 // draining began is given back, not started.
@@ -605,7 +604,7 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // with its future. A wait that ends without a receipt hands out the invocation
 // id only when the log holds the request (else ErrNotAppended).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
-	var acked <-chan *jetstream.PubAck
+	var acked <-chan *eventlog.Ack
 	var failed <-chan error
 	var full <-chan struct{}
 	if f != nil {
@@ -656,7 +655,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 // (an ack timeout, or failed already read), it asks the projection, caught up
 // with the log. A log that cannot be asked counts as not holding it: an id is
 // handed out only for a request known to be stored.
-func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-chan error) bool {
+func (s *Service) inLog(inv string, acked <-chan *eventlog.Ack, failed <-chan error) bool {
 	if acked != nil {
 		t := time.NewTimer(receiptAckWait)
 		defer t.Stop()
@@ -670,7 +669,7 @@ func (s *Service) inLog(inv string, acked <-chan *jetstream.PubAck, failed <-cha
 		case <-t.C:
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleTry)
+	ctx, cancel := s.cfg.Projector.WaitContext(context.Background())
 	defer cancel()
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
 		return false

@@ -13,11 +13,10 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // heldMsg is a request message as a worker holds it: its delivery count and the
@@ -30,20 +29,17 @@ type heldMsg struct {
 	acks      atomic.Int32
 }
 
-func (m *heldMsg) Metadata() (*jetstream.MsgMetadata, error) {
-	return &jetstream.MsgMetadata{NumDelivered: m.delivered, Timestamp: m.stored}, nil
+func (m *heldMsg) Metadata() (*eventlog.MsgMetadata, error) {
+	return &eventlog.MsgMetadata{NumDelivered: m.delivered, Timestamp: m.stored}, nil
 }
 func (m *heldMsg) Data() []byte                     { return m.data }
-func (m *heldMsg) Headers() nats.Header             { return nil }
+func (m *heldMsg) ID() string                       { return "" }
 func (m *heldMsg) Subject() string                  { return m.subject }
-func (m *heldMsg) Reply() string                    { return "" }
 func (m *heldMsg) Ack() error                       { m.acks.Add(1); return nil }
-func (m *heldMsg) DoubleAck(context.Context) error  { m.acks.Add(1); return nil }
 func (m *heldMsg) Nak() error                       { return nil }
 func (m *heldMsg) NakWithDelay(time.Duration) error { return nil }
 func (m *heldMsg) InProgress() error                { return nil }
 func (m *heldMsg) Term() error                      { return nil }
-func (m *heldMsg) TermWithReason(string) error      { return nil }
 
 // A first delivery that waited longer than a redelivery takes (in a worker's
 // buffer, behind slow calls) may meet an invocation another worker has already

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -89,7 +89,7 @@ type lineage struct {
 
 // guard refuses a step of key made by the call at l: a key already on the chain
 // (a cycle), a step deeper than maxDepth, or one past the tree's maxSteps.
-func (l *lineage) guard(key string, maxDepth, maxSteps int) *runner.Error {
+func (l *lineage) guard(key string, maxDepth, maxSteps int) *failure.Error {
 	if slices.Contains(l.chain, key) {
 		return errCycle(l.chain, key)
 	}
@@ -174,7 +174,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 	d := newDraft(&req, v.d.Actor, s.cfg.Name, s.cfg.Clock())
 	d.Parent = req.Parent
 	if refusal := lin.guard(key, s.cfg.MaxDepth, s.cfg.MaxTreeSteps); refusal != nil {
-		d.refuse(wire.StatusFailedBeforeRun, refusal.Text, nil)
+		d.refuse(wire.StatusFailedBeforeRun, refusal.Literal, nil)
 	} else {
 		in, err := s.stepInput(ctx, v.stop, &req, ack)
 		if err != nil {
@@ -288,7 +288,7 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 			return in, err
 		}
 		if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
-			wctx, cancel := context.WithTimeout(stop, 5*time.Second)
+			wctx, cancel := s.cfg.Projector.WaitContext(stop)
 			s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
 			cancel()
 		}

@@ -146,6 +146,6 @@ func (w *waiters) seenApproval(s *eventlog.Stored) {
 	}
 	p := gate.PendingApprovalRefusal()
 	rc := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
-		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Reason}
+		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Literal}
 	w.wake(subj.Key, &rc)
 }

@@ -13,14 +13,12 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // handle runs one request message: the gate, the runner, the receipt, the ack. A
 // request whose receipt already exists (a redelivery after the receipt was written)
 // is acknowledged without running again.
-func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
+func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	req, from, err := decodeRequest(m)
 	if err != nil {
 		s.cfg.Logger.Warn("dispatcher: unusable request dropped", "subject", m.Subject(), "err", err)
@@ -30,7 +28,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
 	if req.DirSeq > 0 && s.cfg.Projector.Applied(wire.ControlStream) < req.DirSeq {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		s.cfg.Projector.WaitFor(wctx, wire.ControlStream, req.DirSeq)
 		cancel()
 	}
@@ -58,7 +56,7 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		}
 	}
 	checkReceipt := ""
-	if mdErr != nil || md.NumDelivered > 1 || md.Sequence.Stream <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 ||
+	if mdErr != nil || md.NumDelivered > 1 || md.StreamSeq <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 ||
 		s.elections.electedSince(md.Timestamp) {
 		checkReceipt = req.InvocationID
 		m.InProgress()
@@ -89,9 +87,9 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		// until everything appended before the request (the receipt that tripped
 		// the breaker, an owner reset) is folded here, so the gate refuses every
 		// request appended after the trip. Other rows have no breaker to wait for.
-		if mdErr == nil && md.Sequence.Stream > 1 && s.cfg.Projector.Applied(wire.DataStream) < md.Sequence.Stream-1 {
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			s.cfg.Projector.WaitFor(wctx, wire.DataStream, md.Sequence.Stream-1)
+		if mdErr == nil && md.StreamSeq > 1 && s.cfg.Projector.Applied(wire.DataStream) < md.StreamSeq-1 {
+			wctx, cancel := s.cfg.Projector.WaitContext(ctx)
+			s.cfg.Projector.WaitFor(wctx, wire.DataStream, md.StreamSeq-1)
 			cancel()
 		}
 		in.Breaker, in.BreakerErr = s.cfg.Projector.Breaker(req.Key)
@@ -152,11 +150,11 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 // heldSlot is the request one worker holds, and since when.
 type heldSlot struct {
 	mu    sync.Mutex
-	m     jetstream.Msg
+	m     eventlog.Msg
 	since time.Time
 }
 
-func (h *heldSlot) hold(m jetstream.Msg) {
+func (h *heldSlot) hold(m eventlog.Msg) {
 	h.mu.Lock()
 	h.m, h.since = m, time.Now()
 	h.mu.Unlock()
@@ -204,8 +202,8 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 		d.row(a.Row, a.Fingerprint, in.RowSeq)
 	}
 	if refusal != nil {
-		d.refuse(refusal.Status, refusal.Reason, refusal.Extra)
-		d.pending = refusal.Kind == gate.KindPending
+		d.refuse(refusal.Status, refusal.Literal, refusal.Extra)
+		d.pending = refusal.Pending
 		return
 	}
 	d.BreakerGeneration = a.BreakerGeneration
@@ -233,7 +231,7 @@ func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
 // key's last mutation: if this projection has not applied it yet, wait and read
 // again. Only a miss pays for the lookup.
 func (s *Service) catchUpRow(ctx context.Context, req *wire.InvocationRequest, checkReceipt string, g projector.GateView) projector.GateView {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	lctx, cancel := s.cfg.Projector.WaitContext(ctx)
 	defer cancel()
 	if seq, err := s.cfg.Projector.SettleKey(lctx, req.Key); err != nil || seq == 0 {
 		return g
@@ -290,7 +288,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 	ev.ID = s.waiters.ids.of(rc.InvocationID)
 	size := len(ev.Data)
 	if size > s.cfg.Log.MaxPayload() {
-		return size, receiptTooLarge(size, nats.ErrMaxPayload)
+		return size, receiptTooLarge(size, eventlog.ErrMaxPayload)
 	}
 	give := time.Now().Add(receiptRetryFor)
 	for wait := receiptRetryFirst; ; wait = min(2*wait, receiptRetryMax) {
@@ -369,7 +367,7 @@ type sender struct {
 // claims: its actor is the client the subject names, and its body's credential and
 // directory position are not kept. Bus clients may leave the invocation id, trace
 // and key empty: they are derived from the event id and the subject.
-func decodeRequest(m jetstream.Msg) (wire.InvocationRequest, sender, error) {
+func decodeRequest(m eventlog.Msg) (wire.InvocationRequest, sender, error) {
 	var req wire.InvocationRequest
 	subj := wire.ParseSubject(m.Subject())
 	if subj.Family != wire.RequestFamily && subj.Family != wire.BusRequestFamily {

@@ -119,7 +119,7 @@ type Pending struct{ f jetstream.PubAckFuture }
 
 // Stored is ready once the stream has stored the append (never, for a nil
 // Pending), for a caller that waits on more than the append.
-func (p *Pending) Stored() <-chan *jetstream.PubAck {
+func (p *Pending) Stored() <-chan *Ack {
 	if p == nil {
 		return nil
 	}

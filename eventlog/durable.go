@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -72,7 +73,26 @@ func (c *Consumer) Reset(ctx context.Context) error {
 
 // Consume delivers the consumer's messages to h, pulling up to batch at a time in
 // the pulls every reader of the log makes (PullExpiry, PullHeartbeat).
-func (c *Consumer) Consume(batch int, h func(jetstream.Msg)) (Consumption, error) {
-	return c.c.Consume(h, jetstream.PullMaxMessages(batch),
+func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
+	return c.c.Consume(func(m jetstream.Msg) { h(delivery{m}) }, jetstream.PullMaxMessages(batch),
 		jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
+}
+
+// consumerLeaderElected is the subject of JetStream's announcement that a
+// consumer has a new leader; the last two tokens are the stream's and the
+// consumer's names.
+const consumerLeaderElected = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED."
+
+// WatchLeader calls fn whenever JetStream announces that the consumer elected a
+// leader, until stop is called. fn runs on the connection's callback goroutine
+// and must not block. Like WatchStreams' advisories, one can be missed, and a
+// connection that may not subscribe to advisories gets an error. When only the
+// flush that confirms the subscription fails, stop comes with the error: the
+// subscription holds, and may hear an election once the connection is back.
+func (c *Consumer) WatchLeader(fn func()) (stop func(), err error) {
+	sub, err := c.l.nc.Subscribe(consumerLeaderElected+c.stream+"."+c.name, func(*nats.Msg) { fn() })
+	if err != nil {
+		return nil, err
+	}
+	return func() { sub.Unsubscribe() }, c.l.nc.Flush()
 }

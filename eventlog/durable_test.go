@@ -8,7 +8,6 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A durable consumer opened again counts what its earlier opening was delivered and
@@ -17,18 +16,22 @@ func TestDurableBacklogAndReset(t *testing.T) {
 	l := logtest.Open(t, "")
 	ctx := context.Background()
 	d := eventlog.Durable{Name: "durable_test", Subjects: []string{wire.RequestSubject("K")}, AckWait: time.Hour, MaxDeliver: 5, MaxAckPending: 16}
+	ids := map[uint64]string{}
 	for range 3 {
-		if _, err := l.Append(ctx, wire.RequestSubject("K"), mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"key": "K"})); err != nil {
+		ev := mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"key": "K"})
+		seq, err := l.Append(ctx, wire.RequestSubject("K"), ev)
+		if err != nil {
 			t.Fatal(err)
 		}
+		ids[seq] = ev.ID
 	}
-	got := make(chan jetstream.Msg, 16)
+	got := make(chan eventlog.Msg, 16)
 	consume := func() (*eventlog.Consumer, eventlog.Consumption) {
 		c, err := l.OpenDurable(ctx, wire.DataStream, d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cc, err := c.Consume(4, func(m jetstream.Msg) { got <- m })
+		cc, err := c.Consume(4, func(m eventlog.Msg) { got <- m })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,6 +39,9 @@ func TestDurableBacklogAndReset(t *testing.T) {
 	}
 	_, cc := consume()
 	first := <-got
+	if md, err := first.Metadata(); err != nil || md.NumDelivered != 1 || md.Timestamp.IsZero() || first.ID() != ids[md.StreamSeq] {
+		t.Fatalf("first delivery: id %q, metadata %+v (%v); appended %v", first.ID(), md, err, ids)
+	}
 	first.Ack()
 	<-got
 	<-got // delivered, never acknowledged
@@ -53,15 +59,15 @@ func TestDurableBacklogAndReset(t *testing.T) {
 	if err := c.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cc, err = c.Consume(4, func(m jetstream.Msg) { got <- m })
+	cc, err = c.Consume(4, func(m eventlog.Msg) { got <- m })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Drain()
 	for range 2 {
 		m := <-got // within AckWait (an hour): only Reset delivers them now
-		if md, _ := m.Metadata(); md.Sequence.Stream <= floor {
-			t.Fatalf("delivered again stream sequence %d, at or below the floor %d", md.Sequence.Stream, floor)
+		if md, _ := m.Metadata(); md.StreamSeq <= floor {
+			t.Fatalf("delivered again stream sequence %d, at or below the floor %d", md.StreamSeq, floor)
 		}
 		m.Ack()
 	}

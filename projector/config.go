@@ -15,6 +15,9 @@ import (
 // there it turns a bbolt commit per event or two into one per hundred or so.
 const DefaultLinger = 10 * time.Millisecond
 
+// DefaultWait is Settings.Wait's default.
+const DefaultWait = 5 * time.Second
+
 // Settings are what an operator sets of a Projector, apart from the handles and
 // wiring of Config. A zero field takes its default.
 type Settings struct {
@@ -35,6 +38,11 @@ type Settings struct {
 	// has applied (DefaultLogCheck when 0). JetStream's stream advisories trigger a
 	// check at once; this interval catches a change whose advisory was missed.
 	LogCheck time.Duration
+	// Wait bounds how long a reader waits for this projection to fold what the log
+	// holds before it reads what the projection has (DefaultWait when 0): a worker
+	// reading the row a request names or the breaker it checks, a read after a
+	// dispatch looking for the receipt, an approval looked up. See WaitContext.
+	Wait time.Duration
 }
 
 func (c *Settings) setDefaults() {
@@ -46,6 +54,9 @@ func (c *Settings) setDefaults() {
 	}
 	if c.LogCheck == 0 {
 		c.LogCheck = DefaultLogCheck
+	}
+	if c.Wait == 0 {
+		c.Wait = DefaultWait
 	}
 }
 
@@ -61,6 +72,9 @@ func (c Settings) Validate() error {
 	}
 	if c.LogCheck < 0 {
 		errs = append(errs, errors.New("projector: the log check interval must not be negative"))
+	}
+	if c.Wait < 0 {
+		errs = append(errs, errors.New("projector: the projection wait must not be negative (0 takes the default, 5s)"))
 	}
 	return errors.Join(errs...)
 }

@@ -158,3 +158,21 @@ func skipReason(err error) string {
 	}
 	return reasonFoldError
 }
+
+// ErrLedger is returned (wrapped) when the ledger's stored tree is incomplete:
+// a hash or a leaf it should hold is missing.
+var ErrLedger = errors.New("projector: the ledger's tree is incomplete")
+
+// ErrLedgerSize is matched by a *LedgerSizeError.
+var ErrLedgerSize = errors.New("projector: beyond the ledger")
+
+// LedgerSizeError says a tree size (or leaf) asked for is beyond the ledger's
+// size. It matches ErrLedgerSize.
+type LedgerSizeError struct{ Asked, Size int64 }
+
+func (e *LedgerSizeError) Error() string {
+	return fmt.Sprintf("the ledger holds %d receipts; %d is beyond it", e.Size, e.Asked)
+}
+
+// Unwrap makes a LedgerSizeError match ErrLedgerSize.
+func (e *LedgerSizeError) Unwrap() error { return ErrLedgerSize }

@@ -128,6 +128,9 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
 		return err
 	}
+	if err := appendLeaf(f.tx, r.InvocationID, s.Data); err != nil {
+		return err
+	}
 	return f.observe(&r)
 }
 

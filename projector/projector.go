@@ -117,7 +117,10 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 				return err
 			}
 		}
-		return addSums(tx)
+		if err := addSums(tx); err != nil {
+			return err
+		}
+		return buildLedger(tx)
 	})
 	if err != nil {
 		db.Close()

@@ -25,7 +25,7 @@ var (
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
-	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketUpstreams}
+	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex, bucketUpstreams}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
 // projection folded (logcheck.go). It says which log the projection came from, not
@@ -33,11 +33,13 @@ var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocation
 // and its replay from a restored copy of the log digest alike.
 var bucketStreams = []byte("streams")
 
-// appendBuckets are keyed by time-ordered ids (ULID invocation ids), so new keys
-// land at the end: pages filled close to full instead of split in half keep the
-// file small and the writes few. bbolt does not store FillPercent; it is set on
-// the bucket handle in every write transaction.
-var appendBuckets = [][]byte{bucketInvocations, bucketReceipts}
+// appendBuckets are keyed by time-ordered ids (ULID invocation ids) or by
+// increasing indexes (the ledger's), so new keys land at the end: pages filled
+// close to full instead of split in half keep the file small and the writes few
+// (the ledger's buckets so filled: 95 MB down to 68 MB for BenchmarkReplay's
+// 100k events). bbolt does not store FillPercent; it is set on the bucket handle
+// in every write transaction.
+var appendBuckets = [][]byte{bucketInvocations, bucketReceipts, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex}
 
 const appendFillPercent = 0.95
 

@@ -1,7 +1,10 @@
 // Package answer holds the JSON answers of capdir's HTTP API that the server (api)
-// writes and the Go client (api/client) reads, declared once for both. It depends
-// on the standard library only, so a program that talks to capdir over HTTP stays
-// light.
+// writes and the Go client (api/client) reads, declared once for both: a row and
+// its history of changes, a receipt and its public view, an import's report, an
+// approval. It depends on the standard library only, so a program that talks to
+// capdir over HTTP stays light. The packages that own these values name the same
+// types: contract.Row and contract.Change, wire.Receipt and wire.PublicReceipt,
+// importer.Report are aliases of the types here.
 package answer
 
 import "time"

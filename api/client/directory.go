@@ -10,8 +10,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/capdir/capdir/api/importer"
-	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/api/answer"
 )
 
 // CreateRow writes a new row (POST /api/directory). row is anything that encodes
@@ -41,8 +40,8 @@ func (c *Client) PatchRow(ctx context.Context, key string, fields any) (WriteRes
 }
 
 // GetRow reads key's row, with its row_num. An absent key is an *Error with Status 404.
-func (c *Client) GetRow(ctx context.Context, key string) (contract.Row, error) {
-	var row contract.Row
+func (c *Client) GetRow(ctx context.Context, key string) (answer.Row, error) {
+	var row answer.Row
 	_, err := c.do(ctx, http.MethodGet, rowPath(key), nil, &row)
 	return row, err
 }
@@ -208,7 +207,7 @@ type SpecImportOptions struct {
 // /api/directory/import?format=openapi: each operation becomes an http row, or a
 // refusal that says why it cannot be one. When rows were written but the import
 // ended in an error, the error comes with the report (its Error set).
-func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOptions) (importer.SpecReport, error) {
+func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOptions) (answer.SpecReport, error) {
 	q := url.Values{"format": {"openapi"}}
 	for name, v := range map[string]string{"prefix": o.Prefix, "server": o.Server, "category": o.Category, "base": o.Base} {
 		if v != "" {
@@ -222,16 +221,16 @@ func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOpt
 	if o.DryRun {
 		q.Set("dry_run", "true")
 	}
-	var res importer.SpecReport
+	var res answer.SpecReport
 	_, err := c.send(ctx, http.MethodPost, "/api/directory/import?"+q.Encode(), "application/octet-stream", spec, &res)
 	var e *Error
 	if errors.As(err, &e) {
 		// Rows were written but the import ended in an error: the answer still
 		// reports every operation (and says why in "error"); a refusal of the whole
 		// spec has only "error".
-		res = importer.SpecReport{}
+		res = answer.SpecReport{}
 		if json.Unmarshal(e.Body, &res) != nil || res.Items == nil {
-			res = importer.SpecReport{}
+			res = answer.SpecReport{}
 		}
 	}
 	return res, err

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/api/answer"
 )
 
 // Dispatch invokes a row (POST /api/dispatch) and waits for its result, up to the
@@ -56,24 +56,24 @@ func decodeDispatch(raw json.RawMessage) (DispatchResult, error) {
 
 // Receipt is an invocation's whole receipt (GET /api/receipts/{id}), arguments and
 // result included; ErrPending while it has none yet.
-func (c *Client) Receipt(ctx context.Context, id string) (wire.Receipt, error) {
-	var rc wire.Receipt
+func (c *Client) Receipt(ctx context.Context, id string) (answer.Receipt, error) {
+	var rc answer.Receipt
 	status, err := c.do(ctx, http.MethodGet, "/api/receipts/"+url.PathEscape(id), nil, &rc)
 	if err == nil && status == http.StatusAccepted {
-		return wire.Receipt{}, ErrPending
+		return answer.Receipt{}, ErrPending
 	}
 	return rc, err
 }
 
 // Receipts lists a key's receipts, newest first; limit 0 means the server's
 // default (100).
-func (c *Client) Receipts(ctx context.Context, key string, limit int) ([]wire.Receipt, error) {
+func (c *Client) Receipts(ctx context.Context, key string, limit int) ([]answer.Receipt, error) {
 	q := url.Values{"key": {key}}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var out struct {
-		Receipts []wire.Receipt `json:"receipts"`
+		Receipts []answer.Receipt `json:"receipts"`
 	}
 	_, err := c.do(ctx, http.MethodGet, "/api/receipts?"+q.Encode(), nil, &out)
 	return out.Receipts, err
@@ -82,11 +82,11 @@ func (c *Client) Receipts(ctx context.Context, key string, limit int) ([]wire.Re
 // PublicReceipt is the keyless view of a receipt (GET /receipt/{id}): how the call
 // ended, the contract fingerprint, and the input and output fingerprints keyed with
 // the salt only Receipt shows; ErrPending while it has none yet.
-func (c *Client) PublicReceipt(ctx context.Context, id string) (wire.PublicReceipt, error) {
-	var rc wire.PublicReceipt
+func (c *Client) PublicReceipt(ctx context.Context, id string) (answer.PublicReceipt, error) {
+	var rc answer.PublicReceipt
 	status, err := c.do(ctx, http.MethodGet, "/receipt/"+url.PathEscape(id), nil, &rc)
 	if err == nil && status == http.StatusAccepted {
-		return wire.PublicReceipt{}, ErrPending
+		return answer.PublicReceipt{}, ErrPending
 	}
 	return rc, err
 }

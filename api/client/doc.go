@@ -4,9 +4,10 @@
 // typed methods over one base URL and the owner key. capdir's own CLI talks to a
 // server through it.
 //
-// It stays light: it depends on contract (the row type) and eventlog/wire (the
-// receipt type), never on the server side (nats-server, bbolt, prometheus, the
-// projector, the dispatcher, the facade).
+// It stays light: the rows, receipts and reports it returns are api/answer's, of
+// the standard library only (contract.Row and wire.Receipt are the same types), so
+// it depends on neither NATS nor the JSON Schema compiler, nor on the server side
+// (bbolt, prometheus, the projector, the dispatcher, the facade).
 //
 // Every answer outside 2xx is an *Error carrying the status, the server's "error"
 // text and the whole body; a request that got no answer at all is a

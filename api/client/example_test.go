@@ -21,10 +21,9 @@ func Example() {
 	ctx := context.Background()
 	n, err := capdir.Start(ctx, capdir.Config{
 		TerminalKey: "example-owner-key-0123",
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Log:         eventlog.Config{DataDir: dir},
 		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/api/answer"
 )
 
 // WriteResult is the answer to an accepted POST, PUT or PATCH of a row.
@@ -32,10 +32,10 @@ type ListOptions struct {
 
 // RowPage is one page of rows, in canonical order.
 type RowPage struct {
-	Rows   []contract.Row `json:"rows"`
-	Total  int            `json:"total"`
-	Limit  int            `json:"limit"`
-	Offset int            `json:"offset"`
+	Rows   []answer.Row `json:"rows"`
+	Total  int          `json:"total"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
 	// At is the last control-stream sequence of a page read at a point in time
 	// (ListOptions.At); 0 for the live directory.
 	At uint64 `json:"at,omitempty"`
@@ -43,8 +43,8 @@ type RowPage struct {
 
 // RowHistory is a row's every mutation in log order (GET /api/directory/{key}/history).
 type RowHistory struct {
-	Key     string            `json:"key"`
-	Changes []contract.Change `json:"changes"`
+	Key     string          `json:"key"`
+	Changes []answer.Change `json:"changes"`
 }
 
 // ImportOptions configure Import.

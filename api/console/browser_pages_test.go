@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -273,12 +273,10 @@ func ownerReceiptResult(t *testing.T, n *capdir.Node, key string) string {
 // next call reaches the upstream.
 func TestBrowserBreakerReset(t *testing.T) {
 	status := http.StatusUnauthorized
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) }))
-	t.Cleanup(up.Close)
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) })
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.SecretEnv = []string{"UP_TOKEN"}
-		c.Env = func(name string) (string, bool) { return "token-one", name == "UP_TOKEN" }
-	})
+	}, capdir.WithEnv(func(name string) (string, bool) { return "token-one", name == "UP_TOKEN" }))
 	row, _ := json.Marshal(map[string]any{"key": "THING", "type": "http", "target": "GET " + up.URL + "/thing?q=$1", "auth": "bearer:UP_TOKEN",
 		"content": "# WHAT: Fetch a thing.\n# ARGS: $1=query"})
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", string(row)); code != 201 {

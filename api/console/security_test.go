@@ -270,7 +270,7 @@ func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d)
 // keys may sign in again once the window has passed.
 func TestConsoleSessionsAndRefusalsExpire(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	n := nodetest.Start(t, nil, capdir.WithClock(clock.Now))
 	c := newClient(t, n.URL())
 	c.signIn()
 	clock.advance(12*time.Hour - time.Minute)
@@ -372,7 +372,7 @@ func lastSeqs(t *testing.T, n *capdir.Node) map[string]uint64 {
 // whoever holds it of every change from then on.
 func TestConsoleLiveStreamEndsWithItsSession(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	n := nodetest.Start(t, nil, capdir.WithClock(clock.Now))
 	for i, end := range []func(c *client){
 		func(c *client) { c.do("POST", "/console/signout", url.Values{"csrf": {c.csrf("/console/")}}, nil) },
 		func(*client) { clock.advance(12*time.Hour + time.Second) },

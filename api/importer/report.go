@@ -1,70 +1,24 @@
 package importer
 
-import "github.com/capdir/capdir/contract"
+import "github.com/capdir/capdir/api/answer"
 
 // Actions of an imported item, as Outcome.Action reports them.
 const (
-	Created   = "created"
-	Updated   = "updated"
-	Unchanged = "unchanged" // the row is as the import would write it: nothing appended
-	Refused   = "refused"   // the importer could not make a row of it
-	Failed    = "failed"    // the directory refused its row
+	Created   = answer.ImportCreated
+	Updated   = answer.ImportUpdated
+	Unchanged = answer.ImportUnchanged // the row is as the import would write it: nothing appended
+	Refused   = answer.ImportRefused   // the importer could not make a row of it
+	Failed    = answer.ImportFailed    // the directory refused its row
 )
 
-// Outcome is what an import did with one item.
-type Outcome struct {
-	Source string   `json:"source"`
-	Key    string   `json:"key,omitempty"`
-	Action string   `json:"action"`
-	Error  string   `json:"error,omitempty"`
-	Notes  []string `json:"notes,omitempty"`
-	// Warnings are the literals every call of the written row will fail with as
-	// written (a function that is not registered, …).
-	Warnings []string      `json:"warnings,omitempty"`
-	Row      *contract.Row `json:"row,omitempty"` // a dry run's: the row as it would be written
-}
-
-// Report is an import of items: one outcome per item in the items' order, the
-// count of each action, and the rows of the import's source that the items no
-// longer have (Vanished; deleted, and listed in Pruned too, when pruning).
-type Report struct {
-	DryRun    bool      `json:"dry_run"`
-	Created   int       `json:"created"`
-	Updated   int       `json:"updated"`
-	Unchanged int       `json:"unchanged"`
-	Refused   int       `json:"refused"`
-	Failed    int       `json:"failed"`
-	Items     []Outcome `json:"items"`
-	Vanished  []string  `json:"vanished"`
-	Pruned    []string  `json:"pruned"`
-	// Error is set when rows were written but the import ended in an error (they
-	// are not yet visible, a prune failed): the rest of the report says what was
-	// written.
-	Error string `json:"error,omitempty"`
-}
-
-// Add records one outcome and counts its action.
-func (r *Report) Add(o Outcome) {
-	switch o.Action {
-	case Created:
-		r.Created++
-	case Updated:
-		r.Updated++
-	case Unchanged:
-		r.Unchanged++
-	case Refused:
-		r.Refused++
-	case Failed:
-		r.Failed++
-	}
-	r.Items = append(r.Items, o)
-}
-
-// SpecReport is the answer to an import of an API description (an OpenAPI spec):
-// its title and version, how many operations it has, and the Report.
-type SpecReport struct {
-	Spec       string `json:"spec"`
-	Version    string `json:"version,omitempty"`
-	Operations int    `json:"operations"`
-	Report
-}
+// An import's report is declared in api/answer, which the Go client reads
+// without the JSON Schema compiler; these are the same types.
+type (
+	// Outcome is what an import did with one item.
+	Outcome = answer.ImportOutcome
+	// Report is an import of items: one outcome per item, the count of each
+	// action, and the rows the items no longer have.
+	Report = answer.Report
+	// SpecReport is the answer to an import of an API description.
+	SpecReport = answer.SpecReport
+)

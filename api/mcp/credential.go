@@ -65,7 +65,7 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 	}
 	claims, refusal := h.cfg.Dispatcher.Caller(tok)
 	if refusal != nil {
-		a := answerTokenRefused(refusal.Reason, refusal.Status)
+		a := answerTokenRefused(refusal.Literal, refusal.Status)
 		return caller{}, &a
 	}
 	sum := sha256.Sum256([]byte(tok))

@@ -2,14 +2,13 @@ package mcp_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,12 +31,9 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 // called again; the same key for another call is refused, nothing run; another
 // caller's same key is its own call; a malformed key is refused before anything.
 func TestToolsCallWithIdempotencyKeyRunsOnce(t *testing.T) {
-	var calls atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("charged " + r.URL.Query().Get("amount")))
-	}))
-	defer up.Close()
+	})
 	n := nodetest.Start(t, nil)
 	postRow(t, n, map[string]any{"key": "CHARGE", "type": "http", "target": "GET " + up.URL + "/charge?amount=$1",
 		"content": "# WHAT: Charge an amount.\n# ARGS: $1=amount"})
@@ -60,17 +56,17 @@ func TestToolsCallWithIdempotencyKeyRunsOnce(t *testing.T) {
 	id1, out1, _ := first("5")
 	id2, out2, _ := first("5")
 	id3, _, _ := dialKey(owner(), "order-17")("5") // another session, the same caller
-	if calls.Load() != 1 || id1 == "" || id1 != id2 || id1 != id3 || out1 != out2 || !strings.HasPrefix(out1, "HTTP 200:charged 5") {
-		t.Fatalf("three copies: %d upstream calls; ids %s %s %s; %q %q", calls.Load(), id1, id2, id3, out1, out2)
+	if up.Hits() != 1 || id1 == "" || id1 != id2 || id1 != id3 || out1 != out2 || !strings.HasPrefix(out1, "HTTP 200:charged 5") {
+		t.Fatalf("three copies: %d upstream calls; ids %s %s %s; %q %q", up.Hits(), id1, id2, id3, out1, out2)
 	}
-	if _, msg, isErr := first("6"); !isErr || !strings.Contains(msg, "Idempotency-Key") || calls.Load() != 1 {
-		t.Fatalf("the key reused for another call: error=%v %q, %d upstream calls", isErr, msg, calls.Load())
+	if _, msg, isErr := first("6"); !isErr || !strings.Contains(msg, "Idempotency-Key") || up.Hits() != 1 {
+		t.Fatalf("the key reused for another call: error=%v %q, %d upstream calls", isErr, msg, up.Hits())
 	}
 	tok, _ := mint(t, n, token.Scope{Keys: []string{"CHARGE"}}, time.Now(), time.Hour)
-	if id, _, isErr := dialKey(bearer(tok), "order-17")("5"); isErr || id == id1 || calls.Load() != 2 {
-		t.Fatalf("a token holder's order-17: %s (owner's %s), %d upstream calls", id, id1, calls.Load())
+	if id, _, isErr := dialKey(bearer(tok), "order-17")("5"); isErr || id == id1 || up.Hits() != 2 {
+		t.Fatalf("a token holder's order-17: %s (owner's %s), %d upstream calls", id, id1, up.Hits())
 	}
-	if _, msg, isErr := dialKey(owner(), "has space")("5"); !isErr || !strings.Contains(msg, "visible ASCII") || calls.Load() != 2 {
+	if _, msg, isErr := dialKey(owner(), "has space")("5"); !isErr || !strings.Contains(msg, "visible ASCII") || up.Hits() != 2 {
 		t.Fatalf("a malformed key: error=%v %q", isErr, msg)
 	}
 }
@@ -81,12 +77,9 @@ func TestToolsCallWithIdempotencyKeyRunsOnce(t *testing.T) {
 // a fresh call does, and nothing of the first call; a token of the same scope
 // gets the first call, run once.
 func TestToolsCallRepeatPassesTheGateForTheTokenPresentedNow(t *testing.T) {
-	var calls atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("secret for " + r.URL.Query().Get("q")))
-	}))
-	defer up.Close()
+	})
 	n := nodetest.Start(t, nil)
 	postRow(t, n, map[string]any{"key": "SECRETFN", "type": "http", "target": "GET " + up.URL + "/s?q=$1",
 		"content": "# WHAT: Read a secret.\n# ARGS: $1=query"})
@@ -106,13 +99,13 @@ func TestToolsCallRepeatPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 	}
 	b, _ := mint(t, n, token.Scope{Keys: []string{"ECHO"}}, time.Now(), time.Hour)
 	got := callAs(b, "call", map[string]any{"key": "SECRETFN", "args": "x"})
-	if !got.IsError || text(got) != "scope:SECRETFN" || calls.Load() != 1 {
+	if !got.IsError || text(got) != "scope:SECRETFN" || up.Hits() != 1 {
 		t.Fatalf("the repeat with a token without SECRETFN in scope: error=%v %q, %d upstream calls; want scope:SECRETFN",
-			got.IsError, text(got), calls.Load())
+			got.IsError, text(got), up.Hits())
 	}
 	again, _ := mint(t, n, token.Scope{Keys: []string{"SECRETFN"}}, time.Now(), time.Hour)
 	got = callAs(again, "call", map[string]any{"key": "SECRETFN", "args": "x"})
-	if got.IsError || invocationID(t, got) != invocationID(t, first) || calls.Load() != 1 {
-		t.Fatalf("the repeat with a token of the same scope: %q, %d upstream calls", text(got), calls.Load())
+	if got.IsError || invocationID(t, got) != invocationID(t, first) || up.Hits() != 1 {
+		t.Fatalf("the repeat with a token of the same scope: %q, %d upstream calls", text(got), up.Hits())
 	}
 }

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -206,15 +205,7 @@ func TestTokenSession(t *testing.T) {
 // POST /api/dispatch does an object body: the upstream gets each property in its
 // place, and a value outside the enum is refused by the gate before it runs.
 func TestToolsCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.URL.RawQuery)
-		mu.Unlock()
-		w.Write([]byte("found"))
-	}))
-	defer up.Close()
+	up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, "found"))
 	n := nodetest.Start(t, nil)
 	postRow(t, n, map[string]any{"key": "FIND", "type": "http", "target": "GET " + up.URL + "/find?q=$1&mode=$2",
 		"input_schema": `{"type":"object","properties":{"q":{"type":"string"},"mode":{"type":"string","enum":["fast","deep"]}},"required":["q","mode"]}`,
@@ -231,9 +222,7 @@ func TestToolsCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
 	if !res.IsError || !strings.HasPrefix(text(res), "ERR:input:") || !strings.Contains(text(res), "mode") {
 		t.Fatalf("a mode outside the enum: error=%v %q, want ERR:input naming mode", res.IsError, text(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []string{"q=hello&mode=fast", "q=hi+there&mode=deep"}; !slices.Equal(got, want) {
+	if got, want := up.Queries(), []string{"q=hello&mode=fast", "q=hi+there&mode=deep"}; !slices.Equal(got, want) {
 		t.Fatalf("the upstream got %q, want %q", got, want)
 	}
 }

@@ -54,7 +54,7 @@ func WordMatch(p *projector.Projector) Searcher {
 			if visible != nil && !visible(r.Key, r.Category) {
 				return ctx.Err()
 			}
-			text := textWords(r.Key + " " + r.Description())
+			text := textWords(r.Key + " " + contract.Description(r))
 			score := 0
 			for _, w := range words {
 				if slices.ContainsFunc(text, func(t string) bool { return strings.HasPrefix(t, w) }) {
@@ -220,6 +220,7 @@ func (s *session) describe(_ context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	doc := contract.NewDocument(&row, contract.DocContext{
 		BaseURL: s.h.cfg.PublicURL, Viewer: s.caller.viewer, Auth: runner.DescribeAuth(row.Auth),
 		BreakerOpen: breaker.Message(row.Key, s.h.cfg.BreakerThreshold),
+		Failures:    runner.TableOf(s.h.cfg.Dispatcher, &row),
 	})
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(doc.Markdown())}}}, nil
 }

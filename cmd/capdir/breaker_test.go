@@ -2,28 +2,20 @@ package main
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 func TestBreakerListAndReset(t *testing.T) {
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
-	var hits atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.WriteHeader(http.StatusUnauthorized)
-	}))
-	defer up.Close()
-	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})
-	})
+	up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusUnauthorized, ""))
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"CLI_TOKEN": "dead"})))
 	row := `{"key":"CLI_DEAD","type":"http","target":"GET ` + up.URL + `/x","auth":"bearer:CLI_TOKEN",` +
 		`"content":"# WHAT: Call a local upstream that refuses every token.\n# ARGS: none\n# EX: [CLI_DEAD][/CLI_DEAD]"}`
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {
@@ -47,8 +39,8 @@ func TestBreakerListAndReset(t *testing.T) {
 	for range 9 {
 		nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"CLI_DEAD","body":""}`)
 	}
-	if hits.Load() != 8 {
-		t.Fatalf("upstream hits = %d", hits.Load())
+	if up.Hits() != 8 {
+		t.Fatalf("upstream hits = %d", up.Hits())
 	}
 
 	out := cli(append([]string{"breaker", "list"}, flags...)...)
@@ -74,8 +66,8 @@ func TestBreakerListAndReset(t *testing.T) {
 	}
 	t.Setenv("CAPDIR_TERMINAL_KEY", "")
 	nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"CLI_DEAD","body":""}`)
-	if hits.Load() != 9 {
-		t.Fatalf("after reset the upstream was not called: %d hits", hits.Load())
+	if up.Hits() != 9 {
+		t.Fatalf("after reset the upstream was not called: %d hits", up.Hits())
 	}
 
 	wrongKey := writeFile(t, "wrong.key", []byte("wrong-key-0123456789\n"))

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -23,14 +23,13 @@ func readFixture(t *testing.T, name string) []byte {
 func TestImportCommandOpenAPI(t *testing.T) {
 	n, flags := testServer(t)
 	spec := strings.Replace(string(readFixture(t, "petstore-3.0.yaml")), "http://petstore.swagger.io/v1", "/v1", 1)
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/specs/petstore.yaml" {
 			http.NotFound(w, r)
 			return
 		}
 		w.Write([]byte(spec))
-	}))
-	defer site.Close()
+	})
 	url := site.URL + "/specs/petstore.yaml"
 
 	stdout, stderr, err := runCLI(t, "", append([]string{"import", "--openapi", url, "--dry-run", "--prefix", "pet_"}, flags...)...)
@@ -106,14 +105,13 @@ func TestImportCommandWrongKey(t *testing.T) {
 func TestImportCommandOpenAPISpecURLCredential(t *testing.T) {
 	_, flags := testServer(t)
 	spec := strings.Replace(string(readFixture(t, "petstore-3.0.yaml")), "http://petstore.swagger.io/v1", "/v1", 1)
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		if user, pass, _ := r.BasicAuth(); user != "reader" || pass != "s3cret" || r.URL.Query().Get("token") != "t0ken" {
 			http.Error(w, "who are you", http.StatusUnauthorized)
 			return
 		}
 		w.Write([]byte(spec))
-	}))
-	defer site.Close()
+	})
 	url := strings.Replace(site.URL, "http://", "http://reader:s3cret@", 1) + "/specs/petstore.yaml?token=t0ken"
 	stdout, stderr, err := runCLI(t, "", append([]string{"import", "--openapi", url, "--dry-run"}, flags...)...)
 	if err != nil || !strings.Contains(stdout, `"target":"GET `+site.URL+`/v1/pets?limit=$1"`) ||

@@ -6,17 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // The CLI prints what the node answers and nothing of a credential: rows whose
@@ -32,25 +30,19 @@ func TestInvokeNeverPrintsASecret(t *testing.T) {
 	secret := "s3cr3t-" + hex.EncodeToString(raw) + `-cli a b&c<d>"e' /?~>`
 	secrets := []nodetest.Secret{{Name: "CLI_API_KEY", Value: secret}, {Name: "the owner key", Value: nodetest.Key}}
 
-	var mu sync.Mutex
-	var got []string // what the upstream received: the Authorization and the URL
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, r.Header.Get("Authorization"), r.RequestURI)
-		mu.Unlock()
+	echo, deny := upstreamtest.EchoRequest(http.StatusOK), upstreamtest.EchoRequest(http.StatusUnauthorized)
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/deny") {
-			w.WriteHeader(http.StatusUnauthorized)
+			deny(w, r)
+			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"uri": r.RequestURI, "header": r.Header, "body": string(body)})
-	}))
-	t.Cleanup(up.Close)
+		echo(w, r)
+	})
 
 	n := nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = func(name string) (string, bool) { return secret, name == "CLI_API_KEY" }
 		c.SecretEnv = []string{"CLI_API_KEY"}
 		c.Breaker = breaker.Config{Threshold: 1}
-	})
+	}, capdir.WithEnv(func(name string) (string, bool) { return secret, name == "CLI_API_KEY" }))
 	t.Setenv("CAPDIR_TERMINAL_KEY", nodetest.Key)
 	for key, row := range map[string]string{
 		"ECHO":  `"auth":"bearer:CLI_API_KEY","target":"POST ` + up.URL + `/echo?q=$1","content":"# WHAT: echo\n{\"arg\":\"$1\"}"`,
@@ -88,9 +80,11 @@ func TestInvokeNeverPrintsASecret(t *testing.T) {
 		!strings.Contains(out, "ERR:breaker_open:DENY") {
 		t.Errorf("the upstream's echoes, redacted, and the open breaker should be printed:\n%s", out)
 	}
-	mu.Lock()
+	var got []string // what the upstream received: the Authorization and the URL
+	for _, r := range up.Requests() {
+		got = append(got, r.Header.Get("Authorization"), r.RequestURI)
+	}
 	sent := strings.Join(got, "\n")
-	mu.Unlock()
 	if !strings.Contains(sent, "Bearer "+secret) || !strings.Contains(sent, "key="+url.QueryEscape(secret)) {
 		t.Errorf("the upstream did not receive the credential:\n%s", sent)
 	}

@@ -101,6 +101,8 @@ func serveCmd() *cobra.Command {
 		"(default <data>/token-signing.pem); give every node of a deployment the same file")
 	f.StringVar(&cfg.Node.TokenAudience, "token-audience", "", "the deployment's token audience (default capdir:<the signing key's id>)")
 	f.DurationVar(&cfg.Node.Dispatch.Approvals.TTL, "approval-ttl", dispatcher.DefaultApprovalTTL, "how long a token holder's call to a sensitive row waits for the owner's approval before it expires (REFUSED_APPROVAL_EXPIRED)")
+	f.StringVar(&cfg.Node.Ledger.Origin, "ledger-origin", "", "the name the receipt ledger's signed checkpoints give this log, and the node's ledger key when it is made (default capdir)")
+	f.DurationVar(&cfg.Node.Ledger.Every, "checkpoint-every", capdir.DefaultCheckpointEvery, "how often to sign a checkpoint of the receipt ledger when it has grown (negative = only at start and on POST /api/ledger/checkpoint)")
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -127,7 +129,8 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		return err
 	}
 	slog.SetDefault(logger)
-	cfg.Logger = logger
+	opts := []capdir.Option{capdir.WithLogger(logger)}
+	var httpLn net.Listener                // capdir.Start takes it over, and closes it if it fails
 	if err := cfg.Validate(); err != nil { // every component's settings, before anything is created
 		return err
 	}
@@ -157,15 +160,16 @@ func runServe(ctx context.Context, sc serveConfig) error {
 		if err != nil {
 			return err
 		}
-		cfg.HTTPListener = ln // capdir.Start closes it if it fails
+		httpLn = ln
+		opts = append(opts, capdir.WithListener(ln))
 	}
 	if cfg.Log.Listen != "" {
 		// The embedded NATS server binds it itself, and on a taken port would only
 		// fail its readiness wait: try it first, as --http.
 		ln, err := listen("--nats-listen", cfg.Log.Listen)
 		if err != nil {
-			if cfg.HTTPListener != nil {
-				cfg.HTTPListener.Close()
+			if httpLn != nil {
+				httpLn.Close()
 			}
 			return err
 		}
@@ -173,8 +177,8 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	}
 	key, path, created, err := capdir.TerminalKey(sc.EnvKey, cfg.Log.DataDir)
 	if err != nil {
-		if cfg.HTTPListener != nil {
-			cfg.HTTPListener.Close()
+		if httpLn != nil {
+			httpLn.Close()
 		}
 		return fmt.Errorf("terminal key: %w", err)
 	}
@@ -195,7 +199,7 @@ func runServe(ctx context.Context, sc serveConfig) error {
 	if cfg.API.PublicURL == "" {
 		cfg.API.PublicURL = "http://" + cfg.HTTP.Addr
 	}
-	n, err := capdir.Start(ctx, cfg)
+	n, err := capdir.Start(ctx, cfg, opts...)
 	if err != nil {
 		return err
 	}

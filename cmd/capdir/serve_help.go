@@ -59,6 +59,7 @@ var serveFlagGroups = []flagGroup{
 	{"HTTP server limits", []string{"http-read-header-timeout", "http-read-timeout", "http-write-timeout", "http-idle-timeout",
 		"http-max-header-bytes", "max-imports", "max-import-bytes"}},
 	{"Security", []string{"secret-env", "token-key", "token-audience"}},
+	{"Receipt ledger", []string{"ledger-origin", "checkpoint-every"}},
 	{"Logging", []string{"log-level"}},
 }
 

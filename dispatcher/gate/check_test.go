@@ -332,15 +332,16 @@ func TestGateCheck(t *testing.T) {
 				in.Fingerprint = "fp-" + in.Row.Key
 			}
 			a, r := g.Check(&in)
+			saw(r)
 
 			switch {
 			case tc.status == "" && r != nil:
-				t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
+				t.Fatalf("refused %s %q, want admitted", r.Status, r.Literal)
 			case tc.status != "" && r == nil:
 				t.Fatalf("admitted, want %s %q", tc.status, tc.reason)
 			case r != nil:
-				if r.Status != tc.status || r.Reason != tc.reason {
-					t.Errorf("refusal:\n got %s %q\nwant %s %q", r.Status, r.Reason, tc.status, tc.reason)
+				if r.Status != tc.status || r.Literal != tc.reason {
+					t.Errorf("refusal:\n got %s %q\nwant %s %q", r.Status, r.Literal, tc.status, tc.reason)
 				}
 				if !reflect.DeepEqual(r.Extra, tc.extra) {
 					t.Errorf("extra: got %#v, want %#v", r.Extra, tc.extra)
@@ -393,7 +394,7 @@ func TestGateReplacedCredentialClosesBreaker(t *testing.T) {
 	env[credEnv] = newToken
 	a, r := g.Check(in)
 	if r != nil {
-		t.Fatalf("after the rotation: refused %s %q", r.Status, r.Reason)
+		t.Fatalf("after the rotation: refused %s %q", r.Status, r.Literal)
 	}
 	if a.BreakerGeneration != 4 {
 		t.Fatalf("after the rotation: generation %d, want 4 (the closed state's)", a.BreakerGeneration)

@@ -7,6 +7,6 @@
 //
 // A refusal is never an error of the gate: it becomes a receipt with ran:false,
 // written like any other. The one exception is the last check, the watcher
-// (watcher.go): a refusal of Kind KindPending holds a call to a sensitive row for
+// (watcher.go): a refusal with Pending set holds a call to a sensitive row for
 // the owner's approval, and gets its receipt once the call is decided.
 package gate

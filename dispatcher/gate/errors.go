@@ -2,27 +2,35 @@ package gate
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 
 	"github.com/capdir/capdir/breaker"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
-// Refusal is a request the gate turned away: the receipt's status, the literal
-// reason that is the receipt's result, and any structured detail for its extra.
+// Refusal is a request the gate turned away: a failure.Error whose Literal is the
+// receipt's result (built from its entry of Failures), with the receipt's status
+// and any structured detail for its extra.
 type Refusal struct {
+	failure.Error
 	Status string
-	Reason string
 	Extra  map[string]any
-	// Kind is empty for a refusal that becomes a receipt, KindPending for a request
-	// held for the owner's approval (watcher.go): that one gets no receipt yet.
-	Kind string
+	// Pending is set for a request held for the owner's approval (watcher.go):
+	// that one gets no receipt yet.
+	Pending bool
 }
 
-// The literal refusals. Each text is produced here and nowhere else.
+// refuse is the refusal of status whose literal is e's, its parts filled.
+func refuse(status string, e failure.Entry, parts ...string) *Refusal {
+	return &Refusal{Error: *e.New(parts...), Status: status}
+}
+
+// The literal refusals, each built from its entry of Failures (failures.go) here
+// and nowhere else.
 
 func refusePayload(size, ceiling int) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: fmt.Sprintf("ERR:payload_too_large:%d>%d", size, ceiling)}
+	return refuse(wire.StatusRefusedPayloadTooLarge, failPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
 }
 
 // UnknownKey is the refusal body for a key no row has:
@@ -37,19 +45,19 @@ func UnknownKey(attempted string, didYouMean []string) map[string]any {
 func refuseUnknownKey(key string, didYouMean []string) *Refusal {
 	body := UnknownKey(key, didYouMean)
 	b, _ := json.Marshal(body) // plain strings and a bool
-	return &Refusal{Status: wire.StatusRefusedUnknownKey, Reason: string(b), Extra: body}
+	return &Refusal{Error: failure.Error{Literal: string(b)}, Status: wire.StatusRefusedUnknownKey, Extra: body}
 }
 
 func refuseDirectory(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:directory:" + err.Error()}
+	return refuse(wire.StatusFailedBeforeRun, failDirectory, err.Error())
 }
 
 func refuseDisabled(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedDisabled, Reason: "ERR:disabled:" + key}
+	return refuse(wire.StatusRefusedDisabled, failDisabled, key)
 }
 
 func refuseBreakerUnreadable(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:breaker:" + err.Error()}
+	return refuse(wire.StatusFailedBeforeRun, failBreakerUnreadable, err.Error())
 }
 
 // refuseBreakerOpen is the breaker's literal; a refusal of this caller alone (its
@@ -59,7 +67,7 @@ func refuseBreakerOpen(key string, threshold int, d breaker.Decision) *Refusal {
 	if d.Caller {
 		extra["caller_only"] = true
 	}
-	return &Refusal{Status: wire.StatusRefusedBreakerOpen, Reason: breaker.Message(key, threshold), Extra: extra}
+	return &Refusal{Error: failure.Error{Literal: breaker.Message(key, threshold)}, Status: wire.StatusRefusedBreakerOpen, Extra: extra}
 }
 
 // The watcher's (watcher.go). A held call is answered approval_pending and gets its
@@ -67,33 +75,33 @@ func refuseBreakerOpen(key string, threshold int, d breaker.Decision) *Refusal {
 
 // PendingApprovalRefusal is the answer to a call held for the owner's approval.
 func PendingApprovalRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusPendingApproval, Reason: "approval_pending", Kind: KindPending}
+	return &Refusal{Error: *failPendingApproval.New(), Status: wire.StatusPendingApproval, Pending: true}
 }
 
 // ApprovalDeniedRefusal is the refusal on the receipt of a call the owner denied.
 func ApprovalDeniedRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalDenied, Reason: "approval_denied"}
+	return refuse(wire.StatusRefusedApprovalDenied, failApprovalDenied)
 }
 
 // ApprovalExpiredRefusal is the refusal on the receipt of a call whose approval
 // expired undecided.
 func ApprovalExpiredRefusal() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalExpired, Reason: "approval_expired"}
+	return refuse(wire.StatusRefusedApprovalExpired, failApprovalExpired)
 }
 
 // refuseSensitiveStep: approval_required:<KEY>, a step to a sensitive row for a
 // caller other than the owner, which cannot be held for approval.
 func refuseSensitiveStep(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedApprovalRequired, Reason: "approval_required:" + key}
+	return refuse(wire.StatusRefusedApprovalRequired, failApprovalRequired, key)
 }
 
 // refuseApprovalID: a bus client named an invocation id that cannot name an
 // approval's subject, so the owner cannot be asked.
 func refuseApprovalID() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:bad_invocation_id"}
+	return refuse(wire.StatusRefusedBadRequest, failApprovalID)
 }
 
 // refuseNotApproved: a re-run whose approval is not granted for its key and body.
 func refuseNotApproved() *Refusal {
-	return &Refusal{Status: wire.StatusRefusedBadRequest, Reason: "approval:not_granted"}
+	return refuse(wire.StatusRefusedBadRequest, failNotApproved)
 }

@@ -34,7 +34,7 @@ func ExampleGate_Check() {
 	} {
 		a, refusal := g.Check(in)
 		if refusal != nil {
-			fmt.Println(refusal.Status, refusal.Reason)
+			fmt.Println(refusal.Status, refusal.Literal)
 			continue
 		}
 		fmt.Println("admitted", a.Row.Key, a.Fingerprint)

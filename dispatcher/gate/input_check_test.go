@@ -52,13 +52,14 @@ func TestGateInputAfterTokenChecks(t *testing.T) {
 				in.Req.Args = json.RawMessage(tc.args)
 			}
 			_, r := w.gate.Check(in)
+			saw(r)
 			switch {
 			case tc.status == "" && r != nil:
-				t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
+				t.Fatalf("refused %s %q, want admitted", r.Status, r.Literal)
 			case tc.status != "" && r == nil:
 				t.Fatalf("admitted, want %s %q", tc.status, tc.reason)
-			case r != nil && (r.Status != tc.status || r.Reason != tc.reason):
-				t.Fatalf("refused %s %q\nwant    %s %q", r.Status, r.Reason, tc.status, tc.reason)
+			case r != nil && (r.Status != tc.status || r.Literal != tc.reason):
+				t.Fatalf("refused %s %q\nwant    %s %q", r.Status, r.Literal, tc.status, tc.reason)
 			}
 		})
 	}

@@ -250,9 +250,10 @@ func TestGateTokenChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w.now = t0.Add(tc.at)
 			a, r := w.gate.Check(w.input(tc.key, tc.body, tc.token, tc.owner))
+			saw(r)
 			if tc.status == admitted {
 				if r != nil {
-					t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
+					t.Fatalf("refused %s %q, want admitted", r.Status, r.Literal)
 				}
 				if a.Row == nil || a.Row.Key != tc.key {
 					t.Fatalf("admitted without its row: %+v", a)
@@ -265,8 +266,8 @@ func TestGateTokenChecks(t *testing.T) {
 			if r == nil {
 				t.Fatalf("admitted, want %s %q", tc.status, tc.reason)
 			}
-			if r.Status != tc.status || r.Reason != tc.reason {
-				t.Fatalf("refused %s %q\nwant    %s %q", r.Status, r.Reason, tc.status, tc.reason)
+			if r.Status != tc.status || r.Literal != tc.reason {
+				t.Fatalf("refused %s %q\nwant    %s %q", r.Status, r.Literal, tc.status, tc.reason)
 			}
 		})
 	}
@@ -284,7 +285,7 @@ func TestGateScopeRefusalRevealsNothing(t *testing.T) {
 	if rRow == nil || rNone == nil {
 		t.Fatal("admitted")
 	}
-	if rRow.Status != rNone.Status || strings.TrimPrefix(rRow.Reason, "scope:HIDDEN") != strings.TrimPrefix(rNone.Reason, "scope:NOPE") ||
+	if rRow.Status != rNone.Status || strings.TrimPrefix(rRow.Literal, "scope:HIDDEN") != strings.TrimPrefix(rNone.Literal, "scope:NOPE") ||
 		!reflect.DeepEqual(rRow.Extra, rNone.Extra) {
 		t.Fatalf("refusals differ: %+v vs %+v", rRow, rNone)
 	}
@@ -344,7 +345,8 @@ func TestGateRevocationUnknown(t *testing.T) {
 	in := w.input("GREET", "", tok, false)
 	in.RevokedErr = errors.New("eventlog: last message of capdir.ctl.token.x: timeout")
 	a, r := w.gate.Check(in)
-	if r == nil || r.Status != wire.StatusFailedBeforeRun || r.Reason != "ERR:revocation:eventlog: last message of capdir.ctl.token.x: timeout" || a.Token == nil {
+	saw(r)
+	if r == nil || r.Status != wire.StatusFailedBeforeRun || r.Literal != "ERR:revocation:eventlog: last message of capdir.ctl.token.x: timeout" || a.Token == nil {
 		t.Fatalf("refusal %+v, admission %+v", r, a)
 	}
 	in = w.input("GREET", "", "", true)
@@ -379,11 +381,12 @@ func TestGateCaller(t *testing.T) {
 	} {
 		w.now = t0.Add(tc.at)
 		_, r := w.gate.Caller(tc.raw)
-		if r == nil || r.Status != wire.StatusRefusedToken || r.Reason != tc.reason {
+		saw(r)
+		if r == nil || r.Status != wire.StatusRefusedToken || r.Literal != tc.reason {
 			t.Errorf("%s: Caller refusal %+v, want %s", tc.name, r, tc.reason)
 		}
 		_, rg := w.gate.Check(w.input("GREET", "", tc.raw, false))
-		if rg == nil || r == nil || rg.Reason != r.Reason {
+		if rg == nil || r == nil || rg.Literal != r.Literal {
 			t.Errorf("%s: the gate says %+v, Caller %+v", tc.name, rg, r)
 		}
 	}

@@ -3,8 +3,9 @@ package gate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"strconv"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -13,35 +14,35 @@ import (
 // else (token:… texts by token.Reason).
 
 func refuseToken(err error) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedToken, Reason: token.Reason(err)}
+	return &Refusal{Error: failure.Error{Literal: token.Reason(err), Cause: err}, Status: wire.StatusRefusedToken}
 }
 
 // refuseRevocationUnknown: ERR:revocation:<err>, like an unreadable row or breaker.
 func refuseRevocationUnknown(err error) *Refusal {
-	return &Refusal{Status: wire.StatusFailedBeforeRun, Reason: "ERR:revocation:" + err.Error()}
+	return refuse(wire.StatusFailedBeforeRun, failRevocationUnknown, err.Error())
 }
 
 func refuseScope(key string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "scope:" + key}
+	return refuse(wire.StatusRefusedScope, failScope, key)
 }
 
 func refuseContractChanged(pinned, current string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedContractChanged, Reason: "contract_changed:" + pinned + "!=" + current}
+	return refuse(wire.StatusRefusedContractChanged, failContractChanged, pinned, current)
 }
 
 // refuseRiskCeiling: risk_ceiling:low<row:high.
 func refuseRiskCeiling(ceiling, row string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "risk_ceiling:" + ceiling + "<row:" + row}
+	return refuse(wire.StatusRefusedScope, failRiskCeiling, ceiling, row)
 }
 
 // refuseBodyFixed: body_fixed:<fixed>!=<sent>, each the first 16 hex digits of the
 // body's SHA-256, so the refusal neither repeats a body nor grows with one.
 func refuseBodyFixed(fixed, sent string) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedScope, Reason: "body_fixed:" + shortSum(fixed) + "!=" + shortSum(sent)}
+	return refuse(wire.StatusRefusedScope, failBodyFixed, shortSum(fixed), shortSum(sent))
 }
 
 func refuseTokenPayload(size, ceiling int) *Refusal {
-	return &Refusal{Status: wire.StatusRefusedPayloadTooLarge, Reason: fmt.Sprintf("payload_ceiling:%d>%d", size, ceiling)}
+	return refuse(wire.StatusRefusedPayloadTooLarge, failTokenPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
 }
 
 func shortSum(s string) string {

@@ -8,7 +8,7 @@ import (
 
 // The watcher: a call to a row marked sensitive from anyone but the owner runs only
 // with the owner's approval of that very call. The first delivery of such a
-// request is answered with the pending refusal (KindPending): the worker writes no
+// request is answered with the pending refusal (Refusal.Pending): the worker writes no
 // receipt for it, but an APPROVAL_REQUESTED event, and acknowledges it. Once the
 // owner approves, capdir appends the request again on its own request subject
 // under an event id keyed with the deployment's secret (Input.Rerun): that request
@@ -47,10 +47,6 @@ type Approval struct {
 	// ExpiresAt is when a pending approval expires.
 	ExpiresAt time.Time
 }
-
-// KindPending marks the refusal of a request that waits for the owner's approval:
-// no receipt is written for it (see Refusal.Kind).
-const KindPending = "pending"
 
 // watcher holds a sensitive row's call from a caller other than the owner until
 // the owner approves it. It is the last check: a request it holds has passed

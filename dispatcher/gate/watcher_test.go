@@ -104,14 +104,15 @@ func TestGateWatcher(t *testing.T) {
 				in.Req.Token, _, _ = minter.Mint(token.MintRequest{Subject: "agent-7", Scope: scope("PAY"), Risk: token.RiskHigh}, now)
 			}
 			_, r := g.Check(in)
+			saw(r)
 			switch {
 			case tc.status == "" && r != nil:
-				t.Fatalf("refused %s %q, want admitted", r.Status, r.Reason)
+				t.Fatalf("refused %s %q, want admitted", r.Status, r.Literal)
 			case tc.status != "" && r == nil:
 				t.Fatalf("admitted, want %s %q", tc.status, tc.reason)
-			case r != nil && (r.Status != tc.status || r.Reason != tc.reason):
-				t.Fatalf("refused %s %q, want %s %q", r.Status, r.Reason, tc.status, tc.reason)
-			case r != nil && (r.Kind == gate.KindPending) != (tc.status == pending):
+			case r != nil && (r.Status != tc.status || r.Literal != tc.reason):
+				t.Fatalf("refused %s %q, want %s %q", r.Status, r.Literal, tc.status, tc.reason)
+			case r != nil && (r.Pending) != (tc.status == pending):
 				t.Fatalf("refusal kind %q for %s", r.Kind, r.Status)
 			}
 		})
@@ -125,7 +126,7 @@ func TestGateWatcherWithoutApprovals(t *testing.T) {
 	high, _ := w.mint(token.MintRequest{Scope: scope("PAY"), Risk: token.RiskHigh})
 	in := w.input("PAY", "", high, false)
 	in.Rerun = true
-	if _, r := w.gate.Check(in); r == nil || r.Reason != "approval:not_granted" {
+	if _, r := w.gate.Check(in); r == nil || r.Literal != "approval:not_granted" {
 		t.Fatalf("re-run without an approval source: %+v", r)
 	}
 }

@@ -3,10 +3,12 @@ package runner
 import (
 	"errors"
 	"strconv"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Sentinel errors of the runner contract and the shared credential code. Every
-// failure a runner reports is an *Error whose Unwrap is a sentinel (these, or a
+// failure a runner reports is a *failure.Error whose kind is a sentinel (these, or a
 // runner package's own), so callers match with errors.Is while the caller-visible
 // text stays the literal "ERR:..." string.
 var (
@@ -28,49 +30,91 @@ var (
 	ErrAuthBadSpec = errors.New("runner: auth: malformed spec")
 )
 
-// Error is a failure with the literal text the caller sees. Error() returns Text,
-// always beginning "ERR:"; Unwrap returns the sentinel.
-type Error struct {
-	Kind error
-	Text string
+// The literal families shared by every runner. Each is built from its entry of
+// Failures, and nowhere else; a runner package builds its own "ERR:<runner>:..."
+// family the same way in its errors.go, from its own table.
+var (
+	failUnknownRunner = failure.Entry{
+		Literal: "ERR:runner:unknown:<name>", Kind: ErrUnknownRunner, Fault: failure.FaultRow,
+		Cause: "the row names a runner this node does not run",
+		Fix:   "set the row's runner (or type) to fn, http, nats, flow, agent or mcp",
+	}
+	failBug = failure.Entry{
+		Literal: "ERR:runner:<message>", Fault: failure.FaultNode,
+		Cause: "a runner failed in a way it has no literal for: a bug of capdir",
+		Fix:   "report it with the receipt; the message says where",
+	}
+	failCanceled = failure.Entry{
+		Literal: "ERR:<runner>:canceled:<cause>", Kind: ErrCanceled, Fault: failure.FaultCall,
+		Cause: "the caller went away, or its deadline passed, before the runner finished",
+		Fix:   "call again with a longer wait; the receipt says whether anything ran",
+	}
+	failResultTooLarge = failure.Entry{
+		Literal: "ERR:<runner>:result_too_large:<cap>", Kind: ErrResultTooLarge, Fault: failure.FaultService,
+		Cause: "the result is over the runner's result cap; it is refused whole, never cut",
+		Fix:   "ask for less (a narrower query, a page), or the operator raises the cap",
+	}
+	failSubstitutionTooLarge = failure.Entry{
+		Literal: "ERR:substitution_too_large:<limit>", Kind: ErrSubstitutionTooLarge, Fault: failure.FaultCall,
+		Cause: "the arguments substituted into the row's template would pass the substitution limit",
+		Fix:   "send shorter arguments, or pass large data by reference",
+	}
+	failAuthUnknownPrefix = failure.Entry{
+		Literal: "ERR:auth:unknown_prefix:<prefix>", Kind: ErrAuthUnknownPrefix, Fault: failure.FaultRow,
+		Cause: "the auth column is not bearer:, basic:, headers:, query: or oauth:",
+		Fix:   "the owner writes a supported form naming an environment variable",
+	}
+	failAuthBadSpec = failure.Entry{
+		Literal: "ERR:auth:bad_spec:<form>:<message>", Kind: ErrAuthBadSpec, Fault: failure.FaultRow,
+		Cause: "the auth column has a known form but is malformed (headers not JSON, query without =)",
+		Fix:   "the owner repairs the auth column as the message says",
+	}
+	failEnvNotAllowed = failure.Entry{
+		Literal: "ERR:auth:env_not_allowed:<NAME>", Kind: ErrEnvNotAllowed, Fault: failure.FaultNode,
+		Cause: "the auth column names a variable outside the operator's --secret-env allow-list, or one of capdir's own",
+		Fix:   "the operator allows the name with --secret-env, or the owner names an allowed variable",
+	}
+)
+
+// Failures is the failure table of the literals every runner shares.
+var Failures = failure.Table{
+	failUnknownRunner, failBug, failCanceled, failResultTooLarge, failSubstitutionTooLarge,
+	failAuthUnknownPrefix, failAuthBadSpec, failEnvNotAllowed,
 }
 
-func (e *Error) Error() string { return e.Text }
-func (e *Error) Unwrap() error { return e.Kind }
+// CanceledEntry is ERR:<runner>:canceled:<cause> as the runner called name writes
+// it, for the runner's own table.
+func CanceledEntry(name string) failure.Entry { return failCanceled.With(name) }
 
-// NewError is the failure kind with the literal text. Each runner package builds
-// its own "ERR:<runner>:..." family with it in its errors.go, and nowhere else.
-func NewError(kind error, text string) *Error { return &Error{Kind: kind, Text: text} }
+// ResultTooLargeEntry is ERR:<runner>:result_too_large:<cap> as the runner called
+// name writes it, for the table of a runner that caps its results so.
+func ResultTooLargeEntry(name string) failure.Entry { return failResultTooLarge.With(name) }
 
-// The literal families shared by every runner.
+// SubstitutionTooLargeEntry is ERR:substitution_too_large:<limit>, for the table
+// of a runner that substitutes a template.
+var SubstitutionTooLargeEntry = failSubstitutionTooLarge
 
-func errUnknownRunner(name string) *Error {
-	return NewError(ErrUnknownRunner, "ERR:runner:unknown:"+name)
-}
+func errUnknownRunner(name string) *failure.Error { return failUnknownRunner.New(name) }
 
 // Canceled is ERR:<runner>:canceled:<cause>, for a call whose context ended.
-func Canceled(runner string, cause error) *Error {
-	return NewError(ErrCanceled, "ERR:"+runner+":canceled:"+cause.Error())
+func Canceled(runner string, cause error) *failure.Error {
+	return failCanceled.New(runner, cause.Error())
 }
 
 // ResultTooLarge is ERR:<runner>:result_too_large:<cap>, for a result over the
 // runner's cap. A runner refuses such a result whole rather than cutting it: a
 // truncated document would pass as a result and break whatever parses it.
-func ResultTooLarge(runner string, limit int64) *Error {
-	return NewError(ErrResultTooLarge, "ERR:"+runner+":result_too_large:"+strconv.FormatInt(limit, 10))
+func ResultTooLarge(runner string, limit int64) *failure.Error {
+	return failResultTooLarge.New(runner, strconv.FormatInt(limit, 10))
 }
 
-func errSubstitutionTooLarge(limit int) *Error {
-	return NewError(ErrSubstitutionTooLarge, "ERR:substitution_too_large:"+strconv.Itoa(limit))
+func errSubstitutionTooLarge(limit int) *failure.Error {
+	return failSubstitutionTooLarge.New(strconv.Itoa(limit))
 }
 
-func errAuthUnknownPrefix(prefix string) *Error {
-	return NewError(ErrAuthUnknownPrefix, "ERR:auth:unknown_prefix:"+prefix)
-}
+func errAuthUnknownPrefix(prefix string) *failure.Error { return failAuthUnknownPrefix.New(prefix) }
 
-func errAuthBadSpec(prefix, msg string) *Error {
-	return NewError(ErrAuthBadSpec, "ERR:auth:bad_spec:"+prefix+":"+msg)
-}
+func errAuthBadSpec(prefix, msg string) *failure.Error { return failAuthBadSpec.New(prefix, msg) }
 
 var (
 	// ErrEnvNotAllowed: the auth column names an environment variable outside the
@@ -80,6 +124,4 @@ var (
 	ErrBadSecretEnv = errors.New("runner: bad secret-env pattern")
 )
 
-func errEnvNotAllowed(name string) *Error {
-	return NewError(ErrEnvNotAllowed, "ERR:auth:env_not_allowed:"+name)
-}
+func errEnvNotAllowed(name string) *failure.Error { return failEnvNotAllowed.New(name) }

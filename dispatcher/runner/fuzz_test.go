@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Substitute never panics, never builds more than its limit, and in JSON mode a
@@ -73,8 +75,8 @@ func FuzzApplyAuth(f *testing.F) {
 		req := OutboundRequest{Method: "GET", URL: "https://api.example.test/v1?x=1", Headers: map[string]string{}}
 		cred, err := ApplyAuth(spec, env, &req)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || !strings.HasPrefix(e.Text, "ERR:auth:") {
+			var e *failure.Error
+			if !errors.As(err, &e) || !strings.HasPrefix(e.Literal, "ERR:auth:") {
 				t.Fatalf("ApplyAuth(%q) failed without an ERR:auth: literal: %v", spec, err)
 			}
 			return

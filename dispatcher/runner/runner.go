@@ -3,10 +3,10 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Runner names, as the row's runner column (or its type) spells them.
@@ -139,17 +139,16 @@ type Outcome struct {
 func (o Outcome) OK() bool { return !strings.HasPrefix(o.Result, "ERR:") }
 
 // Failed turns a runner error into an Outcome.
-func Failed(err *Error) Outcome { return Outcome{Result: err.Text, Err: err} }
+func Failed(err *failure.Error) Outcome { return Outcome{Result: err.Literal, Err: err} }
 
-// FailedWith turns an error that carries an *Error (what Substitute and ApplyAuth
+// FailedWith turns an error that carries a *failure.Error (what Substitute and ApplyAuth
 // return, or one wrapping it) into an Outcome with its literal; Err is err itself.
 // Any other error, which would be a bug, becomes ERR:runner:<message>.
 func FailedWith(err error) Outcome {
-	var e *Error
-	if errors.As(err, &e) {
-		return Outcome{Result: e.Text, Err: err}
+	if literal, ok := failure.LiteralOf(err); ok {
+		return Outcome{Result: literal, Err: err}
 	}
-	return Outcome{Result: "ERR:runner:" + err.Error(), Err: err}
+	return Outcome{Result: failBug.Fill(err.Error()), Err: err}
 }
 
 // Shaped is the Outcome of shape mode: Shape is set and Result is its JSON.
@@ -190,8 +189,39 @@ func (rs Runners) Run(ctx context.Context, c Call) Outcome {
 	return r.Run(ctx, c)
 }
 
+// Documented is a Runner that exports its failure table: every literal its
+// failures begin with, what each means and what fixes it.
+type Documented interface {
+	Failures() failure.Table
+}
+
+// Tables gives the failure table of a runner by its name: Runners, and the
+// dispatch service that runs them, are one.
+type Tables interface {
+	Failures(name string) failure.Table
+}
+
+// TableOf is the failure table of row's runner that src gives when it is a
+// Tables (a facade's dispatcher, say); nil when it is none. A contract document
+// takes its row's runner's literals from it (contract.DocContext.Failures).
+func TableOf(src any, row *contract.Row) failure.Table {
+	if t, ok := src.(Tables); ok && t != nil {
+		return t.Failures(row.EffectiveRunner())
+	}
+	return nil
+}
+
+// Failures is the failure table of the runner called name; nil when there is no
+// such runner or it exports none.
+func (rs Runners) Failures(name string) failure.Table {
+	if d, ok := rs[name].(Documented); ok {
+		return d.Failures()
+	}
+	return nil
+}
+
 // Checker is a Runner that can tell, before any call, the failure every call of
-// a row will have: Check returns it (an *Error whose Text is the literal the call
+// a row will have: Check returns it (a *failure.Error whose text is the literal the call
 // fails with) or nil when a call may run. It runs nothing and must be safe for
 // concurrent use. The write path answers it as a warning: the row is written all
 // the same, since what it lacks (a function renamed by a deploy) may come later.

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 func TestParseSecretEnv(t *testing.T) {
@@ -76,8 +78,8 @@ func TestGuardRefusesInEveryForm(t *testing.T) {
 	} {
 		req := OutboundRequest{URL: "https://h/p"}
 		cred, err := ApplyAuth(spec, env, &req)
-		var e *Error
-		if !errors.As(err, &e) || e.Text != "ERR:auth:env_not_allowed:CAPDIR_TERMINAL_KEY" || !errors.Is(err, ErrEnvNotAllowed) {
+		var e *failure.Error
+		if !errors.As(err, &e) || e.Literal != "ERR:auth:env_not_allowed:CAPDIR_TERMINAL_KEY" || !errors.Is(err, ErrEnvNotAllowed) {
 			t.Errorf("%s: err = %v", spec, err)
 		}
 		if cred.Applied() || strings.Contains(req.URL+req.Headers["X-Leak"]+req.Headers["Authorization"], "owner-secret") {

@@ -19,7 +19,7 @@ import (
 //     body), else ArgsParameters of the docstring's ARGS line.
 func ToolOf(row *contract.Row) Tool {
 	doc := contract.ParseDoc(row.Content)
-	desc := row.Description()
+	desc := contract.Description(row)
 	if doc.WhenToUse != "" {
 		if desc != "" {
 			desc += "\n"

@@ -34,9 +34,8 @@ func ExampleInvoke() {
 	}
 	n, err := capdir.Start(ctx, capdir.Config{
 		TerminalKey: "example-owner-key",
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,7 +3,8 @@ package wire
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"time"
+
+	"github.com/capdir/capdir/api/answer"
 )
 
 // Receipt statuses.
@@ -62,72 +63,13 @@ const (
 	StatusPendingApproval = "PENDING_APPROVAL"
 )
 
-// Fingerprints are SHA-256 hex digests carried by every receipt.
-type Fingerprints struct {
-	Input    string `json:"input"`
-	Output   string `json:"output"`
-	Contract string `json:"contract"`
-}
-
-// ReceiptSummary is what ran, when, how it ended, and the fingerprints. It holds no
-// arguments, no result and nothing about credentials; the public, keyless view of
-// a receipt (PublicReceipt) is this without the input and output fingerprints,
-// which would let a reader test a guess about them, and without the actor and
-// the trace, which name the caller.
-type ReceiptSummary struct {
-	InvocationID string       `json:"invocation_id"`
-	Trace        string       `json:"trace"`
-	Actor        string       `json:"actor"`
-	Key          string       `json:"key"`
-	Type         string       `json:"type,omitempty"`
-	Runner       string       `json:"runner,omitempty"`
-	OK           bool         `json:"ok"`
-	Ran          bool         `json:"ran"`
-	Material     bool         `json:"material"`
-	Status       string       `json:"status"`
-	Upstream     int          `json:"upstream_status,omitempty"`
-	StartedAt    time.Time    `json:"started_at"`
-	FinishedAt   time.Time    `json:"finished_at"`
-	DurationMS   float64      `json:"duration_ms"`
-	CostUSD      float64      `json:"cost_usd"`
-	Fingerprints Fingerprints `json:"fingerprints"`
-}
-
-// Receipt is the data of a RECEIPT event, written by the dispatcher only: the
-// summary plus what only the owner may see.
-type Receipt struct {
-	ReceiptSummary
-	// Body and Result are the owner's view only.
-	Body   string `json:"body"`
-	Result string `json:"result"`
-	// HMAC holds the keyed fingerprints of the whole body and result, and their
-	// salt: the public view shows them without it.
-	HMAC *FingerprintHMAC `json:"fingerprint_hmac,omitempty"`
-	// Extra carries structured output that is not a string: shape mode's request
-	// preview, or the unknown_key refusal with did_you_mean.
-	Extra map[string]any `json:"extra,omitempty"`
-	// Parent is the invocation id of the call this one is a step of (a flow's
-	// step, an agent's tool call); empty for a top-level call. Children are the
-	// invocation ids of this call's own steps, in the order they were made.
-	Parent   string   `json:"parent,omitempty"`
-	Children []string `json:"children,omitempty"`
-	// PromptTokens and CompletionTokens are the model tokens the call used (agent
-	// rows), summed over its model requests; the tokens of its steps are on their
-	// own receipts.
-	PromptTokens     int64 `json:"prompt_tokens,omitempty"`
-	CompletionTokens int64 `json:"completion_tokens,omitempty"`
-	// Breaker bookkeeping: the credential tag and breaker generation the call ran
-	// under, so replaying receipts rebuilds every breaker.
-	CredTag           string `json:"cred_tag,omitempty"`
-	BreakerGeneration uint64 `json:"breaker_generation"`
-	BreakerKind       string `json:"breaker_kind,omitempty"`
-	Worker            string `json:"worker,omitempty"`
-	// ContractSeq is the control-stream sequence of the mutation that wrote the
-	// row the call ran under: the row at that sequence is the contract whose
-	// fingerprint is Fingerprints.Contract. 0 when no row was found, and on
-	// receipts written before it was recorded.
-	ContractSeq uint64 `json:"contract_seq,omitempty"`
-}
+// The receipt's shapes are declared in api/answer, which the Go client reads
+// without NATS; they are the same types here.
+type (
+	Fingerprints   = answer.Fingerprints
+	ReceiptSummary = answer.ReceiptSummary
+	Receipt        = answer.Receipt
+)
 
 // Fingerprint is the hex SHA-256 of s: a receipt's input and output
 // fingerprints, and the body an approval is granted for.

@@ -77,7 +77,6 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 	}
 	ncfg := capdir.Config{
 		TerminalKey: TerminalKey,
-		Logger:      cfg.Logger,
 		Name:        "bench",
 		Log:         eventlog.Config{DataDir: filepath.Join(e.dir, "node"), Sync: cfg.Sync},
 		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
@@ -96,7 +95,7 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 			return nil, err
 		}
 	}
-	n, err := capdir.Start(ctx, ncfg)
+	n, err := capdir.Start(ctx, ncfg, capdir.WithLogger(cfg.Logger))
 	if err != nil {
 		e.Close()
 		return nil, err

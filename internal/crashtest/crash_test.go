@@ -6,10 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // binary is cmd/capdir, built once for the package's tests.
@@ -163,7 +162,6 @@ func TestKill9(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.Log.DataDir = r.dataDir
 		c.Dispatch.AckWait = time.Second
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	nodetest.WaitDispatchIdle(t, n.Log())
 	served, err := Served(context.Background(), hc, n.URL(), nodetest.Key)
@@ -208,9 +206,9 @@ func TestKill9(t *testing.T) {
 		ledger.Count("POST", Unknown)+ledger.Count("PUT", Unknown), len(acked), ledger.Count("dispatch", Unknown))
 	t.Logf("crash figures: log: %d events, %d requests, %d receipts (%d for invocations whose answer a kill cut); %d rows served; digest %s",
 		count.Events, len(count.Requests), count.ReceiptTotal(), ranUnacked, len(served), live)
-	again, ackedAgain := up.repeated(acked)
+	again, ackedAgain := repeated(up, acked)
 	t.Logf("crash figures: upstream of %s: %d calls; %d invocations called it more than once, %d of them acknowledged before the kill (must be 0: a call cut by a kill may run again, an acknowledged one never)",
-		SlowKey, up.total(), again, ackedAgain)
+		SlowKey, up.Hits(), again, ackedAgain)
 	t.Logf("crash figures: %s under load and kills, %s in all", workDone.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 	if ackedAgain > 0 {
 		bad = append(bad, fmt.Sprintf("%d acknowledged invocations called the upstream again after a restart", ackedAgain))
@@ -223,23 +221,12 @@ func TestKill9(t *testing.T) {
 	}
 }
 
-// upstream is the http row's upstream: it answers the query's b after up to 40 ms
-// and counts the calls per body.
-type upstream struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func newUpstream(t *testing.T, seed uint64) *upstream {
-	u := &upstream{calls: map[string]int{}}
+// newUpstream is the http row's upstream: it answers the query's b after up to
+// 40 ms (a killed caller goes away sooner) and records every call.
+func newUpstream(t *testing.T, seed uint64) *upstreamtest.Upstream {
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 0))
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b := req.URL.Query().Get("b")
-		u.mu.Lock()
-		u.calls[b]++
-		u.mu.Unlock()
+	return upstreamtest.Start(t, func(w http.ResponseWriter, req *http.Request) {
 		mu.Lock()
 		latency := time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
 		mu.Unlock()
@@ -248,31 +235,22 @@ func newUpstream(t *testing.T, seed uint64) *upstream {
 		case <-req.Context().Done():
 			return
 		}
-		io.WriteString(w, b)
-	}))
-	t.Cleanup(u.Close)
-	return u
+		io.WriteString(w, req.URL.Query().Get("b"))
+	})
 }
 
-func (u *upstream) total() (n int) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, c := range u.calls {
-		n += c
-	}
-	return n
-}
-
-// repeated counts the bodies called more than once, and those of them whose
-// invocation was acknowledged (id -> body).
-func (u *upstream) repeated(acked map[string]string) (n, ofAcked int) {
+// repeated counts the bodies up was called with more than once, and those of
+// them whose invocation was acknowledged (id -> body).
+func repeated(up *upstreamtest.Upstream, acked map[string]string) (n, ofAcked int) {
 	bodies := map[string]bool{}
 	for _, b := range acked {
 		bodies[b] = true
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for b, c := range u.calls {
+	calls := map[string]int{}
+	for _, r := range up.Requests() {
+		calls[r.Query().Get("b")]++
+	}
+	for b, c := range calls {
 		if c > 1 {
 			n++
 			if bodies[b] {

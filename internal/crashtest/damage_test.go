@@ -114,8 +114,7 @@ func (f fixture) restart(t *testing.T, logs *logBuffer) *capdir.Node {
 	t.Helper()
 	return nodetest.Start(t, func(c *capdir.Config) {
 		c.Log.DataDir = f.dir
-		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 }
 
 // check asserts that n serves everything the fixture wrote, and that its
@@ -421,7 +420,7 @@ func TestDamagedProjectionRefusedWhenTheLogCannotRebuildIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := capdir.Start(ctx, capdir.Config{TerminalKey: nodetest.Key, Logger: slog.New(slog.DiscardHandler), Log: eventlog.Config{DataDir: f.dir}})
+	n, err := capdir.Start(ctx, capdir.Config{TerminalKey: nodetest.Key, Log: eventlog.Config{DataDir: f.dir}}, capdir.WithLogger(slog.New(slog.DiscardHandler)))
 	if err == nil {
 		n.Stop(ctx)
 	}

@@ -7,14 +7,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // A call cut by a SIGKILL of `capdir serve` runs again as soon as the node is
@@ -33,22 +32,15 @@ func TestKill9CutCallRunsAtRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var mu sync.Mutex
-	calls := 0
 	held := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		first := calls == 1
-		mu.Unlock()
-		if first { // held until the node that called is killed
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
+		if upstreamtest.Hit(r) == 1 { // held until the node that called is killed
 			close(held)
 			<-r.Context().Done()
 			return
 		}
 		io.WriteString(w, "ran "+r.URL.Query().Get("b"))
-	}))
-	t.Cleanup(up.Close)
+	})
 	spawn := func(n int) *Server {
 		s, err := Spawn(bin, filepath.Join(dir, "data"), addr, nodetest.Key, filepath.Join(dir, "serve-"+string(rune('0'+n))+".log"), "--ack-wait", "10m")
 		if err != nil {
@@ -104,9 +96,7 @@ func TestKill9CutCallRunsAtRestart(t *testing.T) {
 	if err != nil || code != 200 || !strings.Contains(body, `ran once"`) {
 		t.Fatalf("the retry with the same Idempotency-Key after the restart: %d %s %v; want 200 with the call run again at the start\n%s", code, body, err, s.Tail(20))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if calls != 2 {
+	if calls := up.Hits(); calls != 2 {
 		t.Fatalf("the upstream got %d calls; want 2 (the cut one, and its run after the restart)", calls)
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/capdir/capdir"
@@ -15,6 +13,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/agentrunner/agenttest"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // rowJSON is a row with the given columns.
@@ -184,32 +183,6 @@ func TestAgentToolsOutsideTheTokenScope(t *testing.T) {
 	}
 }
 
-// queryRecorder is a local upstream that records the query string of every
-// request and answers it back.
-type queryRecorder struct {
-	*httptest.Server
-	mu      sync.Mutex
-	queries []string
-}
-
-func newQueryRecorder(t *testing.T) *queryRecorder {
-	q := &queryRecorder{}
-	q.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q.mu.Lock()
-		q.queries = append(q.queries, r.URL.RawQuery)
-		q.mu.Unlock()
-		w.Write([]byte("found " + r.URL.RawQuery))
-	}))
-	t.Cleanup(q.Close)
-	return q
-}
-
-func (q *queryRecorder) got() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]string(nil), q.queries...)
-}
-
 // schemaLookupRow is an http row with an object input_schema of two properties,
 // one an enum, mapped onto $1 and $2 of its target.
 func schemaLookupRow(key, upstream string) map[string]any {
@@ -224,7 +197,7 @@ func schemaLookupRow(key, upstream string) map[string]any {
 // model's arguments object as the call's arguments, as POST /api/dispatch runs an
 // object body: the upstream gets each property in its place, the enum holds.
 func TestAgentToolCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
-	up := newQueryRecorder(t)
+	up := upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("found " + r.URL.RawQuery)) })
 	model := agenttest.NewServer(t,
 		agenttest.Call("FIND", `{"q":"hello","mode":"deep"}`),
 		agenttest.Answer("done"),
@@ -238,7 +211,7 @@ func TestAgentToolCallOnASchemaRowSendsTheArgumentsObject(t *testing.T) {
 	if !a.OK || a.Result != "done" {
 		t.Fatalf("agent answered %+v", a)
 	}
-	if got := up.got(); !reflect.DeepEqual(got, []string{"q=hello&mode=deep"}) {
+	if got := up.Queries(); !reflect.DeepEqual(got, []string{"q=hello&mode=deep"}) {
 		t.Fatalf("the upstream got %q, want q=hello&mode=deep once", got)
 	}
 	st := receiptTree(t, n, a.Proof.InvocationID).Steps

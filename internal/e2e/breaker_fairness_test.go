@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // Breaker fairness end to end: a real node, a local upstream, tokens minted
@@ -19,11 +19,9 @@ import (
 
 // statusArgUpstream answers each request with the status its ?code= names (200
 // when none), or with dead when dead is not 0; it counts the requests.
-func statusArgUpstream(t *testing.T, dead int) *brkUpstream {
+func statusArgUpstream(t *testing.T, dead int) *upstreamtest.Upstream {
 	t.Helper()
-	u := &brkUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.hits.Add(1)
+	return upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		code := dead
 		if code == 0 {
 			code, _ = strconv.Atoi(r.URL.Query().Get("code"))
@@ -33,9 +31,7 @@ func statusArgUpstream(t *testing.T, dead int) *brkUpstream {
 		}
 		w.WriteHeader(code)
 		fmt.Fprintf(w, `{"status":%d}`, code)
-	}))
-	t.Cleanup(u.Close)
-	return u
+	})
 }
 
 // fairWorld is a node with one row, GET <upstream>/status?code=$1 with a bearer
@@ -50,7 +46,7 @@ const fairKey = "STATUS_CODE"
 func newFairWorld(t *testing.T, dead int) *fairWorld {
 	w := &fairWorld{brkWorld: newBrkWorld(t, always(200))}
 	w.up = statusArgUpstream(t, dead)
-	w.n = nodetest.Start(t, w.config)
+	w.n = nodetest.Start(t, w.config, w.opts()...)
 	row := map[string]any{
 		"key": fairKey, "type": "http", "target": "GET " + w.up.URL + "/status?code=$1", "auth": "bearer:" + brkEnvName,
 		"content": "# WHAT: Ask a local upstream for a status code.\n# ARGS: $1=code\n# EX: [" + fairKey + "]200[/" + fairKey + "]",
@@ -164,7 +160,7 @@ func TestBreakerDeadCredentialOpensItForEveryone(t *testing.T) {
 				mustRun(t, "the owner before the quorum", w.call(t, "", "200"), `ERR:http:401:{"status":401}`)
 			}
 		}
-		hits := w.up.hits.Load()
+		hits := w.up.Hits()
 		mustBeRefused(t, "the owner", w.call(t, "", "200"))
 		mustBeRefused(t, "a fourth token holder", w.call(t, w.token(t, "d"), "200"))
 		w.hits(t, hits)

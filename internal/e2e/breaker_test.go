@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -30,29 +30,15 @@ import (
 
 const brkEnvName = "BRK_TOKEN"
 
-// brkUpstream is a local upstream whose answer to the n-th hit (from 1) is
-// status(n); it counts hits and remembers the bearer tokens it was sent.
-type brkUpstream struct {
-	*httptest.Server
-	hits   atomic.Int64
-	mu     sync.Mutex
-	tokens []string
-}
-
-func newBrkUpstream(t *testing.T, status func(n int64) int) *brkUpstream {
+// newBrkUpstream is a local upstream whose answer to the n-th hit (from 1) is
+// status(n); it counts hits and records the bearer tokens it was sent.
+func newBrkUpstream(t *testing.T, status func(n int64) int) *upstreamtest.Upstream {
 	t.Helper()
-	u := &brkUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := u.hits.Add(1)
-		u.mu.Lock()
-		u.tokens = append(u.tokens, r.Header.Get("Authorization"))
-		u.mu.Unlock()
-		code := status(n)
+	return upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
+		code := status(upstreamtest.Hit(r))
 		w.WriteHeader(code)
 		fmt.Fprintf(w, `{"status":%d}`, code)
-	}))
-	t.Cleanup(u.Close)
-	return u
+	})
 }
 
 func always(code int) func(int64) int { return func(int64) int { return code } }
@@ -86,7 +72,7 @@ func (c *brkClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d);
 
 // brkWorld is what every breaker test shares: an upstream, a credential, a clock.
 type brkWorld struct {
-	up    *brkUpstream
+	up    *upstreamtest.Upstream
 	env   *brkEnv
 	clock *brkClock
 }
@@ -97,12 +83,15 @@ func newBrkWorld(t *testing.T, status func(int64) int) *brkWorld {
 	return &brkWorld{up: newBrkUpstream(t, status), env: env, clock: clock}
 }
 
-// config points a node at the world's credential and clock.
+// config sets a node's HTTP timeout and workers for the world.
 func (w *brkWorld) config(c *capdir.Config) {
-	c.Env = w.env.lookup
-	c.Clock = w.clock.Now
 	c.HTTPRunner.Timeout = 5 * time.Second
 	c.Dispatch.Workers = 2
+}
+
+// opts wires a node to the world's credential and clock.
+func (w *brkWorld) opts() []capdir.Option {
+	return []capdir.Option{capdir.WithEnv(w.env.lookup), capdir.WithClock(w.clock.Now)}
 }
 
 // addRow creates an http row that calls the upstream with bearer:BRK_TOKEN.
@@ -179,7 +168,7 @@ func mustReach(t *testing.T, a brkAnswer) {
 
 func (w *brkWorld) hits(t *testing.T, want int64) {
 	t.Helper()
-	if got := w.up.hits.Load(); got != want {
+	if got := w.up.Hits(); got != want {
 		t.Fatalf("upstream hits = %d, want %d", got, want)
 	}
 }
@@ -187,7 +176,7 @@ func (w *brkWorld) hits(t *testing.T, want int64) {
 // trip makes 12 calls through the nodes in turn: 8 reach the upstream, 4 are refused.
 func (w *brkWorld) trip(t *testing.T, key string, nodes ...*capdir.Node) {
 	t.Helper()
-	start := w.up.hits.Load()
+	start := w.up.Hits()
 	for i := 1; i <= 12; i++ {
 		n := nodes[(i-1)%len(nodes)]
 		a := invoke(t, n, key)
@@ -199,7 +188,7 @@ func (w *brkWorld) trip(t *testing.T, key string, nodes ...*capdir.Node) {
 		} else {
 			mustRefuse(t, n, key, a)
 		}
-		if got, want := w.up.hits.Load()-start, int64(min(i, 8)); got != want {
+		if got, want := w.up.Hits()-start, int64(min(i, 8)); got != want {
 			t.Fatalf("after call %d: %d upstream hits, want %d", i, got, want)
 		}
 	}
@@ -250,17 +239,15 @@ func reset(t *testing.T, n *capdir.Node, key string) {
 
 func TestBreakerTripsAtEightAndOwnerResetCloses(t *testing.T) {
 	w := newBrkWorld(t, always(401))
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	const key = "BRK_DEAD"
 	w.addRow(t, n, key)
 	mustList(t, n)
 
 	w.trip(t, key, n)
-	w.up.mu.Lock()
-	if w.up.tokens[0] != "Bearer token-one" {
-		t.Fatalf("upstream got Authorization %q", w.up.tokens[0])
+	if got := w.up.Header("Authorization"); got[0] != "Bearer token-one" {
+		t.Fatalf("upstream got Authorization %q", got[0])
 	}
-	w.up.mu.Unlock()
 
 	l := mustList(t, n, key)
 	b := l.Breakers[0]
@@ -322,7 +309,7 @@ func TestBreakerRunEndsOnOtherAnswer(t *testing.T) {
 				}
 				return 401
 			})
-			n := nodetest.Start(t, w.config)
+			n := nodetest.Start(t, w.config, w.opts()...)
 			const key = "BRK_FLAKY"
 			w.addRow(t, n, key)
 			for i := 1; i <= 15; i++ {
@@ -364,7 +351,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		c.Log.Listen = freePort(t)
 		c.Name = "node-a"
 		bCreds = addBusIdentity(t, c.Log.DataDir, "node-b", eventlog.RoleNode)
-	})
+	}, w.opts()...)
 	url := a.Log().ClientURL()
 	if url == "" {
 		t.Fatal("node A does not listen for NATS clients")
@@ -374,7 +361,7 @@ func TestBreakerSharedByTwoNodes(t *testing.T) {
 		c.Log.NATSURL = url
 		c.Log.Creds = bCreds
 		c.Name = "node-b"
-	})
+	}, w.opts()...)
 	const key = "BRK_SHARED"
 	w.addRow(t, a, key)
 
@@ -494,7 +481,7 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 		w.config(c)
 		c.Log.Listen = freePort(t)
 		creds = addBusIdentity(t, c.Log.DataDir, "lagging", eventlog.RoleNode)
-	})
+	}, w.opts()...)
 	lw := startLaggingWorker(t, w, a, creds)
 	a.Dispatcher().Stop() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
@@ -520,7 +507,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 
 	cfg := capdir.Config{TerminalKey: nodetest.Key, Log: eventlog.Config{DataDir: dir}, HTTP: capdir.HTTPConfig{Addr: "127.0.0.1:0"}}
 	w.config(&cfg)
-	first, err := capdir.Start(context.Background(), cfg)
+	first, err := capdir.Start(context.Background(), cfg, w.opts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +521,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 
 	// Replay the stopped node's log into a fresh file: still open.
 	w.clock.advance(time.Minute)
-	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir })
+	second := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Log.DataDir = dir }, w.opts()...)
 	path := filepath.Join(t.TempDir(), "fresh.db")
 	if err := projector.Rebuild(ctx, projector.Config{Path: path, Log: second.Log(), Breaker: second.Config().Breaker}, nil); err != nil {
 		t.Fatal(err)
@@ -558,7 +545,7 @@ func TestBreakerSurvivesRestartAndReplay(t *testing.T) {
 // Replacing the credential the row names closes the breaker at once.
 func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 	w := newBrkWorld(t, func(int64) int { return 401 })
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	const key = "BRK_ROTATE"
 	w.addRow(t, n, key)
 	w.trip(t, key, n)
@@ -569,9 +556,8 @@ func TestBreakerClosesWhenCredentialReplaced(t *testing.T) {
 	a := invoke(t, n, key)
 	mustReach(t, a)
 	w.hits(t, 9)
-	w.up.mu.Lock()
-	last := w.up.tokens[len(w.up.tokens)-1]
-	w.up.mu.Unlock()
+	tokens := w.up.Header("Authorization")
+	last := tokens[len(tokens)-1]
 	if last != "Bearer token-two" {
 		t.Fatalf("upstream got %q after rotation", last)
 	}
@@ -603,7 +589,7 @@ func TestBreakerClosesAfterCooldown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newBrkWorld(t, always(401))
-			n := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Breaker.Cooldown = tc.cooldown })
+			n := nodetest.Start(t, func(c *capdir.Config) { w.config(c); c.Breaker.Cooldown = tc.cooldown }, w.opts()...)
 			const key = "BRK_COOL"
 			w.addRow(t, n, key)
 			w.trip(t, key, n)
@@ -647,7 +633,7 @@ func settledBreaker(t *testing.T, n *capdir.Node, key string) (breaker.State, er
 // nothing; a deleted row's breaker state can still be reset.
 func TestBreakerResetOfAnUnknownKey(t *testing.T) {
 	w := newBrkWorld(t, always(401))
-	n := nodetest.Start(t, w.config)
+	n := nodetest.Start(t, w.config, w.opts()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	before, err := n.Log().LastSeq(ctx, wire.DataStream)

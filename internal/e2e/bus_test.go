@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -441,9 +439,8 @@ func TestBusIdentitiesTakeEffectAtStart(t *testing.T) {
 		t.Helper()
 		n, err := capdir.Start(context.Background(), capdir.Config{
 			TerminalKey: nodetest.Key,
-			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
-		})
+		}, nodetest.Quiet())
 		if err != nil {
 			t.Fatal(err)
 		}

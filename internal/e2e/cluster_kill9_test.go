@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,6 +21,7 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/crashtest"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -213,21 +213,6 @@ func (c *killCluster) owner(i int, method, path, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// countingUpstream answers GET /echo?b=X with X and records when each call per X
-// came.
-type countingUpstream struct {
-	mu    sync.Mutex
-	calls map[string][]time.Time
-}
-
-func (u *countingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b := r.URL.Query().Get("b")
-	u.mu.Lock()
-	u.calls[b] = append(u.calls[b], time.Now())
-	u.mu.Unlock()
-	w.Write([]byte(b))
-}
-
 // retryLedger is what the retrying bus clients know: per invocation id they chose,
 // the receipt they got (its status and whether its result was theirs), and the
 // ids they gave up on.
@@ -313,9 +298,7 @@ func TestClusterSurvivesKill9OfAServerAndANode(t *testing.T) {
 	c := startKillCluster(t)
 	t.Logf("kill -9 figures: three servers and three nodes up in %s", time.Since(began).Round(time.Millisecond))
 
-	up := &countingUpstream{calls: map[string][]time.Time{}}
-	us := httptest.NewServer(up)
-	t.Cleanup(us.Close)
+	us := upstreamtest.Start(t, upstreamtest.EchoQuery("b"))
 	const key = "K9_ECHO"
 	row, _ := json.Marshal(map[string]string{"key": key, "type": "http", "target": "GET " + us.URL + "/echo?b=$1", "content": "# WHAT: echo over http"})
 	if code, body := c.owner(0, "PUT", "/api/directory/"+key, string(row)); code != 201 && code != 200 {
@@ -374,8 +357,11 @@ func TestClusterSurvivesKill9OfAServerAndANode(t *testing.T) {
 	}
 	led.mu.Lock()
 	defer led.mu.Unlock()
-	up.mu.Lock()
-	defer up.mu.Unlock()
+	upCalls := map[string][]time.Time{} // when each call per b came
+	for _, r := range us.Requests() {
+		b := r.Query().Get("b")
+		upCalls[b] = append(upCalls[b], r.At)
+	}
 	var bad []string
 	ok, again, cut := 0, 0, 0
 	for inv, rc := range led.given {
@@ -389,7 +375,7 @@ func TestClusterSurvivesKill9OfAServerAndANode(t *testing.T) {
 		ok++
 		// A call a kill cut before its receipt was stored may run again (its
 		// caller had nothing yet); none may come once the receipt is in the log.
-		calls := up.calls[inv]
+		calls := upCalls[inv]
 		if len(calls) == 0 {
 			bad = append(bad, fmt.Sprintf("acknowledged invocation %s has its result and never reached the upstream", inv))
 			continue
@@ -415,7 +401,7 @@ func TestClusterSurvivesKill9OfAServerAndANode(t *testing.T) {
 	}
 	sort.Strings(bad)
 	calls := 0
-	for _, c := range up.calls {
+	for _, c := range upCalls {
 		calls += len(c)
 	}
 	t.Logf("kill -9 figures: %d rounds; %d calls sent (%d of them again under their id), %d ids given a receipt (%d with their result), %d given up; "+

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/crashtest"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/projector"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -354,29 +354,27 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	c := startSampleCluster(t)
 	t.Logf("cluster figures: three servers up and current in %s", time.Since(started).Round(time.Millisecond))
 
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(r.URL.Query().Get("b")))
-	}))
-	t.Cleanup(up.Close)
+	up := upstreamtest.Start(t, upstreamtest.EchoQuery("b"))
 
 	nodeCreds := sampleCreds(t, "node")
 	nodes := make([]*capdir.Node, len(c.servers))
 	for i, s := range c.servers {
+		var opts []capdir.Option
+		if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // each node's log, for a run to look into
+			f, err := os.Create(filepath.Join(dir, "capdir-"+s.name+".log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			opts = append(opts, capdir.WithLogger(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		}
 		nodes[i] = nodetest.Start(t, func(cfg *capdir.Config) {
 			cfg.Log.NATSURL, cfg.Log.Creds, cfg.Log.Replicas = c.urls(i), nodeCreds, 3
 			cfg.Name, cfg.Dispatch.Workers, cfg.Dispatch.AckWait = "capdir-"+s.name, 2, 5*time.Second
 			if i > 0 {
 				cfg.TokenKeyFile = nodes[0].Config().TokenKeyFile
 			}
-			if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // each node's log, for a run to look into
-				f, err := os.Create(filepath.Join(dir, cfg.Name+".log"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { f.Close() })
-				cfg.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			}
-		})
+		}, opts...)
 	}
 	for i, n := range nodes {
 		t.Logf("cluster figures: node %d connected to %s (its list: %s)", i+1, n.Log().Conn().ConnectedUrl(), c.urls(i))

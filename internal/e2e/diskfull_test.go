@@ -3,11 +3,8 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // A node whose log is on a small tmpfs that fills up: writes and dispatches are
@@ -34,16 +32,7 @@ func TestFullDiskAnswers507AndTheNodeRecovers(t *testing.T) {
 		t.Fatalf("POST: %d %s", code, body)
 	}
 	// A call running when the disk fills: its upstream answers only then.
-	var calls atomic.Int32
-	called, release := make(chan struct{}), make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			close(called)
-		}
-		<-release
-		io.WriteString(w, "done")
-	}))
-	t.Cleanup(up.Close)
+	up := upstreamtest.StartGated(t, upstreamtest.Reply(http.StatusOK, "done"))
 	held := `{"key":"HELD","type":"http","target":"GET ` + up.URL + `/","content":"# WHAT: answers when told"}`
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", held); code != 201 {
 		t.Fatalf("POST: %d %s", code, body)
@@ -54,7 +43,7 @@ func TestFullDiskAnswers507AndTheNodeRecovers(t *testing.T) {
 		code, body := nodetest.DoHeaders(t, n, "POST", "/api/dispatch", `{"key":"HELD","body":""}`, idem)
 		inFlight <- fmt.Sprint(code, " ", body)
 	}()
-	<-called
+	<-up.Arrived()
 	free := logtest.FillDisk(t, store)
 
 	full := func(what string, code int, body string) {
@@ -74,7 +63,7 @@ func TestFullDiskAnswers507AndTheNodeRecovers(t *testing.T) {
 	full("PUT", code, body)
 	code, body = nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"GREET","body":"Ada"}`)
 	full("dispatch", code, body)
-	close(release) // the call ends while the disk is full: its receipt waits for room
+	up.Release() // the call ends while the disk is full: its receipt waits for room
 
 	free()
 	deadline := time.Now().Add(30 * time.Second)
@@ -102,7 +91,7 @@ func TestFullDiskAnswers507AndTheNodeRecovers(t *testing.T) {
 	if code, body := nodetest.DoHeaders(t, n, "POST", "/api/dispatch", `{"key":"HELD","body":""}`, idem); code != 200 || !strings.Contains(body, "done") {
 		t.Fatalf("the call running when the disk filled, asked again: %d %s", code, body)
 	}
-	if c := calls.Load(); c != 1 {
+	if c := up.Hits(); c != 1 {
 		t.Fatalf("the upstream of the call running when the disk filled got %d calls; want 1", c)
 	}
 }

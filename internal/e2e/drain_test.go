@@ -3,10 +3,7 @@ package e2e_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,35 +12,8 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
-
-// gatedUpstream answers each call only once released; it counts its hits and
-// reports each hit, and each call whose request was cancelled before release.
-type gatedUpstream struct {
-	*httptest.Server
-	hits    atomic.Int64
-	hit     chan struct{}
-	cut     chan struct{}
-	release chan struct{}
-}
-
-func newGatedUpstream(t *testing.T) *gatedUpstream {
-	t.Helper()
-	u := &gatedUpstream{hit: make(chan struct{}, 16), cut: make(chan struct{}, 16), release: make(chan struct{})}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		u.hits.Add(1)
-		u.hit <- struct{}{}
-		select {
-		case <-u.release:
-			io.WriteString(w, "released")
-		case <-r.Context().Done():
-			u.cut <- struct{}{}
-		}
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
 
 type invokeResult struct {
 	rc  wire.Receipt
@@ -73,7 +43,7 @@ func drainConfig(dir string) func(*capdir.Config) {
 // A rolling restart does not cut calls off: Node.Stop lets the call in flight
 // finish and write its receipt, and the restarted node does not run it again.
 func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
-	up := newGatedUpstream(t)
+	up := upstreamtest.StartGated(t, upstreamtest.Reply(http.StatusOK, "released"))
 	cfg := drainConfig(t.TempDir())
 	first := nodetest.Start(t, cfg)
 	const key = "DRAIN_SLOW"
@@ -81,7 +51,7 @@ func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
 	ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer icancel()
 	got := invokeAsync(ictx, first, key)
-	<-up.hit
+	<-up.Arrived()
 
 	stopped := make(chan error, 1)
 	go func() {
@@ -92,13 +62,13 @@ func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
 	// The node is stopping; the call must be left to run. (Stop without a drain
 	// cancels it at once, which the upstream sees within milliseconds.)
 	select {
-	case <-up.cut:
+	case <-up.Left():
 		t.Fatal("Stop cut the call in flight off")
 	case err := <-stopped:
 		t.Fatalf("Stop returned (%v) while a call was in flight", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(up.release)
+	up.Release()
 	if err := <-stopped; err != nil {
 		t.Fatalf("stop: %v", err)
 	}
@@ -110,7 +80,7 @@ func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
 	// Restart on the same data: nothing is redelivered, nothing runs again.
 	second := nodetest.Start(t, cfg)
 	nodetest.WaitDispatchIdle(t, second.Log())
-	if n := up.hits.Load(); n != 1 {
+	if n := up.Hits(); n != 1 {
 		t.Fatalf("the upstream was called %d times, want once", n)
 	}
 	rcs := nodetest.Receipts(t, second.Log(), r.rc.InvocationID)
@@ -122,14 +92,14 @@ func TestNodeStopLetsTheCallInFlightFinish(t *testing.T) {
 // A drain past its deadline cancels the call in flight, which gets no receipt;
 // Stop says so; the next start runs the request again, once, with one receipt.
 func TestNodeStopPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
-	up := newGatedUpstream(t)
+	up := upstreamtest.StartGated(t, upstreamtest.Reply(http.StatusOK, "released"))
 	cfg := drainConfig(t.TempDir())
 	first := nodetest.Start(t, cfg)
 	const key = "DRAIN_STUCK"
 	addHTTPRow(t, first, key, "GET "+up.URL+"/stuck", "")
 	ictx, icancel := context.WithCancel(context.Background())
 	got := invokeAsync(ictx, first, key)
-	<-up.hit
+	<-up.Arrived()
 	icancel() // the caller stops waiting; it keeps the invocation id
 	r := <-got
 	if !errors.Is(r.err, dispatcher.ErrPending) {
@@ -145,8 +115,8 @@ func TestNodeStopPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 	if again := first.Stop(context.Background()); again == nil || again.Error() != err.Error() {
 		t.Fatalf("a second Stop: %v", again)
 	}
-	<-up.cut // the call was cancelled
-	close(up.release)
+	<-up.Left() // the call was cancelled
+	up.Release()
 
 	second := nodetest.Start(t, cfg)
 	rc := awaitReceipt(t, second, r.rc.InvocationID)
@@ -154,7 +124,7 @@ func TestNodeStopPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 	if rc.Status != wire.StatusProvenMaterialResult || rc.Result != "HTTP 200:released" {
 		t.Fatalf("receipt of the redelivered call: %+v", rc)
 	}
-	if n := up.hits.Load(); n != 2 {
+	if n := up.Hits(); n != 2 {
 		t.Fatalf("the upstream was called %d times, want the cancelled call and the rerun", n)
 	}
 	if rcs := nodetest.Receipts(t, second.Log(), r.rc.InvocationID); len(rcs) != 1 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/testdata"
 )
 
@@ -327,22 +327,7 @@ func TestFlowsInFlightDoNotStarveWorkers(t *testing.T) {
 // The BLOOIO_FINISH flow row as the fixture has it, against stand-in rows: the
 // built-in last_reply_of, and an http row to a local upstream for the send.
 func TestSampleFlowBLOOIOFinish(t *testing.T) {
-	var mu sync.Mutex
-	var sent []map[string]string
-	var paths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m map[string]string
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		sent, paths = append(sent, m), append(paths, r.URL.Path)
-		mu.Unlock()
-		w.Header().Set("content-type", "application/json")
-		io.WriteString(w, `{"sent":true}`)
-	}))
-	defer up.Close()
+	up := upstreamtest.Start(t, upstreamtest.JSON(http.StatusOK, `{"sent":true}`))
 	n, _ := startComposeNode(t, nil)
 	var rows []contract.Row
 	if err := json.Unmarshal(testdata.SampleRows(), &rows); err != nil {
@@ -366,11 +351,18 @@ func TestSampleFlowBLOOIOFinish(t *testing.T) {
 	if !a.OK || a.Result != `HTTP 200:{"sent":true}` {
 		t.Fatalf("BLOOIO_FINISH answered %+v", a)
 	}
-	mu.Lock()
+	var sent []map[string]string
+	var paths []string
+	for _, r := range up.Requests() {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(r.Body), &m); err != nil {
+			t.Errorf("upstream got %q: %v", r.Body, err)
+		}
+		sent, paths = append(sent, m), append(paths, r.Path)
+	}
 	if want := []map[string]string{{"to": "+15551234567", "text": `Your order shipped! "2 boxes"`}}; !reflect.DeepEqual(sent, want) || len(paths) != 1 || paths[0] != "/send/blooio" {
 		t.Errorf("upstream got %q at %q, want %q at /send/blooio", sent, paths, want)
 	}
-	mu.Unlock()
 	tr := receiptTree(t, n, a.Proof.InvocationID)
 	if len(tr.Steps) != 2 || tr.Steps[0].Key != "LAST_REPLY_OF" || tr.Steps[1].Key != "SEND_BY_CHANNEL" || tr.Steps[1].Runner != "http" || tr.Steps[1].Upstream != 200 {
 		t.Fatalf("receipt tree %+v", tr)
@@ -380,9 +372,7 @@ func TestSampleFlowBLOOIOFinish(t *testing.T) {
 	if a.OK || a.Result != "ERR:fn:last_reply_of:no_reply_block" {
 		t.Fatalf("without a reply block: %+v", a)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sent) != 1 {
-		t.Errorf("sent without a reply block: %q", sent)
+	if got := up.Bodies(); len(got) != 1 {
+		t.Errorf("sent without a reply block: %q", got)
 	}
 }

@@ -22,10 +22,9 @@ func TestNodeStartStopLeaksNoGoroutine(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		n, err := capdir.Start(context.Background(), capdir.Config{
 			TerminalKey: "leak-test-owner-key-0123",
-			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Log:         eventlog.Config{DataDir: dir, Listen: "127.0.0.1:0"},
 			HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
-		})
+		}, capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,14 +24,14 @@ func bearerHeader(tok string) map[string]string {
 }
 
 func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
-	w := newIdemWorld(t, 0, nil)
+	w := newIdemWorld(t, 0, false)
 	n := w.g.n
 	tokRow(t, n, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
 	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
 	pinned := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"pin":"current","ttl_seconds":600}`)
 	first := w.dispatch(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
-	if !first.OK || w.hits.Load() != 1 {
-		t.Fatalf("first call: %+v, %d hits", first, w.hits.Load())
+	if !first.OK || w.up.Hits() != 1 {
+		t.Fatalf("first call: %+v, %d hits", first, w.up.Hits())
 	}
 	reqs, rcs := logCounts(t, n)
 	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
@@ -42,8 +42,8 @@ func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 		if code != wantCode || !strings.Contains(resp, `"error":"`+literal+`"`) || strings.Contains(resp, `"hit"`) {
 			t.Fatalf("%s: %d %s; want %d %s and nothing of the first call", what, code, resp, wantCode, literal)
 		}
-		if r, c := logCounts(t, n); r != reqs || c != rcs || w.hits.Load() != 1 {
-			t.Fatalf("%s: the log went from %d requests and %d receipts to %d and %d, %d hits", what, reqs, rcs, r, c, w.hits.Load())
+		if r, c := logCounts(t, n); r != reqs || c != rcs || w.up.Hits() != 1 {
+			t.Fatalf("%s: the log went from %d requests and %d receipts to %d and %d, %d hits", what, reqs, rcs, r, c, w.up.Hits())
 		}
 	}
 	code, resp := w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
@@ -76,8 +76,8 @@ func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 
 	// A refreshed token of the same subject and scope: the one call, run once.
 	refreshed := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
-	if again := w.dispatch(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(refreshed.Token)); again != first || w.hits.Load() != 1 {
-		t.Fatalf("the refreshed token: %+v, %d hits; want the first call %+v, run once", again, w.hits.Load(), first)
+	if again := w.dispatch(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(refreshed.Token)); again != first || w.up.Hits() != 1 {
+		t.Fatalf("the refreshed token: %+v, %d hits; want the first call %+v, run once", again, w.up.Hits(), first)
 	}
 	if r, c := logCounts(t, n); r != reqs || c != rcs {
 		t.Fatalf("the log went from %d requests and %d receipts to %d and %d", reqs, rcs, r, c)
@@ -92,14 +92,14 @@ func TestRepeatedRequestPassesTheGateForTheTokenPresentedNow(t *testing.T) {
 // (wire.ErrRepeatRefused, the status and literal a fresh call's receipt would
 // carry), not the first receipt; with a token that does, the first receipt.
 func TestBusRepeatPassesTheGateForTheTokenSentNow(t *testing.T) {
-	w := newIdemWorld(t, 0, nil)
+	w := newIdemWorld(t, 0, false)
 	n := w.g.n
 	c1 := w.g.connect(t, "c1")
 	id := wire.NewInvocationID(time.Now())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	first, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
-	if err != nil || !first.OK || w.hits.Load() != 1 {
+	if err != nil || !first.OK || w.up.Hits() != 1 {
 		t.Fatalf("first call: %+v, %v", first, err)
 	}
 	rc, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "ECHO")), wire.WithInvocationID(id))
@@ -115,8 +115,8 @@ func TestBusRepeatPassesTheGateForTheTokenSentNow(t *testing.T) {
 		t.Fatalf("sent again with a malformed token: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN", rc, err)
 	}
 	rc, err = wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
-	if err != nil || rc.Result != first.Result || rc.Trace != first.Trace || w.hits.Load() != 1 {
-		t.Fatalf("sent again with a token that permits it: %+v, %v, %d hits", rc, err, w.hits.Load())
+	if err != nil || rc.Result != first.Result || rc.Trace != first.Trace || w.up.Hits() != 1 {
+		t.Fatalf("sent again with a token that permits it: %+v, %v, %d hits", rc, err, w.up.Hits())
 	}
 	if _, rcs := logCounts(t, n); rcs != 1 {
 		t.Fatalf("the log holds %d receipts, want 1", rcs)
@@ -153,7 +153,7 @@ func TestRepeatOfASensitiveCallNeedsTheRiskCeiling(t *testing.T) {
 	}
 	repeat("approved and run")
 	code, out = nodetest.DoHeaders(t, w.n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`, key)
-	if code != 200 || !strings.Contains(out, "paid") || !strings.Contains(out, h.InvocationID) || len(w.up.got()) != 1 {
-		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.got()))
+	if code != 200 || !strings.Contains(out, "paid") || !strings.Contains(out, h.InvocationID) || len(w.up.Bodies()) != 1 {
+		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.Bodies()))
 	}
 }

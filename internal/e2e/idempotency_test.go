@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // Calls that run once: the same Idempotency-Key (HTTP) or the same chosen
@@ -29,25 +28,25 @@ const idemWindow = 300 * time.Millisecond
 
 // idemWorld is a node (NATS listening on loopback, bus clients c1 and c2) with a
 // row IDEM that calls a local upstream counting its hits; each answer names the
-// hit, so an answer given twice shows it was not run twice.
+// hit, so an answer given twice shows it was not run twice. A gated world's
+// upstream holds every call until up.Release.
 type idemWorld struct {
-	g    *guardedNode
-	hits atomic.Int64
-	// gate, when set, holds every upstream call until it is closed.
-	gate chan struct{}
+	g  *guardedNode
+	up *upstreamtest.Upstream
 }
 
-func newIdemWorld(t *testing.T, window time.Duration, gate chan struct{}) *idemWorld {
+func newIdemWorld(t *testing.T, window time.Duration, gated bool) *idemWorld {
 	t.Helper()
-	w := &idemWorld{g: &guardedNode{seeds: map[string]string{}}, gate: gate}
-	up := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		n := w.hits.Add(1)
-		if w.gate != nil {
-			<-w.gate
-		}
-		fmt.Fprintf(rw, `{"hit":%d,"q":%q}`, n, r.URL.Query().Get("q"))
-	}))
-	t.Cleanup(up.Close)
+	w := &idemWorld{g: &guardedNode{seeds: map[string]string{}}}
+	answer := func(rw http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(rw, `{"hit":%d,"q":%q}`, upstreamtest.Hit(r), r.URL.Query().Get("q"))
+	}
+	if gated {
+		w.up = upstreamtest.StartGated(t, answer)
+	} else {
+		w.up = upstreamtest.Start(t, answer)
+	}
+	up := w.up
 	w.g.n = nodetest.Start(t, func(c *capdir.Config) {
 		c.Log.Listen = "127.0.0.1:0"
 		c.Log.DuplicateWindow = window
@@ -139,11 +138,11 @@ func logCounts(t *testing.T, n *capdir.Node) (requests, receipts int) {
 func pastWindow() { time.Sleep(idemWindow + 200*time.Millisecond) }
 
 func TestIdempotencyKeyRunsOnceInsideAndOutsideTheWindow(t *testing.T) {
-	w := newIdemWorld(t, idemWindow, nil)
+	w := newIdemWorld(t, idemWindow, false)
 	n := w.g.n
 	first := w.dispatch(t, "order-42", `{"key":"IDEM","body":"x"}`, nil)
-	if !first.OK || w.hits.Load() != 1 || !strings.Contains(first.Result, `"hit":1`) {
-		t.Fatalf("first call: %+v, %d hits", first, w.hits.Load())
+	if !first.OK || w.up.Hits() != 1 || !strings.Contains(first.Result, `"hit":1`) {
+		t.Fatalf("first call: %+v, %d hits", first, w.up.Hits())
 	}
 	reqs, rcs := logCounts(t, n)
 	same := func(what string, got idemAnswer) {
@@ -151,7 +150,7 @@ func TestIdempotencyKeyRunsOnceInsideAndOutsideTheWindow(t *testing.T) {
 		if got != first {
 			t.Fatalf("%s: answer %+v, want the first's %+v", what, got, first)
 		}
-		if h := w.hits.Load(); h != 1 {
+		if h := w.up.Hits(); h != 1 {
 			t.Fatalf("%s: the upstream was called %d times, want once", what, h)
 		}
 		if r, c := logCounts(t, n); r != reqs || c != rcs {
@@ -190,13 +189,13 @@ func TestIdempotencyKeyRunsOnceInsideAndOutsideTheWindow(t *testing.T) {
 // Two callers sending the same Idempotency-Key get two calls: the key is the
 // caller's own.
 func TestIdempotencyKeyIsPerCaller(t *testing.T) {
-	w := newIdemWorld(t, 0, nil)
+	w := newIdemWorld(t, 0, false)
 	tok := busToken(t, w.g.n, "agent-1", "IDEM")
 	owner := w.dispatch(t, "k1", `{"key":"IDEM","body":"x"}`, nil)
 	holder := w.dispatch(t, "k1", `{"key":"IDEM","body":"x"}`, map[string]string{"Authorization": "Bearer " + tok})
 	again := w.dispatch(t, "k1", `{"key":"IDEM","body":"x"}`, map[string]string{"Authorization": "Bearer " + tok})
-	if owner.Proof.InvocationID == holder.Proof.InvocationID || again != holder || w.hits.Load() != 2 {
-		t.Fatalf("owner %+v, token holder %+v then %+v, %d hits: want two calls, the holder's answered twice", owner, holder, again, w.hits.Load())
+	if owner.Proof.InvocationID == holder.Proof.InvocationID || again != holder || w.up.Hits() != 2 {
+		t.Fatalf("owner %+v, token holder %+v then %+v, %d hits: want two calls, the holder's answered twice", owner, holder, again, w.up.Hits())
 	}
 	// Another body under the holder's key is refused; the owner's key is untouched.
 	if code, resp := w.post(t, "k1", `{"key":"IDEM","body":"y"}`, map[string]string{"Authorization": "Bearer " + tok}); code != 422 {
@@ -207,8 +206,7 @@ func TestIdempotencyKeyIsPerCaller(t *testing.T) {
 
 // Copies sent at once run once; every copy gets the receipt.
 func TestIdempotencyKeyConcurrentCopiesRunOnce(t *testing.T) {
-	gate := make(chan struct{})
-	w := newIdemWorld(t, 0, gate)
+	w := newIdemWorld(t, 0, true)
 	const copies = 8
 	answers := make([]idemAnswer, copies)
 	var sent, done sync.WaitGroup
@@ -225,18 +223,16 @@ func TestIdempotencyKeyConcurrentCopiesRunOnce(t *testing.T) {
 		}()
 	}
 	sent.Wait()
-	for w.hits.Load() == 0 { // the call is in the upstream: hold it while copies arrive
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-w.up.Arrived() // the call is in the upstream: hold it while copies arrive
 	time.Sleep(100 * time.Millisecond)
-	close(gate)
+	w.up.Release()
 	done.Wait()
 	for i := range answers {
 		if answers[i] != answers[0] || !answers[i].OK {
 			t.Fatalf("copy %d answered %+v, copy 0 %+v", i, answers[i], answers[0])
 		}
 	}
-	if h := w.hits.Load(); h != 1 {
+	if h := w.up.Hits(); h != 1 {
 		t.Fatalf("%d copies sent at once called the upstream %d times, want once", copies, h)
 	}
 	if reqs, rcs := logCounts(t, w.g.n); reqs != 1 || rcs != 1 {
@@ -248,7 +244,7 @@ func TestIdempotencyKeyConcurrentCopiesRunOnce(t *testing.T) {
 // one: a copy appended outside the duplicate window past the facade (a node whose
 // projection lagged) is not run and gets no second receipt.
 func TestWorkerDoesNotRunARepeatedRequest(t *testing.T) {
-	w := newIdemWorld(t, idemWindow, nil)
+	w := newIdemWorld(t, idemWindow, false)
 	n := w.g.n
 	first := w.dispatch(t, "order-7", `{"key":"IDEM","body":"x"}`, nil)
 	pastWindow()
@@ -261,7 +257,7 @@ func TestWorkerDoesNotRunARepeatedRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodetest.WaitDispatchIdle(t, n.Log())
-	if h := w.hits.Load(); h != 1 {
+	if h := w.up.Hits(); h != 1 {
 		t.Fatalf("a repeated request ran: %d upstream calls", h)
 	}
 	if reqs, rcs := logCounts(t, n); reqs != 2 || rcs != 1 {
@@ -274,7 +270,7 @@ func TestWorkerDoesNotRunARepeatedRequest(t *testing.T) {
 // each time; another request under it is refused; another client using it is
 // not run and is told nothing of the first client's call.
 func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
-	w := newIdemWorld(t, idemWindow, nil)
+	w := newIdemWorld(t, idemWindow, false)
 	n := w.g.n
 	c1, c2 := w.g.connect(t, "c1"), w.g.connect(t, "c2")
 	tok := wire.WithToken(busToken(t, n, "c1-agent", "IDEM"))
@@ -282,8 +278,8 @@ func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	first, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", "x", tok, wire.WithInvocationID(id))
-	if err != nil || !first.OK || first.InvocationID != id || w.hits.Load() != 1 {
-		t.Fatalf("first call: %+v, %v, %d hits", first, err, w.hits.Load())
+	if err != nil || !first.OK || first.InvocationID != id || w.up.Hits() != 1 {
+		t.Fatalf("first call: %+v, %v, %d hits", first, err, w.up.Hits())
 	}
 	reqs, _ := logCounts(t, n)
 	again := func(what string) {
@@ -292,7 +288,7 @@ func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
 		if err != nil || rc.InvocationID != first.InvocationID || rc.Trace != first.Trace || rc.Result != first.Result || rc.Status != first.Status {
 			t.Fatalf("%s: %+v, %v; want the first receipt %+v", what, rc, err, first.ReceiptSummary)
 		}
-		if h := w.hits.Load(); h != 1 {
+		if h := w.up.Hits(); h != 1 {
 			t.Fatalf("%s: the upstream was called %d times", what, h)
 		}
 	}
@@ -331,7 +327,7 @@ func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
 	if err := <-res; !errors.Is(err, context.Canceled) {
 		t.Fatalf("c2 under c1's id: %v, want no answer", err)
 	}
-	if h := w.hits.Load(); h != 1 {
+	if h := w.up.Hits(); h != 1 {
 		t.Fatalf("the upstream was called %d times", h)
 	}
 	if _, rcs := logCounts(t, n); rcs != 1 {
@@ -342,8 +338,7 @@ func TestBusChosenInvocationIDRunsOnce(t *testing.T) {
 // A copy appended while the first call still runs (no receipt yet to find) is
 // not run either: the worker sees the earlier request under the same id.
 func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
-	gate := make(chan struct{})
-	w := newIdemWorld(t, 0, gate)
+	w := newIdemWorld(t, 0, true)
 	n := w.g.n
 	answer := make(chan idemAnswer, 1)
 	go func() {
@@ -354,9 +349,7 @@ func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
 		}
 		answer <- a
 	}()
-	for w.hits.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-w.up.Arrived()
 	var inv string
 	n.Log().Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
 		var r wire.InvocationRequest
@@ -385,15 +378,15 @@ func TestWorkerDoesNotRunACopyOfARunningCall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumPending == 0 && info.NumAckPending == 1 || w.hits.Load() > 1 {
+		if info.NumPending == 0 && info.NumAckPending == 1 || w.up.Hits() > 1 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(gate)
+	w.up.Release()
 	a := <-answer
 	nodetest.WaitDispatchIdle(t, n.Log())
-	if h := w.hits.Load(); h != 1 || a.Proof.InvocationID != inv {
+	if h := w.up.Hits(); h != 1 || a.Proof.InvocationID != inv {
 		t.Fatalf("a copy of a running call: %d upstream calls, answer %+v", h, a)
 	}
 	if reqs, rcs := logCounts(t, n); reqs != 2 || rcs != 1 {

@@ -29,8 +29,7 @@ func TestRegisteredUpstreamSyncedAndRemoved(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.MCPUpstreams = mcprunner.Static{"ops": {Name: "ops", URL: fixed.URL}}
 		c.SecretEnv = []string{"UP_*"}
-		c.Env = runner.MapEnv(map[string]string{"UP_KEY": "up-secret-value"})
-	})
+	}, capdir.WithEnv(runner.MapEnv(map[string]string{"UP_KEY": "up-secret-value"})))
 	reg := `{"url":"` + hs.URL + `","auth":"headers:{\"Authorization\":\"Bearer $UP_KEY\"}"}`
 	code, body := nodetest.Do(t, n, "PUT", "/api/upstreams/up", reg)
 	if code != 200 || !strings.Contains(body, `"changed":true`) || !strings.Contains(body, `"from":"registered"`) {

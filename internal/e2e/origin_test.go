@@ -3,9 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/capdir/capdir"
@@ -13,6 +11,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // The origin of a credentialed row is the row's, not the caller's, end to end: a
@@ -21,38 +20,8 @@ import (
 
 const originSecret = "acme-SECRET-0123456789"
 
-// originUpstream records the Authorization header of every request it gets.
-type originUpstream struct {
-	*httptest.Server
-	mu   sync.Mutex
-	auth []string
-}
-
-func newOriginUpstream(t *testing.T) *originUpstream {
-	t.Helper()
-	u := &originUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.auth = append(u.auth, r.Header.Get("Authorization"))
-		u.mu.Unlock()
-		w.Write([]byte(`{"status":"green"}`))
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *originUpstream) seen() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.auth...)
-}
-
-func (u *originUpstream) host() string { return strings.TrimPrefix(u.URL, "http://") }
-
 func originNode(t *testing.T) *capdir.Node {
-	return nodetest.Start(t, func(c *capdir.Config) {
-		c.Env = runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})
-	})
+	return nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"ACME_API_KEY": originSecret})))
 }
 
 func originRow(key, target, auth string) string {
@@ -102,11 +71,12 @@ func TestCredentialedRowOriginSlotRefusedOnWrite(t *testing.T) {
 // no credential.
 func TestCredentialNeverSentToACallersOrigin(t *testing.T) {
 	n := originNode(t)
-	good, thief := newOriginUpstream(t), newOriginUpstream(t)
+	green := upstreamtest.Reply(http.StatusOK, `{"status":"green"}`)
+	good, thief := upstreamtest.Start(t, green), upstreamtest.Start(t, green)
 	rows := []struct{ key, target, body, want string }{
-		{"HOST_SLOT", "GET http://$1/v1/status", thief.host(),
+		{"HOST_SLOT", "GET http://$1/v1/status", thief.Host(),
 			"ERR:http:origin_changed:http://$1!=" + thief.URL},
-		{"PORT_RAW", "GET " + good.URL + "$$1", "@" + thief.host() + "/x",
+		{"PORT_RAW", "GET " + good.URL + "$$1", "@" + thief.Host() + "/x",
 			"ERR:http:origin_changed:" + good.URL + "$$1!=" + thief.URL},
 	}
 	for _, r := range rows {
@@ -126,18 +96,18 @@ func TestCredentialNeverSentToACallersOrigin(t *testing.T) {
 			t.Errorf("owner's %s: %d %s; want %q", r.key, code, body, r.want)
 		}
 	}
-	if got := thief.seen(); len(got) != 0 {
+	if got := thief.Header("Authorization"); len(got) != 0 {
 		t.Fatalf("the thief got %d requests, Authorization %q", len(got), got)
 	}
-	if got := good.seen(); len(got) != 0 {
+	if got := good.Header("Authorization"); len(got) != 0 {
 		t.Fatalf("a refused call reached the row's upstream: %q", got)
 	}
 
 	if code, body := nodetest.Do(t, n, "POST", "/api/directory", originRow("FETCH", "GET http://$1/v1/status", "")); code != 201 {
 		t.Fatalf("POST a row without auth whose host is a slot: %d %s", code, body)
 	}
-	mustAdmit(t, dispatchWith(t, n, tok, "FETCH", thief.host()), `HTTP 200:{"status":"green"}`)
-	if got := thief.seen(); len(got) != 1 || got[0] != "" {
+	mustAdmit(t, dispatchWith(t, n, tok, "FETCH", thief.Host()), `HTTP 200:{"status":"green"}`)
+	if got := thief.Header("Authorization"); len(got) != 1 || got[0] != "" {
 		t.Fatalf("fetch any URL: the upstream saw %q; want one request with no credential", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // neither the actor (token:<sub> over HTTP, nats:<client> from the bus) nor the
 // trace the call carried. The owner's view keeps both.
 func TestPublicReceiptNamesNoCaller(t *testing.T) {
-	w := newIdemWorld(t, 0, nil)
+	w := newIdemWorld(t, 0, false)
 	n := w.g.n
 	holder := w.dispatch(t, "", `{"key":"IDEM","body":"x"}`, bearerHeader(busToken(t, n, "agent-7", "IDEM")))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // addHTTPRow creates an http row calling target ("METHOD url"); content is the
@@ -88,12 +87,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 		{"mix", upTo("<<<<<<<<<\x01\x01\x01\x01\xffé\u2028", 1<<20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var hits atomic.Int64
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				hits.Add(1)
-				w.Write([]byte(tc.out))
-			}))
-			defer up.Close()
+			up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, tc.out))
 			n := nodetest.Start(t, func(c *capdir.Config) { c.Dispatch.AckWait = time.Second })
 			const key = "BIG_ANSWER"
 			addHTTPRow(t, n, key, "GET "+up.URL+"/big", "")
@@ -110,7 +104,7 @@ func TestOversizedResultIsCutByEncodedSize(t *testing.T) {
 				t.Fatal("the fingerprints must cover the whole input and output")
 			}
 			nodetest.WaitDispatchIdle(t, n.Log())
-			if h := hits.Load(); h != 1 {
+			if h := up.Hits(); h != 1 {
 				t.Fatalf("the upstream was called %d times, want once", h)
 			}
 			if rcs := nodetest.Receipts(t, n.Log(), a.Proof.InvocationID); len(rcs) != 1 {

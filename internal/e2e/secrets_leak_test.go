@@ -11,12 +11,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -141,25 +140,19 @@ func (r seen) dump() []byte {
 	return b.Bytes()
 }
 
-// recorder keeps every request the test servers received.
-type recorder struct {
-	mu   sync.Mutex
-	reqs []seen
-}
-
-func (rc *recorder) record(server string, r *http.Request) seen {
+// seenOf is the request an answer of a test server is given.
+func seenOf(server string, r *http.Request) seen {
 	body, _ := io.ReadAll(r.Body)
-	s := seen{server: server, method: r.Method, uri: r.RequestURI, header: r.Header.Clone(), body: body}
-	rc.mu.Lock()
-	rc.reqs = append(rc.reqs, s)
-	rc.mu.Unlock()
-	return s
+	return seen{server: server, method: r.Method, uri: r.RequestURI, header: r.Header.Clone(), body: body}
 }
 
-func (rc *recorder) all() []seen {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]seen(nil), rc.reqs...)
+// recorded is every request u received, as server.
+func recorded(server string, u *upstreamtest.Upstream) []seen {
+	var out []seen
+	for _, r := range u.Requests() {
+		out = append(out, seen{server: server, method: r.Method, uri: r.RequestURI, header: r.Header, body: []byte(r.Body)})
+	}
+	return out
 }
 
 // echoBody is r echoed back: as JSON (encoding/json, HTML-escaped) and as text.
@@ -177,35 +170,31 @@ func credentialEcho(r *http.Request) string {
 // newLeakUpstream is the rows' origin. /redirect/ sends the call to /hop/ on the
 // same origin, which sends it to other; both locations carry the credential it
 // received, path- and query-escaped, as an upstream that echoes it would.
-func newLeakUpstream(t *testing.T, rec *recorder, other string) *httptest.Server {
+func newLeakUpstream(t *testing.T, other string) *upstreamtest.Upstream {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/echo/", func(w http.ResponseWriter, r *http.Request) {
-		w.Write(echoBody(rec.record("upstream", r)))
+		w.Write(echoBody(seenOf("upstream", r)))
 	})
 	mux.HandleFunc("/deny/", func(w http.ResponseWriter, r *http.Request) {
-		got := rec.record("upstream", r)
+		got := seenOf("upstream", r)
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write(echoBody(got))
 	})
 	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {
-		rec.record("upstream", r)
 		e := credentialEcho(r)
 		http.Redirect(w, r, "/hop/"+url.PathEscape(e)+"?echo="+url.QueryEscape(e), http.StatusFound)
 	})
 	mux.HandleFunc("/hop/", func(w http.ResponseWriter, r *http.Request) {
-		rec.record("upstream", r)
 		e := credentialEcho(r) + " via=" + strings.TrimPrefix(r.URL.Path, "/hop/")
 		http.Redirect(w, r, other+"/landing/"+url.PathEscape(e)+"?echo="+url.QueryEscape(e), http.StatusFound)
 	})
 	mux.HandleFunc("/huge/", func(w http.ResponseWriter, r *http.Request) {
-		e := echoBody(rec.record("upstream", r))
+		e := echoBody(seenOf("upstream", r))
 		for n := 0; n <= httprunner.DefaultMaxResponseBytes; n += len(e) {
 			w.Write(e)
 		}
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return upstreamtest.Start(t, mux.ServeHTTP)
 }
 
 // said is one answer of the node (or a receipt read off the bus).
@@ -310,9 +299,8 @@ type leakWorld struct {
 	sec    leakSecrets
 	canary string // a call body: it must be readable in the data dir
 
-	rec              *recorder // every request the upstream and the other origin received
-	up, other        *httptest.Server
-	closed           string // an address nothing listens on
+	up, other        *upstreamtest.Upstream // each records every request it received
+	closed           string                 // an address nothing listens on
 	model, denyModel *agenttest.Server
 	logs             *nodetest.Buffer
 	n                *capdir.Node
@@ -329,7 +317,7 @@ type leakWorld struct {
 }
 
 func newLeakWorld(t *testing.T) *leakWorld {
-	w := &leakWorld{t: t, sec: newLeakSecrets(t), rec: &recorder{}, logs: &nodetest.Buffer{}, results: map[string]leakAnswer{},
+	w := &leakWorld{t: t, sec: newLeakSecrets(t), logs: &nodetest.Buffer{}, results: map[string]leakAnswer{},
 		owner: []string{"x-terminal-key", nodetest.Key}}
 	if b64 := base64.StdEncoding.EncodeToString([]byte(w.sec.odd + ":")); !strings.Contains(b64, "+") || !strings.Contains(b64, "/") {
 		t.Fatalf("the basic credential %s should hold '+' and '/'", b64)
@@ -337,11 +325,10 @@ func newLeakWorld(t *testing.T) *leakWorld {
 	raw := make([]byte, 8)
 	rand.Read(raw)
 	w.canary = "canary-" + hex.EncodeToString(raw)
-	w.other = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		rw.Write(echoBody(w.rec.record("other origin", r)))
-	}))
-	t.Cleanup(w.other.Close)
-	w.up = newLeakUpstream(t, w.rec, w.other.URL)
+	w.other = upstreamtest.Start(t, func(rw http.ResponseWriter, r *http.Request) {
+		rw.Write(echoBody(seenOf("other origin", r)))
+	})
+	w.up = newLeakUpstream(t, w.other.URL)
 	w.closed = freePort(t)
 	// The agent's model echoes the credential it got: in a tool call's arguments,
 	// then in its answer; the other model in a 401.
@@ -359,15 +346,13 @@ func newLeakWorld(t *testing.T) *leakWorld {
 	env := w.sec.env()
 	var busSeed string
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
-		c.Logger = slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		c.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 		c.SecretEnv = []string{"LEAK_*"} // as --secret-env 'LEAK_*'
 		c.Breaker = breaker.Config{Threshold: 3}
 		c.HTTPRunner.Timeout = 5 * time.Second
 		c.AgentProviders = []string{"deny-=" + w.denyModel.URL, "*=" + w.model.URL}
 		c.Log.Listen = "127.0.0.1:0"
 		busSeed = addBusIdentity(t, c.Log.DataDir, leakBusClient, eventlog.RoleClient)
-	})
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), capdir.WithEnv(func(name string) (string, bool) { v, ok := env[name]; return v, ok }))
 	w.bus = (&guardedNode{n: w.n, seeds: map[string]string{leakBusClient: busSeed}}).connect(t, leakBusClient)
 	w.cl = &leakClient{t: t, n: w.n}
 	return w
@@ -616,7 +601,7 @@ func (w *leakWorld) assertNothingLeaked() {
 
 // requests is every request the upstream, the other origin and the models received.
 func (w *leakWorld) requests() []seen {
-	reqs := append(w.rec.all(), modelRequests("model", w.model)...)
+	reqs := append(append(recorded("upstream", w.up), recorded("other origin", w.other)...), modelRequests("model", w.model)...)
 	return append(reqs, modelRequests("deny model", w.denyModel)...)
 }
 

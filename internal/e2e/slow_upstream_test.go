@@ -3,52 +3,17 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 	"go.uber.org/goleak"
 )
-
-// hangingUpstream holds every request until the caller hangs up (the runner's
-// timeout) or the test ends, counting those it holds and those it has let go.
-type hangingUpstream struct {
-	*httptest.Server
-	held, gone atomic.Int64
-	arrived    chan struct{} // one value per request received
-	release    chan struct{} // closed when the test ends
-}
-
-func newHangingUpstream(t *testing.T) *hangingUpstream {
-	u := &hangingUpstream{arrived: make(chan struct{}, 1024), release: make(chan struct{})}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.held.Add(1)
-		u.arrived <- struct{}{}
-		defer u.gone.Add(1)
-		select {
-		case <-r.Context().Done():
-		case <-u.release:
-		}
-	}))
-	return u
-}
-
-// close lets every held request go and stops the server.
-func (u *hangingUpstream) close() {
-	select {
-	case <-u.release:
-	default:
-		close(u.release)
-	}
-	u.Server.Close()
-}
 
 // An http row whose upstream hangs, called by twice as many callers as there are
 // workers, cannot take every worker: an fn row called meanwhile is answered while
@@ -60,8 +25,8 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	const workers, slowCallers, fastCallers = 4, 8, 6
 	const timeout = 3 * time.Second
-	up := newHangingUpstream(t)
-	defer up.close()
+	up := upstreamtest.StartGated(t, nil) // never released: it hangs every call
+	defer up.Close()
 	n := nodetest.Start(t, func(c *capdir.Config) {
 		c.Dispatch.Workers = workers
 		c.HTTPRunner.Timeout = timeout
@@ -115,7 +80,7 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 	}
 	for range workers - 1 {
 		select {
-		case <-up.arrived:
+		case <-up.Arrived():
 		case <-ctx.Done():
 			t.Fatal("the hanging upstream never received the slow calls")
 		}
@@ -131,7 +96,7 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 		}()
 	}
 	fastDone.Wait()
-	held, gone := up.held.Load(), up.gone.Load()
+	held, gone := up.Hits(), up.Ended()
 	if gone > 0 {
 		t.Errorf("the fast calls were answered only after %d of the %d slow calls the upstream held ended (the runner's %v timeout): "+
 			"the hanging upstream held every worker", gone, held, timeout)
@@ -155,17 +120,17 @@ func TestSlowUpstreamCannotTakeEveryWorker(t *testing.T) {
 		}
 	}
 	// The default bound: three quarters of the workers.
-	if held := int(up.held.Load()); timedOut != held || held != workers*3/4 || busy != slowCallers-held {
+	if held := int(up.Hits()); timedOut != held || held != workers*3/4 || busy != slowCallers-held {
 		t.Errorf("the upstream held %d slow calls, %d timed out, %d were refused at the bound; want %d held and timed out, %d refused",
 			held, timedOut, busy, workers*3/4, slowCallers-workers*3/4)
 	}
 	t.Logf("%d workers, %d slow callers: the upstream held %d (each ended ERR:http:timeout:%v), %d refused at the bound after its short wait; %d fast calls answered, %d held calls ended before",
-		workers, slowCallers, up.held.Load(), timeout, busy, fastCallers, gone)
+		workers, slowCallers, up.Hits(), timeout, busy, fastCallers, gone)
 
 	nodetest.CheckReplay(t, n)
 	if err := n.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	up.close()
+	up.Close()
 	goleak.VerifyNone(t, before)
 }

@@ -244,12 +244,12 @@ func TestTokenOutsideScopeNeverReachesTheUpstream(t *testing.T) {
 		mustDeny(t, dispatchWith(t, n, tok, "API", "x"), 403, "scope:API")
 		mustDeny(t, dispatchWith(t, n, tok, "NOPE", "x"), 403, "scope:NOPE")
 	}
-	if h := up.hits.Load(); h != 0 {
+	if h := up.Hits(); h != 0 {
 		t.Fatalf("the upstream was called %d times", h)
 	}
 	// The owner reaches it.
-	if code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"API","body":"x"}`); code != 200 || up.hits.Load() != 1 {
-		t.Fatalf("owner dispatch: %d %s, hits %d", code, body, up.hits.Load())
+	if code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"API","body":"x"}`); code != 200 || up.Hits() != 1 {
+		t.Fatalf("owner dispatch: %d %s, hits %d", code, body, up.Hits())
 	}
 }
 
@@ -257,7 +257,7 @@ func TestTokenOutsideScopeNeverReachesTheUpstream(t *testing.T) {
 // the node's clock decides, for the facade and the gate alike.
 func TestTokenExpired(t *testing.T) {
 	clock := &brkClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, func(c *capdir.Config) { c.Clock = clock.Now })
+	n := nodetest.Start(t, nil, capdir.WithClock(clock.Now))
 	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo"})
 	m := mint(t, n, `{"sub":"agent-7","scope":{"keys":["SAY"]},"ttl_seconds":60}`)
 	if want := clock.Now().Add(time.Minute).Unix(); m.Exp != want {
@@ -582,7 +582,7 @@ func TestTokenOverTheBusGatedLikeHTTP(t *testing.T) {
 			t.Errorf("%s over the bus: actor %q", c.name, rc.Actor)
 		}
 	}
-	if h := up.hits.Load(); h != 0 {
+	if h := up.Hits(); h != 0 {
 		t.Fatalf("the upstream was called %d times", h)
 	}
 	// No token: refused, whatever the credential claims, the owner's attestation

@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // The watcher end to end: a real node, a sensitive http row whose upstream counts
@@ -26,46 +24,19 @@ import (
 // owner's own calls run at once. nodetest's cleanup replays the log and compares
 // digests, so the approvals fold the same live and on replay.
 
-// payUpstream records the bodies it is sent.
-type payUpstream struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []string
-}
-
-func newPayUpstream(t *testing.T) *payUpstream {
-	u := &payUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		u.bodies = append(u.bodies, string(b))
-		u.mu.Unlock()
-		w.Write([]byte(`{"paid":true}`))
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *payUpstream) got() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.bodies...)
-}
-
 // watchWorld is a node with a sensitive PAY row and a high token for it.
 type watchWorld struct {
 	n     *capdir.Node
-	up    *payUpstream
+	up    *upstreamtest.Upstream
 	clock *brkClock
 	tok   string
 }
 
 func newWatchWorld(t *testing.T) *watchWorld {
-	w := &watchWorld{up: newPayUpstream(t), clock: &brkClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
+	w := &watchWorld{up: upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, `{"paid":true}`)), clock: &brkClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
 	w.n = nodetest.Start(t, func(c *capdir.Config) {
-		c.Clock = w.clock.Now
 		c.Dispatch.Approvals.Sweep = 20 * time.Millisecond
-	})
+	}, capdir.WithClock(w.clock.Now))
 	tokRow(t, w.n, map[string]any{"key": "PAY", "type": "http", "target": "POST " + w.up.URL + "/pay", "sensitive": 1,
 		"input_schema": `{"type":"string"}`, "content": "# WHAT: Pay an amount.\n# ARGS: $1=amount\n{\"amount\":\"$1\"}"})
 	w.tok = mint(t, w.n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"risk":"high","ttl_seconds":3600}`).Token
@@ -140,7 +111,7 @@ func TestWatcherApproveRunsOnce(t *testing.T) {
 	w := newWatchWorld(t)
 	h := w.hold(t, "10")
 	nodetest.WaitDispatchIdle(t, w.n.Log())
-	if got := w.up.got(); len(got) != 0 {
+	if got := w.up.Bodies(); len(got) != 0 {
 		t.Fatalf("a held call reached the upstream: %q", got)
 	}
 	if rcs := nodetest.Receipts(t, w.n.Log(), h.InvocationID); len(rcs) != 0 {
@@ -184,7 +155,7 @@ func TestWatcherApproveRunsOnce(t *testing.T) {
 	if rc.Trace != h.Trace || rc.Body != "10" || !rc.Ran {
 		t.Fatalf("receipt %+v", rc)
 	}
-	if got := w.up.got(); len(got) != 1 || got[0] != `{"amount":"10"}` {
+	if got := w.up.Bodies(); len(got) != 1 || got[0] != `{"amount":"10"}` {
 		t.Fatalf("upstream calls %q; want the held call's body once", got)
 	}
 	for _, d := range []string{"approve", "deny"} {
@@ -199,7 +170,7 @@ func TestWatcherApproveRunsOnce(t *testing.T) {
 	if code != 200 || !strings.Contains(out, `"state":"approved"`) || !strings.Contains(out, `"decided_by":"owner:terminal-key"`) {
 		t.Fatalf("GET the approval: %d %s", code, out)
 	}
-	if got := w.up.got(); len(got) != 1 {
+	if got := w.up.Bodies(); len(got) != 1 {
 		t.Fatalf("upstream calls after the 409s: %q", got)
 	}
 }
@@ -225,7 +196,7 @@ func TestWatcherDeny(t *testing.T) {
 	if code, ans := w.decide(t, h.InvocationID, "approve"); code != 409 {
 		t.Fatalf("approve after deny: %d %v", code, ans)
 	}
-	if got := w.up.got(); len(got) != 0 {
+	if got := w.up.Bodies(); len(got) != 0 {
 		t.Fatalf("a denied call reached the upstream: %q", got)
 	}
 }
@@ -265,7 +236,7 @@ func TestWatcherExpiry(t *testing.T) {
 	if list := w.pendingList(t); len(list) != 0 {
 		t.Fatalf("pending after the expiry: %v", list)
 	}
-	if got := w.up.got(); len(got) != 0 {
+	if got := w.up.Bodies(); len(got) != 0 {
 		t.Fatalf("an expired call reached the upstream: %q", got)
 	}
 }
@@ -277,7 +248,7 @@ func TestWatcherOwnerRunsAtOnce(t *testing.T) {
 	if code != 200 || !strings.Contains(out, `"status":"PROVEN_MATERIAL_RESULT"`) {
 		t.Fatalf("owner's call: %d %s", code, out)
 	}
-	if got := w.up.got(); len(got) != 1 {
+	if got := w.up.Bodies(); len(got) != 1 {
 		t.Fatalf("upstream calls %q", got)
 	}
 	if list := w.pendingList(t); len(list) != 0 {
@@ -301,7 +272,7 @@ func TestWatcherRepeatedInvocationIDNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodetest.WaitDispatchIdle(t, w.n.Log())
-	if got := w.up.got(); len(got) != 0 {
+	if got := w.up.Bodies(); len(got) != 0 {
 		t.Fatalf("the repeated request ran: %q", got)
 	}
 	if rcs := nodetest.Receipts(t, w.n.Log(), h.InvocationID); len(rcs) != 0 {
@@ -314,7 +285,7 @@ func TestWatcherRepeatedInvocationIDNeverRuns(t *testing.T) {
 		t.Fatalf("approve: %d %v", code, ans)
 	}
 	w.onlyReceipt(t, h.InvocationID, wire.StatusProvenMaterialResult)
-	if got := w.up.got(); len(got) != 1 || got[0] != `{"amount":"50"}` {
+	if got := w.up.Bodies(); len(got) != 1 || got[0] != `{"amount":"50"}` {
 		t.Fatalf("upstream calls %q; want the held body once", got)
 	}
 }
@@ -385,7 +356,7 @@ func TestSensitiveStepOfATokenHoldersFlowIsRefused(t *testing.T) {
 		rcs[0].Result != "approval_required:PAY" {
 		t.Fatalf("the step's receipts %+v; want one REFUSED_APPROVAL_REQUIRED approval_required:PAY", rcs)
 	}
-	if got := w.up.got(); len(got) != 0 {
+	if got := w.up.Bodies(); len(got) != 0 {
 		t.Fatalf("the sensitive step reached the upstream: %q", got)
 	}
 	if list := w.pendingList(t); len(list) != 0 {
@@ -397,8 +368,8 @@ func TestSensitiveStepOfATokenHoldersFlowIsRefused(t *testing.T) {
 		}
 	}
 	owner := dispatchOK(t, w.n, "PAYFLOW", "12")
-	if !owner.OK || len(w.up.got()) != 1 {
-		t.Fatalf("the owner's flow: %+v, upstream %q", owner, w.up.got())
+	if !owner.OK || len(w.up.Bodies()) != 1 {
+		t.Fatalf("the owner's flow: %+v, upstream %q", owner, w.up.Bodies())
 	}
 	if code, c := confirmOf(t, w.n, owner.Proof.InvocationID); code != 200 || c["confirmed"] != true || c["status"] != wire.StatusProvenMaterialResult {
 		t.Fatalf("confirm of the owner's flow: %d %v", code, c)

@@ -24,19 +24,20 @@ import (
 // Key is the owner key test nodes use.
 const Key = "test-terminal-key-0123456789"
 
-// Start runs a node with HTTP on 127.0.0.1:0. mutate may adjust the config.
-func Start(t testing.TB, mutate func(*capdir.Config)) *capdir.Node {
+// Start runs a node with HTTP on 127.0.0.1:0, logging nowhere unless opts name a
+// logger. mutate may adjust the config; opts wire the node (its clock, logger,
+// environment).
+func Start(t testing.TB, mutate func(*capdir.Config), opts ...capdir.Option) *capdir.Node {
 	t.Helper()
 	cfg := capdir.Config{
 		TerminalKey: Key,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Log:         eventlog.Config{DataDir: t.TempDir()},
 		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 	}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	n, err := capdir.Start(context.Background(), cfg)
+	n, err := capdir.Start(context.Background(), cfg, append([]capdir.Option{Quiet()}, opts...)...)
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
@@ -57,6 +58,9 @@ func Start(t testing.TB, mutate func(*capdir.Config)) *capdir.Node {
 	})
 	return n
 }
+
+// Quiet is the option of a node that logs nowhere.
+func Quiet() capdir.Option { return capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
 
 // CheckReplay waits for the projector to catch up with the log, then rebuilds the
 // log into a fresh file and compares digests.

@@ -49,7 +49,7 @@ func rowFields(r *contract.Row) ([numFields]string, string) {
 	f[fieldSummary] = summaryLines(r.Content, d.Summary, d.What == "")
 	desc := d.Description()
 	if desc == "" {
-		desc = r.Description() // an agent's prompt; empty otherwise
+		desc = contract.Description(r) // an agent's prompt; empty otherwise
 	}
 	switch {
 	case d.What != "":

@@ -2,6 +2,8 @@ package token
 
 import (
 	"errors"
+
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // Refusals of a presented token. Reason gives the literal a caller sees for each.
@@ -67,20 +69,36 @@ func (e *AudienceError) Error() string { return ErrAudience.Error() + ": " + e.G
 func (e *AudienceError) Unwrap() error { return ErrAudience }
 
 // reasons are the literal refusals, in one place. Checked in order with errors.Is.
-var reasons = []struct {
-	err    error
-	reason string
-}{
-	{ErrRequired, "token:required"},
-	{ErrMalformed, "token:malformed"},
-	{ErrAlgorithm, "token:alg_not_es256"},
-	{ErrUnknownKey, "token:unknown_kid"},
-	{ErrBadSignature, "token:bad_signature"},
-	{ErrExpired, "token:expired"},
-	{ErrNotYetValid, "token:not_yet_valid"},
-	{ErrRevoked, "token:revoked"},
-	{ErrOwnerSubject, "token:owner_subject"},
+var reasons = failure.Table{
+	{Literal: "token:required", Kind: ErrRequired, Fault: failure.FaultCall,
+		Cause: "the call carries neither the owner key nor a capability token", Fix: "send a token in Authorization: Bearer, or the owner key"},
+	{Literal: "token:malformed", Kind: ErrMalformed, Fault: failure.FaultCall,
+		Cause: "the token is not a compact JWS of capdir's claims", Fix: "send the token exactly as it was minted"},
+	{Literal: "token:alg_not_es256", Kind: ErrAlgorithm, Fault: failure.FaultCall,
+		Cause: "the token is signed with an algorithm other than ES256", Fix: "send a token capdir minted"},
+	{Literal: "token:unknown_kid", Kind: ErrUnknownKey, Fault: failure.FaultCall,
+		Cause: "the token is signed by a key this node does not hold", Fix: "ask the owner for a token minted by this deployment"},
+	{Literal: "token:bad_signature", Kind: ErrBadSignature, Fault: failure.FaultCall,
+		Cause: "the signature does not verify", Fix: "send the token exactly as it was minted"},
+	{Literal: "token:expired", Kind: ErrExpired, Fault: failure.FaultCall,
+		Cause: "the token is past its expiry", Fix: "ask the owner for a new token"},
+	{Literal: "token:not_yet_valid", Kind: ErrNotYetValid, Fault: failure.FaultCall,
+		Cause: "the token's issue time is in the future", Fix: "check the clocks; call again later"},
+	{Literal: "token:revoked", Kind: ErrRevoked, Fault: failure.FaultCall,
+		Cause: "the owner revoked the token", Fix: "ask the owner for a new token"},
+	{Literal: "token:owner_subject", Kind: ErrOwnerSubject, Fault: failure.FaultCall,
+		Cause: "the token's subject is the owner, which no token may be", Fix: "the owner mints tokens for other subjects"},
 }
+
+var (
+	failAudience = failure.Entry{Literal: "token:audience:<got>", Kind: ErrAudience, Fault: failure.FaultCall,
+		Cause: "the token was minted for another deployment", Fix: "send a token minted by this deployment"}
+	failInvalid = failure.Entry{Literal: "token:invalid", Fault: failure.FaultCall,
+		Cause: "the token does not hold for a reason of no other kind", Fix: "ask the owner for a new token"}
+)
+
+// Failures is the table of the literal refusals of a presented token.
+var Failures = append(append(failure.Table{}, reasons...), failAudience, failInvalid)
 
 // Reason is the literal refusal a caller sees for a token error: "token:expired",
 // "token:audience:<got>", and so on. An error that is none of the token refusals
@@ -88,12 +106,12 @@ var reasons = []struct {
 func Reason(err error) string {
 	var ae *AudienceError
 	if errors.As(err, &ae) {
-		return "token:audience:" + ae.Got
+		return failAudience.Fill(ae.Got)
 	}
 	for _, r := range reasons {
-		if errors.Is(err, r.err) {
-			return r.reason
+		if errors.Is(err, r.Kind) {
+			return r.Literal
 		}
 	}
-	return "token:invalid"
+	return failInvalid.Literal
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -23,7 +24,7 @@ type conversation struct {
 
 // start builds the first request of c: the provider route, the credential, the
 // system prompt (includes first) and the offered tools. Nothing is sent.
-func (r *Runner) start(ctx context.Context, c runner.Call) (*conversation, *runner.Error) {
+func (r *Runner) start(ctx context.Context, c runner.Call) (*conversation, *failure.Error) {
 	model := strings.TrimSpace(c.Row.Target)
 	if model == "" {
 		return nil, errBadModel("the target names no model")
@@ -150,7 +151,7 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 }
 
 // failed completes o, which keeps what ran and what it cost, as the failure e.
-func failed(o runner.Outcome, e *runner.Error) runner.Outcome {
-	o.Result, o.Err = e.Text, e
+func failed(o runner.Outcome, e *failure.Error) runner.Outcome {
+	o.Result, o.Err = e.Literal, e
 	return o
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -117,7 +118,7 @@ func (f *flexContent) UnmarshalJSON(b []byte) error {
 type exchange struct {
 	resp   *chatResponse
 	status int // 0 when no response came
-	fail   *runner.Error
+	fail   *failure.Error
 }
 
 // post sends req (built, credential applied) and decodes the answer. Every text it
@@ -166,7 +167,7 @@ func (r *Runner) post(ctx context.Context, req *runner.OutboundRequest, rd runne
 
 // transportFailure classifies a failed exchange: the caller's cancellation, the
 // runner's timeout, or a fetch failure.
-func (r *Runner) transportFailure(ctx context.Context, err error, rd runner.Redactor) *runner.Error {
+func (r *Runner) transportFailure(ctx context.Context, err error, rd runner.Redactor) *failure.Error {
 	if cerr := ctx.Err(); cerr != nil {
 		return runner.Canceled(RunnerAgent, cerr)
 	}

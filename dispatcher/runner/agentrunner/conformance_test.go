@@ -82,6 +82,16 @@ func TestConformance(t *testing.T) {
 			{Key: "F7", Type: contract.TypeAgent, Target: "t:echo", Includes: "BLOCK_A"},
 			agentRow("F8", "", "p"),
 		},
+		Elsewhere: map[string]string{
+			"ERR:agent:include:<KEY>:<reason>":   "TestIncludeFailures",
+			"ERR:agent:tools:<reason>":           "TestInvokerFailures",
+			"ERR:agent:tool:<KEY>:<reason>":      "TestInvokerFailures",
+			"ERR:agent:timeout:<duration>":       "TestModelFailures",
+			"ERR:agent:response_too_large:<cap>": "TestModelFailures",
+			"ERR:agent:401:<body>":               "TestAuthSentToModelSecretNeverInOutcome",
+			failToolNotOffered.Literal:           "TestToolNotOfferedIsNotInvoked",
+			failBadToolArguments.Literal:         "TestBadToolArgumentsAreNotInvoked",
+		},
 		Sentinels: []error{
 			ErrNoProvider, ErrBadModel, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrResponseTooLarge,
 			ErrBadResponse, ErrStepLimit, ErrInclude, ErrTools, ErrNoInvoker, ErrTool,

@@ -2,9 +2,12 @@ package agentrunner
 
 import (
 	"errors"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -12,7 +15,7 @@ import (
 // and as its literals begin: ERR:agent:...
 const RunnerAgent = "agent"
 
-// Sentinel errors of the agent runner; every "ERR:agent:..." literal is built below.
+// Sentinel errors of the agent runner, the kinds of its failure table's entries.
 var (
 	// ErrNoProvider: no provider prefix matches the row's model id.
 	ErrNoProvider = errors.New("agent: no provider")
@@ -50,23 +53,118 @@ var (
 	ErrBadPrice = errors.New("agentrunner: bad price")
 )
 
-func errNoProvider(model string) *runner.Error {
-	return runner.NewError(ErrNoProvider, "ERR:agent:no_provider:"+model)
+// The agent runner's failures, most specific first. Each literal is built from
+// its entry, here and nowhere else.
+var (
+	failNoProvider = failure.Entry{
+		Literal: "ERR:agent:no_provider:<model>", Kind: ErrNoProvider, Fault: failure.FaultRow,
+		Cause: "no provider prefix matches the model the row names; nothing was sent",
+		Fix:   "the owner prefixes the model with a provider the node knows (--agent-provider)",
+	}
+	failBadModel = failure.Entry{
+		Literal: "ERR:agent:bad_model:<reason>", Kind: ErrBadModel, Fault: failure.FaultRow,
+		Cause: "the row's target names no model",
+		Fix:   "the owner writes the model id in target",
+	}
+	failAuth = failure.Entry{
+		Literal: "ERR:agent:<KEY>:ERR:auth:…", Kind: ErrAuth, Fault: failure.FaultRow, Doc: failure.DocMalformedAuth,
+		Cause: "auth is not bearer:, basic:, headers:, query: or oauth: with a variable name",
+		Fix:   "the owner writes a supported form",
+	}
+	failInclude = failure.Entry{
+		Literal: "ERR:agent:include:<KEY>:<reason>", Kind: ErrInclude, Fault: failure.FaultRow,
+		Cause: "a prompt block named in includes could not be read (no such row for this caller)",
+		Fix:   "the owner names an enabled row the callers may read",
+	}
+	failTools = failure.Entry{
+		Literal: "ERR:agent:tools:<reason>", Kind: ErrTools, Fault: failure.FaultNode,
+		Cause: "the rows of allowed_categories could not be listed",
+		Fix:   "call again once the node is healthy",
+	}
+	failNoInvoker = failure.Entry{
+		Literal: "ERR:agent:no_invoker:<column>", Kind: ErrNoInvoker, Fault: failure.FaultNode,
+		Cause: "the row has includes or allowed_categories and was run where no other row can be read or run",
+		Fix:   "run the agent through a dispatcher",
+	}
+	failTimeout = failure.Entry{
+		Literal: "ERR:agent:timeout:<duration>", Kind: ErrTimeout, Fault: failure.FaultService,
+		Cause: "one model request did not answer within the agent runner's timeout",
+		Fix:   "check the model server, then call again",
+	}
+	failFetch = failure.Entry{
+		Literal: "ERR:agent:fetch:<message>", Kind: ErrFetch, Fault: failure.FaultRow, Doc: failure.DocPlain,
+		Cause: "DNS, TLS or connection failure",
+		Fix:   "check the URL in target",
+	}
+	failResponseTooLarge = failure.Entry{
+		Literal: "ERR:agent:response_too_large:<cap>", Kind: ErrResponseTooLarge, Fault: failure.FaultService,
+		Cause: "the model server's answer is over the response cap",
+		Fix:   "ask for a shorter answer, or the operator raises the cap",
+	}
+	failBadResponse = failure.Entry{
+		Literal: "ERR:agent:bad_response:<reason>", Kind: ErrBadResponse, Fault: failure.FaultService,
+		Cause: "the model server's answer is not a chat completion",
+		Fix:   "point the provider at an OpenAI-compatible /chat/completions",
+	}
+	failStepLimit = failure.Entry{
+		Literal: "ERR:agent:step_limit:<n>", Kind: ErrStepLimit, Fault: failure.FaultCall,
+		Cause: "the model still called tools after the step limit of model requests",
+		Fix:   "ask for less in one call, or the operator raises the limit",
+	}
+	failTool = failure.Entry{
+		Literal: "ERR:agent:tool:<KEY>:<reason>", Kind: ErrTool, Fault: failure.FaultNode,
+		Cause: "a tool the model called could not be run (not a refusal: that is the tool's result)",
+		Fix:   "read the reason; call again once the node is healthy",
+	}
+	failToolNotOffered = failure.Entry{
+		Literal: "ERR:agent:tool_not_offered:<name>: call only the tools listed in this request", Fault: failure.FaultService,
+		Cause: "the model called a tool it was not offered; it was not invoked, and the model is told so",
+		Fix:   "nothing: the model reads this as the tool's result",
+	}
+	failBadToolArguments = failure.Entry{
+		Literal: "ERR:agent:bad_tool_arguments:<name>:<reason>", Fault: failure.FaultService,
+		Cause: "the model called a tool with arguments that are not a JSON object; it was not invoked",
+		Fix:   "nothing: the model reads this as the tool's result",
+	}
+	failUnauthorized = failure.Entry{
+		Literal: "ERR:agent:401:<body>", Kind: ErrStatus, Fault: failure.FaultService, Doc: failure.DocCredential,
+		Cause: "the credential is set but the upstream refuses it",
+		Fix:   "rotate the secret; the row is fine",
+	}
+	failStatus = failure.Entry{
+		Literal: "ERR:agent:<status>:<body>", Kind: ErrStatus, Fault: failure.FaultCall, Doc: failure.DocPlain,
+		Cause: "the upstream refused the call",
+		Fix:   "check the arguments against ARGS in shape mode",
+	}
+)
+
+// Failures is the agent runner's failure table.
+var Failures = failure.Table{
+	failNoProvider, failBadModel, failAuth, failInclude, failTools, failNoInvoker, failTimeout,
+	failFetch, failResponseTooLarge, failBadResponse, failStepLimit, failTool, failToolNotOffered,
+	failBadToolArguments, runner.CanceledEntry(RunnerAgent), runner.ResultTooLargeEntry(RunnerAgent),
+	failUnauthorized, failStatus,
 }
 
-func errBadModel(reason string) *runner.Error {
-	return runner.NewError(ErrBadModel, "ERR:agent:bad_model:"+reason)
-}
+// Failures implements runner.Documented.
+func (r *Runner) Failures() failure.Table { return Failures }
 
-// errAuth wraps an auth failure as ERR:agent:<KEY>:ERR:auth:..., as the http
-// runner does.
-func errAuth(key string, err error) *runner.Error {
-	return &runner.Error{Kind: errors.Join(ErrAuth, err), Text: "ERR:agent:" + key + ":" + err.Error()}
+func errNoProvider(model string) *failure.Error { return failNoProvider.New(model) }
+
+func errBadModel(reason string) *failure.Error { return failBadModel.New(reason) }
+
+// errAuth wraps an auth failure (ERR:auth:…) as ERR:agent:<KEY>:ERR:auth:…, as the
+// http runner does.
+func errAuth(key string, err error) *failure.Error {
+	return failAuth.Wrap(err, key, strings.TrimPrefix(err.Error(), "ERR:auth:"))
 }
 
 // errStatus is ERR:agent:<status>:<body>, body already scrubbed.
-func errStatus(status int, body string) *runner.Error {
-	return runner.NewError(ErrStatus, "ERR:agent:"+strconv.Itoa(status)+":"+body)
+func errStatus(status int, body string) *failure.Error {
+	if status == http.StatusUnauthorized {
+		return failUnauthorized.New(body)
+	}
+	return failStatus.New(strconv.Itoa(status), body)
 }
 
 // bodyNotShown stands for an error body over the result cap in errStatus.
@@ -74,51 +172,31 @@ func bodyNotShown(n int, limit int64) string {
 	return "(a body of " + strconv.Itoa(n) + " bytes, over the result cap of " + strconv.FormatInt(limit, 10) + ", not shown)"
 }
 
-func errFetch(msg string) *runner.Error {
-	return runner.NewError(ErrFetch, "ERR:agent:fetch:"+msg)
+func errFetch(msg string) *failure.Error { return failFetch.New(msg) }
+
+func errTimeout(d time.Duration) *failure.Error { return failTimeout.New(d.String()) }
+
+func errResponseTooLarge(limit int64) *failure.Error {
+	return failResponseTooLarge.New(strconv.FormatInt(limit, 10))
 }
 
-func errTimeout(d time.Duration) *runner.Error {
-	return runner.NewError(ErrTimeout, "ERR:agent:timeout:"+d.String())
-}
+func errBadResponse(reason string) *failure.Error { return failBadResponse.New(reason) }
 
-func errResponseTooLarge(limit int64) *runner.Error {
-	return runner.NewError(ErrResponseTooLarge, "ERR:agent:response_too_large:"+strconv.FormatInt(limit, 10))
-}
+func errStepLimit(n int) *failure.Error { return failStepLimit.New(strconv.Itoa(n)) }
 
-func errBadResponse(reason string) *runner.Error {
-	return runner.NewError(ErrBadResponse, "ERR:agent:bad_response:"+reason)
-}
+func errInclude(key, reason string) *failure.Error { return failInclude.New(key, reason) }
 
-func errStepLimit(n int) *runner.Error {
-	return runner.NewError(ErrStepLimit, "ERR:agent:step_limit:"+strconv.Itoa(n))
-}
-
-func errInclude(key, reason string) *runner.Error {
-	return runner.NewError(ErrInclude, "ERR:agent:include:"+key+":"+reason)
-}
-
-func errTools(reason string) *runner.Error {
-	return runner.NewError(ErrTools, "ERR:agent:tools:"+reason)
-}
+func errTools(reason string) *failure.Error { return failTools.New(reason) }
 
 // errNoInvoker names the column that needs one: includes or allowed_categories.
-func errNoInvoker(column string) *runner.Error {
-	return runner.NewError(ErrNoInvoker, "ERR:agent:no_invoker:"+column)
-}
+func errNoInvoker(column string) *failure.Error { return failNoInvoker.New(column) }
 
-func errTool(key, reason string) *runner.Error {
-	return runner.NewError(ErrTool, "ERR:agent:tool:"+key+":"+reason)
-}
+func errTool(key, reason string) *failure.Error { return failTool.New(key, reason) }
 
 // The texts a tool message gives the model instead of a result; nothing was invoked.
 
 // toolNotOffered answers a call to a tool that was not in the request's tools.
-func toolNotOffered(name string) string {
-	return "ERR:agent:tool_not_offered:" + name + ": call only the tools listed in this request"
-}
+func toolNotOffered(name string) string { return failToolNotOffered.Fill(name) }
 
 // badToolArguments answers a call whose arguments could not be read.
-func badToolArguments(name, reason string) string {
-	return "ERR:agent:bad_tool_arguments:" + name + ":" + reason
-}
+func badToolArguments(name, reason string) string { return failBadToolArguments.Fill(name, reason) }

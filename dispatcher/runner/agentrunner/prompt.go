@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -24,7 +25,7 @@ const promptWithheld = "(withheld: an agent row's prompt is shown to the owner o
 // systemPrompt composes the system prompt of c: the Prompt of each row named in
 // includes, in order, read through c.Sub at call time, then the row's own, joined
 // by blank lines; an empty part is skipped.
-func systemPrompt(ctx context.Context, c runner.Call) (string, *runner.Error) {
+func systemPrompt(ctx context.Context, c runner.Call) (string, *failure.Error) {
 	keys := splitList(c.Row.Includes)
 	if len(keys) > 0 && c.Sub == nil {
 		return "", errNoInvoker("includes")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -22,7 +23,7 @@ type toolbox struct {
 // offer lists the rows of the row's allowed_categories through c.Sub: none when
 // the column is empty. A tool whose key is no valid tool name, or repeats one
 // already offered, is left out; one without usable Parameters gets the args form.
-func offer(ctx context.Context, c runner.Call) (toolbox, *runner.Error) {
+func offer(ctx context.Context, c runner.Call) (toolbox, *failure.Error) {
 	cats := strings.TrimSpace(c.Row.AllowedCategories)
 	if cats == "" {
 		return toolbox{}, nil
@@ -72,7 +73,7 @@ func validToolName(s string) bool {
 // ran. A tool that was not offered, or arguments that cannot be read, are answered
 // with a message saying so and nothing is invoked. The body is scrubbed of the
 // model credential, which never leaves for another row.
-func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, rd runner.Redactor) (string, *runner.Step, *runner.Error) {
+func (tb toolbox) call(ctx context.Context, c runner.Call, n int, tc toolCall, rd runner.Redactor) (string, *runner.Step, *failure.Error) {
 	name := tc.Function.Name
 	t, ok := tb.byName[name]
 	if !ok {

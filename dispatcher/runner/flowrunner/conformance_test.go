@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/runnertest"
 )
@@ -22,6 +23,9 @@ func (w withSub) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	c.Sub = w.sub
 	return w.r.Run(ctx, c)
 }
+
+// Failures implements runner.Documented: the flow runner's table.
+func (w withSub) Failures() failure.Table { return w.r.Failures() }
 
 // conformanceRows are the rows the suite's flows invoke, standing in for the
 // dispatcher and the rows behind it.
@@ -81,6 +85,14 @@ func TestConformance(t *testing.T) {
 			flow("F_STEP_ERR", "ECHO: $1 > FAIL: $PREV > ECHO: never"),
 			flow("F_BRANCH_ERR", "{ BLOCK: $1 | FAIL: $1 }"),
 			flow("F_REFUSED", "NO_SUCH_ROW: $1"),
+			flow("F_EMPTY_STEP", "ECHO: $1 > > ECHO: $1"),
+			flow("F_DUPLICATE", "ECHO: $1 => A > ECHO: $1 => A"),
+			flow("F_FANOUT_TAIL", "{ ECHO: $1 | ECHO: $1 } ECHO: $1"),
+			flow("F_LONG", strings.Repeat("ECHO: $1 > ", DefaultMaxSteps)+"ECHO: $1"),
+		},
+		Elsewhere: map[string]string{
+			"ERR:flow:no_invoker":              "TestRunNoInvoker",
+			"ERR:flow:invoke:<step>:<message>": "TestRunRefusalsAndInvokerFailures",
 		},
 		Sentinels: []error{
 			ErrEmpty, ErrEmptyStep, ErrBadStep, ErrBadKey, ErrBadBinding, ErrDuplicateBinding,

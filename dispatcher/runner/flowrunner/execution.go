@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -92,7 +93,7 @@ func (e *execution) single(ctx context.Context, s Step) (string, error) {
 // branchResult is what one branch of a fan-out came back with.
 type branchResult struct {
 	st   runner.Step
-	stop *runner.Error
+	stop *failure.Error
 	// own: the branch ended before the fan-out was cancelled, so its failure is
 	// its own and not a consequence of a sibling's.
 	own bool

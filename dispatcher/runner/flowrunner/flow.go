@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -184,7 +185,7 @@ func ran(st runner.Step) bool {
 
 // verdict is what stops a flow after a step named name returned st, err; nil
 // when the flow goes on.
-func verdict(name string, st runner.Step, err error) *runner.Error {
+func verdict(name string, st runner.Step, err error) *failure.Error {
 	switch {
 	case err != nil:
 		return errInvoke(name, err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/contract/failure"
 )
 
 // FuzzParse: Parse never panics; a refusal is an ERR:flow: literal matching a
@@ -36,8 +36,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, content string) {
 		p, err := Parse(content)
 		if err != nil {
-			var re *runner.Error
-			if !errors.As(err, &re) || !strings.HasPrefix(re.Text, "ERR:flow:") || re.Kind == nil {
+			var re *failure.Error
+			if !errors.As(err, &re) || !strings.HasPrefix(re.Literal, "ERR:flow:") || re.Kind == nil {
 				t.Fatalf("Parse(%q): %v is not an ERR:flow: literal", content, err)
 			}
 			return

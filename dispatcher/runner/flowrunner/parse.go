@@ -15,7 +15,7 @@ const prevName = "PREV"
 // Parse reads a flow row's content into its Plan. It is pure: it invokes nothing
 // and reads nothing but content. Lines starting with # are documentation and are
 // removed first (contract.StripDocs). The grammar is in the package documentation;
-// a failure is a *runner.Error whose text is the ERR:flow:... literal and which
+// a failure is a *failure.Error whose text is the ERR:flow:... literal and which
 // matches one of this package's sentinels with errors.Is. Parse applies no bound
 // on steps or branches; the runner does (Config.MaxSteps, Config.MaxFanout).
 func Parse(content string) (*Plan, error) { return parse(content, bounds{}) }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/contract/failure"
 )
 
 func call(name, key, body, bind string) Step {
@@ -136,8 +136,8 @@ func TestParseRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Parse(%q) = %q, want %s", tt.content, p.String(), tt.want)
 			}
-			var re *runner.Error
-			if !errors.As(err, &re) || re.Text != tt.want || !errors.Is(err, tt.kind) {
+			var re *failure.Error
+			if !errors.As(err, &re) || re.Literal != tt.want || !errors.Is(err, tt.kind) {
 				t.Fatalf("Parse(%q): %v; want %s matching %v", tt.content, err, tt.want, tt.kind)
 			}
 		})

@@ -27,6 +27,8 @@ func conformanceServer(t *testing.T) *httptest.Server {
 		case "/big":
 			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 			io.WriteString(w, strings.Repeat("x", n))
+		case "/401":
+			http.Error(w, "who are you", http.StatusUnauthorized)
 		case "/500":
 			http.Error(w, "broken", http.StatusInternalServerError)
 		default:
@@ -73,10 +75,18 @@ func TestConformance(t *testing.T) {
 			{Key: "F3", Type: contract.TypeHTTP, Target: "GET " + srv.URL, Auth: "apikey:" + v},
 			{Key: "F4", Type: contract.TypeHTTP, Target: "GET " + srv.URL, Auth: "query:" + v},
 			{Key: "F5", Type: contract.TypeHTTP, Target: "GET " + closedURL(t) + "/x"},
+			{Key: "F6", Type: contract.TypeHTTP, Target: "GET " + srv.URL + "/401"},
+			{Key: "F7", Type: contract.TypeHTTP, Target: "GET http://$1/x", Auth: "bearer:" + v},
 		},
-		Sentinels:     []error{ErrBadTarget, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrResponseTooLarge, ErrRedirectOffOrigin},
+		Elsewhere: map[string]string{
+			"ERR:http:origin_busy:<origin>:<max>":     "TestMaxPerOriginRefusesACallOverTheBound",
+			"ERR:http:redirect_off_origin:<location>": "TestHTTPRunnerRedirectOffOrigin",
+			"ERR:http:timeout:<duration>":             "TestHTTPRunner",
+			"ERR:http:<message>":                      "none: a build failure of no other kind, which Build does not return today",
+		},
+		Sentinels:     []error{ErrBadTarget, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrResponseTooLarge, ErrRedirectOffOrigin, ErrOriginChanged},
 		Timeout:       ErrTimeout,
 		TimeoutPrefix: "ERR:http:timeout:",
-		TooLarge:      func(limit int64) string { return errResponseTooLarge(limit).Text },
+		TooLarge:      func(limit int64) string { return errResponseTooLarge(limit).Literal },
 	})
 }

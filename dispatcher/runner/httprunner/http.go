@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -171,7 +172,7 @@ func (r *Runner) Build(c runner.Call) (*runner.OutboundRequest, runner.Credentia
 // ERR:http:origin_changed:<want>!=<got>, nothing sent. A template whose origin has
 // a slot (a row stored before the directory refused them) has no literal origin,
 // and every call of it is refused.
-func sameOrigin(target, rawURL string, cred runner.Credential) *runner.Error {
+func sameOrigin(target, rawURL string, cred runner.Credential) *failure.Error {
 	_, tmpl := contract.CutHTTPTarget(target)
 	want, werr := contract.TemplateOrigin(tmpl)
 	got := "?"
@@ -192,9 +193,9 @@ func sameOrigin(target, rawURL string, cred runner.Credential) *runner.Error {
 func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	req, cred, err := r.Build(c)
 	if err != nil {
-		var e *runner.Error
+		var e *failure.Error
 		if errors.As(err, &e) {
-			return runner.Outcome{Result: e.Text, Err: err}
+			return runner.Outcome{Result: e.Literal, Err: err}
 		}
 		return runner.Failed(errOther(err))
 	}
@@ -252,7 +253,7 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	client := *r.cfg.Client
 	client.CheckRedirect = redirectPolicy(credentialed, rd, r.cfg.Client.CheckRedirect)
 	resp, err := client.Do(hreq)
-	var refused *runner.Error // the redirect policy's refusal; resp is the 3xx, closed
+	var refused *failure.Error // the redirect policy's refusal; resp is the 3xx, closed
 	if errors.As(err, &refused) && resp != nil {
 		o := runner.Failed(refused)
 		o.Ran, o.Upstream = true, resp.StatusCode

@@ -8,14 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 const (
@@ -34,12 +33,9 @@ var testEnv = runner.MapEnv(map[string]string{
 
 // echoServer answers with everything it received, credentials included, so tests
 // can prove the runner scrubs what an upstream echoes back.
-func echoServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
+func echoServer(t *testing.T) *upstreamtest.Upstream {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hits != nil {
-			hits.Add(1)
-		}
+	return upstreamtest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch r.URL.Path {
 		case "/401":
@@ -64,9 +60,7 @@ func echoServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 			"auth": r.Header.Get("Authorization"), "x-api-key": r.Header.Get("X-Api-Key"),
 			"ct": r.Header.Get("Content-Type"), "body": string(body),
 		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 func newTestRunner(t testing.TB, mut func(*Config)) *Runner {
@@ -95,7 +89,7 @@ func closedURL(t *testing.T) string {
 }
 
 func TestHTTPRunner(t *testing.T) {
-	srv := echoServer(t, nil)
+	srv := echoServer(t)
 	dead := closedURL(t)
 	tests := []struct {
 		name         string
@@ -210,8 +204,7 @@ func assertNoSecrets(t *testing.T, o runner.Outcome) {
 }
 
 func TestHTTPRunnerShape(t *testing.T) {
-	var hits atomic.Int64
-	srv := echoServer(t, &hits)
+	srv := echoServer(t)
 	r := newTestRunner(t, nil)
 	tests := []struct {
 		name string
@@ -246,13 +239,13 @@ func TestHTTPRunnerShape(t *testing.T) {
 			assertNoSecrets(t, o)
 		})
 	}
-	if n := hits.Load(); n != 0 {
+	if n := srv.Hits(); n != 0 {
 		t.Errorf("shape mode sent %d requests", n)
 	}
 }
 
 func TestHTTPRunnerCancel(t *testing.T) {
-	srv := echoServer(t, nil)
+	srv := echoServer(t)
 	r := newTestRunner(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)

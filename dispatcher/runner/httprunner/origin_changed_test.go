@@ -3,43 +3,30 @@ package httprunner
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
-// thief is an upstream a caller would like a row's credential sent to: it records
-// every request, and whether it carried anything secret.
-type thief struct {
-	*httptest.Server
-	mu   sync.Mutex
-	got  []string // the Authorization, X-Api-Key header and query of each request
-	hits int
-}
-
-func newThief(t *testing.T) *thief {
+// newThief is an upstream a caller would like a row's credential sent to: it
+// records every request, and whether it carried anything secret (thiefGot).
+func newThief(t *testing.T) *upstreamtest.Upstream {
 	t.Helper()
-	th := &thief{}
-	th.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		th.mu.Lock()
-		th.hits++
-		th.got = append(th.got, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key")+"|"+r.URL.RawQuery)
-		th.mu.Unlock()
-	}))
-	t.Cleanup(th.Close)
-	return th
+	return upstreamtest.Start(t, nil)
 }
 
-func (th *thief) requests() (int, []string) {
-	th.mu.Lock()
-	defer th.mu.Unlock()
-	return th.hits, append([]string(nil), th.got...)
+// thiefGot is how many requests th got, and the Authorization, X-Api-Key header
+// and query of each.
+func thiefGot(th *upstreamtest.Upstream) (int, []string) {
+	var got []string
+	for _, r := range th.Requests() {
+		got = append(got, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key")+"|"+r.RawQuery)
+	}
+	return len(got), got
 }
 
 // A row with auth is sent only to the literal origin of its target, whatever the
@@ -47,7 +34,7 @@ func (th *thief) requests() (int, []string) {
 // directory refused them) is refused every call, and a slot in the path or query
 // cannot move the call elsewhere. Nothing reaches the thief.
 func TestCredentialStaysOnTheTemplateOrigin(t *testing.T) {
-	good, th := echoServer(t, nil), newThief(t)
+	good, th := echoServer(t), newThief(t)
 	goodHost, thiefHost := strings.TrimPrefix(good.URL, "http://"), strings.TrimPrefix(th.URL, "http://")
 	r := newTestRunner(t, nil)
 	auths := []string{"bearer:GROK_API_KEY", "oauth:GROK_API_KEY", "basic:BASIC_PASS", "query:key=MAPS_KEY",
@@ -96,7 +83,7 @@ func TestCredentialStaysOnTheTemplateOrigin(t *testing.T) {
 			}
 		}
 	}
-	if hits, got := th.requests(); hits != 0 {
+	if hits, got := thiefGot(th); hits != 0 {
 		t.Fatalf("the thief got %d requests: %q", hits, got)
 	}
 }
@@ -111,7 +98,7 @@ func TestRowWithoutAuthMayTakeItsHostFromASlot(t *testing.T) {
 	if !o.Ran || !o.OK() {
 		t.Fatalf("fetch any URL: %+v", o)
 	}
-	if hits, got := th.requests(); hits != 1 || got[0] != "||" {
+	if hits, got := thiefGot(th); hits != 1 || got[0] != "||" {
 		t.Fatalf("the upstream got %d requests %q; want one with no credential", hits, got)
 	}
 }

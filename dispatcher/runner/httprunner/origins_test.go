@@ -13,6 +13,7 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // An origin may have MaxPerOrigin calls in flight: one more waits OriginWait for
@@ -20,27 +21,8 @@ import (
 // whatever row or path it calls; another origin is not affected; a call that ends
 // (answered or timed out) gives its slot back.
 func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
-	var received atomic.Int64
-	arrived, release := make(chan struct{}, 16), make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		received.Add(1)
-		arrived <- struct{}{}
-		select {
-		case <-release:
-			w.Write([]byte("late"))
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("fast")) }))
-	defer other.Close()
+	hang := upstreamtest.StartGated(t, upstreamtest.Reply(http.StatusOK, "late"))
+	other := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, "fast"))
 	r := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 2; c.Timeout = 10 * time.Second })
 	call := func(target string) runner.Outcome {
 		return r.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: target}})
@@ -53,7 +35,7 @@ func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
 		go func() { defer wg.Done(); held[i] = call("GET " + hang.URL + "/a") }()
 	}
 	for range held {
-		<-arrived
+		<-hang.Arrived()
 	}
 	busy := "ERR:http:origin_busy:" + hang.URL + ":2"
 	for _, target := range []string{"GET " + hang.URL + "/a", "POST " + hang.URL + "/b?q=1", "GET " + strings.ToUpper(hang.URL[:4]) + hang.URL[4:] + "/c"} {
@@ -62,14 +44,14 @@ func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
 			t.Errorf("%s over the bound: %q ran=%v err=%v; want %s", target, o.Result, o.Ran, o.Err, busy)
 		}
 	}
-	if n := received.Load(); n != 2 {
+	if n := hang.Hits(); n != 2 {
 		t.Errorf("the origin received %d calls; want the 2 in flight only", n)
 	}
 	if o := call("GET " + other.URL + "/x"); o.Result != "HTTP 200:fast" {
 		t.Errorf("another origin: %q; want HTTP 200:fast", o.Result)
 	}
 
-	close(release)
+	hang.Release()
 	wg.Wait()
 	for i, o := range held {
 		if o.Result != "HTTP 200:late" {
@@ -78,8 +60,7 @@ func TestMaxPerOriginRefusesACallOverTheBound(t *testing.T) {
 	}
 	// Slots given back: two calls fit again; a timed-out one gives its slot back too.
 	short := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 1; c.Timeout = 100 * time.Millisecond })
-	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	defer stuck.Close()
+	stuck := upstreamtest.StartGated(t, nil) // never released: every call times out
 	for range 2 {
 		o := short.Run(context.Background(), runner.Call{Row: &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: "GET " + stuck.URL}})
 		if o.Result != "ERR:http:timeout:100ms" {
@@ -146,20 +127,11 @@ func TestMaxPerOriginSmoothsABurstToAHealthyOrigin(t *testing.T) {
 // A call whose caller gives up while it waits for a slot ends as canceled, not
 // as origin_busy: the origin did not refuse it.
 func TestMaxPerOriginWaitEndsWithTheCaller(t *testing.T) {
-	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := upstreamtest.StartGated(t, nil)
 	r := newTestRunner(t, func(c *Config) { c.MaxPerOrigin = 1; c.OriginWait = time.Minute })
 	row := &contract.Row{Key: "X", Type: contract.TypeHTTP, Target: "GET " + srv.URL}
 	go r.Run(context.Background(), runner.Call{Row: row})
-	<-arrived // the one slot is taken
+	<-srv.Arrived() // the one slot is taken
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan runner.Outcome, 1)
 	go func() { done <- r.Run(ctx, runner.Call{Row: row}) }()

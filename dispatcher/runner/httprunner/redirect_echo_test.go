@@ -52,7 +52,7 @@ func TestHTTPRunnerScrubsCredentialEchoedInURLs(t *testing.T) {
 			}
 		}
 	}
-	if n := len(other.requests()); n != 0 {
+	if n := len(received(other)); n != 0 {
 		t.Errorf("the other origin received %d requests", n)
 	}
 }

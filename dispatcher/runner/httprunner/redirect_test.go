@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -15,34 +13,24 @@ import (
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
-// recorder is an upstream that keeps everything it received: method, URL, every
-// header (Referer included) and the body.
-type recorder struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []string
-}
-
-func newRecorder(t *testing.T, h http.HandlerFunc) *recorder {
+// newRecorder is an upstream that keeps everything it received (received),
+// answering with h.
+func newRecorder(t *testing.T, h http.HandlerFunc) *upstreamtest.Upstream {
 	t.Helper()
-	rec := &recorder{}
-	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rec.mu.Lock()
-		rec.seen = append(rec.seen, fmt.Sprintf("%s %s %v %s", r.Method, r.URL, r.Header, body))
-		rec.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(rec.Close)
-	return rec
+	return upstreamtest.Start(t, h)
 }
 
-func (rec *recorder) requests() []string {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return append([]string(nil), rec.seen...)
+// received is everything rec got, one line a request: method, URI, every header
+// (Referer included) and the body.
+func received(rec *upstreamtest.Upstream) []string {
+	var out []string
+	for _, r := range rec.Requests() {
+		out = append(out, fmt.Sprintf("%s %s %v %s", r.Method, r.RequestURI, r.Header, r.Body))
+	}
+	return out
 }
 
 // secretForms are every way the test credentials can appear on the wire.
@@ -87,14 +75,14 @@ func TestHTTPRunnerRedirectOffOrigin(t *testing.T) {
 			})
 		}
 	}
-	for _, req := range other.requests() {
+	for _, req := range received(other) {
 		for _, s := range secretForms {
 			if strings.Contains(req, s) {
 				t.Errorf("the other origin received %q: %s", s, req)
 			}
 		}
 	}
-	if n := len(other.requests()); n != 0 {
+	if n := len(received(other)); n != 0 {
 		t.Errorf("the other origin received %d requests from credentialed calls", n)
 	}
 }
@@ -173,8 +161,8 @@ func TestHTTPRunnerRedirectWithoutCredential(t *testing.T) {
 	if o := r.Run(context.Background(), runner.Call{Row: row}); !errors.Is(o.Err, ErrRedirectOffOrigin) {
 		t.Errorf("client's own policy, credentialed: %+v", o)
 	}
-	if own.CheckRedirect == nil || len(other.requests()) != 2 {
-		t.Errorf("client modified or unexpected hops: %d", len(other.requests()))
+	if own.CheckRedirect == nil || len(received(other)) != 2 {
+		t.Errorf("client modified or unexpected hops: %d", len(received(other)))
 	}
 }
 

@@ -51,6 +51,7 @@ func TestConformance(t *testing.T) {
 			mcpRow("", ""), mcpRow("up", ""), mcpRow("up/ echo", ""), mcpRow("nobody/echo", ""),
 			mcpRow("down/echo", ""), mcpRow("up/fail", ""), mcpRow("up/nope", ""), mcpRow("up/echo", "[1]"),
 		},
+		Elsewhere:     map[string]string{"ERR:mcp:<server>:timeout:<tool>": "TestHostileUpstreams"},
 		Sentinels:     Sentinels,
 		Timeout:       ErrTimeout,
 		TimeoutPrefix: "ERR:mcp:up:timeout:",

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/capdir/capdir/contract"
+	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
 
@@ -191,7 +192,7 @@ func answered(err error) *jsonrpc.Error {
 // failure is the Outcome of a call that got no tool result; connected says the
 // session was made (an error before it is always unreachable).
 func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error, connected bool) runner.Outcome {
-	var re *runner.Error
+	var re *failure.Error
 	rpc := answered(err)
 	switch {
 	case ctx.Err() != nil:
@@ -224,10 +225,10 @@ func (r *Runner) outcome(name string, s *session, res *mcp.CallToolResult) runne
 	switch {
 	case int64(len(text)) > r.cfg.MaxResultBytes:
 		e := runner.ResultTooLarge(RunnerMCP, r.cfg.MaxResultBytes)
-		o.Result, o.Err = e.Text, e
+		o.Result, o.Err = e.Literal, e
 	case res.IsError:
 		e := errToolError(name, text)
-		o.Result, o.Err = e.Text, e
+		o.Result, o.Err = e.Literal, e
 	default:
 		o.Result = text
 	}

@@ -68,13 +68,17 @@ func TestConformance(t *testing.T) {
 			}
 			return r
 		},
-		Echo:          row("rt.echo", ""),
-		Block:         row("rt.block", ""),
-		Large:         row("rt.big", "# ARGS: n\n$1"),
-		Secrets:       []*contract.Row{secret},
-		Amplify:       []*contract.Row{row("rt.echo", `["`+strings.Repeat("$1", 1000)+`"]`)},
-		Failures:      []*contract.Row{row("rt.nobody", ""), row("", ""), row("rt bad", "")},
-		Sentinels:     []error{ErrBadTarget, ErrNoResponders, ErrTimeout, ErrRequest},
+		Echo:     row("rt.echo", ""),
+		Block:    row("rt.block", ""),
+		Large:    row("rt.big", "# ARGS: n\n$1"),
+		Secrets:  []*contract.Row{secret},
+		Amplify:  []*contract.Row{row("rt.echo", `["`+strings.Repeat("$1", 1000)+`"]`)},
+		Failures: []*contract.Row{row("rt.nobody", ""), row("", ""), row("rt bad", ""), row("$JS.API.INFO", "")},
+		Elsewhere: map[string]string{
+			"ERR:nats:timeout:<subject>":           "TestNATSRunner",
+			"ERR:nats:request:<subject>:<message>": "none: a request failure of no other kind (a closed connection)",
+		},
+		Sentinels:     []error{ErrBadTarget, ErrReservedSubject, ErrNoResponders, ErrTimeout, ErrRequest},
 		Timeout:       ErrTimeout,
 		TimeoutPrefix: "ERR:nats:timeout:",
 	})

@@ -13,6 +13,10 @@
 //     received, in normal and in shape mode;
 //   - error literals: every failure's Result starts "ERR:", is its Err's text, and
 //     its Err matches a sentinel with errors.Is; a success has no Err;
+//   - the failure table: the runner exports one (runner.Documented); every
+//     failure's Result is an instance of an entry, and every entry is met by a
+//     row of Failures, a cancelled call, a result over the cap or an amplified
+//     template, or names the test that drives it (Elsewhere);
 //   - substitution: a template repeating $1 over a 1 MB body is refused with
 //     ERR:substitution_too_large:<limit> at once, allocating little beyond the limit;
 //   - concurrency: Run is safe for concurrent use (run the suite under -race).
@@ -76,6 +80,12 @@ type Harness struct {
 	// Failures are rows that fail, each in its own way, with the body "x".
 	Failures []*contract.Row
 
+	// Elsewhere are the entries of the runner's failure table that no row of
+	// Failures reaches (a failure that needs an upstream to misbehave mid-call,
+	// a model's tool call): each entry's literal, and the test of the runner's
+	// own package that drives the runner into it.
+	Elsewhere map[string]string
+
 	// Sentinels are the runner package's sentinel errors. Every failure's Err
 	// matches one of them or one of the runner contract's.
 	Sentinels []error
@@ -85,7 +95,7 @@ type Harness struct {
 	Timeout       error
 	TimeoutPrefix string
 	// TooLarge is the Result refusing a result over limit;
-	// runner.ResultTooLarge(Name, limit).Text when nil.
+	// runner.ResultTooLarge(Name, limit).Literal when nil.
 	TooLarge func(limit int64) string
 }
 
@@ -99,7 +109,7 @@ func (h Harness) tooLarge(limit int64) string {
 	if h.TooLarge != nil {
 		return h.TooLarge(limit)
 	}
-	return runner.ResultTooLarge(h.Name, limit).Text
+	return runner.ResultTooLarge(h.Name, limit).Literal
 }
 
 // env is the credential environment the suite gives every runner.

@@ -34,6 +34,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, h) })
 	t.Run("ErrorLiterals", func(t *testing.T) { testErrorLiterals(t, h) })
 	t.Run("Substitution", func(t *testing.T) { testSubstitution(t, h) })
+	t.Run("FailureTable", func(t *testing.T) { testFailureTable(t, h) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, h) })
 }
 
@@ -52,6 +53,11 @@ func run(t testing.TB, h Harness, r runner.Runner, ctx context.Context, c runner
 	t.Helper()
 	o := r.Run(ctx, c)
 	checkOutcome(t, h, o)
+	if d, ok := r.(runner.Documented); ok && !o.OK() {
+		if _, ok := d.Failures().Match(o.Result); !ok {
+			t.Errorf("failure %.200q is no entry of the runner's failure table", o.Result)
+		}
+	}
 	return o
 }
 

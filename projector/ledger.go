@@ -1,0 +1,256 @@
+package projector
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// The ledger: every receipt the projection folds is a leaf of an append-only
+// Merkle tree (RFC 6962 hashing, golang.org/x/mod/sumdb/tlog), in the order the
+// fold takes receipts, which is the data stream's order. A leaf is the receipt's
+// data exactly as the log holds it (the bytes bucketReceipts stores), so a byte
+// changed in a copy of a receipt changes its leaf hash. The tree is derived state:
+// its hashes live in the projection file, are covered by Digest, and a replay of
+// the same log builds the same tree on every node. Signed checkpoints of it and
+// the proofs built from it are package projector/ledger's.
+var (
+	// bucketLedgerHashes holds the tree's stored hashes (tlog.StoredHashIndex ->
+	// 32 bytes): every leaf hash and every complete subtree's hash.
+	bucketLedgerHashes = []byte("ledger_hashes")
+	// bucketLedgerLeaves maps a leaf index (8 bytes) to its receipt's invocation id.
+	bucketLedgerLeaves = []byte("ledger_leaves")
+	// bucketLedgerIndex maps an invocation id to its receipt's leaf index.
+	bucketLedgerIndex = []byte("ledger_index")
+)
+
+// ledgerSizeKey, in the meta bucket, is the number of leaves, absent while there
+// are none. A file with receipts and without it was written by an older version:
+// Open builds its tree from the receipts it holds (buildLedger).
+var ledgerSizeKey = []byte("ledger/size")
+
+// TreeHead is the ledger's size and root hash at one point.
+type TreeHead struct {
+	Size int64
+	Root tlog.Hash
+}
+
+// Leaf is one leaf of the ledger: its index, its receipt's invocation id, the
+// hash the tree stores for it and the receipt's data as the projection holds it.
+type Leaf struct {
+	Index        int64
+	InvocationID string
+	Hash         tlog.Hash // the tree's stored leaf hash
+	Data         []byte    // the receipt's data; its tlog.RecordHash should be Hash
+	// Err is set (and Hash or Data left empty) when a value of the leaf failed
+	// its checksum in the file (LedgerFile.Leaves).
+	Err error
+}
+
+// txHashes reads the tree's stored hashes in tx.
+type txHashes struct{ tx *bolt.Tx }
+
+func (r txHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		v, err := get(r.tx, bucketLedgerHashes, u64(uint64(x)))
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != tlog.HashSize {
+			return nil, fmt.Errorf("%w: stored hash %d is missing", ErrLedger, x)
+		}
+		copy(out[i][:], v)
+	}
+	return out, nil
+}
+
+func ledgerSize(tx *bolt.Tx) (int64, error) {
+	v, err := get(tx, bucketMeta, ledgerSizeKey)
+	return int64(readU64(v)), err
+}
+
+// appendLeaf adds the receipt data of invocation inv as the tree's next leaf.
+func appendLeaf(tx *bolt.Tx, inv string, data []byte) error {
+	n, err := ledgerSize(tx)
+	if err != nil {
+		return err
+	}
+	hs, err := tlog.StoredHashes(n, data, txHashes{tx})
+	if err != nil {
+		return err
+	}
+	base := tlog.StoredHashIndex(0, n)
+	for i, h := range hs {
+		if err := put(tx, bucketLedgerHashes, u64(uint64(base)+uint64(i)), h[:]); err != nil {
+			return err
+		}
+	}
+	if err := put(tx, bucketLedgerLeaves, u64(uint64(n)), []byte(inv)); err != nil {
+		return err
+	}
+	if err := put(tx, bucketLedgerIndex, []byte(inv), u64(uint64(n))); err != nil {
+		return err
+	}
+	return put(tx, bucketMeta, ledgerSizeKey, u64(uint64(n+1)))
+}
+
+// buildLedger gives a file an older version wrote its tree: the receipts it holds,
+// in the order they were folded (their data-stream sequence, which the by-key
+// index records), as a replay would add them. A file with a tree is left alone,
+// and so is one without receipts (whose digest stays an empty projection's).
+func buildLedger(tx *bolt.Tx) error {
+	if v := tx.Bucket(bucketMeta).Get(ledgerSizeKey); v != nil {
+		return nil
+	}
+	type folded struct {
+		seq uint64
+		inv string
+	}
+	var all []folded
+	err := each(tx, bucketByKey, func(k, v []byte) error {
+		i := bytes.IndexByte(k, 0) // keys hold no 0 byte; the sequence may
+		if i < 0 || len(k)-i-1 != 8 {
+			return nil
+		}
+		all = append(all, folded{seq: binary.BigEndian.Uint64(k[i+1:]), inv: string(v)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	for _, f := range all {
+		data, err := get(tx, bucketReceipts, []byte(f.inv))
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			continue
+		}
+		if err := appendLeaf(tx, f.inv, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LedgerHead is the ledger's current size and root hash.
+func (p *Projector) LedgerHead() (TreeHead, error) {
+	var th TreeHead
+	err := p.view(func(tx *bolt.Tx) error {
+		var err error
+		th, err = headOf(tx)
+		return err
+	})
+	return th, err
+}
+
+func headOf(tx *bolt.Tx) (TreeHead, error) {
+	n, err := ledgerSize(tx)
+	if err != nil {
+		return TreeHead{}, err
+	}
+	root, err := tlog.TreeHash(n, txHashes{tx})
+	return TreeHead{Size: n, Root: root}, err
+}
+
+// LedgerTreeHash is the root hash of the ledger's first size leaves: a
+// *LedgerSizeError when the ledger holds fewer.
+func (p *Projector) LedgerTreeHash(size int64) (tlog.Hash, error) {
+	var h tlog.Hash
+	err := p.view(func(tx *bolt.Tx) error {
+		if err := checkSize(tx, size); err != nil {
+			return err
+		}
+		var err error
+		h, err = tlog.TreeHash(size, txHashes{tx})
+		return err
+	})
+	return h, err
+}
+
+// LedgerLeaf is the leaf of invocation inv's receipt: ErrNotFound when the ledger
+// has none for it.
+func (p *Projector) LedgerLeaf(inv string) (Leaf, error) {
+	var l Leaf
+	err := p.view(func(tx *bolt.Tx) error {
+		v, err := get(tx, bucketLedgerIndex, []byte(inv))
+		if err != nil {
+			return err
+		}
+		if len(v) != 8 {
+			return ErrNotFound
+		}
+		l, err = leafAt(tx, int64(readU64(v)))
+		l.Data = bytes.Clone(l.Data) // valid past the transaction
+		return err
+	})
+	return l, err
+}
+
+func leafAt(tx *bolt.Tx, i int64) (Leaf, error) {
+	inv, err := get(tx, bucketLedgerLeaves, u64(uint64(i)))
+	if err != nil {
+		return Leaf{}, err
+	}
+	if inv == nil {
+		return Leaf{}, fmt.Errorf("%w: leaf %d is missing", ErrLedger, i)
+	}
+	hs, err := txHashes{tx}.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
+	if err != nil {
+		return Leaf{}, err
+	}
+	data, err := get(tx, bucketReceipts, inv)
+	if err != nil {
+		return Leaf{}, err
+	}
+	return Leaf{Index: i, InvocationID: string(inv), Hash: hs[0], Data: data}, nil
+}
+
+// InclusionProof proves that leaf index is in the tree of size leaves.
+func (p *Projector) InclusionProof(index, size int64) (tlog.RecordProof, error) {
+	var proof tlog.RecordProof
+	err := p.view(func(tx *bolt.Tx) error {
+		if err := checkSize(tx, size); err != nil {
+			return err
+		}
+		if index < 0 || index >= size {
+			return &LedgerSizeError{Asked: index + 1, Size: size}
+		}
+		var err error
+		proof, err = tlog.ProveRecord(size, index, txHashes{tx})
+		return err
+	})
+	return proof, err
+}
+
+// ConsistencyProof proves that the tree of to leaves extends the tree of from
+// leaves (0 < from <= to <= the ledger's size).
+func (p *Projector) ConsistencyProof(from, to int64) (tlog.TreeProof, error) {
+	var proof tlog.TreeProof
+	err := p.view(func(tx *bolt.Tx) error {
+		if err := checkSize(tx, to); err != nil {
+			return err
+		}
+		var err error
+		proof, err = tlog.ProveTree(to, from, txHashes{tx})
+		return err
+	})
+	return proof, err
+}
+
+func checkSize(tx *bolt.Tx, size int64) error {
+	n, err := ledgerSize(tx)
+	if err != nil {
+		return err
+	}
+	if size < 0 || size > n {
+		return &LedgerSizeError{Asked: size, Size: n}
+	}
+	return nil
+}
