@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
@@ -30,6 +31,13 @@ func TestUpstreamAddListRemove(t *testing.T) {
 	if err != nil || !strings.Contains(out, "upstream up registered at "+hs.URL) || !strings.Contains(out, "rows UP_*") {
 		t.Fatalf("add: %q %q %v", out, stderr, err)
 	}
+	// The node syncs the upstream's six tools into rows; let it finish before the
+	// replay check at cleanup reads the log.
+	for deadline := time.Now().Add(20 * time.Second); upRows(t, n) < 6; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream's tools never became rows: %d of 6", upRows(t, n))
+		}
+	}
 	if out, _, err := cli("upstream", "add", "up", hs.URL, "--auth", "bearer:UP_TOKEN"); err != nil || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("add again: %q %v", out, err)
 	}
@@ -51,4 +59,15 @@ func TestUpstreamAddListRemove(t *testing.T) {
 	if _, stderr, err := runCLI(t, "", "upstream", "list", "--server", n.URL(), "--key-file", wrong); err == nil || !strings.Contains(strings.ToLower(stderr+err.Error()), "unauthorized") {
 		t.Fatalf("a wrong key: %q %v", stderr, err)
 	}
+}
+
+// upRows counts the rows of the upstream up's tools.
+func upRows(t *testing.T, n *capdir.Node) int {
+	count := 0
+	for _, r := range listRows(t, n) {
+		if strings.HasPrefix(r.Key, "UP_") {
+			count++
+		}
+	}
+	return count
 }

@@ -38,6 +38,7 @@ func TestRegisteredUpstreamSyncedAndRemoved(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "PUT", "/api/upstreams/up", reg); code != 200 || !strings.Contains(body, `"changed":false`) {
 		t.Fatalf("the same registration again: %d %s", code, body)
 	}
+	waitRow(t, n, "UP_STRUCTURED", true) // the last of its tools: the sync is done
 	waitRow(t, n, "UP_HEADERS", true)
 	_, body = nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"UP_HEADERS","body":""}`)
 	if !strings.Contains(body, `auth=Bearer REDACTED`) || strings.Contains(body, "up-secret-value") {
