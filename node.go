@@ -43,7 +43,7 @@ import (
 // settings are held in that component's own type, defaulted and checked in its
 // package, so a zero Config (with Log.DataDir) starts a working node. Start
 // wires each component: the fields a comment below says Start sets are the
-// node's, whatever they held.
+// node's, and Start refuses a value in them (ErrWiringInConfig).
 type Config struct {
 	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
 	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
@@ -121,6 +121,7 @@ func (c *Config) Validate() error {
 	if _, err := secretEnv(c.SecretEnv); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.wiringSet()...)
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
@@ -266,6 +267,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
 		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
@@ -320,7 +322,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.srv.Handler())
-	n.http.RegisterOnShutdown(n.mcpServer.Close) // MCP sessions' streams would hold Shutdown open
+	n.http.RegisterOnShutdown(func() { n.mcpServer.Close() }) // MCP sessions' streams would hold Shutdown open
 	if n.console != nil {
 		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
 	}
@@ -522,7 +524,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 			mcprunner.RunnerMCP: n.mcpRunner,
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: n.w.clock, Logger: n.w.logger,
-		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked,
+		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked, HeldFile: dispatcher.HeldPath(cfg.Log.DataDir),
 	})
 }
 

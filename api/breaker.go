@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 	"sort"
-	"time"
 
+	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -22,29 +22,13 @@ func (s *Server) registerBreaker() {
 	s.handle("DELETE /api/breaker/{key}", s.owner(s.breakerReset))
 }
 
-// BreakerView is one breaker as the facade shows it.
-type BreakerView struct {
-	Key     string `json:"key"`
-	Strikes int    `json:"strikes"`
-	// Open is true when the breaker refuses calls now: tripped, its cooldown not
-	// passed and the credential its row names not replaced.
-	Open     bool       `json:"open"`
-	OpenedAt *time.Time `json:"opened_at,omitempty"`
-	ClosesAt *time.Time `json:"closes_at,omitempty"`
-	// Message is the refusal every call gets while open.
-	Message string `json:"message,omitempty"`
-	// RefusedCallers are the callers other than the owner refused now by their
-	// own runs of auth failures, while the row stays open to everyone else; by
-	// caller. A row open for everyone lists none.
-	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
-}
-
-// RefusedCaller is one caller its own auth failures refuse on a row.
-type RefusedCaller struct {
-	Caller   string    `json:"caller"`
-	OpenedAt time.Time `json:"opened_at"`
-	ClosesAt time.Time `json:"closes_at"`
-}
+// BreakerView is one breaker as the facade shows it, and RefusedCaller one
+// caller its own auth failures refuse on a row: api/answer's types, which the Go
+// client reads too.
+type (
+	BreakerView   = answer.Breaker
+	RefusedCaller = answer.RefusedCaller
+)
 
 // breakerView is st as the gate sees it now (breakerDecision), for the row and for
 // each caller its own run refuses.

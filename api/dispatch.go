@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
@@ -222,13 +223,9 @@ type DispatchResponse struct {
 	Proof  Proof   `json:"proof"`
 }
 
-// Proof points at the receipt of a dispatch.
-type Proof struct {
-	OK            bool   `json:"ok"`
-	InvocationID  string `json:"invocation_id"`
-	PublicReceipt string `json:"public_receipt"`
-	Status        string `json:"status"`
-}
+// Proof points at the receipt of a dispatch: api/answer's, which the Go client
+// reads too.
+type Proof = answer.Proof
 
 func (s *Server) proof(rc *wire.Receipt) Proof {
 	return Proof{

@@ -22,6 +22,25 @@
 // The clock, the credential environment and the logger are injected through
 // ServiceConfig (time.Now, os.LookupEnv and slog.Default when unset).
 //
+// # Why a restart takes its calls back, and the ack wait stays long
+//
+// Two ways bring a crashed node's calls back sooner. A short ack wait, with
+// workers telling JetStream that a call is in progress every third of it, hands
+// a crashed node's calls to the others within the ack wait; but it also hands on
+// the call of a live node whose progress came late, and that call then runs twice
+// at once, before either receipt is in the log, so nothing can catch it. A
+// progress comes late whenever a node is starved (a loaded machine, a long pause
+// of the collector), reconnects after its server went away (seconds), or sends it
+// while the consumer elects a leader (4 to 9 s measured, when progress goes
+// nowhere): a 5 s ack wait would turn each of these into a double run. The ack
+// wait stays 30 s instead, and a restarted node takes back only its own calls,
+// and only when JetStream cannot have handed them on yet: the consumer's leader
+// has led since before the delivery (so it holds the delivery as pending), and
+// answers a claim on the delivery's acknowledgement subject before its ack wait
+// could have ended. Then the restarted node holds the call exactly as the dead one
+// did; a call it may not take is left to the ack wait, as before. Either way the
+// call is first looked up for its receipt (runonce.go).
+//
 // # Caveats
 //
 //   - Receipts are deduplicated by an event id derived from the invocation id, inside
@@ -34,8 +53,15 @@
 //     it stopped pulling reaches nobody, and is redelivered after AckWait.
 //   - On a log no other node shares, Start hands back at once the requests an
 //     earlier process held when it died (the consumer reset to its acknowledgement
-//     floor), so a call a crash cut runs at the next start. On a shared log they
-//     are another node's to take after AckWait.
+//     floor), so a call a crash cut runs at the next start. On a shared log the
+//     consumer cannot tell them from the calls other nodes are running; the
+//     workers record what they hold in the held file (ServiceConfig.HeldFile), and
+//     the restarted node takes those back and runs them at once (held.go,
+//     takeback.go). A request it may not take back (a leader election of the
+//     consumer since its delivery, a request stored longer ago than AckWait less
+//     the clocks' allowance, one delivered but not yet started, no record), and
+//     every request of a node that does not come back, is another node's to take
+//     after AckWait.
 //   - A call cut short by Stop, or by Drain past its context, gets no receipt: it
 //     is run again, so its upstream may see it twice. Exactly one receipt is kept
 //     per invocation, never more.

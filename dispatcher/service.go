@@ -139,6 +139,11 @@ type ServiceConfig struct {
 	Tokens *token.Verifier
 	// Revoked reports whether a token id has been revoked; Projector.Revoked when nil.
 	Revoked func(jti string) bool
+	// HeldFile is where the workers record the requests they hold, so that a
+	// restart on the same file takes back at once the calls a crash cut (held.go);
+	// "" records nothing, and a crash's calls wait for AckWait on a shared log.
+	// One process at a time may use a file: give each node its own (HeldPath).
+	HeldFile string
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -222,6 +227,7 @@ type Service struct {
 	sharedLog     bool // other processes may append to the log (revocation.go)
 	revocations   revocationFence
 	elections     leaderElections // the dispatch consumer's (runonce.go)
+	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -231,7 +237,7 @@ type Service struct {
 	wg      sync.WaitGroup // the heartbeat
 	cancel  context.CancelFunc
 
-	// Stopping: draining is closed when Drain (or Stop) begins; the first caller
+	// Stopping: draining is closed when Drain (or Close) begins; the first caller
 	// drains, later ones wait for closed. hurry cancels the calls in flight once.
 	stopping  atomic.Bool
 	draining  chan struct{}
@@ -298,6 +304,14 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: data stream: %w", err)
 	}
 	s.startSeq = last
+	// The held file's records are the requests an earlier process held when it
+	// died: taken back below, before anything else is pulled (takeBack).
+	var held []heldRecord
+	if s.cfg.HeldFile != "" {
+		if s.heldFile, held, err = openHeldFile(s.cfg.HeldFile, s.cfg.Workers, s.cfg.Logger); err != nil {
+			return err
+		}
+	}
 	if err := s.elections.watch(cons); err != nil {
 		s.cfg.Logger.Warn("dispatcher: the dispatch consumer's leader elections are not watched", "err", err)
 	}
@@ -308,6 +322,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)
 	s.held = make([]heldSlot, s.cfg.Workers)
 	for i := range s.held {
+		s.held[i].file, s.held[i].index = s.heldFile, i
 		s.workers.Add(1)
 		go s.worker(runCtx, &s.held[i])
 	}
@@ -317,9 +332,12 @@ func (s *Service) Start(ctx context.Context) error {
 		keepInProgress(runCtx, s.held, s.cfg.AckWait/3)
 	}()
 	s.startSweeper(runCtx)
+	for _, m := range s.takeBack(ctx, cons, held) {
+		s.deliver(m)
+	}
 	cc, err := cons.Consume(2*s.cfg.Workers, s.deliver)
 	if err != nil {
-		s.Stop()
+		s.Close()
 		return fmt.Errorf("dispatcher: consume: %w", err)
 	}
 	s.mu.Lock()
@@ -390,9 +408,8 @@ func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
 			continue
 		default:
 		}
-		slot.hold(m)
-		s.handle(wctx, m)
-		slot.hold(nil)
+		s.handle(wctx, slot.take(m))
+		slot.release()
 	}
 }
 
@@ -400,11 +417,11 @@ func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
 // for a consumer: it stops pulling requests at once and gives back (NAKs) those
 // delivered but not started, so another worker or the next start runs them; the
 // calls in flight run to the end and write their receipts and acks. When ctx ends
-// first, the calls still in flight are cancelled as Stop cancels them: they get
+// first, the calls still in flight are cancelled as Close cancels them: they get
 // no receipt and are NAKed, to be run again. Drain then returns an error matching
 // ErrDrainCut and ctx's error; nil when nothing had to be cancelled.
 //
-// Drain and Stop may be called any number of times, from any goroutine: the first
+// Drain and Close may be called any number of times, from any goroutine: the first
 // call drains; a later one waits for it, and when its own ctx ends first it
 // cancels the calls in flight. Every call returns the first call's result.
 func (s *Service) Drain(ctx context.Context) error {
@@ -422,14 +439,18 @@ func (s *Service) Drain(ctx context.Context) error {
 	return s.stopErr
 }
 
-// Stop is Drain with a context already cancelled: it stops taking requests,
+// Close is Drain with a context already cancelled: it stops taking requests,
 // cancels the calls in flight (their requests are NAKed and will be redelivered)
-// and waits for the workers. It is idempotent, and safe during or after Drain.
-func (s *Service) Stop() {
+// and waits for the workers. It is idempotent, and safe during or after Drain;
+// it returns the first Drain's result.
+func (s *Service) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s.Drain(ctx)
+	return s.Drain(ctx)
 }
+
+// Done is closed once the service has drained (Drain or Close has finished).
+func (s *Service) Done() <-chan struct{} { return s.closed }
 
 func (s *Service) drain(ctx context.Context) error {
 	close(s.draining)
@@ -460,6 +481,9 @@ func (s *Service) drain(ctx context.Context) error {
 	s.cancel() // the heartbeat
 	s.wg.Wait()
 	s.elections.stop()
+	if s.heldFile != nil {
+		s.heldFile.close()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cutErr

@@ -34,6 +34,7 @@ func (m *heldMsg) Metadata() (*eventlog.MsgMetadata, error) {
 }
 func (m *heldMsg) Data() []byte                     { return m.data }
 func (m *heldMsg) ID() string                       { return "" }
+func (m *heldMsg) Reply() string                    { return "" }
 func (m *heldMsg) Subject() string                  { return m.subject }
 func (m *heldMsg) Ack() error                       { m.acks.Add(1); return nil }
 func (m *heldMsg) Nak() error                       { return nil }

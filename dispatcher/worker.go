@@ -152,12 +152,56 @@ type heldSlot struct {
 	mu    sync.Mutex
 	m     eventlog.Msg
 	since time.Time
+
+	// The slot's record in the held file (held.go), when there is one: written
+	// before the worker runs a request, blanked before the request's delivery
+	// ends. Used by the worker's goroutine only.
+	file     *heldFile
+	index    int
+	recorded bool
+	buf      [heldSlotSize]byte
 }
 
 func (h *heldSlot) hold(m eventlog.Msg) {
 	h.mu.Lock()
 	h.m, h.since = m, time.Now()
 	h.mu.Unlock()
+}
+
+// take holds m and records it in the held file, and returns the message the
+// worker is to handle: m itself, or m wrapped so that its record is blanked
+// before its delivery ends.
+func (h *heldSlot) take(m eventlog.Msg) eventlog.Msg {
+	h.hold(m)
+	if h.file == nil {
+		return m
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return m
+	}
+	r := heldRecord{Reply: m.Reply(), Seq: md.StreamSeq, Delivered: md.NumDelivered, Since: md.Timestamp}
+	if t, ok := m.(*eventlog.Redelivery); ok {
+		r.Since = t.Claimed()
+	}
+	if h.recorded = h.file.write(h.index, &r, &h.buf); !h.recorded {
+		return m
+	}
+	return trackedMsg{Msg: m, slot: h}
+}
+
+// forget blanks the slot's record, if it has one.
+func (h *heldSlot) forget() {
+	if h.recorded {
+		h.recorded = false
+		h.file.blank(h.index)
+	}
+}
+
+// release ends the hold of the slot's request.
+func (h *heldSlot) release() {
+	h.forget()
+	h.hold(nil)
 }
 
 func (h *heldSlot) holding() bool {

@@ -40,6 +40,14 @@ type Config struct {
 	Sync string
 	// DataMaxAge bounds how long invocation requests and receipts stay in the log; 0 keeps them forever.
 	DataMaxAge time.Duration
+	// Compression is how the streams' file store compresses its blocks:
+	// CompressionS2 (the default when empty) or CompressionNone. A block is
+	// compressed when it is full, so the block being written is not. Changing it
+	// on a log that exists updates its streams' configuration; a server applies
+	// the stored setting when it opens the stream, so the embedded server writes
+	// with the new setting from the start after, and blocks already written stay
+	// as they are.
+	Compression string
 	// DuplicateWindow is how long a retried append with the same event id is deduplicated.
 	DuplicateWindow time.Duration
 	// StartTimeout bounds how long Open waits for JetStream to answer.
@@ -74,6 +82,9 @@ func (c *Config) setDefaults() {
 	if c.Sync == "" {
 		c.Sync = DefaultSync
 	}
+	if c.Compression == "" {
+		c.Compression = CompressionS2
+	}
 	if c.DuplicateWindow == 0 {
 		c.DuplicateWindow = 2 * time.Minute
 	}
@@ -104,6 +115,14 @@ const DefaultAckTimeout = 10 * time.Second
 // DefaultElectionWait is Config.ElectionWait's default: longer than a
 // three-server cluster's elections were measured to take (4 to 9 s).
 const DefaultElectionWait = 10 * time.Second
+
+// Config.Compression's values.
+const (
+	// CompressionS2 compresses each full block of the streams' file store with S2.
+	CompressionS2 = "s2"
+	// CompressionNone stores blocks as they are written.
+	CompressionNone = "none"
+)
 
 // DefaultSync is the default fsync interval of the embedded store; see the README for
 // the measurements behind it.
@@ -138,6 +157,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DataMaxAge < 0 {
 		errs = append(errs, errors.New("eventlog: data retention must not be negative"))
+	}
+	if c.Compression != "" && c.Compression != CompressionS2 && c.Compression != CompressionNone {
+		errs = append(errs, fmt.Errorf("eventlog: compression must be %q or %q, got %q", CompressionS2, CompressionNone, c.Compression))
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,8 @@ import (
 type Msg interface {
 	Subject() string
 	Data() []byte
+	// Reply is the delivery's acknowledgement subject: where its answers go.
+	Reply() string
 	// ID is the id the message was appended under (the log's duplicate
 	// detection), empty when it has none.
 	ID() string

@@ -96,3 +96,30 @@ func (c *Consumer) WatchLeader(fn func()) (stop func(), err error) {
 	}
 	return func() { sub.Unsubscribe() }, c.l.nc.Flush()
 }
+
+// ConsumerState is a consumer's state as its leader reports it now.
+type ConsumerState struct {
+	// Leader is the server that leads the consumer's replicas, and LeaderSince
+	// when it was elected; LeaderSince is zero for a consumer that is not
+	// replicated (one server, no elections), or whose leader is unknown.
+	Leader      string
+	LeaderSince time.Time
+	// AckFloor is the stream sequence up to which every message is acknowledged.
+	AckFloor uint64
+}
+
+// State asks the consumer's leader for its state.
+func (c *Consumer) State(ctx context.Context) (ConsumerState, error) {
+	info, err := c.c.Info(ctx)
+	if err != nil {
+		return ConsumerState{}, err
+	}
+	st := ConsumerState{AckFloor: info.AckFloor.Stream}
+	if ci := info.Cluster; ci != nil {
+		st.Leader = ci.Leader
+		if ci.LeaderSince != nil {
+			st.LeaderSince = *ci.LeaderSince
+		}
+	}
+	return st, nil
+}

@@ -15,16 +15,25 @@ var ErrNoMessage = errors.New("eventlog: no message at that sequence")
 // ReadSeq reads the one event at seq in stream, asking the log itself. A message
 // that is not an event envelope is returned with Invalid set, as Read does.
 func (l *Log) ReadSeq(ctx context.Context, stream string, seq uint64) (Stored, error) {
+	m, err := l.ReadRaw(ctx, stream, seq)
+	if err != nil {
+		return Stored{}, err
+	}
+	return newStored(stream, m.Subject, m.Sequence, m.Data), nil
+}
+
+// ReadRaw reads the message at seq in stream as stored, headers included.
+func (l *Log) ReadRaw(ctx context.Context, stream string, seq uint64) (*jetstream.RawStreamMsg, error) {
 	s, ok := l.streams[stream]
 	if !ok {
-		return Stored{}, fmt.Errorf("eventlog: unknown stream %q", stream)
+		return nil, fmt.Errorf("eventlog: unknown stream %q", stream)
 	}
 	m, err := s.GetMsg(ctx, seq)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Stored{}, fmt.Errorf("%w: %s %d", ErrNoMessage, stream, seq)
+		return nil, fmt.Errorf("%w: %s %d", ErrNoMessage, stream, seq)
 	}
 	if err != nil {
-		return Stored{}, fmt.Errorf("eventlog: message %d of %s: %w", seq, stream, err)
+		return nil, fmt.Errorf("eventlog: message %d of %s: %w", seq, stream, err)
 	}
-	return newStored(stream, m.Subject, m.Sequence, m.Data), nil
+	return m, nil
 }

@@ -202,11 +202,15 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			Replicas:    l.cfg.Replicas,
 			Duplicates:  l.cfg.DuplicateWindow,
 			AllowDirect: true,
+			Compression: jetstream.NoCompression,
+		}
+		if l.cfg.Compression == CompressionS2 {
+			sc.Compression = jetstream.S2Compression
 		}
 		if name == wire.DataStream {
 			sc.MaxAge = l.cfg.DataMaxAge
 		}
-		s, err := l.js.CreateOrUpdateStream(ctx, sc)
+		s, err := askAgain(ctx, func(ctx context.Context) (jetstream.Stream, error) { return l.js.CreateOrUpdateStream(ctx, sc) })
 		if err != nil {
 			return fmt.Errorf("eventlog: stream %s: %w", name, err)
 		}
@@ -215,10 +219,35 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 	return nil
 }
 
+// askAgain makes a JetStream API request until it is answered or ctx ends, each
+// attempt bounded by startAttemptWait. A request that reaches the cluster while
+// it elects its meta leader (a server lost, another coming back) can go
+// unanswered for good, though the cluster answers the same request a moment
+// later; waiting out the whole start for the one request failed the start.
+func askAgain[T any](ctx context.Context, ask func(context.Context) (T, error)) (T, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, startAttemptWait)
+		v, err := ask(actx)
+		cancel()
+		if err == nil || (!unanswered(err) && !errors.Is(err, nats.ErrNoResponders)) || ctx.Err() != nil {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(electionRetryWait):
+		}
+	}
+}
+
+// startAttemptWait bounds one attempt of a request askAgain makes: far longer
+// than an answer takes, short beside Config.StartTimeout.
+const startAttemptWait = 5 * time.Second
+
 // lookupStreams opens the streams as they are (Config.Existing).
 func (l *Log) lookupStreams(ctx context.Context) error {
 	for _, name := range wire.Streams {
-		s, err := l.js.Stream(ctx, name)
+		s, err := askAgain(ctx, func(ctx context.Context) (jetstream.Stream, error) { return l.js.Stream(ctx, name) })
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%w: %s holds no stream %s: is this the log of a capdir node (its --nats-url and --nats-creds)?", ErrStreamNotFound, l.where(), name)
 		}
@@ -302,8 +331,8 @@ func (l *Log) Full() <-chan struct{} { return l.disk.filled() }
 // matches ErrDiskFull.
 func (l *Log) FullError() error { return l.disk.refusalOnceFilled() }
 
-// Closed is closed once Close has run.
-func (l *Log) Closed() <-chan struct{} { return l.closed }
+// Done is closed once Close has run.
+func (l *Log) Done() <-chan struct{} { return l.closed }
 
 // Close drains the connection (flushing pending async appends) and shuts the embedded
 // server down. It is idempotent.

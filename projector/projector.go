@@ -515,8 +515,8 @@ func (p *Projector) damaged(err error) error {
 	return derr
 }
 
-// Closed is closed once Close has run.
-func (p *Projector) Closed() <-chan struct{} { return p.closed }
+// Done is closed once Close has run.
+func (p *Projector) Done() <-chan struct{} { return p.closed }
 
 // Path is the projection file.
 func (p *Projector) Path() string { return p.cfg.Path }

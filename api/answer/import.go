@@ -67,3 +67,40 @@ type SpecReport struct {
 	Operations int    `json:"operations"`
 	Report
 }
+
+// ImportFailure reports one row an import of rows did not write.
+type ImportFailure struct {
+	Index    int    `json:"index"`          // 0-based position among the body's rows
+	Line     int    `json:"line,omitempty"` // 1-based line, for NDJSON
+	Key      string `json:"key"`
+	Error    string `json:"error"`
+	HowToFix string `json:"how_to_fix,omitempty"` // for hygiene refusals
+}
+
+// ImportWarning is a row the import wrote that cannot run as written: Warning
+// is the literal every call of it will fail with.
+type ImportWarning struct {
+	Index   int    `json:"index"`          // 0-based position among the body's rows
+	Line    int    `json:"line,omitempty"` // 1-based line, for NDJSON
+	Key     string `json:"key"`
+	Warning string `json:"warning"`
+}
+
+// ImportResult is the answer to an import of rows (POST /api/directory/import).
+type ImportResult struct {
+	OK int `json:"ok"`
+	// Unchanged are the rows of OK an upsert found equal to the stored ones but
+	// for their timestamps: nothing was appended for them.
+	Unchanged int             `json:"unchanged,omitempty"`
+	Failed    []ImportFailure `json:"failed"`
+	// Warnings are the written rows that cannot run as written, each with the
+	// literal every call of it will fail with.
+	Warnings []ImportWarning `json:"warnings,omitempty"`
+	// Error is set when the rows were written but are not yet visible (HTTP 504),
+	// or when the body stopped before its end (HTTP 408 or 413; NDJSON: the rows
+	// before that point were imported).
+	Error string `json:"error,omitempty"`
+	// IgnoredColumns are a table's columns that are not the directory's
+	// (format=d1 or sqlite): their values are not imported.
+	IgnoredColumns []string `json:"ignored_columns,omitempty"`
+}

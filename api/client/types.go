@@ -2,7 +2,6 @@ package client
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/capdir/capdir/api/answer"
 )
@@ -61,38 +60,13 @@ type ImportOptions struct {
 const UpsertQuery = "?mode=upsert"
 
 // ImportFailure reports one row an import did not write.
-type ImportFailure struct {
-	Index    int    `json:"index"`          // 0-based position among the body's rows
-	Line     int    `json:"line,omitempty"` // 1-based line, for NDJSON
-	Key      string `json:"key"`
-	Error    string `json:"error"`
-	HowToFix string `json:"how_to_fix,omitempty"`
-}
+type ImportFailure = answer.ImportFailure
 
 // ImportWarning reports one row an import wrote that cannot run as written.
-type ImportWarning struct {
-	Index   int    `json:"index"`          // 0-based position among the body's rows
-	Line    int    `json:"line,omitempty"` // 1-based line, for NDJSON
-	Key     string `json:"key"`
-	Warning string `json:"warning"` // the literal every call of it will fail with
-}
+type ImportWarning = answer.ImportWarning
 
 // ImportResult is an import's report.
-type ImportResult struct {
-	OK int `json:"ok"`
-	// Unchanged are the rows of OK an upsert found equal to the stored ones:
-	// nothing was appended for them.
-	Unchanged int             `json:"unchanged,omitempty"`
-	Failed    []ImportFailure `json:"failed"`
-	Warnings  []ImportWarning `json:"warnings,omitempty"`
-	// Error is set when the rows were written but are not yet visible (HTTP 504),
-	// or when the body stopped early (HTTP 408 or 413) and the rows before that
-	// point were imported.
-	Error string `json:"error,omitempty"`
-	// IgnoredColumns are a table's columns that are not the directory's (a D1 or
-	// SQLite import): their values are not imported.
-	IgnoredColumns []string `json:"ignored_columns,omitempty"`
-}
+type ImportResult = answer.ImportResult
 
 // ExportOptions filter Export and choose its format.
 type ExportOptions struct {
@@ -188,29 +162,10 @@ type DispatchResult struct {
 }
 
 // Proof points at a dispatch's receipt.
-type Proof struct {
-	OK            bool   `json:"ok"`
-	InvocationID  string `json:"invocation_id"`
-	PublicReceipt string `json:"public_receipt"`
-	Status        string `json:"status"`
-}
+type Proof = answer.Proof
 
 // Breaker is one row's auth breaker.
-type Breaker struct {
-	Key      string     `json:"key"`
-	Strikes  int        `json:"strikes"`
-	Open     bool       `json:"open"` // refusing calls now
-	OpenedAt *time.Time `json:"opened_at,omitempty"`
-	ClosesAt *time.Time `json:"closes_at,omitempty"`
-	Message  string     `json:"message,omitempty"` // the refusal every call gets while open
-	// RefusedCallers are the callers other than the owner that their own runs of
-	// auth failures refuse now, while the row stays open to everyone else.
-	RefusedCallers []RefusedCaller `json:"refused_callers,omitempty"`
-}
+type Breaker = answer.Breaker
 
 // RefusedCaller is one caller its own auth failures refuse on a row.
-type RefusedCaller struct {
-	Caller   string    `json:"caller"`
-	OpenedAt time.Time `json:"opened_at"`
-	ClosesAt time.Time `json:"closes_at"`
-}
+type RefusedCaller = answer.RefusedCaller

@@ -18,6 +18,10 @@
 // request's arguments object, as POST /api/dispatch sends an object body) and calls the dispatcher, so it passes
 // the same gate and leaves the same receipt; its result carries the invocation
 // id, and a refusal or an ERR: result is a tool error whose text is the literal.
+// A tools/call of an open session is answered on its own POST with one
+// application/json response, decoded and dispatched in the request's goroutine
+// (fast.go); the SDK serves everything else: sessions, initialize, tools/list,
+// notifications, streams and any request that path does not take.
 // Run follows the directory: a change to what a session is offered is applied to
 // its server and announced with notifications/tools/list_changed.
 //

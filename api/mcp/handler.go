@@ -29,6 +29,7 @@ type Handler struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by session id, from opening to the end of the SDK's session
 	closed   bool
+	done     chan struct{}  // closed when the first Close returns
 	wg       sync.WaitGroup // the goroutines waiting for sessions to end
 
 	watch   sync.Once
@@ -43,16 +44,14 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{
+	h := &Handler{done: make(chan struct{}),
 		cfg: cfg, sessions: map[string]*session{}, pending: map[string]struct{}{}, kick: make(chan struct{}, 1),
 		base: sdk.NewServer(&sdk.Implementation{Name: "capdir", Version: version()}, &sdk.ServerOptions{Logger: cfg.Logger}),
 	}
-	idle := cfg.SessionIdle
-	if idle < 0 {
-		idle = 0
-	}
+	// The sessions' idle timeout is the handler's (idle.go): the SDK does not see
+	// the calls the fast path answers.
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
-		SessionTimeout: idle, MaxRequestBodyBytes: cfg.MaxBody, Logger: cfg.Logger,
+		MaxRequestBodyBytes: cfg.MaxBody, Logger: cfg.Logger,
 	})
 	return h, nil
 }
@@ -79,14 +78,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get(sessionHeader); id != "" {
-		if s := h.session(id); s != nil && s.caller.id != c.id {
+		s := h.session(id)
+		if s != nil && s.caller.id != c.id {
 			answer(w, r, answerSessionCredential)
 			return
 		}
 		if r.Method == http.MethodGet {
 			keepOpen(w) // the session's stream of notifications outlives the server's timeouts
 		}
-		h.sdk.ServeHTTP(w, r)
+		if s != nil {
+			h.serveSession(w, r, s) // a tools/call on the fast path (fast.go), the rest by the SDK
+			return
+		}
+		h.sdk.ServeHTTP(w, r) // the SDK's answer to an unknown session
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -206,10 +210,14 @@ func (h *Handler) adopt(s *session) {
 
 // Close ends every session and refuses new ones (503). It returns once the
 // sessions have ended: each first answers the calls it has in flight (their
-// receipts come from the dispatcher, which should still be running). Idempotent.
-func (h *Handler) Close() {
+// receipts come from the dispatcher, which should still be running). Idempotent;
+// Done is closed once it has returned.
+func (h *Handler) Close() error {
 	h.mu.Lock()
-	h.closed = true
+	if !h.closed {
+		h.closed = true
+		defer close(h.done)
+	}
 	open := make([]*session, 0, len(h.sessions))
 	for _, s := range h.sessions {
 		open = append(open, s)
@@ -225,4 +233,8 @@ func (h *Handler) Close() {
 	}
 	wg.Wait()
 	h.wg.Wait()
+	return nil
 }
+
+// Done is closed once Close has returned.
+func (h *Handler) Done() <-chan struct{} { return h.done }

@@ -55,6 +55,12 @@ type session struct {
 	ss      *sdk.ServerSession // set once the session's first request has been served
 	timer   *time.Timer        // closes a token holder's session when its token expires
 	closing bool               // close was called, maybe before ss was known
+	posts   int                // POSTs of the session being served, by either path
+	idle    *time.Timer        // ends the session after Config.SessionIdle without a POST
+
+	// inflight counts the POSTs being served (added under mu while not closing):
+	// close waits for their answers.
+	inflight sync.WaitGroup
 }
 
 // listed is one row listed as a tool.
@@ -263,6 +269,12 @@ func (s *session) adopt() *sdk.ServerSession {
 		// refused anyway, and the stream would go on announcing changes.
 		s.timer = time.AfterFunc(s.caller.expiry.Sub(s.h.cfg.Clock()), func() { ss.Close() })
 	}
+	if !closing && s.h.cfg.SessionIdle > 0 {
+		s.idle = time.AfterFunc(s.h.cfg.SessionIdle, func() { ss.Close() })
+		if s.posts > 0 {
+			s.idle.Stop() // a POST began while the first was being served
+		}
+	}
 	s.mu.Unlock()
 	if closing {
 		ss.Close() // closed while its first request was being served
@@ -274,12 +286,16 @@ func (s *session) adopt() *sdk.ServerSession {
 func (s *session) close() {
 	s.mu.Lock()
 	s.closing = true
-	ss, timer := s.ss, s.timer
+	ss, timer, idle := s.ss, s.timer, s.idle
 	s.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
 	}
+	if idle != nil {
+		idle.Stop()
+	}
 	if ss != nil {
 		ss.Close()
 	}
+	s.inflight.Wait() // the fast path's calls, answered outside the SDK
 }

@@ -68,7 +68,8 @@ func BenchmarkFnHTTP(b *testing.B) {
 }
 
 // BenchmarkFnMCP is an fn row end to end as an MCP client calls it: tools/call on
-// one streamable HTTP session, the receipt's result in the tool result.
+// one streamable HTTP session, the receipt's result in the tool result, with the
+// SDK's client and (par64-lean) with the lean keep-alive client.
 func BenchmarkFnMCP(b *testing.B) {
 	e := startEnv(b, false)
 	cs, err := e.MCPSession(context.Background())
@@ -78,6 +79,12 @@ func BenchmarkFnMCP(b *testing.B) {
 	b.Cleanup(func() { cs.Close() })
 	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.MCPInvoke(cs)) })
 	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.MCPInvoke(cs)) })
+	lean, closeLean, err := e.MCPLeanInvoke(cs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(closeLean)
+	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, lean) })
 }
 
 // BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request

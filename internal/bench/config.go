@@ -40,7 +40,8 @@ var ScenarioTable = []ScenarioInfo{
 	{ScenarioNATS, "fn invocations through the NATS request subject, 1 and 64 in flight"},
 	{ScenarioHTTP, "the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
 		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
-	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP)"},
+	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +
+		"a lean keep-alive client), interleaved with POST /api/dispatch by the same kind of client"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
 	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
 		"against that server called directly"},

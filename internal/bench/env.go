@@ -59,7 +59,9 @@ type EnvConfig struct {
 	// port, for scenarios that play a separate bus client: BusClient, whose
 	// credential StartEnv records in the data dir (see Env.ConnectBus).
 	NATSListen bool
-	Logger     *slog.Logger
+	// Compression is the log's stream compression (eventlog.Config.Compression).
+	Compression string
+	Logger      *slog.Logger
 }
 
 // StartEnv starts a node with HTTP on 127.0.0.1:0 and the fn echo row.
@@ -78,7 +80,7 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 	ncfg := capdir.Config{
 		TerminalKey: TerminalKey,
 		Name:        "bench",
-		Log:         eventlog.Config{DataDir: filepath.Join(e.dir, "node"), Sync: cfg.Sync},
+		Log:         eventlog.Config{DataDir: filepath.Join(e.dir, "node"), Sync: cfg.Sync, Compression: cfg.Compression},
 		HTTP:        capdir.HTTPConfig{Addr: "127.0.0.1:0"},
 		Dispatch:    dispatcher.Settings{Workers: cfg.Workers},
 	}

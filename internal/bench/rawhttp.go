@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,10 @@ type rawClient struct {
 	addr string
 	req  []byte
 	idle chan *rawConn
+	// idAt, when not negative, is where in req a request id of idDigits decimal
+	// digits is written afresh for each call (each connection sends its own copy).
+	idAt int
+	ids  atomic.Uint64
 
 	mu     sync.Mutex
 	closed bool
@@ -45,12 +50,16 @@ type rawConn struct {
 	c    net.Conn
 	br   *bufio.Reader
 	body []byte
+	req  []byte // the client's request with this call's id, when it numbers them
 }
 
+// idDigits is the width of a numbered request's id.
+const idDigits = 12
+
 // newRawClient returns a client that POSTs body to path on the server at baseURL
-// ("http://host:port") with the owner key header and keeps up to maxIdle idle
-// connections.
-func newRawClient(baseURL, path, terminalKey string, body []byte, maxIdle int) (*rawClient, error) {
+// ("http://host:port") with the owner key header and the headers given as name,
+// value pairs, and keeps up to maxIdle idle connections.
+func newRawClient(baseURL, path, terminalKey string, body []byte, maxIdle int, headers ...string) (*rawClient, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("bench: raw http: %w", err)
@@ -69,11 +78,17 @@ func newRawClient(baseURL, path, terminalKey string, body []byte, maxIdle int) (
 	req = append(req, u.Host...)
 	req = append(req, "\r\nx-terminal-key: "...)
 	req = append(req, terminalKey...)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req = append(req, "\r\n"...)
+		req = append(req, headers[i]...)
+		req = append(req, ": "...)
+		req = append(req, headers[i+1]...)
+	}
 	req = append(req, "\r\nContent-Type: application/json\r\nContent-Length: "...)
 	req = strconv.AppendInt(req, int64(len(body)), 10)
 	req = append(req, "\r\n\r\n"...)
 	req = append(req, body...)
-	return &rawClient{addr: addr, req: req, idle: make(chan *rawConn, max(1, maxIdle)), conns: map[*rawConn]struct{}{}}, nil
+	return &rawClient{addr: addr, req: req, idAt: -1, idle: make(chan *rawConn, max(1, maxIdle)), conns: map[*rawConn]struct{}{}}, nil
 }
 
 // do sends the request once and calls check with the answer's status and body; the
@@ -103,7 +118,19 @@ func (c *rawClient) do(ctx context.Context, check func(status int, body []byte) 
 		c.drop(rc)
 		return err
 	}
-	status, body, keep, err := rc.exchange(c.req)
+	req := c.req
+	if c.idAt >= 0 {
+		if rc.req == nil {
+			rc.req = bytes.Clone(c.req)
+		}
+		req = rc.req
+		id := c.ids.Add(1)
+		for i := c.idAt + idDigits - 1; i >= c.idAt; i-- {
+			req[i] = byte('0' + id%10)
+			id /= 10
+		}
+	}
+	status, body, keep, err := rc.exchange(req)
 	if err == nil {
 		err = check(status, body)
 	}

@@ -94,7 +94,6 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	defer e.Close()
 	c := r.c
-	var httpRates []float64 // the http rows' rates at 1 and Parallel in flight, when measured
 	// The floor is measured whenever invocations are, so their ratio can be shown.
 	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) {
 		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
@@ -135,7 +134,6 @@ func (r *runner) shared(ctx context.Context) error {
 			return err
 		}
 		r.add(res...)
-		httpRates = []float64{res[0].Rate, res[1].Rate}
 		// net/http's client costs a good share of the CPU at 64 callers; the lean
 		// client's row is closer to what the server alone can do.
 		lean, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (lean client)",
@@ -158,8 +156,8 @@ func (r *runner) shared(ctx context.Context) error {
 		r.add(bearer)
 	}
 	if r.cfg.wants(ScenarioMCP) {
-		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session), 1 and %d in flight", Parallel)
-		if err := r.mcp(ctx, e, httpRates); err != nil {
+		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session) and POST /api/dispatch, interleaved, 1 and %d in flight, with the SDK's client and a lean one", Parallel)
+		if err := r.mcp(ctx, e); err != nil {
 			return err
 		}
 	}
@@ -191,25 +189,39 @@ func (r *runner) shared(ctx context.Context) error {
 }
 
 // mcp measures the echo row through MCP tools/call, one session shared by every
-// caller, and notes each rate's ratio to POST /api/dispatch's at the same
-// concurrency when httpRates holds them.
-func (r *runner) mcp(ctx context.Context, e *Env, httpRates []float64) error {
+// caller, against POST /api/dispatch with the same kind of client, interleaved
+// (Paired): Go's clients (the SDK's and net/http's), then the lean one, at 1 and
+// Parallel in flight. Each MCP row notes its rate as a ratio to the dispatch row
+// measured with it.
+func (r *runner) mcp(ctx context.Context, e *Env) error {
 	cs, err := e.MCPSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer cs.Close()
-	res, err := Invocations(ctx, ScenarioMCP, "MCP tools/call", MCPInvoke(cs), r.c.invokeSeq, r.c.invokePar, Parallel, r.c.budget)
+	lean, closeLean, err := e.MCPLeanInvoke(cs)
 	if err != nil {
 		return err
 	}
-	for i := range res {
-		if len(httpRates) == len(res) && httpRates[i] > 0 {
-			ratio := res[i].Rate / httpRates[i]
-			res[i].Note = fmt.Sprintf("%.2f× POST /api/dispatch at the same concurrency", ratio)
-			res[i].Values = map[string]float64{"http_ratio": ratio}
+	defer closeLean()
+	for _, k := range []struct {
+		client         string
+		dispatch, call Op
+	}{{"", e.HTTPInvoke(), MCPInvoke(cs)}, {" (lean client)", e.RawHTTPInvoke(), lean}} {
+		for _, x := range []struct{ conc, n int }{{1, r.c.invokeSeq}, {Parallel, r.c.invokePar}} {
+			inFlight := ", " + strconv.Itoa(x.conc) + " in flight" + k.client
+			ref, got, err := Paired(ctx, ScenarioMCP, "fn via POST /api/dispatch"+inFlight+" (reference)", "fn via MCP tools/call"+inFlight,
+				k.dispatch, k.call, x.n, x.conc, r.c.budget)
+			if err != nil {
+				return err
+			}
+			if ref.Rate > 0 {
+				ratio := got.Rate / ref.Rate
+				got.Note = fmt.Sprintf("%.2f× POST /api/dispatch, interleaved", ratio)
+				got.Values = map[string]float64{"http_ratio": ratio}
+			}
+			r.add(ref, got)
 		}
 	}
-	r.add(res...)
 	return nil
 }

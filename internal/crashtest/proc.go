@@ -62,13 +62,19 @@ type Server struct {
 // Spawn starts `capdir serve` on dataDir with HTTP on addr and the owner key key;
 // its stderr goes to logPath. extra are further serve flags.
 func Spawn(bin, dataDir, addr, key, logPath string, extra ...string) (*Server, error) {
+	return SpawnEnv(bin, dataDir, addr, key, logPath, nil, extra...)
+}
+
+// SpawnEnv is Spawn with env (NAME=value entries) added to the child's
+// environment.
+func SpawnEnv(bin, dataDir, addr, key, logPath string, env []string, extra ...string) (*Server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{"serve", "--data", dataDir, "--http", addr, "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "CAPDIR_TERMINAL_KEY="+key)
+	cmd.Env = append(append(os.Environ(), "CAPDIR_TERMINAL_KEY="+key), env...)
 	return start(cmd, logf, "http://"+addr)
 }
 

@@ -51,7 +51,13 @@ type killChild struct {
 	srv  *crashtest.Server
 }
 
-func startKillCluster(t *testing.T) *killCluster {
+// nodeTagEnv is set, in each capdir child's environment, to the child's name: a
+// row whose auth names it tells its upstream which node called.
+const nodeTagEnv = "E2E_NODE_TOKEN"
+
+// startKillCluster starts the cluster; extra are further serve flags of every
+// capdir node.
+func startKillCluster(t *testing.T, extra ...string) *killCluster {
 	t.Helper()
 	c := &killCluster{t: t, dir: t.TempDir(), creds: sampleCreds(t, "node")}
 	c.tokenKey = filepath.Join(c.dir, "token-signing.pem")
@@ -115,6 +121,7 @@ func startKillCluster(t *testing.T) *killCluster {
 		}
 		n := &killChild{name: name, args: []string{filepath.Join(c.dir, name), addr,
 			"--nats-url", c.urls, "--nats-creds", c.creds, "--replicas", "3", "--token-key", c.tokenKey, "--workers", "4"}}
+		n.args = append(n.args, extra...)
 		c.nodes = append(c.nodes, n)
 		c.startNode(n) // one at a time: the first creates the streams and the signing key
 	}
@@ -139,8 +146,8 @@ func (c *killCluster) startNATS(n *killChild) {
 
 func (c *killCluster) startNode(n *killChild) {
 	c.t.Helper()
-	srv, err := crashtest.Spawn(c.capdirBin, n.args[0], n.args[1], nodetest.Key,
-		filepath.Join(c.logs, n.name+fmt.Sprintf(".%d.log", time.Now().UnixNano())), n.args[2:]...)
+	srv, err := crashtest.SpawnEnv(c.capdirBin, n.args[0], n.args[1], nodetest.Key,
+		filepath.Join(c.logs, n.name+fmt.Sprintf(".%d.log", time.Now().UnixNano())), []string{nodeTagEnv + "=" + n.name}, n.args[2:]...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

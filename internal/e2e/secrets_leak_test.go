@@ -351,6 +351,9 @@ func newLeakWorld(t *testing.T) *leakWorld {
 		c.HTTPRunner.Timeout = 5 * time.Second
 		c.AgentProviders = []string{"deny-=" + w.denyModel.URL, "*=" + w.model.URL}
 		c.Log.Listen = "127.0.0.1:0"
+		// The scan reads the store's bytes: uncompressed, they hold every event as
+		// appended (S2 re-encodes the same bytes, so what is absent here is absent there).
+		c.Log.Compression = eventlog.CompressionNone
 		busSeed = addBusIdentity(t, c.Log.DataDir, leakBusClient, eventlog.RoleClient)
 	}, capdir.WithLogger(slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), capdir.WithEnv(func(name string) (string, bool) { v, ok := env[name]; return v, ok }))
 	w.bus = (&guardedNode{n: w.n, seeds: map[string]string{leakBusClient: busSeed}}).connect(t, leakBusClient)

@@ -219,7 +219,7 @@ func reason(err error) string {
 }
 
 // outcome maps a tool's result onto the Outcome.
-func (r *Runner) outcome(name string, s *session, res *mcp.CallToolResult) runner.Outcome {
+func (r *Runner) outcome(name string, s conn, res *mcp.CallToolResult) runner.Outcome {
 	text := s.redact.Scrub(resultText(res))
 	o := runner.Outcome{Ran: true, CredTag: s.tag}
 	switch {

@@ -36,6 +36,14 @@ type session struct {
 	tag         string
 }
 
+// conn is a session as one call uses it, copied under the session's lock: another
+// call may drop or replace the session meanwhile.
+type conn struct {
+	cs     *mcp.ClientSession
+	redact runner.Redactor
+	tag    string
+}
+
 func (p *pool) entry(name string) (*session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -52,15 +60,15 @@ func (p *pool) entry(name string) (*session, error) {
 
 // get returns a connected session for u, connecting within ctx when there is
 // none (or the one there is was made for another registration of u).
-func (p *pool) get(ctx context.Context, u Upstream) (*session, error) {
+func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	s, err := p.entry(u.Name)
 	if err != nil {
-		return nil, err
+		return conn{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cs != nil && s.fingerprint == u.fingerprint() {
-		return s, nil
+		return conn{cs: s.cs, redact: s.redact, tag: s.tag}, nil
 	}
 	if s.cs != nil {
 		s.cs.Close()
@@ -68,18 +76,18 @@ func (p *pool) get(ctx context.Context, u Upstream) (*session, error) {
 	}
 	t, cred, err := p.transport(u)
 	if err != nil {
-		return nil, err
+		return conn{}, err
 	}
 	cs, err := p.client(u.Name).Connect(ctx, t, nil)
 	if err != nil {
-		return nil, err
+		return conn{}, err
 	}
 	s.cs, s.fingerprint = cs, u.fingerprint()
 	s.redact, s.tag = runner.NewRedactor(cred.Secrets()), cred.Tag(p.cfg.TagSalt)
 	if p.cfg.Connected != nil {
 		p.cfg.Connected(u.Name)
 	}
-	return s, nil
+	return conn{cs: s.cs, redact: s.redact, tag: s.tag}, nil
 }
 
 // client is an SDK client whose tool list changes reach Config.ListChanged.
@@ -113,7 +121,8 @@ func (p *pool) transport(u Upstream) (mcp.Transport, runner.Credential, error) {
 	return &mcp.StreamableClientTransport{Endpoint: req.URL, HTTPClient: hc, MaxRetries: -1}, cred, nil
 }
 
-// drop closes name's session if it is still cs (a failed connection).
+// drop closes name's session if it is still cs (a failed connection); a cs
+// another call dropped already is not there to close.
 func (p *pool) drop(name string, cs *mcp.ClientSession) {
 	s, err := p.entry(name)
 	if err != nil {
@@ -121,7 +130,7 @@ func (p *pool) drop(name string, cs *mcp.ClientSession) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cs == cs {
+	if cs != nil && s.cs == cs {
 		s.cs.Close()
 		s.cs = nil
 	}

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/capdir/capdir/eventlog"
+)
+
+// dirSize is the bytes of the files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The disk one invocation costs, with the streams compressed and without: set
+// CAPDIR_BENCH_DISK to the number of fn invocations to make (64 in flight over
+// POST /api/dispatch); the log's store and the whole data dir (the projection
+// included) are measured once the node has stopped, and logged per invocation.
+func TestDiskPerInvocation(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CAPDIR_BENCH_DISK"))
+	if n <= 0 {
+		t.Skip("set CAPDIR_BENCH_DISK to a number of invocations")
+	}
+	for _, c := range []string{eventlog.CompressionS2, eventlog.CompressionNone} {
+		dir := t.TempDir()
+		e, err := StartEnv(context.Background(), EnvConfig{Dir: dir, Compression: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, whole0 := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node"))), dirSize(t, dir)
+		lat, el, err := Drive(context.Background(), n, Parallel, 0, e.RawHTTPInvoke())
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, whole := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node")))-before, dirSize(t, dir)-whole0
+		t.Logf("compression %s: %d invocations at %.0f/s: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
+			c, len(lat), float64(len(lat))/el.Seconds(), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
+	}
+}
