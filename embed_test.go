@@ -210,3 +210,42 @@ func TestStartFailureUnwinds(t *testing.T) {
 		t.Errorf("a node after the failed start: %d %s", code, body)
 	}
 }
+
+// The node's long-lived components share one lifecycle: Close is idempotent and
+// Done is closed once it has run. After Stop, every one is done, and closing it
+// again returns what the first close did.
+func TestComponentsShareOneLifecycle(t *testing.T) {
+	type component interface {
+		Close() error
+		Done() <-chan struct{}
+	}
+	n := nodetest.Start(t, nil)
+	parts := map[string]any{"log": n.Log(), "projector": n.Projector(), "dispatcher": n.Dispatcher(), "mcp": n.MCP()}
+	for name, p := range parts {
+		c, ok := p.(component)
+		if !ok {
+			t.Fatalf("the %s (%T) has no Close() error and Done()", name, p)
+		}
+		select {
+		case <-c.Done():
+			t.Errorf("the %s is done before Stop", name)
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := n.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range parts {
+		c := p.(component)
+		select {
+		case <-c.Done():
+		default:
+			t.Errorf("the %s is not done after Stop", name)
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("the %s closed again: %v", name, err)
+		}
+	}
+}

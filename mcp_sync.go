@@ -2,16 +2,23 @@ package capdir
 
 import (
 	"context"
+	"time"
 
 	"github.com/capdir/capdir/api/importer/mcptools"
 	"github.com/capdir/capdir/command"
 )
 
+// DefaultMCPRelist is how often every upstream MCP server's tools are listed
+// again when Config.MCPRelist is 0: a fallback for an upstream that changes its
+// tools without sending notifications/tools/list_changed.
+const DefaultMCPRelist = 5 * time.Minute
+
 // mcpSync keeps the rows of each upstream MCP server in step with its tool list:
-// on start, on every (re)connect and on notifications/tools/list_changed, the
-// upstream's tools are listed and imported as rows of runner mcp, replacing the
-// rows that changed and deleting those of tools that are gone (only rows whose
-// SOURCE line names that upstream). A row equal to the stored one appends
+// on start, on every (re)connect, on notifications/tools/list_changed, when the
+// owner registers, replaces or removes an upstream, and every relist interval,
+// the upstream's tools are listed and imported as rows of runner mcp, replacing
+// the rows that changed and deleting those of tools that are gone (only rows
+// whose SOURCE line names that upstream). A row equal to the stored one appends
 // nothing, so a list that did not change, or two nodes importing the same list,
 // write nothing more.
 type mcpSync struct {
@@ -29,11 +36,28 @@ func (s *mcpSync) poke(upstream string) {
 	}
 }
 
-// run syncs every upstream once, then each one poked, until ctx ends.
-func (n *Node) runMCPSync(ctx context.Context, names []string) error {
+// relistEvery is the relist interval cfg asks for; 0 is never.
+func relistEvery(cfg Config) time.Duration {
+	switch {
+	case cfg.MCPRelist < 0:
+		return 0
+	case cfg.MCPRelist == 0:
+		return DefaultMCPRelist
+	}
+	return cfg.MCPRelist
+}
 
-	for _, name := range names {
+// runMCPSync syncs every upstream once, then each one poked, and all of them
+// every relist interval (none when every is 0), until ctx ends.
+func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Duration) error {
+	for _, name := range ups.Names() {
 		n.syncMCP(ctx, name)
+	}
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
 	}
 	for {
 		select {
@@ -41,6 +65,10 @@ func (n *Node) runMCPSync(ctx context.Context, names []string) error {
 			return nil
 		case name := <-n.mcpSync.wake:
 			n.syncMCP(ctx, name)
+		case <-tick:
+			for _, name := range ups.Names() {
+				n.syncMCP(ctx, name)
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/console"
@@ -42,7 +43,7 @@ import (
 // settings are held in that component's own type, defaulted and checked in its
 // package, so a zero Config (with Log.DataDir) starts a working node. Start
 // wires each component: the fields a comment below says Start sets are the
-// node's, whatever they held.
+// node's, and Start refuses a value in them (ErrWiringInConfig).
 type Config struct {
 	// Log configures the event log (embedded server or NATSURL, Creds, Listen,
 	// Replicas, Sync, DataMaxAge, ...). Log.DataDir is the node's data dir and is
@@ -79,8 +80,12 @@ type Config struct {
 	// never names a URL or a command itself.
 	MCPUpstreams mcprunner.Static
 	// MCPRunner configures the mcp runner (Limits); Start sets its Upstreams, Env
-	// and TagSalt.
+	// and TagSalt. Its upstreams are MCPUpstreams and those the owner registers
+	// (PUT /api/upstreams/{name}).
 	MCPRunner mcprunner.Config
+	// MCPRelist is how often every upstream's tools are listed again, besides on
+	// list_changed and on reconnect: DefaultMCPRelist when 0, never when negative.
+	MCPRelist time.Duration
 	// ComposeConfig configures flow and agent rows (agents.go).
 	ComposeConfig
 	// TerminalKey is the owner key (x-terminal-key); it also keys credential tags.
@@ -116,6 +121,7 @@ func (c *Config) Validate() error {
 	if _, err := secretEnv(c.SecretEnv); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.wiringSet()...)
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
@@ -261,9 +267,10 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
 		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
-		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets,
+		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
 		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.mcpServer, Ask: askIndex,
@@ -277,9 +284,9 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	n.goRun(func() error { return n.proj.Run(runCtx) })
 	n.goRun(func() error { return n.mcpServer.Run(runCtx) })
 	n.goRun(func() error { return n.runLedger(runCtx) })
-	if names := cfg.MCPUpstreams.Names(); len(names) > 0 {
-		n.goRun(func() error { return n.runMCPSync(runCtx, names) })
-	}
+	ups := nodeUpstreams{fixed: cfg.MCPUpstreams, p: n.proj}
+	n.proj.WatchUpstreams(n.mcpSync.poke)
+	n.goRun(func() error { return n.runMCPSync(runCtx, ups, relistEvery(cfg)) })
 	if err := n.dispatch.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -315,7 +322,7 @@ func (n *Node) serveHTTP(ln net.Listener, addr string, limits httpLimits) error 
 	}
 	n.listener = ln
 	n.http = limits.server(n.srv.Handler())
-	n.http.RegisterOnShutdown(n.mcpServer.Close) // MCP sessions' streams would hold Shutdown open
+	n.http.RegisterOnShutdown(func() { n.mcpServer.Close() }) // MCP sessions' streams would hold Shutdown open
 	if n.console != nil {
 		n.http.RegisterOnShutdown(n.console.Close) // and so would the console's live streams
 	}
@@ -498,11 +505,8 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		return nil, err
 	}
 	mc := cfg.MCPRunner
-	mc.Upstreams, mc.Env, mc.TagSalt = cfg.MCPUpstreams, env, salt
+	mc.Upstreams, mc.Env, mc.TagSalt = nodeUpstreams{fixed: cfg.MCPUpstreams, p: p}, env, salt
 	mc.Connected, mc.ListChanged = n.mcpSync.poke, n.mcpSync.poke
-	if mc.Upstreams == nil {
-		mc.Upstreams = mcprunner.Static{}
-	}
 	if n.mcpRunner, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
@@ -107,6 +108,10 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Minter mints the deployment's capability tokens (POST /api/tokens); required.
 	Minter *token.Minter
+	// FixedUpstreams are the upstream MCP servers of the operator's flags
+	// (--mcp-http, --mcp-stdio): listed by GET /api/upstreams, and names the API
+	// may not register or remove.
+	FixedUpstreams mcprunner.Static
 	// MCP, when set, is served at /mcp (the node passes an api/mcp Handler).
 	MCP http.Handler
 	// Ledger signs and keeps the receipt ledger's checkpoints (package
@@ -149,7 +154,9 @@ func (c *Config) commands() command.Config {
 	approver, _ := c.Dispatcher.(command.Approver)
 	return command.Config{Log: c.Log, Projector: c.Projector, Minter: c.Minter, Check: check, Approver: approver,
 		SecretEnv: c.SecretEnv, MaxRow: c.MaxBody, WriteTimeout: c.WriteTimeout, DecideWait: c.DispatchWait,
-		ImportSpoolDir: c.ImportSpoolDir, Clock: c.Clock, Logger: c.Logger}
+		ImportSpoolDir: c.ImportSpoolDir, Clock: c.Clock, Logger: c.Logger,
+		CheckUpstream: func(name, rawURL, auth string) error { _, err := mcprunner.NewHTTP(name, rawURL, auth); return err },
+		FixedUpstream: func(name string) bool { _, ok := c.FixedUpstreams[name]; return ok }}
 }
 
 // MinTerminalKey is the fewest characters an owner key (x-terminal-key) may have.

@@ -47,7 +47,12 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	// long as it needs without stalling, and its answer gets a write timeout of its own.
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
-	res, err := s.runImport(w, r, rc, upsert, limit)
+	var res command.ImportResult
+	if isTableFormat(format) {
+		res, err = s.runTableImport(w, r, rc, format, upsert, limit)
+	} else {
+		res, err = s.runImport(w, r, rc, upsert, limit)
+	}
 	if s.cfg.HTTPWriteTimeout > 0 { // the answer, whichever it is
 		rc.SetWriteDeadline(time.Now().Add(s.cfg.HTTPWriteTimeout))
 	}

@@ -21,10 +21,10 @@ func importFormat(r *http.Request) (string, error) {
 	switch f := r.URL.Query().Get("format"); f {
 	case "", FormatRows:
 		return FormatRows, nil
-	case FormatOpenAPI:
+	case FormatOpenAPI, FormatD1, FormatSQLite:
 		return f, nil
 	default:
-		return "", fmt.Errorf("%w: format must be rows (the default) or openapi; got %q", ErrBadQuery, f)
+		return "", fmt.Errorf("%w: format must be rows (the default), openapi, d1 or sqlite; got %q", ErrBadQuery, f)
 	}
 }
 

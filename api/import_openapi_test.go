@@ -381,7 +381,7 @@ func TestImportOpenAPIRefused(t *testing.T) {
 	}{
 		{"garbage", path, "\x00\xff{{{ not a spec", 400, "openapi_spec_refused: it cannot be read as an OpenAPI document"},
 		{"50 MB", path, strings.Repeat("a", 50<<20), 413, "payload_too_large: the spec is 52428800 bytes; the limit is 4194304"},
-		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default) or openapi"},
+		{"bad format", "/api/directory/import?format=wsdl", spec, 400, "format must be rows (the default), openapi, d1 or sqlite"},
 		{"bad flag", path + "&prune=yes", spec, 400, "prune must be true or false"},
 		{"bad auth env", path + "&auth_env=petstore_auth%3Dnot+a+name", spec, 400, "openapi_bad_option: auth-env"},
 		{"relative server", "/api/directory/import?format=openapi", strings.Replace(spec, "http://petstore.swagger.io/v1", "/v1", 1), 400, "give the server with --spec-server URL"},

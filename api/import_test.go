@@ -94,16 +94,28 @@ func TestImportSampleFixture(t *testing.T) {
 		t.Fatal("a refused import appended")
 	}
 
-	// With upsert: every row is replaced, created_at survives.
+	// With upsert: rows equal to the stored ones append nothing; a changed row
+	// is replaced, created_at surviving.
+	status, body = send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", string(testdata.SampleRows()))
+	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"unchanged":6,"failed":[]}` {
+		t.Fatalf("upsert import: HTTP %d %s", status, body)
+	}
+	if nodetest.ControlSeq(t, n) != before {
+		t.Fatal("an upsert of unchanged rows appended")
+	}
 	var nowBefore contract.Row
 	decode(t, mustDo(t, n, http.StatusOK, "GET", "/api/directory/NOW", ""), &nowBefore)
-	status, body = send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", string(testdata.SampleRows()))
-	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"failed":[]}` {
-		t.Fatalf("upsert import: HTTP %d %s", status, body)
+	changed := strings.Replace(string(testdata.SampleRows()), `"category": "time",`, `"category": "moved",`, 1)
+	if changed == string(testdata.SampleRows()) {
+		t.Fatal("the fixture's NOW row is not where the test changes it")
+	}
+	status, body = send(t, n, "POST", "/api/directory/import?mode=upsert", "application/json", changed)
+	if status != http.StatusOK || strings.TrimSpace(body) != `{"ok":6,"unchanged":5,"failed":[]}` {
+		t.Fatalf("upsert import of one changed row: HTTP %d %s", status, body)
 	}
 	var nowAfter contract.Row
 	decode(t, mustDo(t, n, http.StatusOK, "GET", "/api/directory/NOW", ""), &nowAfter)
-	if nowAfter.CreatedAt != nowBefore.CreatedAt || !sameContract(nowAfter, want["NOW"]) {
+	if nowAfter.CreatedAt != nowBefore.CreatedAt || nowAfter.Category != "moved" {
 		t.Fatalf("NOW after upsert: %+v", nowAfter)
 	}
 	if ms := nodetest.Mutations(t, n, "NOW"); len(ms) != 2 || ms[1].Action != contract.ActionReplace {

@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	s.registerTokens()
 	s.registerApprovals()
 	s.registerLedger()
+	s.registerUpstreams()
 	if s.cfg.MCP != nil {
 		s.mux.Handle("/mcp", s.cfg.MCP) // the MCP server (package api/mcp), every method
 	}

@@ -202,6 +202,10 @@ func notFoundBody(err error) any {
 			"how_to_fix": "GET /api/dispatch?registry=1 lists the keys you may read (keys are case-sensitive)",
 		}
 	}
+	var un *command.UpstreamNotFoundError
+	if errors.As(err, &un) {
+		return upstreamNotFoundBody(un)
+	}
 	var rn *receiptNotFound
 	if errors.As(err, &rn) {
 		if rn.confirm {

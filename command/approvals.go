@@ -103,14 +103,11 @@ func (p *Approvals) List(ctx context.Context, limit int) ([]answer.Approval, err
 	return out, nil
 }
 
-// settleWait bounds how long a list waits for this node's projection to catch up.
-const settleWait = 5 * time.Second
-
 // settle waits until this node has folded the control stream as the log holds it
-// now; when the log cannot be asked in time the list is answered from the
-// projection as it is.
+// now, at most the projection wait; when the log cannot be asked in time the list
+// is answered from the projection as it is.
 func (p *Approvals) settle(ctx context.Context) {
-	wait, cancel := context.WithTimeout(ctx, settleWait)
+	wait, cancel := p.cfg.Projector.WaitContext(ctx) // the projection wait (projector.Settings.Wait)
 	defer cancel()
 	if err := p.cfg.Projector.Settle(wait, wire.ControlStream); err != nil && ctx.Err() == nil {
 		p.cfg.Logger.Warn("command: approvals listed before the projection caught up", "err", err)

@@ -44,8 +44,14 @@ type Config struct {
 	// syntax is checked, before any row is written (os.TempDir() when empty). The
 	// file is removed at once and vanishes when the import ends.
 	ImportSpoolDir string
-	Clock          func() time.Time
-	Logger         *slog.Logger
+	// CheckUpstream, when set, checks an upstream registration's name, URL and
+	// auth as the operator's --mcp-http values are checked (the facade passes
+	// mcprunner.NewHTTP's check); FixedUpstream reports the names the operator's
+	// flags own, which no registration may take.
+	CheckUpstream func(name, rawURL, auth string) error
+	FixedUpstream func(name string) bool
+	Clock         func() time.Time
+	Logger        *slog.Logger
 }
 
 // Defaults of Config.

@@ -14,8 +14,8 @@ import (
 )
 
 // Directory is the directory's write path: the one read-modify-append for rows,
-// which the REST routes, the import and any other entry point (an MCP server, a Go
-// program embedding capdir) call. It speaks no HTTP: each method returns a
+// which the REST routes, the console, the importers and a Go program embedding
+// capdir (Node.Directory) all call. It speaks no HTTP: each method returns a
 // WriteResult or an error, a *KeyError matching one of ErrNotFound, ErrExists,
 // ErrConflict, ErrPayloadTooLarge, ErrNotVisible, ErrUnavailable, or a contract
 // error (a *contract.RefusalError for hygiene, a *contract.ValidationError for a
@@ -23,8 +23,9 @@ import (
 //
 // A write reads the key's row and the sequence of its last mutation from the
 // projection, builds the new row, checks its credential against the operator's
-// allow-list and its size as the log stores it against the row limit, and appends exactly one DIRECTORY_MUTATE (actor wire.OwnerActor) expecting
-// that sequence on the key's subject: when another writer got there first the
+// allow-list and its size as the log stores it against the row limit, and appends
+// exactly one DIRECTORY_MUTATE (actor wire.OwnerActor) expecting that sequence on
+// the key's subject: when another writer got there first the
 // append fails with ErrConflict and nothing is written, so no update is ever lost.
 // It returns once the projection has applied the event, so the caller reads its own
 // write; past the write timeout it returns ErrNotVisible together with the

@@ -127,7 +127,7 @@ func (d *Directory) importRows(body *bufio.Reader, contentType string) (rows row
 
 // importResult is what im did: how many rows it wrote, and its failures in order.
 func importResult(im *importer) ImportResult {
-	res := ImportResult{OK: im.ok, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
+	res := ImportResult{OK: im.ok, Unchanged: im.unchanged, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
 	return res
 }
@@ -147,8 +147,11 @@ type importer struct {
 	bytes    int // event bytes in flight
 	maxSeq   uint64
 	ok       int
-	failed   []ImportFailure
-	warned   []ImportWarning // in the order the rows were acknowledged
+	// unchanged are the rows of ok an upsert found equal to the stored ones:
+	// nothing was appended for them.
+	unchanged int
+	failed    []ImportFailure
+	warned    []ImportWarning // in the order the rows were acknowledged
 }
 
 type importInflight struct {
@@ -186,9 +189,15 @@ func (im *importer) add(ctx context.Context, row importRow) {
 	}
 	build := buildCreate(f)
 	if im.upsert {
-		build = buildUpsert(key, f)
+		build = unlessUnchanged(buildUpsert(key, f))
 	}
 	p, err := im.w.prepare(key, build)
+	if errors.Is(err, errUnchanged) {
+		im.seen[hash] = row.index
+		im.ok++
+		im.unchanged++
+		return
+	}
 	if dup && errors.Is(err, ErrExists) {
 		im.failMsg(row, key, importRepeatedMessage(key, earlier), "")
 		return

@@ -9,6 +9,7 @@ type Side struct {
 	tokens    *Tokens
 	approvals *Approvals
 	breakers  *Breakers
+	upstreams *Upstreams
 }
 
 // New is the command side over cfg's log and projection.
@@ -17,7 +18,8 @@ func New(cfg Config) (*Side, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Side{dir: newDirectory(cfg), tokens: &Tokens{cfg: cfg}, approvals: &Approvals{cfg: cfg}, breakers: &Breakers{cfg: cfg}}, nil
+	return &Side{dir: newDirectory(cfg), tokens: &Tokens{cfg: cfg}, approvals: &Approvals{cfg: cfg}, breakers: &Breakers{cfg: cfg},
+		upstreams: &Upstreams{cfg: cfg}}, nil
 }
 
 // Directory is the directory's write path.

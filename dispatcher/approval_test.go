@@ -25,7 +25,7 @@ func approvalStack(t *testing.T) (*stack, *dispatcher.Service, string) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Close() })
 	row := fnRow("PAY", "echo", "# WHAT: pay")
 	row.Sensitive, row.InputSchema = 1, `{"type":"string"}`
 	st.putRow(t, row)

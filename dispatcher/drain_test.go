@@ -61,7 +61,7 @@ func TestDrainFinishesCallsInFlightAndGivesBackTheRest(t *testing.T) {
 	if err := a.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.Stop)
+	t.Cleanup(func() { a.Close() })
 	first := invokeAsync(t, a, "GATED", "first")
 	if b := <-started; b != "first" {
 		t.Fatalf("started %q", b)
@@ -87,7 +87,7 @@ func TestDrainFinishesCallsInFlightAndGivesBackTheRest(t *testing.T) {
 		t.Fatalf("%d calls ran on the draining service, want only the one in flight", n)
 	}
 	// Stop and Drain after a drain are no-ops.
-	a.Stop()
+	a.Close()
 	if err := a.Drain(context.Background()); err != nil {
 		t.Fatalf("a second drain: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestDrainFinishesCallsInFlightAndGivesBackTheRest(t *testing.T) {
 	if err := b.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Stop)
+	t.Cleanup(func() { b.Close() })
 	r = <-second
 	if r.err != nil || r.rc.Result != "done:second" || r.rc.Worker != "b" {
 		t.Fatalf("the request given back: %+v, %v", r.rc, r.err)
@@ -138,7 +138,7 @@ func TestDrainPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 				drained := make(chan error, 1)
 				go func() { drained <- a.Drain(context.Background()) }()
 				<-dispatcher.Draining(a)
-				a.Stop()
+				a.Close()
 				err = <-drained
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("drain cut by Stop: %v, want context.Canceled", err)
@@ -153,14 +153,14 @@ func TestDrainPastItsDeadlineCancelsAndRedelivers(t *testing.T) {
 			if again := a.Drain(context.Background()); again == nil || again.Error() != err.Error() {
 				t.Fatalf("a later Drain returned %v, want the first one's %v", again, err)
 			}
-			a.Stop()
+			a.Close()
 
 			close(release)
 			b := st.newService(t, func(c *dispatcher.ServiceConfig) { c.Name = "b"; c.AckWait = time.Second })
 			if err := b.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(b.Stop)
+			t.Cleanup(func() { b.Close() })
 			r := <-got
 			if r.err != nil || r.rc.Status != wire.StatusProvenMaterialResult || r.rc.Worker != "b" {
 				t.Fatalf("redelivered call: %+v, %v", r.rc, r.err)

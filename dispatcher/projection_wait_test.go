@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// Every wait of the dispatcher and of the facade for the projection is bounded
-// by one setting, projector.Settings.Wait (Projector.WaitContext): no timeout of
-// theirs is a literal duration.
+// Every wait of the dispatcher, the command side and the facade for the
+// projection is bounded by one setting, projector.Settings.Wait
+// (Projector.WaitContext): no timeout of theirs is a literal duration.
 func TestNoLiteralTimeouts(t *testing.T) {
-	for _, dir := range []string{".", "../api"} {
+	for _, dir := range []string{".", "../command", "../api"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

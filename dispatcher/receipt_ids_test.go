@@ -19,7 +19,7 @@ func TestAForgedReceiptIDDoesNotSuppressTheReceipt(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("ECHO", "echo", ""))
 
 	inv := wire.NewInvocationID(time.Now())

@@ -41,7 +41,7 @@ func TestUnstorableReceiptGetsAFailureReceiptNotARerun(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Close() })
 
 	rc := invoke(t, s, "BIG", "x")
 	if rc.Status != wire.StatusRanWithError || !rc.Ran || rc.OK || !strings.HasPrefix(rc.Result, "ERR:receipt:too_large:") ||

@@ -78,7 +78,7 @@ func TestRedeliveryIsNotRunAgainstALaggingProjection(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	hold.Store(true)
 	rc := invoke(t, s, "COUNT", "x")
 	<-waiting // the redelivery met the lagging projection
@@ -119,7 +119,7 @@ func TestRequestStoredBeforeALeaderElectionIsChecked(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	blocked := make(chan wire.Receipt, 1)
 	go func() { blocked <- invoke(t, s, "BLOCK", "x") }()
 	<-busy // the one worker is held: the next request waits for it

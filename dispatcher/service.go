@@ -237,7 +237,7 @@ type Service struct {
 	wg      sync.WaitGroup // the heartbeat
 	cancel  context.CancelFunc
 
-	// Stopping: draining is closed when Drain (or Stop) begins; the first caller
+	// Stopping: draining is closed when Drain (or Close) begins; the first caller
 	// drains, later ones wait for closed. hurry cancels the calls in flight once.
 	stopping  atomic.Bool
 	draining  chan struct{}
@@ -337,7 +337,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	cc, err := cons.Consume(2*s.cfg.Workers, s.deliver)
 	if err != nil {
-		s.Stop()
+		s.Close()
 		return fmt.Errorf("dispatcher: consume: %w", err)
 	}
 	s.mu.Lock()
@@ -417,11 +417,11 @@ func (s *Service) worker(runCtx context.Context, slot *heldSlot) {
 // for a consumer: it stops pulling requests at once and gives back (NAKs) those
 // delivered but not started, so another worker or the next start runs them; the
 // calls in flight run to the end and write their receipts and acks. When ctx ends
-// first, the calls still in flight are cancelled as Stop cancels them: they get
+// first, the calls still in flight are cancelled as Close cancels them: they get
 // no receipt and are NAKed, to be run again. Drain then returns an error matching
 // ErrDrainCut and ctx's error; nil when nothing had to be cancelled.
 //
-// Drain and Stop may be called any number of times, from any goroutine: the first
+// Drain and Close may be called any number of times, from any goroutine: the first
 // call drains; a later one waits for it, and when its own ctx ends first it
 // cancels the calls in flight. Every call returns the first call's result.
 func (s *Service) Drain(ctx context.Context) error {
@@ -439,14 +439,18 @@ func (s *Service) Drain(ctx context.Context) error {
 	return s.stopErr
 }
 
-// Stop is Drain with a context already cancelled: it stops taking requests,
+// Close is Drain with a context already cancelled: it stops taking requests,
 // cancels the calls in flight (their requests are NAKed and will be redelivered)
-// and waits for the workers. It is idempotent, and safe during or after Drain.
-func (s *Service) Stop() {
+// and waits for the workers. It is idempotent, and safe during or after Drain;
+// it returns the first Drain's result.
+func (s *Service) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s.Drain(ctx)
+	return s.Drain(ctx)
 }
+
+// Done is closed once the service has drained (Drain or Close has finished).
+func (s *Service) Done() <-chan struct{} { return s.closed }
 
 func (s *Service) drain(ctx context.Context) error {
 	close(s.draining)

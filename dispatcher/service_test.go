@@ -114,7 +114,7 @@ func TestInvokeFnEndToEnd(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo the second argument\n[\"$2\"]"))
 
 	rc := invoke(t, s, "SAY", "a|hello \"world\"")
@@ -151,7 +151,7 @@ func TestUnknownKeyGetsReceiptAndSuggestions(t *testing.T) {
 	s := st.newService(t, nil)
 	st.run(t)
 	s.Start(context.Background())
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("ZZ_TEST_TEMPERATURE", "echo", "# WHAT: x"))
 	rc := invoke(t, s, "ZZ_TEST_TEMPERATUR", "")
 	if rc.Status != wire.StatusRefusedUnknownKey || rc.Ran || rc.OK {
@@ -168,7 +168,7 @@ func TestDisabledRowRefused(t *testing.T) {
 	s := st.newService(t, nil)
 	st.run(t)
 	s.Start(context.Background())
-	defer s.Stop()
+	defer s.Close()
 	r := fnRow("OFF", "echo", "# WHAT: x")
 	r.Enabled = 0
 	st.putRow(t, r)
@@ -186,7 +186,7 @@ func TestInvokeOverNATS(t *testing.T) {
 	s := st.newService(t, nil)
 	st.run(t)
 	s.Start(context.Background())
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -238,7 +238,7 @@ func TestBusRequestIsNeverTheOwners(t *testing.T) {
 	s := st.newService(t, nil)
 	st.run(t)
 	s.Start(context.Background())
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	nc := busConn(t, st, "c1")
 	notices := make(chan *nats.Msg, 4)
@@ -357,13 +357,13 @@ func TestWorkerKilledMidInvocation(t *testing.T) {
 				got <- res{rc, err}
 			}()
 			<-crashed
-			a.Stop() // the crashed worker is gone; its request is unacknowledged
+			a.Close() // the crashed worker is gone; its request is unacknowledged
 
 			b := st.newService(t, func(c *dispatcher.ServiceConfig) { c.AckWait = 300 * time.Millisecond; c.Name = "b" })
 			if err := b.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			defer b.Stop()
+			defer b.Close()
 			r := <-got
 			if r.err != nil {
 				t.Fatalf("invoke: %v", r.err)
@@ -399,7 +399,7 @@ func TestRowWrittenElsewhereIsCallableAtOnce(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("FIRST", "echo", "# WHAT: first"))
 
 	// Hold the projector up behind another write, then write the row as a node
@@ -436,7 +436,7 @@ func TestReceiptFromAnotherWorkerWakesBeforeTheCommit(t *testing.T) {
 	if err := worker.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(worker.Stop)
+	t.Cleanup(func() { worker.Close() })
 
 	// The caller's node: its own projection of the same log, no workers started.
 	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "caller.db"), Log: st.log, Logger: quiet, Settings: projector.Settings{Linger: time.Second}})
@@ -496,7 +496,7 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(s.Stop)
+		t.Cleanup(func() { s.Close() })
 	}
 	rc := invoke(t, a, "SLOW", "")
 	if rc.Result != "done" {
@@ -527,7 +527,7 @@ func TestReceiptsShareTheirRowsSubject(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Close() })
 
 	notices := make(chan *nats.Msg, 64)
 	sub, err := st.log.Conn().ChanSubscribe(wire.ReceiptNoticeSubjects, notices)
@@ -599,7 +599,7 @@ func TestBusRequestReusingAnInvocationIDIsNotRunAgain(t *testing.T) {
 	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.Workers = 1 }) // in order
 	st.run(t)
 	s.Start(context.Background())
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("COUNT", "count", "# WHAT: count"))
 	nc := busConn(t, st, "c1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -653,7 +653,7 @@ func TestConsumerFromBeforeBusSubjectsIsUpdated(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	rc, err := wire.Invoke(ctx, busConn(t, st, "c1"), "c1", "SAY", "still here", wire.WithToken(st.mint(t, "c1", "SAY")))
 	if err != nil || rc.Result != "still here" {

@@ -116,7 +116,7 @@ func TestRedeliveredFlowReusesCompletedSteps(t *testing.T) {
 			} else {
 				<-inSecond
 			}
-			a.Stop() // the worker is gone; its request is unacknowledged
+			a.Close() // the worker is gone; its request is unacknowledged
 
 			b := st.newService(t, func(c *dispatcher.ServiceConfig) {
 				withFlows(t)(c)
@@ -125,7 +125,7 @@ func TestRedeliveredFlowReusesCompletedSteps(t *testing.T) {
 			if err := b.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			defer b.Stop()
+			defer b.Close()
 			r := <-got
 			if r.err != nil {
 				t.Fatalf("invoke: %v", r.err)
@@ -219,7 +219,7 @@ func TestRequestsCannotClaimALineage(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("SAY", "echo", `# WHAT: say`+"\n"+`["$1"]`))
 	st.putRow(t, contract.Row{Key: "FLOW", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: one step\nSAY: $1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -250,7 +250,7 @@ func TestABusClientCannotSuppressAStepRequest(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	defer s.Close()
 	st.putRow(t, fnRow("FIRST", "echo", "# WHAT: first step"))
 	st.putRow(t, contract.Row{Key: "ONE_STEP", Type: contract.TypeFlow, Enabled: 1, Content: "# WHAT: one step\nFIRST: $1"})
 	nc := busConn(t, st, "c1")
@@ -322,6 +322,6 @@ func TestStepsOfOneCallTreeAreBounded(t *testing.T) {
 				t.Fatalf("max %d: receipt %+v; want result %q", c.max, rc, c.want)
 			}
 		}
-		s.Stop()
+		s.Close()
 	}
 }

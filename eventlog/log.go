@@ -331,8 +331,8 @@ func (l *Log) Full() <-chan struct{} { return l.disk.filled() }
 // matches ErrDiskFull.
 func (l *Log) FullError() error { return l.disk.refusalOnceFilled() }
 
-// Closed is closed once Close has run.
-func (l *Log) Closed() <-chan struct{} { return l.closed }
+// Done is closed once Close has run.
+func (l *Log) Done() <-chan struct{} { return l.closed }
 
 // Close drains the connection (flushing pending async appends) and shuts the embedded
 // server down. It is idempotent.

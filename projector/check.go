@@ -45,6 +45,8 @@ var rules = map[string]rule{
 	wire.TypeTokenRevoked:        {[]wire.Family{wire.TokenFamily}, (*folder).tokenRevoked},
 	wire.TypeApprovalRequested:   {[]wire.Family{wire.ApprovalFamily}, (*folder).approvalRequested},
 	wire.TypeApprovalDecided:     {[]wire.Family{wire.ApprovalFamily}, (*folder).approvalDecided},
+	wire.TypeUpstreamRegistered:  {[]wire.Family{wire.UpstreamFamily}, (*folder).upstreamRegistered},
+	wire.TypeUpstreamRemoved:     {[]wire.Family{wire.UpstreamFamily}, (*folder).upstreamRemoved},
 }
 
 // checkEvent finds s's rule: s must be an envelope of a type this version folds,

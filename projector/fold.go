@@ -17,6 +17,8 @@ type effects struct {
 	dir     []dirChange
 	skips   []skipped
 	revoked []wire.TokenRevoked
+	// upstreams are the registrations committed (upstreams.go).
+	upstreams []upstreamChange
 }
 
 // skipped is an event the batch did not fold, and why (see skipError).

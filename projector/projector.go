@@ -25,6 +25,8 @@ type Projector struct {
 	rows  *rowCache
 	// revoked holds the token revocations folded so far (revoked.go).
 	revoked *revokedSet
+	// upstreams holds the upstream registrations folded so far (upstreams.go).
+	upstreams *upstreamSet
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -34,11 +36,12 @@ type Projector struct {
 	// hooksMu guards the hook lists; apply holds it shared while it updates the
 	// order index and calls them, so a hook registered at any time sees every
 	// change exactly once.
-	hooksMu     sync.RWMutex
-	dirWatchers []func(key string, deleted bool)
-	rowWatchers []func(key string, row *contract.Row) // watch_rows.go
-	appliedSubs []func(stream string, batch []eventlog.Stored)
-	seenSubs    []func(stream string, s *eventlog.Stored)
+	hooksMu          sync.RWMutex
+	dirWatchers      []func(key string, deleted bool)
+	rowWatchers      []func(key string, row *contract.Row) // watch_rows.go
+	upstreamWatchers []func(name string)                   // upstreams.go
+	appliedSubs      []func(stream string, batch []eventlog.Stored)
+	seenSubs         []func(stream string, s *eventlog.Stored)
 
 	// folded is, per stream, the creation time of the stream the projection was
 	// built from (logcheck.go); failed is closed once the log no longer matches.
@@ -80,16 +83,17 @@ func Open(cfg Config) (*Projector, error) {
 		return nil, fmt.Errorf("projector: %w", err)
 	}
 	p := &Projector{
-		cfg:     cfg,
-		db:      db,
-		index:   newOrderIndex(),
-		rows:    newRowCache(),
-		revoked: newRevokedSet(cfg.Clock),
-		applied: map[string]*atomic.Uint64{},
-		hurry:   map[string]chan struct{}{},
-		changed: make(chan struct{}),
-		failed:  make(chan struct{}),
-		closed:  make(chan struct{}),
+		cfg:       cfg,
+		db:        db,
+		index:     newOrderIndex(),
+		rows:      newRowCache(),
+		revoked:   newRevokedSet(cfg.Clock),
+		upstreams: newUpstreamSet(),
+		applied:   map[string]*atomic.Uint64{},
+		hurry:     map[string]chan struct{}{},
+		changed:   make(chan struct{}),
+		failed:    make(chan struct{}),
+		closed:    make(chan struct{}),
 	}
 	for _, s := range wire.Streams {
 		p.applied[s] = new(atomic.Uint64)
@@ -151,6 +155,9 @@ func (p *Projector) load() error {
 			return err
 		}
 		if err := p.revoked.load(tx); err != nil {
+			return err
+		}
+		if err := p.upstreams.load(tx); err != nil {
 			return err
 		}
 		return each(tx, bucketRows, func(k, v []byte) error {
@@ -430,8 +437,14 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 	p.reportSkips(stream, fx.skips) // before WaitFor returns: a waiter sees them counted
 	p.rows.invalidate(fx.dir)
 	p.revoked.add(fx.revoked)
+	p.upstreams.apply(fx.upstreams)
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
+	for _, c := range fx.upstreams {
+		for _, w := range p.upstreamWatchers {
+			w(c.name)
+		}
+	}
 	p.index.apply(fx.dir)
 	for _, c := range fx.dir {
 		for _, w := range p.dirWatchers {
@@ -502,8 +515,8 @@ func (p *Projector) damaged(err error) error {
 	return derr
 }
 
-// Closed is closed once Close has run.
-func (p *Projector) Closed() <-chan struct{} { return p.closed }
+// Done is closed once Close has run.
+func (p *Projector) Done() <-chan struct{} { return p.closed }
 
 // Path is the projection file.
 func (p *Projector) Path() string { return p.cfg.Path }

@@ -21,10 +21,11 @@ var (
 	bucketApprovals        = []byte("approvals")
 	bucketApprovalsPending = []byte("approvals_pending")
 	bucketApprovalsDecided = []byte("approvals_decided")
+	bucketUpstreams        = []byte("upstreams") // upstream name -> Upstream JSON, see upstreams.go
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
-	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex,
+	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex, bucketUpstreams,
 	bucketSnapshots, bucketSnapDirty}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the

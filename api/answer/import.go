@@ -88,8 +88,11 @@ type ImportWarning struct {
 
 // ImportResult is the answer to an import of rows (POST /api/directory/import).
 type ImportResult struct {
-	OK     int             `json:"ok"`
-	Failed []ImportFailure `json:"failed"`
+	OK int `json:"ok"`
+	// Unchanged are the rows of OK an upsert found equal to the stored ones but
+	// for their timestamps: nothing was appended for them.
+	Unchanged int             `json:"unchanged,omitempty"`
+	Failed    []ImportFailure `json:"failed"`
 	// Warnings are the written rows that cannot run as written, each with the
 	// literal every call of it will fail with.
 	Warnings []ImportWarning `json:"warnings,omitempty"`
@@ -97,4 +100,7 @@ type ImportResult struct {
 	// or when the body stopped before its end (HTTP 408 or 413; NDJSON: the rows
 	// before that point were imported).
 	Error string `json:"error,omitempty"`
+	// IgnoredColumns are a table's columns that are not the directory's
+	// (format=d1 or sqlite): their values are not imported.
+	IgnoredColumns []string `json:"ignored_columns,omitempty"`
 }

@@ -29,6 +29,7 @@ type Handler struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by session id, from opening to the end of the SDK's session
 	closed   bool
+	done     chan struct{}  // closed when the first Close returns
 	wg       sync.WaitGroup // the goroutines waiting for sessions to end
 
 	watch   sync.Once
@@ -43,7 +44,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{
+	h := &Handler{done: make(chan struct{}),
 		cfg: cfg, sessions: map[string]*session{}, pending: map[string]struct{}{}, kick: make(chan struct{}, 1),
 		base: sdk.NewServer(&sdk.Implementation{Name: "capdir", Version: version()}, &sdk.ServerOptions{Logger: cfg.Logger}),
 	}
@@ -209,10 +210,14 @@ func (h *Handler) adopt(s *session) {
 
 // Close ends every session and refuses new ones (503). It returns once the
 // sessions have ended: each first answers the calls it has in flight (their
-// receipts come from the dispatcher, which should still be running). Idempotent.
-func (h *Handler) Close() {
+// receipts come from the dispatcher, which should still be running). Idempotent;
+// Done is closed once it has returned.
+func (h *Handler) Close() error {
 	h.mu.Lock()
-	h.closed = true
+	if !h.closed {
+		h.closed = true
+		defer close(h.done)
+	}
 	open := make([]*session, 0, len(h.sessions))
 	for _, s := range h.sessions {
 		open = append(open, s)
@@ -228,4 +233,8 @@ func (h *Handler) Close() {
 	}
 	wg.Wait()
 	h.wg.Wait()
+	return nil
 }
+
+// Done is closed once Close has returned.
+func (h *Handler) Done() <-chan struct{} { return h.done }

@@ -134,6 +134,9 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	}
 	total := res.OK + len(res.Failed)
 	summary := fmt.Sprintf("imported %d of %d rows from %s; %d failed", res.OK, total, name, len(res.Failed))
+	if res.Unchanged > 0 {
+		summary += fmt.Sprintf("; %d unchanged (nothing written for them)", res.Unchanged)
+	}
 	if len(res.Warnings) > 0 {
 		summary += fmt.Sprintf("; %d cannot run as written", len(res.Warnings))
 	}

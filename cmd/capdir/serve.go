@@ -86,6 +86,7 @@ func serveCmd() *cobra.Command {
 	f.StringArrayVar(&mcpHTTP, "mcp-http", nil, `an upstream MCP server over streamable HTTP that rows of runner mcp call (target "NAME/TOOL"): 'NAME=URL' or 'NAME=URL AUTH', AUTH as a row's auth column (bearer:ENV, headers:{"Authorization":"Bearer $ENV"}); repeatable`)
 	f.StringArrayVar(&mcpStdio, "mcp-stdio", nil, `an upstream MCP server this node starts as a process: 'NAME=COMMAND ARGS…' (split at spaces); repeatable`)
 	f.DurationVar(&cfg.Node.MCPRunner.Timeout, "mcp-timeout", 30*time.Second, "timeout of one mcp-runner call, connecting included")
+	f.DurationVar(&cfg.Node.MCPRelist, "mcp-relist", capdir.DefaultMCPRelist, "how often every upstream MCP server's tools are listed again, besides on its list_changed and on reconnect (a negative value: never)")
 	f.StringSliceVar(&cfg.Node.SecretEnv, "secret-env", append([]string(nil), runner.DefaultSecretEnv...),
 		"environment variables rows may name in auth: NAME, PREFIX*, *SUFFIX or *; repeatable or comma-separated; empty allows none; "+
 			"$CAPDIR_SECRET_ENV when not given; capdir's own (CAPDIR_*, ...) are never readable")

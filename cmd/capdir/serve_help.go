@@ -54,7 +54,7 @@ var serveFlagGroups = []flagGroup{
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
 	{"Dispatch", []string{"workers", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
 	{"HTTP runner", []string{"http-timeout", "http-max-per-origin"}},
-	{"MCP upstreams", []string{"mcp-http", "mcp-stdio", "mcp-timeout"}},
+	{"MCP upstreams", []string{"mcp-http", "mcp-stdio", "mcp-timeout", "mcp-relist"}},
 	{"Agents and flows", []string{"agent-provider", "agent-price", "agent-step-limit", "flow-max-depth", "flow-max-fanout"}},
 	{"HTTP server limits", []string{"http-read-header-timeout", "http-read-timeout", "http-write-timeout", "http-idle-timeout",
 		"http-max-header-bytes", "max-imports", "max-import-bytes"}},

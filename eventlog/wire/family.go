@@ -33,9 +33,12 @@ const (
 	// ApprovalFamily: capdir.ctl.approval.<INVOCATION>, the approval of one call to
 	// a sensitive row; Key holds the invocation id.
 	ApprovalFamily
+	// UpstreamFamily: capdir.ctl.upstream.<NAME>, the owner's registrations of
+	// upstream MCP servers; Key holds the upstream's name.
+	UpstreamFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token", "approval"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token", "approval", "upstream"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -70,6 +73,7 @@ var familyPrefixes = []struct {
 	{stepPrefix, StepFamily},
 	{tokenPrefix, TokenFamily},
 	{approvalPrefix, ApprovalFamily},
+	{upstreamPrefix, UpstreamFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and

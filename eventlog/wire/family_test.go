@@ -22,6 +22,9 @@ func TestParseSubject(t *testing.T) {
 		{wire.BreakerSubject("GREET"), wire.Subject{Family: wire.BreakerFamily, Key: "GREET"}},
 		{wire.ApprovalSubject("inv_01"), wire.Subject{Family: wire.ApprovalFamily, Key: "inv_01"}},
 		{"capdir.ctl.approval.inv.x", wire.Subject{}},
+		{wire.UpstreamSubject("github"), wire.Subject{Family: wire.UpstreamFamily, Key: "github"}},
+		{"capdir.ctl.upstream.git.hub", wire.Subject{}},
+		{"capdir.ctl.upstream.", wire.Subject{}},
 
 		{"capdir.ctl.dir.", wire.Subject{}},
 		{"capdir.ctl.dir.A.B", wire.Subject{}},

@@ -14,14 +14,17 @@ import (
 
 // Scenario names, in the order Run runs them.
 const (
-	ScenarioFloor     = "floor"
-	ScenarioNATS      = "nats"
-	ScenarioHTTP      = "http"
-	ScenarioMCP       = "mcp"
-	ScenarioHTTPRow   = "httprow"
-	ScenarioFlow      = "flow"
-	ScenarioReplay    = "replay"
-	ScenarioDirectory = "directory"
+	ScenarioFloor   = "floor"
+	ScenarioNATS    = "nats"
+	ScenarioHTTP    = "http"
+	ScenarioMCP     = "mcp"
+	ScenarioHTTPRow = "httprow"
+	// ScenarioMCPUpstream: a row of runner mcp through capdir's /mcp against
+	// its upstream called directly.
+	ScenarioMCPUpstream = "mcp-upstream"
+	ScenarioFlow        = "flow"
+	ScenarioReplay      = "replay"
+	ScenarioDirectory   = "directory"
 )
 
 // ScenarioInfo is one scenario as help text names it.
@@ -40,6 +43,8 @@ var ScenarioTable = []ScenarioInfo{
 	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +
 		"a lean keep-alive client), interleaved with POST /api/dispatch by the same kind of client"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
+	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
+		"against that server called directly"},
 	{ScenarioFlow, "a three-step fn flow against one fn call of its step row"},
 	{ScenarioReplay, "rebuilding a fresh bbolt file from a generated log"},
 	{ScenarioDirectory, "importing generated rows; lookups, did_you_mean and resident memory"},

@@ -71,7 +71,7 @@ func (r *runner) progress(name, format string, args ...any) {
 // add records results, setting the floor ratio of invocation rows.
 func (r *runner) add(res ...Result) {
 	for i := range res {
-		if res[i].Unit == "invocations" && res[i].Rate > 0 && r.floor > 0 && res[i].Floor == 0 && res[i].Scenario != ScenarioHTTPRow {
+		if res[i].Unit == "invocations" && res[i].Rate > 0 && r.floor > 0 && res[i].Floor == 0 && res[i].Scenario != ScenarioHTTPRow && res[i].Scenario != ScenarioMCPUpstream {
 			res[i].Floor = res[i].Rate / r.floor
 		}
 	}
@@ -82,7 +82,7 @@ func (r *runner) add(res ...Result) {
 // flow.
 func (r *runner) shared(ctx context.Context) error {
 	need := false
-	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioFlow} {
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioMCPUpstream, ScenarioFlow} {
 		need = need || r.cfg.wants(s)
 	}
 	if !need {
@@ -164,6 +164,14 @@ func (r *runner) shared(ctx context.Context) error {
 	if r.cfg.wants(ScenarioHTTPRow) {
 		r.progress(ScenarioHTTPRow, "http row vs the upstream directly, %d rounds", c.httpRow)
 		res, err := HTTPRow(ctx, e, c.httpRow, c.budget)
+		if err != nil {
+			return err
+		}
+		r.add(res...)
+	}
+	if r.cfg.wants(ScenarioMCPUpstream) {
+		r.progress(ScenarioMCPUpstream, "an mcp row through /mcp vs its upstream directly, %d rounds", c.httpRow)
+		res, err := MCPUpstream(ctx, e, c.httpRow, c.budget)
 		if err != nil {
 			return err
 		}

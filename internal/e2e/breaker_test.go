@@ -461,7 +461,7 @@ func startLaggingWorker(t *testing.T, w *brkWorld, a *capdir.Node, creds string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		svc.Stop()
+		svc.Close()
 		cancel()
 		<-done
 		lw.proj.Close()
@@ -483,7 +483,7 @@ func TestBreakerWorkerWaitsForItsProjection(t *testing.T) {
 		creds = addBusIdentity(t, c.Log.DataDir, "lagging", eventlog.RoleNode)
 	}, w.opts()...)
 	lw := startLaggingWorker(t, w, a, creds)
-	a.Dispatcher().Stop() // every request now goes to the lagging worker
+	a.Dispatcher().Close() // every request now goes to the lagging worker
 	const key = "BRK_LAG"
 	w.addRow(t, a, key)
 	for range 7 {

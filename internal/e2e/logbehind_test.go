@@ -69,7 +69,7 @@ func TestNodeRefusesABehindLogOnStartAndReplayRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	_, err := capdir.Start(context.Background(), cfg)
+	_, err := capdir.Start(context.Background(), cfg, nodetest.Quiet())
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("start on a deleted control stream: %v; want ErrLogBehind", err)
 	}

@@ -456,7 +456,7 @@ func TestTokenRevokedOnOneNodeRefusedOnAnother(t *testing.T) {
 
 	// From here on only B's workers run requests, and B's projection folds the
 	// control stream late: each control batch it applies is followed by a pause.
-	a.Dispatcher().Stop()
+	a.Dispatcher().Close()
 	var lag atomic.Bool
 	paused := make(chan struct{}, 1)
 	b.Projector().OnApplied(func(stream string, _ []eventlog.Stored) {
@@ -678,7 +678,7 @@ func TestTokenSigningKeyFile(t *testing.T) {
 	if err := os.WriteFile(loose, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, TokenKeyFile: loose, Log: eventlog.Config{DataDir: t.TempDir()}})
+	_, err = capdir.Start(context.Background(), capdir.Config{TerminalKey: nodetest.Key, TokenKeyFile: loose, Log: eventlog.Config{DataDir: t.TempDir()}}, nodetest.Quiet())
 	if err == nil || !strings.Contains(err.Error(), "--token-key") || !strings.Contains(err.Error(), "chmod 600 "+loose) {
 		t.Fatalf("a key file others may read: %v", err)
 	}

@@ -2,10 +2,8 @@ package httprunner
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/capdir/capdir/dispatcher/runner"
 )
@@ -38,20 +36,8 @@ func redirectPolicy(credentialed bool, rd runner.Redactor, next func(*http.Reque
 	}
 }
 
-// origin is scheme://host:port of u, lower case, with the scheme's default port
-// made explicit.
-func origin(u *url.URL) string {
-	scheme, port := strings.ToLower(u.Scheme), u.Port()
-	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
+// origin is runner.Origin.
+func origin(u *url.URL) string { return runner.Origin(u) }
 
 // withoutQuery is u without user info, query and fragment.
 func withoutQuery(u *url.URL) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
 )
@@ -147,6 +148,9 @@ func (r *Runner) arguments(c runner.Call) (map[string]any, error) {
 			return nil, err
 		}
 	} else if !strings.HasPrefix(text, "{") {
+		if args, ok := namedArguments(c.Row, c.Body); ok {
+			return args, nil
+		}
 		if text == "" {
 			return map[string]any{}, nil
 		}
@@ -157,6 +161,18 @@ func (r *Runner) arguments(c runner.Call) (map[string]any, error) {
 		return nil, errBadArguments("not a JSON object")
 	}
 	return args, nil
+}
+
+// namedArguments maps a pipe body onto the properties of the row's input_schema
+// (the pipe form the gate admits a call's arguments object in: see
+// contract.Signature.ObjectOf), so a tool gets its named arguments however the
+// call sent them; ok is false for a row without input_schema.
+func namedArguments(row *contract.Row, body string) (map[string]any, bool) {
+	sig, err := contract.CompileSignature(row)
+	if err != nil || sig == nil {
+		return nil, false
+	}
+	return sig.ObjectOf(body)
 }
 
 // codeRejected is the JSON-RPC code the SDK gives a request its transport could

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"sync"
 
@@ -102,14 +103,21 @@ func (p *pool) client(name string) *mcp.Client {
 // HTTP request.
 func (p *pool) transport(u Upstream) (mcp.Transport, runner.Credential, error) {
 	if len(u.Command) > 0 {
-		return &mcp.CommandTransport{Command: exec.Command(u.Command[0], u.Command[1:]...)}, runner.Credential{}, nil
+		cmd := exec.Command(u.Command[0], u.Command[1:]...)
+		cmd.Env = childEnv()
+		return &mcp.CommandTransport{Command: cmd}, runner.Credential{}, nil
 	}
 	req := &runner.OutboundRequest{Method: http.MethodPost, URL: u.URL}
 	cred, err := runner.ApplyAuth(u.Auth, p.cfg.Env, req)
 	if err != nil {
 		return nil, cred, err
 	}
-	hc := &http.Client{Transport: headerTransport{base: p.cfg.transport(), headers: req.Headers}}
+	target, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, cred, err
+	}
+	hc := &http.Client{Transport: headerTransport{base: p.cfg.transport(), headers: req.Headers, origin: runner.Origin(target)},
+		CheckRedirect: sameOriginRedirect}
 	return &mcp.StreamableClientTransport{Endpoint: req.URL, HTTPClient: hc, MaxRetries: -1}, cred, nil
 }
 
@@ -145,14 +153,34 @@ func (p *pool) close() {
 	}
 }
 
-// headerTransport sets the upstream's credential headers on every request.
+// errRedirectOffOrigin refuses a redirect away from the upstream's origin: the
+// connection fails (ERR:mcp:<server>:unreachable:...), and no request, with the
+// credential or without, goes to the other origin.
+var errRedirectOffOrigin = errors.New("the upstream redirected to another origin; not followed")
+
+// sameOriginRedirect follows a redirect only within the upstream's origin,
+// without a Referer, as the http runner does for a call with a credential.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if runner.Origin(req.URL) != runner.Origin(via[0].URL) {
+		return errRedirectOffOrigin
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	req.Header.Del("Referer")
+	return nil
+}
+
+// headerTransport sets the upstream's credential headers on every request to its
+// origin, and on no other.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  string
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if len(h.headers) > 0 && runner.Origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)

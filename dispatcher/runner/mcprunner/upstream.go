@@ -67,14 +67,49 @@ func ParseHTTP(spec string) (Upstream, error) {
 		return Upstream{}, err
 	}
 	raw, auth, _ := strings.Cut(rest, " ")
-	u, perr := url.Parse(raw)
-	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Upstream{}, fmt.Errorf("%w: %q: the URL must be http:// or https:// with a host", ErrBadUpstream, spec)
+	u, err := NewHTTP(name, raw, auth)
+	if err != nil {
+		return Upstream{}, fmt.Errorf("%w: %q: %s", ErrBadUpstream, spec, problem(err))
 	}
-	if _, err := runner.AuthVariables(strings.TrimSpace(auth)); err != nil {
-		return Upstream{}, fmt.Errorf("%w: %q: %w", ErrBadUpstream, spec, err)
+	return u, nil
+}
+
+// NewHTTP checks a streamable HTTP upstream, from the operator's flags or the
+// owner's registration alike: name of letters, digits, '-' and '_'; rawURL
+// http:// or https:// with a host and without user info, query or fragment (a
+// credential goes in auth, never in the URL); auth in the form of a row's auth
+// column. Its errors match ErrBadUpstream.
+func NewHTTP(name, rawURL, auth string) (Upstream, error) {
+	auth = strings.TrimSpace(auth)
+	if !validName(name) {
+		return Upstream{}, fmt.Errorf("%w: the name %q must be 1 to 64 letters, digits, '-' and '_'", ErrBadUpstream, clipName(name))
 	}
-	return Upstream{Name: name, URL: raw, Auth: strings.TrimSpace(auth)}, nil
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return Upstream{}, fmt.Errorf("%w: the URL must be http:// or https:// with a host", ErrBadUpstream)
+	case u.User != nil:
+		return Upstream{}, fmt.Errorf("%w: the URL holds user info: name the credential in auth (bearer:ENV, basic:USER_ENV:PASS_ENV, headers:{...}) instead", ErrBadUpstream)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return Upstream{}, fmt.Errorf("%w: the URL holds a query or a fragment: give the endpoint alone, and a credential in auth", ErrBadUpstream)
+	}
+	if _, err := runner.AuthVariables(auth); err != nil {
+		return Upstream{}, fmt.Errorf("%w: auth: %w", ErrBadUpstream, err)
+	}
+	return Upstream{Name: name, URL: rawURL, Auth: auth}, nil
+}
+
+// problem is err's text after ErrBadUpstream's prefix.
+func problem(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrBadUpstream.Error()+": ")
+}
+
+// clipName bounds a name quoted in an error.
+func clipName(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }
 
 // ParseStdio reads an operator's stdio upstream, "NAME=COMMAND ARGS…" (split at
