@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -435,13 +436,14 @@ func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.ke
 
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
-// when it was generated now.
+// when it was generated now. A stored key its group or others may read is refused
+// (ErrKeyFileMode), as ssh refuses such a private key.
 func TerminalKey(envValue, dataDir string) (key, path string, created bool, err error) {
 	if envValue != "" {
 		return envValue, "", false, nil
 	}
 	path = KeyPath(dataDir)
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readKeyFile(path); err == nil {
 		return strings.TrimSpace(string(b)), path, false, nil
 	} else if !os.IsNotExist(err) {
 		return "", path, false, err
@@ -456,6 +458,19 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 		return "", path, false, err
 	}
 	return key, path, true, nil
+}
+
+// readKeyFile reads the owner key file at path, refusing one whose group or
+// others may read it (not checked on Windows, whose modes are not Unix modes).
+func readKeyFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, keyFileModeError(path, perm)
+	}
+	return os.ReadFile(path)
 }
 
 // secretEnv is the allow-list of Config.SecretEnv: runner.DefaultSecretEnv when nil.
