@@ -23,6 +23,7 @@ import (
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/console"
 	"github.com/capdir/capdir/api/mcp"
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -259,9 +260,13 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock}) // one throttle for /api and /mcp
+	if err != nil {
+		return nil, err
+	}
 	n.mcpServer, err = mcp.New(mcp.Config{
 		Search:    mcp.AskSearch(askIndex, n.proj),
-		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
+		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, OwnerKey: ownerKey, PublicURL: cfg.API.PublicURL,
 		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: w.clock, Logger: w.logger,
 		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
 	})
@@ -270,7 +275,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	}
 	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
-		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
+		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, OwnerKey: ownerKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
 		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
