@@ -217,9 +217,9 @@ func notFoundBody(err error) any {
 	var rn *receiptNotFound
 	if errors.As(err, &rn) {
 		if rn.confirm {
-			return map[string]any{"confirmed": false, "invocation_id": rn.id, "error": "no such invocation"}
+			return map[string]any{"confirmed": false, "invocation_id": clipInvocationID(rn.id), "error": "no such invocation"}
 		}
-		return map[string]any{"error": "not_found", "invocation_id": rn.id}
+		return map[string]any{"error": "not_found", "invocation_id": clipInvocationID(rn.id)}
 	}
 	return map[string]string{"error": "not_found", "key": command.KeyOf(err)}
 }
