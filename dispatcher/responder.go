@@ -39,12 +39,38 @@ type calls struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
+
+	// replying holds the invocation ids, not chosen by their callers, of the calls
+	// this node is answering: their receipts need no notice (noticeTo).
+	replying sync.Map
+}
+
+// noticeTo is the bus client to tell, on its notice subject, of the receipt of
+// invocation inv that client requested: client, unless the call is one this
+// node answers with a reply and its id was derived from the one event the
+// responder appended, so no one else can be waiting for a notice of it. A chosen
+// id is told: the same client may also wait for it on its notice subject.
+func (c *calls) noticeTo(client, inv string) string {
+	if c == nil || client == "" {
+		return client
+	}
+	if _, ok := c.replying.Load(inv); ok {
+		return ""
+	}
+	return client
+}
+
+// newCalls makes a service's calls, before its workers start (they read
+// noticeTo); startCalls subscribes the responder once they run.
+func newCalls() *calls {
+	c := &calls{}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
 }
 
 // startCalls subscribes the service's responder.
 func (s *Service) startCalls() error {
-	c := &calls{}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c := s.calls
 	r, err := s.cfg.Log.Respond(wire.CallSubjects, CallQueue, func(call eventlog.Call) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -58,11 +84,11 @@ func (s *Service) startCalls() error {
 		}()
 	})
 	if err != nil {
-		c.cancel()
 		return fmt.Errorf("dispatcher: calls: %w", err)
 	}
+	c.mu.Lock()
 	c.r = r
-	s.calls = c
+	c.mu.Unlock()
 	return nil
 }
 
@@ -71,10 +97,13 @@ func (c *calls) stopTaking() {
 	if c == nil {
 		return
 	}
-	c.r.Stop()
 	c.mu.Lock()
+	r := c.r
 	c.closed = true
 	c.mu.Unlock()
+	if r != nil {
+		r.Stop()
+	}
 }
 
 // stop stops taking calls and cuts those still waiting for their receipt: they
@@ -108,6 +137,10 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	defer cancel()
 	ch := s.waiters.add(req.InvocationID)
 	defer s.waiters.remove(req.InvocationID, ch) // a no-op once a receipt woke it
+	if !wire.Chosen(req.InvocationID, ev.ID) {
+		s.calls.replying.Store(req.InvocationID, struct{}{})
+		defer s.calls.replying.Delete(req.InvocationID)
+	}
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
 	if err == nil {
 		var seq uint64

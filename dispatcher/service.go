@@ -228,7 +228,7 @@ type Service struct {
 	revocations   revocationFence
 	elections     leaderElections // the dispatch consumer's (runonce.go)
 	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
-	calls         *calls          // the bus clients' calls (responder.go); nil before Start
+	calls         *calls          // the bus clients' calls (responder.go); nil until Start
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -318,6 +318,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.calls = newCalls()
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)

@@ -119,7 +119,7 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.storeReceipt(ctx, &rc, from.client); err != nil {
+	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID)); err != nil {
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again
