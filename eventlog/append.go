@@ -211,8 +211,9 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, err
 	}
 	var o appendOpts
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+	if len(opts) > 0 {
+		var err error
+		if o, err = applyAppendOpts(opts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,19 +225,30 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: body}
-	if o.noMsgID && o.expectSubjectSeq == nil {
+	if !o.noMsgID {
+		// The header jetstream.WithMsgID would set, without its option's closure
+		// and the per-append option slice.
+		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}
+	}
+	if o.expectSubjectSeq == nil {
 		return msg, l.retry, nil
 	}
-	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+2)
+	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+1)
 	popts = append(popts, l.retry...)
-	if !o.noMsgID {
-		msg.Header = nats.Header{}
-		popts = append(popts, jetstream.WithMsgID(ev.ID))
-	}
-	if o.expectSubjectSeq != nil {
-		popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
-	}
+	popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
 	return msg, popts, nil
+}
+
+// applyAppendOpts is opts applied in order (apart, so that an append without
+// options does not move its options to the heap).
+func applyAppendOpts(opts []AppendOption) (appendOpts, error) {
+	var o appendOpts
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
 }
 
 // electionRetryWait is the pause before an append no server answered for is sent
