@@ -228,6 +228,7 @@ type Service struct {
 	revocations   revocationFence
 	elections     leaderElections // the dispatch consumer's (runonce.go)
 	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
+	calls         *calls          // the bus clients' calls (responder.go); nil until Start
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -317,6 +318,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.calls = newCalls()
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)
@@ -343,6 +345,10 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cc = cc
 	s.mu.Unlock()
+	if err := s.startCalls(); err != nil {
+		s.Close()
+		return err
+	}
 	return nil
 }
 
@@ -457,6 +463,7 @@ func (s *Service) drain(ctx context.Context) error {
 	if s.work == nil {
 		return nil // never started
 	}
+	s.calls.stopTaking()
 	s.mu.Lock()
 	cc := s.cc
 	s.mu.Unlock()
@@ -480,6 +487,7 @@ func (s *Service) drain(ctx context.Context) error {
 	}
 	s.cancel() // the heartbeat
 	s.wg.Wait()
+	s.calls.stop() // after the workers: a call whose request ran here has its reply
 	s.elections.stop()
 	if s.heldFile != nil {
 		s.heldFile.close()
@@ -628,32 +636,46 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // with its future. A wait that ends without a receipt hands out the invocation
 // id only when the log holds the request (else ErrNotAppended).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
-	var acked <-chan *eventlog.Ack
+	// The request's acknowledgement is not waited for on its own: the receipt
+	// implies it, and waking for it would cost every call a hand-off. It is read
+	// only when the wait ends otherwise (stored reports it then).
 	var failed <-chan error
 	var full <-chan struct{}
 	if f != nil {
-		acked, failed, full = f.Stored(), f.Failed(), s.cfg.Log.Full()
+		failed, full = f.Failed(), s.cfg.Log.Full()
 	}
-	stored := f == nil
+	acked := f == nil // the request is in the log (known, or nothing to wait for)
+	stored := func() bool {
+		if !acked {
+			select {
+			case <-f.Stored():
+				acked = true
+			default:
+			}
+		}
+		return acked
+	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
-		case <-acked: // only its receipt ends the wait now
-			stored, acked, failed, full = true, nil, nil, nil
 		case <-full: // the server answers no append that found its disk full
+			if stored() { // only its receipt ends the wait now
+				full = nil
+				continue
+			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
-		case err := <-f.Failed():
+		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				acked, failed = nil, nil
+				failed, f = nil, nil
 				continue
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					acked, failed = f.Stored(), f.Failed()
+					failed = f.Failed()
 					continue
 				}
 			}
@@ -665,7 +687,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				return rc, nil
 			}
-			if !stored && !s.inLog(req.InvocationID, acked, failed) {
+			if !stored() && !s.inLog(req.InvocationID, f, failed) {
 				return wire.Receipt{}, ErrNotAppended
 			}
 			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
@@ -674,17 +696,18 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 }
 
 // inLog reports whether the log holds the request of invocation inv, whose
-// append's acknowledgement has not arrived (acked, failed: its channels, nil once
-// read). It waits for the acknowledgement at most receiptAckWait; when it is lost
-// (an ack timeout, or failed already read), it asks the projection, caught up
-// with the log. A log that cannot be asked counts as not holding it: an id is
-// handed out only for a request known to be stored.
-func (s *Service) inLog(inv string, acked <-chan *eventlog.Ack, failed <-chan error) bool {
-	if acked != nil {
+// append's acknowledgement has not arrived (f: the append, nil once its
+// acknowledgement is lost; failed: its failure channel, nil once read). It waits
+// for the acknowledgement at most receiptAckWait; when it is lost (an ack timeout,
+// or failed already read), it asks the projection, caught up with the log. A log
+// that cannot be asked counts as not holding it: an id is handed out only for a
+// request known to be stored.
+func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bool {
+	if f != nil && failed != nil {
 		t := time.NewTimer(receiptAckWait)
 		defer t.Stop()
 		select {
-		case <-acked:
+		case <-f.Stored():
 			return true
 		case err := <-failed:
 			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
