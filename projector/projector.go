@@ -103,6 +103,10 @@ func Open(cfg Config) (*Projector, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := p.rebuildSnapshots(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return p, nil
 }
 
