@@ -59,14 +59,19 @@ func traceRefusal(ctx context.Context, r *gate.Refusal) {
 // traceRunner begins the span of row's runner.
 func traceRunner(ctx context.Context, row *contract.Row) (context.Context, tracing.Span) {
 	ctx, sp := tracing.Child(ctx, tracing.SpanRunner, trace.SpanKindInternal)
-	sp.Str(tracing.AttrKey, row.Key)
-	sp.Str(tracing.AttrRunner, row.EffectiveRunner())
+	if sp.On() {
+		sp.Str(tracing.AttrKey, row.Key)
+		sp.Str(tracing.AttrRunner, row.EffectiveRunner())
+	}
 	return ctx, sp
 }
 
 // endRunner ends a runner's span with the call's outcome: its status, and the
 // upstream's HTTP status when it has one.
 func endRunner(sp tracing.Span, d *draft) {
+	if !sp.On() {
+		return
+	}
 	sp.Str(tracing.AttrStatus, d.Status)
 	if d.Upstream != 0 {
 		sp.Int(tracing.AttrUpstreamCode, d.Upstream)

@@ -16,6 +16,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -23,12 +24,12 @@ import (
 )
 
 // Header is the W3C Trace Context header (and NATS header) that carries a trace.
-const Header = "traceparent"
+const Header = wire.TraceparentHeader
 
 // MaxTraceparent bounds the traceparent value read: the version-00 form is 55
 // characters; a longer one (a later version's extra fields) is read up to this
 // many, and anything longer is ignored as hostile.
-const MaxTraceparent = 256
+const MaxTraceparent = wire.MaxTraceparentLen
 
 // Scope is the instrumentation scope capdir's spans are made under.
 const Scope = "github.com/capdir/capdir"
@@ -150,6 +151,9 @@ func TraceID(ctx context.Context) string {
 type Span struct {
 	s trace.Span
 }
+
+// On reports whether the span records (tracing is on for its call).
+func (s Span) On() bool { return s.s != nil }
 
 // End ends the span.
 func (s Span) End() {
