@@ -215,7 +215,7 @@ func TestTraceHostileTraceparentStartsAFreshTrace(t *testing.T) {
 	for i, tp := range []string{
 		"garbage",
 		"00-" + callerTrace + "-" + callerSpan + "-01" + strings.Repeat("-ab", 200), // oversized
-		"00-00000000000000000000000000000000-" + callerSpan + "-01",                // all-zero trace id
+		"00-00000000000000000000000000000000-" + callerSpan + "-01",                 // all-zero trace id
 		"00-" + callerTrace + "-0000000000000000-01",                                // all-zero span id
 		"ff-" + callerTrace + "-" + callerSpan + "-01",                              // forbidden version
 		"00-" + strings.ToUpper(callerTrace) + "-" + callerSpan + "-01",             // upper-case hex
