@@ -525,6 +525,8 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	if n.mcpRunner, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}
+	// Pushed before the closer that cancels runCtx, so run after it: the upstream
+	// sync (runMCPSync) lists tools through this runner and must have ended first.
 	n.onStop(func(context.Context) error { n.mcpRunner.Stop(); return nil })
 	composed, err := composers(cfg.ComposeConfig, env, salt)
 	if err != nil {
