@@ -383,6 +383,28 @@ func TestTraceMCPToolsCallCarriesTraceparent(t *testing.T) {
 	if f := ofName(spans, tracing.SpanFacade)[0]; f.Parent.SpanID().String() != "b7ad6b7169203331" {
 		t.Errorf("facade span's parent = %s, want the _meta's", f.Parent.SpanID())
 	}
+
+	// A hostile _meta traceparent (all-zero trace id, or not a string) is ignored:
+	// the call runs, in a fresh trace of its own.
+	for _, hostile := range []any{"00-" + strings.Repeat("0", 32) + "-b7ad6b7169203331-01", map[string]any{"x": 1}, strings.Repeat("f", 4096)} {
+		before := len(ofName(exp.GetSpans(), tracing.SpanFacade))
+		res, err = plain.CallTool(ctx, &sdk.CallToolParams{Name: "HAND_ECHO", Arguments: map[string]any{"args": "hi"},
+			Meta: sdk.Meta{"traceparent": hostile}})
+		if err != nil || res.IsError {
+			t.Fatalf("tools/call with a hostile _meta: %v %+v", err, res)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for len(ofName(exp.GetSpans(), tracing.SpanFacade)) == before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		facades := ofName(exp.GetSpans(), tracing.SpanFacade)
+		if len(facades) == before {
+			t.Fatalf("hostile _meta %.40v: no facade span", hostile)
+		}
+		if f := facades[len(facades)-1]; f.Parent.IsValid() || f.SpanContext.TraceID().String() == strings.Repeat("0", 32) {
+			t.Errorf("hostile _meta %.40v: facade span parent %s; want a fresh root", hostile, f.Parent.SpanID())
+		}
+	}
 }
 
 // traceTransport sends the owner key and a traceparent with every request.
