@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/runner/agentrunner/agenttest"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -417,4 +418,40 @@ func (tt traceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("traceparent", tt.tp)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// An agent's tool call is a step span under the agent's runner span; each model
+// request is an upstream span, and the model is sent its traceparent.
+func TestTraceAgentToolCallIsAChildSpan(t *testing.T) {
+	model := agenttest.NewServer(t, agenttest.Call("LOOKUP", `{"args":"ada"}`), agenttest.Answer("Ada is ADA."))
+	n, exp := startTracedNode(t, func(c *capdir.Config) { c.AgentProviders = []string{"*=" + model.URL} })
+	putRows(t, n,
+		rowJSON(map[string]any{"key": "LOOKUP", "type": "fn", "target": "upper", "category": "tools", "content": "# WHAT: upper-cases a name\n[\"$1\"]"}),
+		rowJSON(map[string]any{"key": "HELPER", "type": "agent", "target": "gpt-test", "allowed_categories": "tools", "content": "# WHAT: answers about names\nAnswer in one line."}),
+	)
+	code, body := nodetest.DoHeaders(t, n, "POST", "/api/dispatch", `{"key":"HELPER","body":"Who is ada?"}`,
+		map[string]string{"x-terminal-key": nodetest.Key, "traceparent": callerTP})
+	if code != http.StatusOK || !strings.Contains(body, "Ada is ADA.") {
+		t.Fatalf("dispatch HELPER: %d %s", code, body)
+	}
+	spans := waitSpans(t, exp, callerTrace, tracing.SpanWorker, tracing.SpanStep, tracing.SpanUpstream)
+	byID := map[trace.SpanID]tracetest.SpanStub{}
+	for _, s := range spans {
+		byID[s.SpanContext.SpanID()] = s
+	}
+	steps := ofName(spans, tracing.SpanStep)
+	if len(steps) != 1 || byID[steps[0].Parent.SpanID()].Name != tracing.SpanRunner {
+		t.Fatalf("tool call spans %v; want one step under the agent's runner", spanNames(steps))
+	}
+	ups := ofName(spans, tracing.SpanUpstream)
+	reqs := model.Requests()
+	if len(ups) != 2 || len(reqs) != 2 {
+		t.Fatalf("%d upstream spans, %d model requests; want 2 and 2", len(ups), len(reqs))
+	}
+	for i, r := range reqs {
+		if tp := r.Header.Get("traceparent"); !strings.HasPrefix(tp, "00-"+callerTrace+"-") {
+			t.Errorf("model request %d traceparent %q", i, tp)
+		}
+	}
+	checkNoBodies(t, spans, "Who is ada?", "ADA")
 }
