@@ -84,13 +84,39 @@ func copyCompact(to, from string) error {
 			return copyBucket(dst, name, b, summed)
 		})
 	})
+	var used int64
+	if err == nil {
+		err = dst.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
+	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
+	}
+	// bbolt grows a file ahead of its pages (to the next power of two, then by
+	// 16 MiB); the copy keeps only the pages it uses, and bbolt grows it again
+	// when it writes.
+	if err == nil {
+		err = truncateSynced(to, used)
 	}
 	if err != nil {
 		return fmt.Errorf("projector: compact %s: %w", from, err)
 	}
 	return nil
+}
+
+func truncateSynced(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // copyBucket copies bucket name into dst, in transactions of up to
