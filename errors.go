@@ -3,6 +3,7 @@ package capdir
 import (
 	"errors"
 	"fmt"
+	"os"
 )
 
 var (
@@ -13,6 +14,9 @@ var (
 	ErrNoLog = errors.New("no capdir log")
 	// ErrNoProjection: the data dir has a log but no projection file.
 	ErrNoProjection = errors.New("no projection")
+	// ErrKeyFileMode: the data dir's terminal.key may be read by its group or by
+	// others; the node does not start with it. The message names the chmod.
+	ErrKeyFileMode = errors.New("the owner key file may be read by others")
 
 	// errLocked: flock found the lock file locked through another open file.
 	errLocked = errors.New("locked")
@@ -34,3 +38,9 @@ func (e *DataDirInUseError) Error() string {
 
 // Unwrap returns ErrDataDirInUse.
 func (e *DataDirInUseError) Unwrap() error { return ErrDataDirInUse }
+
+// keyFileModeError is ErrKeyFileMode for path, whose permissions are perm.
+func keyFileModeError(path string, perm os.FileMode) error {
+	return fmt.Errorf("%w: %s has mode %04o; the owner key must be readable by its owner only: chmod 600 %s (or set CAPDIR_TERMINAL_KEY)",
+		ErrKeyFileMode, path, perm, path)
+}

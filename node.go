@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/api/console"
 	"github.com/capdir/capdir/api/mcp"
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -258,9 +260,13 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
+	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock}) // one throttle for /api and /mcp
+	if err != nil {
+		return nil, err
+	}
 	n.mcpServer, err = mcp.New(mcp.Config{
 		Search:    mcp.AskSearch(askIndex, n.proj),
-		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, PublicURL: cfg.API.PublicURL,
+		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, OwnerKey: ownerKey, PublicURL: cfg.API.PublicURL,
 		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: w.clock, Logger: w.logger,
 		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
 	})
@@ -269,7 +275,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	}
 	n.onStop(func(context.Context) error { return n.mcpServer.Close() }) // at once when HTTP's shutdown has closed it
 	n.srv, err = api.New(api.Config{
-		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey,
+		Log: n.log, Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, OwnerKey: ownerKey,
 		Settings: cfg.API, Breaker: cfg.Breaker, SecretEnv: secrets, FixedUpstreams: cfg.MCPUpstreams,
 		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
@@ -435,13 +441,14 @@ func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.ke
 
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
-// when it was generated now.
+// when it was generated now. A stored key its group or others may read is refused
+// (ErrKeyFileMode), as ssh refuses such a private key.
 func TerminalKey(envValue, dataDir string) (key, path string, created bool, err error) {
 	if envValue != "" {
 		return envValue, "", false, nil
 	}
 	path = KeyPath(dataDir)
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readKeyFile(path); err == nil {
 		return strings.TrimSpace(string(b)), path, false, nil
 	} else if !os.IsNotExist(err) {
 		return "", path, false, err
@@ -456,6 +463,19 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 		return "", path, false, err
 	}
 	return key, path, true, nil
+}
+
+// readKeyFile reads the owner key file at path, refusing one whose group or
+// others may read it (not checked on Windows, whose modes are not Unix modes).
+func readKeyFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, keyFileModeError(path, perm)
+	}
+	return os.ReadFile(path)
 }
 
 // secretEnv is the allow-list of Config.SecretEnv: runner.DefaultSecretEnv when nil.
@@ -510,6 +530,8 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 	if n.mcpRunner, err = mcprunner.New(mc); err != nil {
 		return nil, err
 	}
+	// Pushed before the closer that cancels runCtx, so run after it: the upstream
+	// sync (runMCPSync) lists tools through this runner and must have ended first.
 	n.onStop(func(context.Context) error { n.mcpRunner.Stop(); return nil })
 	composed, err := composers(cfg.ComposeConfig, env, salt)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -79,6 +80,10 @@ type Config struct {
 	Dispatcher Dispatcher
 	// TerminalKey is the owner key checked against the x-terminal-key header.
 	TerminalKey string
+	// OwnerKey checks the x-terminal-key header and throttles an address's wrong
+	// guesses (429 too_many_wrong_keys); a node passes the one its /mcp shares.
+	// Built from TerminalKey, with the package's defaults, when nil.
+	OwnerKey *ownerkey.Guard
 	// Settings are the facade's own bounds and timings.
 	Settings
 	// ImportSpoolDir is where an import in the JSON array form is spooled while its

@@ -1,9 +1,10 @@
 package api
 
 import (
-	"crypto/subtle"
+	"errors"
 	"net/http"
 
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -24,7 +25,9 @@ func (s *Server) caller(r *http.Request) (string, *token.Claims, error) {
 	case key != "" && auth != "":
 		return "", nil, badRequest(bothCredentialsMessage)
 	case key != "":
-		if !s.isOwnerKey(key) {
+		if err := s.ownerKey(r); errors.Is(err, ownerkey.ErrThrottled) {
+			return "", nil, err
+		} else if err != nil {
 			return "", nil, errNoDispatchCredential
 		}
 		return "", nil, nil
@@ -59,6 +62,4 @@ func (s *Server) viewer(r *http.Request) (contract.Viewer, error) {
 // dispatch and the console's sign-in check it here.
 func (s *Server) IsOwnerKey(key string) bool { return s.isOwnerKey(key) }
 
-func (s *Server) isOwnerKey(key string) bool {
-	return subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.TerminalKey)) == 1
-}
+func (s *Server) isOwnerKey(key string) bool { return s.cfg.OwnerKey.Is(key) }

@@ -217,3 +217,12 @@ func dispatchBodyError(err error) string {
 	}
 	return "malformed dispatch body: " + err.Error() + "; " + dispatchShapeHint
 }
+
+// clipInvocationID is an unknown invocation id as a 404 quotes it back: no id is
+// longer than the longest one capdir takes, so a longer one is cut there.
+func clipInvocationID(id string) string {
+	if max := len(wire.InvocationPrefix) + wire.MaxChosenIDLen; len(id) > max {
+		return strings.ToValidUTF8(id[:max], "") + "…"
+	}
+	return id
+}

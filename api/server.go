@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/breaker"
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/dispatcher"
@@ -61,6 +63,11 @@ func New(cfg Config) (*Server, error) {
 	cmd, err := command.New(cfg.commands())
 	if err != nil {
 		return nil, err
+	}
+	if cfg.OwnerKey == nil {
+		if cfg.OwnerKey, err = ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: cfg.Clock}); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), cmd: cmd, dir: cmd.Directory(), imports: make(chan struct{}, cfg.MaxImports)}
 	s.ask = cfg.Ask
@@ -149,15 +156,30 @@ func (s *Server) owner(h handlerFunc) handlerFunc {
 }
 
 // checkOwner is nil when r carries the owner key, else ErrUnauthorized (errOwnerOnly
-// when r presented a capability token).
+// when r presented a capability token), or the throttle's refusal when r's
+// address has sent too many wrong keys (see ownerKey).
 func (s *Server) checkOwner(r *http.Request) error {
+	err := s.ownerKey(r)
 	switch {
-	case s.isOwnerKey(r.Header.Get("x-terminal-key")):
+	case err == nil:
 		return nil
+	case errors.Is(err, ownerkey.ErrThrottled):
+		return err
 	case r.Header.Get("Authorization") != "":
 		return errOwnerOnly
 	}
 	return ErrUnauthorized
+}
+
+// ownerKey checks r's x-terminal-key through the throttle: nil for the owner key,
+// ownerkey.ErrWrongKey for a wrong or missing one (a missing one is not counted),
+// or a *ownerkey.ThrottledError, the key not compared.
+func (s *Server) ownerKey(r *http.Request) error {
+	key := r.Header.Get("x-terminal-key")
+	if key == "" {
+		return ownerkey.ErrWrongKey
+	}
+	return s.cfg.OwnerKey.Check(r, key)
 }
 
 // serveHTTP routes r; a request no route serves is answered by writeErr, as JSON.

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/capdir/capdir/api/importer/openapi"
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/command"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher"
@@ -59,7 +61,8 @@ func as[T error]() func(error) bool {
 //	     a dispatch payload over the ceiling; REFUSED_PAYLOAD_TOO_LARGE
 //	422  idempotency_key_reused: the caller sent this Idempotency-Key before with
 //	     another request (another key, body, arguments or shape); nothing ran
-//	429  too_many_imports (with Retry-After)
+//	429  too_many_imports (with Retry-After); too_many_wrong_keys: the client's
+//	     address sent too many wrong owner keys (with Retry-After)
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node;
 //	     approval_unavailable; the log is electing a leader (with Retry-After):
@@ -89,6 +92,7 @@ var errorTable = []errorRule{
 	{is(dispatcher.ErrPayloadTooLarge), http.StatusRequestEntityTooLarge, nil},
 	{is(ErrBodyTimeout), http.StatusRequestTimeout, nil},
 	{is(ErrTooManyImports), http.StatusTooManyRequests, nil},
+	{is(ownerkey.ErrThrottled), http.StatusTooManyRequests, throttledBody},
 	{is(dispatcher.ErrIdempotencyKeyReused), http.StatusUnprocessableEntity, idempotencyBody},
 	{as[*contract.RefusalError](), http.StatusBadRequest, refusalBody},
 	{is(ErrUnknownKey), http.StatusNotFound, unknownKeyBody},
@@ -159,6 +163,10 @@ func errHeaders(h http.Header, err error) {
 	if errors.Is(err, ErrTooManyImports) {
 		h.Set("Retry-After", importRetryAfter)
 	}
+	var te *ownerkey.ThrottledError
+	if errors.As(err, &te) {
+		h.Set("Retry-After", strconv.Itoa(te.RetryAfterSeconds()))
+	}
 	if errors.Is(err, eventlog.ErrElecting) || errors.Is(err, dispatcher.ErrNotAppended) {
 		h.Set("Retry-After", electionRetryAfter)
 	}
@@ -209,9 +217,9 @@ func notFoundBody(err error) any {
 	var rn *receiptNotFound
 	if errors.As(err, &rn) {
 		if rn.confirm {
-			return map[string]any{"confirmed": false, "invocation_id": rn.id, "error": "no such invocation"}
+			return map[string]any{"confirmed": false, "invocation_id": clipInvocationID(rn.id), "error": "no such invocation"}
 		}
-		return map[string]any{"error": "not_found", "invocation_id": rn.id}
+		return map[string]any{"error": "not_found", "invocation_id": clipInvocationID(rn.id)}
 	}
 	return map[string]string{"error": "not_found", "key": command.KeyOf(err)}
 }

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"errors"
+
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
@@ -43,3 +46,11 @@ var (
 
 // bothCredentialsMessage is a dispatch's 400 to a caller that sent both.
 const bothCredentialsMessage = "send either the owner key (x-terminal-key) or a capability token (Authorization: Bearer), not both"
+
+// throttledBody is the 429 to an address that sent too many wrong owner keys:
+// {"error":"too_many_wrong_keys","how_to_fix":…} (the wait is in Retry-After too).
+func throttledBody(err error) any {
+	var te *ownerkey.ThrottledError
+	errors.As(err, &te)
+	return map[string]string{"error": ownerkey.ErrThrottled.Error(), "how_to_fix": te.Error()}
+}

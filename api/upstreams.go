@@ -122,7 +122,11 @@ func (s *Server) putUpstream(w http.ResponseWriter, r *http.Request) error {
 // refused by name, "command" with why.
 func decodeRegistration(body io.Reader) (UpstreamRegistration, error) {
 	var raw map[string]json.RawMessage
-	err := json.NewDecoder(body).Decode(&raw)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(&raw)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object") // a second value is not one object
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

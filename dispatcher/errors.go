@@ -196,3 +196,16 @@ func errTreeSteps(n int64, limit int) *failure.Error {
 func errTooDeep(depth, limit int) *failure.Error {
 	return failTooDeep.New(strconv.Itoa(depth), strconv.Itoa(limit))
 }
+
+// A bus client's call refused at once (responder.go): nothing is appended,
+// nothing runs. The reply's literal is the error's text.
+var (
+	// ErrBadCall: the call is not a request a worker could run: not an
+	// INVOCATION_REQUESTED event, undecodable, an event id that is not 1 to 64
+	// characters of A-Z a-z 0-9 _ -, a key that is not its subject's, a malformed
+	// invocation id.
+	ErrBadCall = errors.New("bad_request")
+	// ErrCallNotAppended: the log did not store the request; the same request
+	// sent again may be.
+	ErrCallNotAppended = errors.New("not_appended")
+)

@@ -231,13 +231,7 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 	if err != nil {
 		return false, false
 	}
-	var rc *wire.Receipt
-	if first.Receipt != nil {
-		rc = new(wire.Receipt)
-		if err := json.Unmarshal(first.Receipt, rc); err != nil {
-			rc = nil
-		}
-	}
+	rc := firstReceipt(&first)
 	switch {
 	case from.client == "":
 		if rc != nil && sameRequest(&first, req, "") {
@@ -245,33 +239,67 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 		}
 	case first.Client != from.client:
 		s.cfg.Logger.Info("dispatcher: a bus client's request under another caller's invocation id not run", "client", from.client, "invocation", req.InvocationID)
-	case !sameRequest(&first, req, from.client):
-		s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)})
 	default:
-		// The same client, the same request: the first one's receipt is its own
-		// only if the token it sends now would let it make the call.
-		if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
-			s.notice(from.client, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-				InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
-		} else if rc != nil {
-			s.notice(from.client, req, wire.TypeReceipt, rc)
+		if typ, data := s.repeatAnswer(ctx, &first, rc, req, from.client); typ != "" {
+			s.notice(from.client, req, typ, data)
 		}
 	}
 	return true, true
 }
 
+// firstReceipt is the receipt first's invocation has in the projection; nil
+// while it has none.
+func firstReceipt(first *projector.Invocation) *wire.Receipt {
+	if first.Receipt == nil {
+		return nil
+	}
+	rc := new(wire.Receipt)
+	if err := json.Unmarshal(first.Receipt, rc); err != nil {
+		return nil
+	}
+	return rc
+}
+
+// repeatAnswer is what the bus client client, which sent first, is told of req,
+// a request under first's invocation id: INVOCATION_REFUSED for another request
+// under the id, or for the same request with a token the gate refuses now (see
+// repeatRefusal); else rc, the first request's receipt. typ is "" while the
+// first request has no receipt: it is told when that receipt is appended.
+func (s *Service) repeatAnswer(ctx context.Context, first *projector.Invocation, rc *wire.Receipt, req *wire.InvocationRequest, client string) (typ string, data any) {
+	if !sameRequest(first, req, client) {
+		return wire.TypeInvocationRefused, wire.InvocationRefused{
+			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)}
+	}
+	// The same client, the same request: the first one's receipt is its own
+	// only if the token it sends now would let it make the call.
+	if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
+		return wire.TypeInvocationRefused, wire.InvocationRefused{
+			InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal}
+	}
+	if rc != nil {
+		return wire.TypeReceipt, rc
+	}
+	return "", nil
+}
+
 // notice tells the bus client client, on req's receipt notice subject, an event
 // of type typ with data: not stored. A notice that does not go out loses nothing.
 func (s *Service) notice(client string, req *wire.InvocationRequest, typ string, data any) {
-	ev, err := wire.NewEvent(s.cfg.Clock(), typ, "engine:"+s.cfg.Name, data)
+	ev, err := s.noticeEvent(req, typ, data)
 	if err == nil {
-		if typ == wire.TypeReceipt {
-			ev.ID = s.waiters.ids.of(req.InvocationID) // the receipt's own event id
-		}
 		err = s.cfg.Log.NotifyEvent(wire.ReceiptNoticeSubject(client, req.Key, req.InvocationID), ev)
 	}
 	if err != nil {
 		s.cfg.Logger.Warn("dispatcher: notice not published", "invocation", req.InvocationID, "type", typ, "err", err)
 	}
+}
+
+// noticeEvent is the event a bus client is told about req in: a receipt under
+// its own event id, or a refusal. Never stored.
+func (s *Service) noticeEvent(req *wire.InvocationRequest, typ string, data any) (wire.Event, error) {
+	ev, err := wire.NewEvent(s.cfg.Clock(), typ, "engine:"+s.cfg.Name, data)
+	if err == nil && typ == wire.TypeReceipt {
+		ev.ID = s.waiters.ids.of(req.InvocationID) // the receipt's own event id
+	}
+	return ev, err
 }

@@ -228,6 +228,7 @@ type Service struct {
 	revocations   revocationFence
 	elections     leaderElections // the dispatch consumer's (runonce.go)
 	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
+	calls         *calls          // the bus clients' calls (responder.go); nil until Start
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -317,6 +318,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.calls = newCalls()
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)
@@ -343,6 +345,10 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cc = cc
 	s.mu.Unlock()
+	if err := s.startCalls(); err != nil {
+		s.Close()
+		return err
+	}
 	return nil
 }
 
@@ -457,6 +463,7 @@ func (s *Service) drain(ctx context.Context) error {
 	if s.work == nil {
 		return nil // never started
 	}
+	s.calls.stopTaking()
 	s.mu.Lock()
 	cc := s.cc
 	s.mu.Unlock()
@@ -480,6 +487,7 @@ func (s *Service) drain(ctx context.Context) error {
 	}
 	s.cancel() // the heartbeat
 	s.wg.Wait()
+	s.calls.stop() // after the workers: a call whose request ran here has its reply
 	s.elections.stop()
 	if s.heldFile != nil {
 		s.heldFile.close()

@@ -119,7 +119,7 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
-	if err := s.storeReceipt(ctx, &rc, from.client); err != nil {
+	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID)); err != nil {
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again
@@ -421,6 +421,13 @@ func decodeRequest(m eventlog.Msg) (wire.InvocationRequest, sender, error) {
 	if err != nil {
 		return req, sender{}, err
 	}
+	return requestOf(subj, m.Subject(), &ev)
+}
+
+// requestOf is decodeRequest's reading of ev, stored on subject (subj, parsed), a
+// subject of one of the request families.
+func requestOf(subj wire.Subject, subject string, ev *wire.Event) (wire.InvocationRequest, sender, error) {
+	var req wire.InvocationRequest
 	if ev.Type != wire.TypeInvocationRequested {
 		return req, sender{}, fmt.Errorf("event type %q on a request subject", ev.Type)
 	}
@@ -431,7 +438,7 @@ func decodeRequest(m eventlog.Msg) (wire.InvocationRequest, sender, error) {
 		req.Key = subj.Key
 	}
 	if req.Key != subj.Key {
-		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, m.Subject())
+		return req, sender{}, fmt.Errorf("key %q does not match subject %s", req.Key, subject)
 	}
 	if req.InvocationID == "" {
 		req.InvocationID = wire.RequestInvocationID(ev.ID)
@@ -458,5 +465,5 @@ func decodeRequest(m eventlog.Msg) (wire.InvocationRequest, sender, error) {
 	if actor == "" {
 		actor = "nats:anonymous"
 	}
-	return req, sender{actor: actor, owner: wire.OwnerAttested(m.Subject(), req.Credential), eventID: ev.ID}, nil
+	return req, sender{actor: actor, owner: wire.OwnerAttested(subject, req.Credential), eventID: ev.ID}, nil
 }

@@ -25,11 +25,12 @@ import (
 //   - A service (RoleService) is in the global account, may subscribe to the
 //     subjects it serves and answer what it receives there (allow_responses), and
 //     publish nothing else.
-//   - A client (RoleClient) is alone in an account of its own, which imports two
-//     things from the global account: its request subjects (a service import, so
-//     JetStream's acknowledgement travels back through the import) and its receipt
-//     notices (a stream import). Its permissions allow exactly those and its
-//     replies under its own inbox prefix.
+//   - A client (RoleClient) is alone in an account of its own, which imports
+//     three things from the global account: its request subjects and its call
+//     subjects (service imports, so JetStream's acknowledgement and capdir's
+//     reply travel back through the import) and its receipt notices (a stream
+//     import). Its permissions allow exactly those and its replies under its own
+//     inbox prefix.
 //
 // Why accounts and not permissions alone: NATS does not restrict the reply subject
 // of a publish, and JetStream sends its acknowledgement to whatever reply subject a
@@ -46,12 +47,13 @@ const globalAccount = server.DEFAULT_GLOBAL_ACCOUNT
 // likes.)
 func ClientAccount(client string) string { return "capdir-bus-" + client }
 
-// ClientPermissions are a bus client's permissions: publish its requests, receive
-// its receipt notices and its replies (JetStream's acknowledgements). The sample
-// cluster configuration grants the same.
+// ClientPermissions are a bus client's permissions: publish its requests and its
+// calls, receive its receipt notices and its replies (JetStream's
+// acknowledgements, capdir's replies to its calls). The sample cluster
+// configuration grants the same.
 func ClientPermissions(client string) *server.Permissions {
 	return &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{wire.BusClientSubjects(client)}},
+		Publish:   &server.SubjectPermission{Allow: []string{wire.BusClientSubjects(client), wire.ClientCalls(client)}},
 		Subscribe: &server.SubjectPermission{Allow: []string{wire.ReceiptNotices(client), wire.InboxPrefix(client) + ".>"}},
 	}
 }
@@ -126,16 +128,19 @@ func (a *busAuth) apply(opts *server.Options) error {
 	return nil
 }
 
-// clientAccount is a client's own account, importing from g its request subjects
-// (a service) and its receipt notices (a stream), each exported to it alone.
+// clientAccount is a client's own account, importing from g its request and call
+// subjects (services) and its receipt notices (a stream), each exported to it
+// alone.
 func clientAccount(g *server.Account, client string) (*server.Account, error) {
 	acc := server.NewAccount(ClientAccount(client))
 	only := []*server.Account{acc}
-	requests, notices := wire.BusClientSubjects(client), wire.ReceiptNotices(client)
+	requests, calls, notices := wire.BusClientSubjects(client), wire.ClientCalls(client), wire.ReceiptNotices(client)
 	for _, err := range []error{
 		g.AddServiceExport(requests, only),
+		g.AddServiceExport(calls, only),
 		g.AddStreamExport(notices, only),
 		acc.AddServiceImport(g, requests, ""),
+		acc.AddServiceImport(g, calls, ""),
 		acc.AddStreamImport(g, notices, ""),
 	} {
 		if err != nil {

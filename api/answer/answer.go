@@ -3,8 +3,10 @@
 // its history of changes, a receipt and its public view, an import's report, an
 // approval. It depends on the standard library only, so a program that talks to
 // capdir over HTTP stays light. The packages that own these values name the same
-// types: contract.Row and contract.Change, wire.Receipt and wire.PublicReceipt,
-// importer.Report are aliases of the types here.
+// types: contract.Row and contract.Change, importer.Report are aliases of the
+// types here. A receipt and its public view are declared in package receipt,
+// which the log's wire types name too; Receipt and PublicReceipt here are
+// aliases of those.
 package answer
 
 import "time"

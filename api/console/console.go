@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/command"
 )
 
@@ -31,7 +32,7 @@ type Console struct {
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 	sessions *sessions
-	limiter  *limiter
+	limiter  *ownerkey.Limiter
 	hub      *hub
 	static   http.Handler
 
@@ -48,7 +49,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, cmd: cfg.API.Commands(), mux: http.NewServeMux(), closed: make(chan struct{}),
 		sessions: newSessions(cfg.SessionIdle, cfg.MaxSessions, cfg.Clock),
-		limiter:  newLimiter(cfg.SignInLimit, cfg.SignInWindow, maxLimited, cfg.Clock)}
+		limiter:  ownerkey.NewLimiter(cfg.SignInLimit, cfg.SignInWindow, maxLimited, cfg.Clock)}
 	if err := c.parse(); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -151,76 +150,4 @@ func (c *Console) cookie(r *http.Request, ss *session) *http.Cookie {
 	ck.Value = ss.id
 	ck.MaxAge = int(c.cfg.SessionIdle / time.Second)
 	return ck
-}
-
-// limiter counts wrong keys per client address within a window. Safe for
-// concurrent use.
-type limiter struct {
-	mu     sync.Mutex
-	limit  int
-	window time.Duration
-	clock  func() time.Time
-	max    int
-	by     map[string]*strikes
-}
-
-// strikes are one address's wrong keys since start.
-type strikes struct {
-	start time.Time
-	n     int
-}
-
-func newLimiter(limit int, window time.Duration, max int, clock func() time.Time) *limiter {
-	return &limiter{limit: limit, window: window, clock: clock, max: max, by: map[string]*strikes{}}
-}
-
-// clientAddr is r's client address without its port.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// blocked is how long addr must still wait, 0 when it may try a key.
-func (l *limiter) blocked(addr string) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st := l.by[addr]
-	if st == nil {
-		return 0
-	}
-	left := l.window - l.clock().Sub(st.start)
-	if left <= 0 {
-		delete(l.by, addr)
-		return 0
-	}
-	if st.n < l.limit {
-		return 0
-	}
-	return left.Round(time.Second) + time.Second
-}
-
-// fail counts a wrong key from addr.
-func (l *limiter) fail(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.clock()
-	st := l.by[addr]
-	if st == nil || now.Sub(st.start) >= l.window {
-		if len(l.by) >= l.max {
-			for a, v := range l.by {
-				if now.Sub(v.start) >= l.window {
-					delete(l.by, a)
-				}
-			}
-		}
-		if len(l.by) >= l.max { // every address is striking: forget the table rather than grow it
-			clear(l.by)
-		}
-		st = &strikes{start: now}
-		l.by[addr] = st
-	}
-	st.n++
 }

@@ -1,11 +1,13 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/capdir/capdir/api"
+	"github.com/capdir/capdir/api/ownerkey"
 )
 
 // maxSignIn bounds a sign-in's body: the key and the next path.
@@ -35,10 +37,11 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, http.StatusForbidden, msgCrossOrigin)
 		return
 	}
-	addr := clientAddr(r)
-	if wait := c.limiter.blocked(addr); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
-		ev := &errView{Status: http.StatusTooManyRequests, Body: msgRateLimited(c.cfg.SignInLimit, c.cfg.SignInWindow, wait)}
+	addr := ownerkey.ClientAddr(r)
+	var te *ownerkey.ThrottledError
+	if errors.As(c.limiter.Blocked(addr), &te) {
+		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfterSeconds()))
+		ev := &errView{Status: http.StatusTooManyRequests, Body: msgRateLimited(c.cfg.SignInLimit, c.cfg.SignInWindow, te.RetryAfter)}
 		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: "/console/"}})
 		return
 	}
@@ -52,7 +55,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if bad || !c.cfg.API.IsOwnerKey(key) {
-		c.limiter.fail(addr)
+		c.limiter.Fail(addr)
 		c.cfg.Logger.Warn("console: sign-in with a wrong key", "addr", addr)
 		ev := answerOf(api.ErrUnauthorized)
 		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: next, Hint: msgNoKey}})

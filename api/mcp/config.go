@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -39,6 +40,10 @@ type Config struct {
 	Dispatcher Dispatcher
 	// TerminalKey is the owner key (x-terminal-key); at least 16 characters.
 	TerminalKey string
+	// OwnerKey checks x-terminal-key and throttles an address's wrong guesses
+	// (429 too_many_wrong_keys); a node passes the one its HTTP facade shares.
+	// Built from TerminalKey, with the package's defaults, when nil.
+	OwnerKey *ownerkey.Guard
 	// PublicURL starts the public receipt links and the contract documents' URLs
 	// (paths when empty).
 	PublicURL string
@@ -91,6 +96,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.OwnerKey == nil && c.TerminalKey != "" {
+		c.OwnerKey, _ = ownerkey.New(ownerkey.Config{Key: c.TerminalKey, Clock: c.Clock}) // its Config is valid: a key, the defaults
 	}
 	if c.Search == nil && c.Projector != nil {
 		c.Search = WordMatch(c.Projector)

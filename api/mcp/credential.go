@@ -2,11 +2,12 @@ package mcp
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"time"
 
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
@@ -52,7 +53,11 @@ func (h *Handler) authenticate(r *http.Request) (caller, *httpAnswer) {
 	case key != "" && auth != "":
 		return caller{}, &answerBothCredentials
 	case key != "":
-		if subtle.ConstantTimeCompare([]byte(key), []byte(h.cfg.TerminalKey)) != 1 {
+		var te *ownerkey.ThrottledError
+		if err := h.cfg.OwnerKey.Check(r, key); errors.As(err, &te) {
+			a := answerThrottled(te)
+			return caller{}, &a
+		} else if err != nil {
 			return caller{}, &answerNoCredential
 		}
 		return caller{viewer: contract.Owner(), id: "owner", actor: wire.OwnerActor}, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/capdir/capdir/api/ownerkey"
 )
 
 // Sentinel errors.
@@ -22,42 +24,50 @@ var (
 
 // httpAnswer is an HTTP refusal: status and a JSON body.
 type httpAnswer struct {
-	status int
-	body   map[string]string
+	status     int
+	body       map[string]string
+	retryAfter int // seconds, for Retry-After; 0 sets none
 }
 
 var (
 	// answerNoCredential: no credential, or a wrong owner key.
-	answerNoCredential = httpAnswer{http.StatusUnauthorized, map[string]string{
+	answerNoCredential = httpAnswer{status: http.StatusUnauthorized, body: map[string]string{
 		"error": "unauthorized",
 		"how_to_fix": "send the owner key in the x-terminal-key header, or a capability token as Authorization: Bearer <token>, " +
 			"on every request of the MCP session (the session keeps the credential it was opened with)",
 	}}
 	// answerMalformedAuthorization: an Authorization header that is not one bearer token.
-	answerMalformedAuthorization = httpAnswer{http.StatusUnauthorized, map[string]string{
+	answerMalformedAuthorization = httpAnswer{status: http.StatusUnauthorized, body: map[string]string{
 		"error": "token:malformed", "how_to_fix": "send Authorization: Bearer <token>, the token exactly as POST /api/tokens returned it",
 	}}
 	// answerBothCredentials: the owner key and a token at once.
-	answerBothCredentials = httpAnswer{http.StatusBadRequest, map[string]string{
+	answerBothCredentials = httpAnswer{status: http.StatusBadRequest, body: map[string]string{
 		"error": "send either the owner key (x-terminal-key) or a capability token (Authorization: Bearer), not both",
 	}}
 	// answerSessionCredential: a request of a session under another credential
 	// than the one that opened it.
-	answerSessionCredential = httpAnswer{http.StatusForbidden, map[string]string{
+	answerSessionCredential = httpAnswer{status: http.StatusForbidden, body: map[string]string{
 		"error": "session_credential_mismatch",
 		"how_to_fix": "an MCP session keeps the credential it was opened with: send that one, " +
 			"or open a new session (initialize without Mcp-Session-Id) with this one",
 	}}
 	// answerClosed: the node is stopping.
-	answerClosed = httpAnswer{http.StatusServiceUnavailable, map[string]string{
+	answerClosed = httpAnswer{status: http.StatusServiceUnavailable, body: map[string]string{
 		"error": "unavailable", "how_to_fix": "this node is stopping: connect again once it is back, or to another node",
 	}}
 )
 
 // answerTokenRefused is the 401 of a token that does not hold, with the literal
 // reason its receipt would carry.
+// answerThrottled is the 429 to an address that sent too many wrong owner keys,
+// the key not compared: the HTTP facade's literal.
+func answerThrottled(te *ownerkey.ThrottledError) httpAnswer {
+	return httpAnswer{status: http.StatusTooManyRequests, body: map[string]string{"error": ownerkey.ErrThrottled.Error(), "how_to_fix": te.Error()},
+		retryAfter: te.RetryAfterSeconds()}
+}
+
 func answerTokenRefused(reason, status string) httpAnswer {
-	return httpAnswer{http.StatusUnauthorized, map[string]string{
+	return httpAnswer{status: http.StatusUnauthorized, body: map[string]string{
 		"error": reason, "status": status,
 		"how_to_fix": "present a capability token this deployment minted, not expired and not revoked, as Authorization: Bearer <token>; " +
 			"the owner mints one with POST /api/tokens (capdir token mint)",
@@ -66,7 +76,7 @@ func answerTokenRefused(reason, status string) httpAnswer {
 
 // answerBadMode is the 400 of a mode the server does not have.
 func answerBadMode(mode string) httpAnswer {
-	return httpAnswer{http.StatusBadRequest, map[string]string{
+	return httpAnswer{status: http.StatusBadRequest, body: map[string]string{
 		"error":      fmt.Sprintf("unknown MCP mode %q", mode),
 		"how_to_fix": "connect to /mcp (every row you may call is a tool) or /mcp?mode=search (the tools search, describe and call)",
 	}}

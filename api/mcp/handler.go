@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -127,6 +128,9 @@ func answer(w http.ResponseWriter, r *http.Request, a httpAnswer) {
 	}
 	if a.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="capdir"`)
+	}
+	if a.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(a.status)

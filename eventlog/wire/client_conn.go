@@ -132,24 +132,7 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 	if m == nil {
 		return rc, fmt.Errorf("wait for receipt of %s: %w", req.InvocationID, ErrClientClosed)
 	}
-	got, err := DecodeShared(m.Data) // the notice is this call's alone
-	if err != nil {
-		return rc, err
-	}
-	if got.Type == TypeInvocationRefused {
-		var r InvocationRefused
-		if err := got.DataAs(&r); err != nil {
-			return rc, err
-		}
-		rc.InvocationID, rc.Key = req.InvocationID, req.Key
-		if r.Status != "" {
-			rc.Status, rc.Result = r.Status, r.Error
-			return rc, fmt.Errorf("%w: %s", ErrRepeatRefused, r.Error)
-		}
-		return rc, fmt.Errorf("%w: %s", ErrInvocationIDReused, r.Error)
-	}
-	err = got.DataAs(&rc)
-	return rc, err
+	return answerOf(m.Data, req)
 }
 
 // forget drops a call that stopped waiting.

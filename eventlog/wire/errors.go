@@ -34,6 +34,13 @@ var (
 	// status and literal (Status, Result), as a fresh call's receipt would; it is
 	// not stored.
 	ErrRepeatRefused = errors.New("wire: repeated request refused by the gate")
+	// ErrCallRefused is returned by Call when capdir answered that it could not
+	// take the request (malformed, too large, not appended): nothing of it is in
+	// the log, nothing ran. The error carries capdir's literal reason.
+	ErrCallRefused = errors.New("wire: call refused")
+	// ErrNoCapdir is returned by Call when no capdir node answers calls on the
+	// client's call subject.
+	ErrNoCapdir = errors.New("wire: no capdir node answers calls")
 )
 
 var (

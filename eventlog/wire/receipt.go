@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/capdir/capdir/api/answer"
+	"github.com/capdir/capdir/receipt"
 )
 
 // Receipt statuses.
@@ -63,12 +63,12 @@ const (
 	StatusPendingApproval = "PENDING_APPROVAL"
 )
 
-// The receipt's shapes are declared in api/answer, which the Go client reads
-// without NATS; they are the same types here.
+// The receipt's shapes are declared in package receipt, which api/answer (what
+// the Go client reads without NATS) names too; they are the same types here.
 type (
-	Fingerprints   = answer.Fingerprints
-	ReceiptSummary = answer.ReceiptSummary
-	Receipt        = answer.Receipt
+	Fingerprints   = receipt.Fingerprints
+	ReceiptSummary = receipt.ReceiptSummary
+	Receipt        = receipt.Receipt
 )
 
 // Fingerprint is the hex SHA-256 of s: a receipt's input and output

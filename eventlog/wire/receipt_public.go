@@ -6,15 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/capdir/capdir/api/answer"
+	"github.com/capdir/capdir/receipt"
 )
 
 // FingerprintHMAC, PublicReceipt and PublicFingerprints are declared in
-// api/answer with Receipt.
+// package receipt with Receipt.
 type (
-	FingerprintHMAC    = answer.FingerprintHMAC
-	PublicReceipt      = answer.PublicReceipt
-	PublicFingerprints = answer.PublicFingerprints
+	FingerprintHMAC    = receipt.FingerprintHMAC
+	PublicReceipt      = receipt.PublicReceipt
+	PublicFingerprints = receipt.PublicFingerprints
 )
 
 // KeyedFingerprint is the hex HMAC-SHA256 of s keyed with the hex salt: what a

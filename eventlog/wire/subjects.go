@@ -24,6 +24,7 @@ const (
 	receiptPrefix   = dataPrefix + "rcpt."
 	tokenPrefix     = controlPrefix + "token."
 	noticePrefix    = capdirToken + ".receipt."
+	callPrefix      = capdirToken + ".call."
 )
 
 // Streams lists both streams in the order projectors fold them.

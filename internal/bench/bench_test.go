@@ -88,7 +88,8 @@ func BenchmarkFnMCP(b *testing.B) {
 }
 
 // BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request
-// event published to the request subject, the receipt event received.
+// event published to the request subject, the receipt event received; then the
+// same as one request-reply to the call subject (call-…).
 func BenchmarkFnNATS(b *testing.B) {
 	e := startEnv(b, true)
 	tok, err := e.MintToken(context.Background(), bench.BusClient, time.Hour, bench.EchoKey)
@@ -107,6 +108,8 @@ func BenchmarkFnNATS(b *testing.B) {
 	b.Cleanup(func() { bc.Close() })
 	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(bc, tok)) })
 	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(bc, tok)) })
+	b.Run("call-seq", func(b *testing.B) { driveOp(b, 1, bench.NATSCall(nc, tok)) })
+	b.Run("call-par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSCall(nc, tok)) })
 }
 
 // BenchmarkPublishFloor is the raw JetStream async publish rate of a request-sized

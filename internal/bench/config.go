@@ -37,7 +37,8 @@ type ScenarioInfo struct {
 // list the command's help and Scenarios are made of.
 var ScenarioTable = []ScenarioInfo{
 	{ScenarioFloor, "JetStream async and sync publish of a real request event's size"},
-	{ScenarioNATS, "fn invocations through the NATS request subject, 1 and 64 in flight"},
+	{ScenarioNATS, "fn invocations through the NATS request subject, then as one NATS request-reply\n" +
+		"to the call subject, 1 and 64 in flight"},
 	{ScenarioHTTP, "the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
 		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
 	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go"
 )
 
 // EchoBody is the argument every fn invocation sends.
@@ -27,6 +28,24 @@ func NATSInvoke(c *wire.Client, tok string) Op {
 		}
 		if !rc.OK || rc.Result != EchoBody {
 			return fmt.Errorf("bench: nats invocation %d: ok=%v result %q", i, rc.OK, rc.Result)
+		}
+		return nil
+	}
+}
+
+// NATSCall returns an Op that invokes the echo row as one request-reply to the
+// bus client's call subject (wire.Call on a connection made by Env.ConnectBus:
+// the request event in, the receipt as the reply), with the capability token tok,
+// and checks the result.
+func NATSCall(nc *nats.Conn, tok string) Op {
+	withToken := wire.WithToken(tok)
+	return func(ctx context.Context, i int) error {
+		rc, err := wire.Call(ctx, nc, BusClient, EchoKey, EchoBody, withToken)
+		if err != nil {
+			return err
+		}
+		if !rc.OK || rc.Result != EchoBody {
+			return fmt.Errorf("bench: nats call %d: ok=%v result %q", i, rc.OK, rc.Result)
 		}
 		return nil
 	}

@@ -105,7 +105,7 @@ func (r *runner) shared(ctx context.Context) error {
 		r.add(f.Async, f.Sync)
 	}
 	if r.cfg.wants(ScenarioNATS) {
-		r.progress(ScenarioNATS, "fn over the request subject, 1 and %d in flight", Parallel)
+		r.progress(ScenarioNATS, "fn over the request subject, then as one request-reply, 1 and %d in flight", Parallel)
 		tok, err := e.MintToken(ctx, BusClient, time.Hour, EchoKey)
 		if err != nil {
 			return err
@@ -121,6 +121,11 @@ func (r *runner) shared(ctx context.Context) error {
 		}
 		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(bc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
 		bc.Close()
+		if err == nil {
+			var calls []Result
+			calls, err = Invocations(ctx, ScenarioNATS, "a NATS call (request-reply)", NATSCall(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget)
+			res = append(res, calls...)
+		}
 		nc.Close()
 		if err != nil {
 			return err

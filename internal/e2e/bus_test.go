@@ -196,6 +196,8 @@ func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 		{"a request on capdir's own subject", wire.RequestSubject("GREET"), reqX},
 		{"a request on another client's subject", wire.BusRequestSubject("c2", "GREET"), reqX},
 		{"a receipt notice to another client", wire.ReceiptNoticeSubject("c2", "GREET", "inv_x"), rcptX},
+		{"a call on another client's call subject", wire.CallSubject("c2", "GREET"), reqX},
+		{"a call outside the call subjects", "capdir.call", reqX},
 		{"capdir's control subjects", "capdir.ctl.anything", dirX},
 	} {
 		t.Run("publish "+p.name, func(t *testing.T) {
@@ -223,6 +225,9 @@ func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 		"capdir.receipt.c1",             //
 		"capdir.receipt.*.GREET.inv_1",  //
 		"capdir.receipt.c1x.GREET.inv1", //
+		wire.CallSubjects,               // every client's calls, and their tokens
+		wire.ClientCalls("c1"),          // even its own, to answer them itself
+		wire.ClientCalls("c2"),          //
 	} {
 		t.Run("subscribe "+subject, func(t *testing.T) {
 			if _, err := c1.nc.Subscribe(subject, func(*nats.Msg) {}); err != nil {
@@ -237,6 +242,10 @@ func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 		svc.refused(t, wire.DirectorySubject("X"))
 		svc.nc.Publish(wire.BusRequestSubject("c1", "GREET"), reqX)
 		svc.refused(t, wire.BusRequestSubject("c1", "GREET"))
+		svc.nc.Publish(wire.CallSubject("c1", "GREET"), reqX)
+		svc.refused(t, wire.CallSubject("c1", "GREET"))
+		svc.nc.Subscribe(wire.CallSubjects, func(*nats.Msg) {})
+		svc.refused(t, wire.CallSubjects)
 		svc.nc.Subscribe("capdir.>", func(*nats.Msg) {})
 		svc.refused(t, "capdir.>")
 		svc.nc.Subscribe("_INBOX.>", func(*nats.Msg) {})

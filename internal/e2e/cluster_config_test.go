@@ -157,6 +157,9 @@ func TestSampleClusterConfigServesCapdir(t *testing.T) {
 	if rc.Actor != "token:demo" || rc.Result != "Hello, Ada!" {
 		t.Fatalf("receipt = %+v", rc)
 	}
+	if rc, err = wire.Call(ctx, demo, "demo", "GREET", "Ada", wire.WithToken(busToken(t, n, "demo", "GREET"))); err != nil || rc.Result != "Hello, Ada!" {
+		t.Fatalf("a call through the sample's imports: %+v, %v", rc, err)
+	}
 	demo.Publish("$JS.API.STREAM.LIST", nil)
 	select {
 	case err := <-demoErrs:

@@ -47,13 +47,19 @@ func Start(t testing.TB, mutate func(*capdir.Config), opts ...capdir.Option) *ca
 			return
 		default:
 		}
+		// Stopped whatever the replay check finds: a check that fails ends this
+		// cleanup with t.Fatal, and a node left running would hold the
+		// connections that the cleanups registered before it (an httptest
+		// upstream's Close) wait for.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := n.Stop(ctx); err != nil {
+				t.Errorf("stop node: %v", err)
+			}
+		}()
 		if !t.Failed() {
 			CheckReplay(t, n)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := n.Stop(ctx); err != nil {
-			t.Errorf("stop node: %v", err)
 		}
 	})
 	return n

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -17,6 +18,20 @@ var (
 	// checkpoint's root and the copies agree on every leaf, so none can be named.
 	ErrNoCopyMatches = errors.New("ledger: no copy of the ledger matches the signed checkpoint")
 )
+
+// notAVerifierKey refuses a line of a keys file that is no verifier key. A
+// private signing key (the data dir's ledger/key) is never quoted: the error
+// says only what it is; any other line is quoted clipped.
+func notAVerifierKey(line string, err error) error {
+	if strings.HasPrefix(line, "PRIVATE+KEY+") {
+		return fmt.Errorf("%w: the keys file holds a private signing key (the data dir's ledger/key), not a public one: "+
+			"give the public keys, the JSON of GET /.well-known/capdir-keys; keep the private key where it is", ErrKeys)
+	}
+	if len(line) > 80 {
+		line = line[:80] + "…"
+	}
+	return fmt.Errorf("%w: %q is not a note verifier key (name+hash+base64): %v", ErrKeys, line, err)
+}
 
 func checkpointError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCheckpoint, fmt.Sprintf(format, args...))

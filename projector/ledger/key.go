@@ -141,7 +141,7 @@ func ParseKeys(b []byte) (note.Verifiers, error) {
 	add := func(vkey string) error {
 		v, err := note.NewVerifier(vkey)
 		if err != nil {
-			return fmt.Errorf("%w: %q is not a note verifier key (name+hash+base64): %v", ErrKeys, vkey, err)
+			return notAVerifierKey(vkey, err)
 		}
 		list = append(list, v)
 		return nil

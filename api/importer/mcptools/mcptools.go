@@ -34,12 +34,12 @@ func Items(upstream string, tools []*mcp.Tool, max int) []importer.Item {
 	byKey := map[string]string{}
 	for i, t := range tools {
 		if i >= max {
-			items = append(items, importer.Item{Source: t.Name, Refused: fmt.Sprintf("over the %d tools one upstream may bring", max)})
+			items = append(items, importer.Item{Source: shownName(t.Name), Refused: overMax(max)})
 			continue
 		}
 		it := item(upstream, t)
 		if other, ok := byKey[it.Key]; ok && it.Row != nil {
-			it.Row, it.Notes, it.Refused = nil, nil, fmt.Sprintf("maps to the key %s, as the tool %q does", it.Key, other)
+			it.Row, it.Notes, it.Refused = nil, nil, keyTaken(it.Key, other)
 		} else if it.Row != nil {
 			byKey[it.Key] = t.Name
 		}
@@ -49,11 +49,10 @@ func Items(upstream string, tools []*mcp.Tool, max int) []importer.Item {
 }
 
 func item(upstream string, t *mcp.Tool) importer.Item {
-	it := importer.Item{Source: t.Name, Key: importer.Key(upstream+"_", t.Name)}
-	if t.Name == "" || strings.ContainsAny(t.Name, " \t\r\n") {
-		it.Refused = "the tool name is empty or holds white space"
-		return it
+	if why := nameProblem(t.Name); why != "" {
+		return importer.Item{Source: shownName(t.Name), Refused: why}
 	}
+	it := importer.Item{Source: t.Name, Key: importer.Key(upstream+"_", t.Name)}
 	if err := contract.ValidateKey(it.Key); err != nil {
 		it.Refused = "the tool name maps to no valid key: " + err.Error()
 		return it

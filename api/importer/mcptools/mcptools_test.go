@@ -40,14 +40,14 @@ func TestItems(t *testing.T) {
 		"delete_repo": `GH_DELETE_REPO mcp gh/delete_repo # WHAT: The delete_repo tool. {"type":"object"} the tool says it is destructive (destructiveHint): mark the row sensitive so its calls wait for approval`,
 		"list":        `GH_LIST mcp gh/list # WHAT: The list tool. {"type":"object"} `,
 		"append":      `GH_APPEND mcp gh/append # WHAT: The append tool. {"type":"object"} `,
-		"has space":   "refused: the tool name is empty or holds white space",
+		"has space":   "refused: the tool name holds white space or a control character (U+0020)",
 	}
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("%s:\n got %s\nwant %s", name, got[name], w)
 		}
 	}
-	for _, name := range []string{strings.Repeat("long", 100), "bad_schema"} {
+	for _, name := range []string{strings.Repeat("long", 100)[:MaxToolName], "bad_schema"} { // a report shows a long name clipped
 		if !strings.HasPrefix(got[name], "refused: ") {
 			t.Errorf("%.20s: %s, want refused", name, got[name])
 		}

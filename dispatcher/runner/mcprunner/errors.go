@@ -2,6 +2,7 @@ package mcprunner
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
@@ -31,6 +32,10 @@ var (
 
 	// ErrBadUpstream: an operator's --mcp-http or --mcp-stdio value is malformed.
 	ErrBadUpstream = errors.New("mcprunner: bad upstream")
+
+	// errAnswerTooLarge: an HTTP upstream's JSON answer is over MaxAnswerBytes;
+	// the call fails as unreachable with it as the reason.
+	errAnswerTooLarge = fmt.Errorf("the upstream's answer is over %d bytes; not read further", MaxAnswerBytes)
 )
 
 // Sentinels are the package's sentinel errors, for the conformance suite.

@@ -3,9 +3,11 @@ package mcprunner
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -186,5 +188,35 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	}
+	return resp, err
 }
+
+// cappedBody fails a read past left bytes with errAnswerTooLarge: the SDK reads
+// a JSON answer whole, so a huge one would be held in memory whole.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, errAnswerTooLarge
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.ReadCloser.Read(p)
+	if c.left -= int64(n); c.left < 0 {
+		return 0, errAnswerTooLarge
+	}
+	return n, err
+}
+
+// MaxAnswerBytes bounds one application/json answer of an HTTP upstream, as
+// the SDK bounds one event of a stream (mcp.DefaultMaxEventSize): a larger one
+// fails as ERR:mcp:<server>:unreachable:… naming it.
+const MaxAnswerBytes = 16 << 20

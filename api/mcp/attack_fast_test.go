@@ -1,0 +1,61 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// The tools/call fast path, attacked by a token holder: a call of a row outside
+// its scope is the gate's refusal (nothing runs); a call after its session was
+// deleted is not answered with a result and dispatches nothing; a body over the
+// limit by its id is 413; a batch is not run.
+func TestFastPathAttackedByATokenHolder(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	postRow(t, n, greetRow("OTHER"))
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	cs := connect(t, n, bearer(tok), "", nil)
+	id := cs.ID()
+	hdr := []string{"Mcp-Session-Id", id, "Authorization", "Bearer " + tok, "Mcp-Protocol-Version", "2025-06-18"}
+
+	code, _, body := post(t, n, "", toolsCall("7", "OTHER", `{"name":"x"}`, ""), hdr...)
+	if code != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "scope:OTHER") || strings.Contains(body, "Hello") {
+		t.Fatalf("a call of a row outside the token's scope: %d %s", code, body)
+	}
+
+	huge := `"` + strings.Repeat("i", 5<<20) + `"` // the body is over the 4 MiB a request may have
+	code, _, body = post(t, n, "", toolsCall(huge, "GREET", `{"name":"x"}`, ""), hdr...)
+	if code != http.StatusRequestEntityTooLarge || strings.Contains(body, "Hello") || len(body) > 1000 {
+		t.Fatalf("a call with a 5 MiB id: %d %.200s; want 413, nothing run, the id not echoed", code, body)
+	}
+	code, _, body = post(t, n, "", "["+toolsCall("8", "GREET", `{"name":"x"}`, "")+","+toolsCall("9", "GREET", `{"name":"y"}`, "")+"]", hdr...)
+	if code == 200 && strings.Count(body, "Hello") > 0 {
+		t.Fatalf("a batch was run: %d %.300s", code, body)
+	}
+
+	nodetest.WaitDispatchIdle(t, n.Log())
+	before, _ := n.Log().LastSeq(context.Background(), wire.DataStream)
+	req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("DELETE the session: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	code, _, body = post(t, n, "", toolsCall("10", "GREET", `{"name":"x"}`, ""), hdr...)
+	if code == 200 || strings.Contains(body, "Hello") {
+		t.Fatalf("a call after the session was deleted: %d %s", code, body)
+	}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
+		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
+	}
+}

@@ -1,0 +1,262 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// Calls. A bus client may send its request as one NATS request-reply to its call
+// subject (wire.CallSubject) instead of publishing it to its request subject and
+// waiting for the notice. Every node's responder is in the queue group CallQueue,
+// so one node takes each call: it appends the event the client sent, unchanged, to
+// the client's request subject (wire.BusRequestSubject), exactly as the client
+// would have, and replies with the receipt once it is in the log. A worker of any
+// node takes the request from the log and runs it as it runs a published one: the
+// same gate, the same receipt, the same idempotency (a repeat under a chosen id
+// is answered as its notice would be, see repeatAnswer). The responder refuses at
+// once, appending nothing, only what no worker would run: a payload that is not a
+// request (ErrBadCall) or is too large for the log (ErrPayloadTooLarge), and a
+// request the log did not store (ErrCallNotAppended, which may be sent again).
+
+// CallQueue is the queue group of every node's responder.
+const CallQueue = "capdir-call"
+
+// callIDLen bounds the event id of a call's request (a ULID is 26 characters).
+const callIDLen = 64
+
+// calls is the responder of one service and the calls it is answering.
+type calls struct {
+	r      *eventlog.Responder
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+
+	// replying holds the invocation ids, not chosen by their callers, of the calls
+	// this node is answering: their receipts need no notice (noticeTo).
+	replying sync.Map
+}
+
+// noticeTo is the bus client to tell, on its notice subject, of the receipt of
+// invocation inv that client requested: client, unless the call is one this
+// node answers with a reply and its id was derived from the one event the
+// responder appended, so no one else can be waiting for a notice of it. A chosen
+// id is told: the same client may also wait for it on its notice subject.
+func (c *calls) noticeTo(client, inv string) string {
+	if c == nil || client == "" {
+		return client
+	}
+	if _, ok := c.replying.Load(inv); ok {
+		return ""
+	}
+	return client
+}
+
+// newCalls makes a service's calls, before its workers start (they read
+// noticeTo); startCalls subscribes the responder once they run.
+func newCalls() *calls {
+	c := &calls{}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// startCalls subscribes the service's responder.
+func (s *Service) startCalls() error {
+	c := s.calls
+	r, err := s.cfg.Log.Respond(wire.CallSubjects, CallQueue, func(call eventlog.Call) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return // draining: another node's responder, or the caller's retry, takes it
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			s.answer(c.ctx, call)
+		}()
+	})
+	if err != nil {
+		return fmt.Errorf("dispatcher: calls: %w", err)
+	}
+	c.mu.Lock()
+	c.r = r
+	c.mu.Unlock()
+	return nil
+}
+
+// stopTaking ends the subscription: no call is taken after it.
+func (c *calls) stopTaking() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	r := c.r
+	c.closed = true
+	c.mu.Unlock()
+	if r != nil {
+		r.Stop()
+	}
+}
+
+// stop stops taking calls and cuts those still waiting for their receipt: they
+// get no reply, and their callers send them again (to another node, or to this
+// one restarted) under the same invocation id.
+func (c *calls) stop() {
+	if c == nil {
+		return
+	}
+	c.stopTaking()
+	c.cancel()
+	c.wg.Wait()
+}
+
+// callWait bounds how long a call waits for its receipt: as long as a request
+// may take to run, be redelivered once and run again.
+func (s *Service) callWait() time.Duration {
+	return 2*s.cfg.RunTimeout + s.cfg.AckWait + receiptRetryFor
+}
+
+// answer takes one call: the request appended, the reply sent once its receipt is
+// in the log (or a repeat's answer, or a refusal at once). A call whose wait
+// ends first gets no reply.
+func (s *Service) answer(ctx context.Context, c eventlog.Call) {
+	ev, req, client, err := s.callRequest(c)
+	if err != nil {
+		s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key, Error: err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callWait())
+	defer cancel()
+	ch := s.waiters.add(req.InvocationID)
+	defer s.waiters.remove(req.InvocationID, ch) // a no-op once a receipt woke it
+	if !wire.Chosen(req.InvocationID, ev.ID) {
+		s.calls.replying.Store(req.InvocationID, struct{}{})
+		defer s.calls.replying.Delete(req.InvocationID)
+	}
+	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
+	if err == nil {
+		var seq uint64
+		var again bool
+		if seq, again, err = s.callStored(ctx, f); err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
+			if typ, data, told := s.callRepeat(ctx, &req, client, seq); told {
+				if typ != "" {
+					s.reply(c, &req, typ, data)
+				}
+				return
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key,
+				Error: fmt.Errorf("%w: %w", ErrCallNotAppended, err).Error(), Retry: true})
+		}
+		return
+	}
+	rc, err := s.await(ctx, &req, ch, nil, nil)
+	if err != nil {
+		return // the caller sends it again under the same id for its receipt
+	}
+	s.reply(c, &req, wire.TypeReceipt, &rc)
+}
+
+// callRequest reads a call: the request event it carries, the request as a
+// worker will read it from the log, and the client its subject names. An error
+// matches ErrBadCall or ErrPayloadTooLarge; req holds what was read of it.
+func (s *Service) callRequest(c eventlog.Call) (wire.Event, wire.InvocationRequest, string, error) {
+	var req wire.InvocationRequest
+	client, key, ok := wire.ParseCallSubject(c.Subject())
+	if !ok {
+		return wire.Event{}, req, "", fmt.Errorf("%w: %.120q is not capdir.call.<CLIENT>.<KEY>", ErrBadCall, c.Subject())
+	}
+	req.Key = key
+	// A request is at most a body at the payload ceiling and its envelope, and its
+	// append adds a header: what the log cannot take is refused here, not later.
+	if n, most := len(c.Data()), min(s.cfg.MaxPayload+envelopeReserve, s.cfg.Log.MaxPayload()-1024); n > most {
+		return wire.Event{}, req, client, fmt.Errorf("%w: the request is %d bytes; a call carries at most %d", ErrPayloadTooLarge, n, most)
+	}
+	ev, err := wire.DecodeShared(c.Data())
+	if err != nil {
+		return ev, req, client, fmt.Errorf("%w: not an event envelope: %v", ErrBadCall, err)
+	}
+	if ev.ID == "" || len(ev.ID) > callIDLen || !wire.ValidKey(ev.ID) {
+		return ev, req, client, fmt.Errorf("%w: event id %.80q must be 1 to %d characters from A-Z, a-z, 0-9, '_' and '-' (a ULID)", ErrBadCall, ev.ID, callIDLen)
+	}
+	subject := wire.BusRequestSubject(client, key)
+	got, _, err := requestOf(wire.ParseSubject(subject), subject, &ev)
+	if err != nil {
+		return ev, req, client, fmt.Errorf("%w: %v", ErrBadCall, err)
+	}
+	return ev, got, client, nil
+}
+
+// callStored waits for the log to store a call's request, and returns its
+// sequence. again is true when the log already held it (the same request sent
+// again: its receipt may be in), or when the acknowledgement was lost (seq 0),
+// which is not an error: the request may be stored, and its receipt may come.
+func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint64, again bool, err error) {
+	select {
+	case ack := <-f.Stored():
+		return ack.Sequence, ack.Duplicate, nil
+	case err := <-f.Failed():
+		if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
+			return 0, true, nil
+		}
+		return 0, false, err
+	case <-s.cfg.Log.Full():
+		return 0, false, s.cfg.Log.FullError()
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
+}
+
+// callRepeat answers a call whose invocation id the log may already know: an
+// earlier request under its chosen id (answered as repeatAnswer says; another
+// client's id gets no answer at all), or its own request sent again, whose
+// receipt may be in. told is false when the call is to wait for its receipt;
+// typ is "" when it is to get no reply.
+func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any, told bool) {
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+		return "", nil, false
+	}
+	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	if err != nil {
+		return "", nil, false
+	}
+	rc := firstReceipt(&first)
+	if first.Seq == 0 || seq == 0 || first.Seq >= seq { // this request is the first under its id (or cannot be told apart)
+		if rc == nil {
+			return "", nil, false
+		}
+		return wire.TypeReceipt, rc, true
+	}
+	if first.Client != client {
+		return "", nil, true // nothing of another caller's call, not even that its id is taken
+	}
+	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
+	return typ, data, typ != ""
+}
+
+// reply answers a call with an event of type typ. A reply that does not go out
+// loses nothing: the caller sends the call again under the same id.
+func (s *Service) reply(c eventlog.Call, req *wire.InvocationRequest, typ string, data any) {
+	ev, err := s.noticeEvent(req, typ, data)
+	var b []byte
+	if err == nil {
+		b, err = wire.Encode(&ev)
+	}
+	if err == nil {
+		err = c.Reply(b)
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("dispatcher: call not answered", "invocation", req.InvocationID, "type", typ, "err", err)
+	}
+}
