@@ -141,7 +141,7 @@ func (c *Config) Validate() error {
 	if httpRows != nil {
 		httpRows = fmt.Errorf("http rows (--http-timeout): %w", httpRows)
 	}
-	for _, err := range []error{c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
+	for _, err := range []error{c.Log.ValidateSet(), c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
 		c.Fn.Limits.Validate("fnrunner"), httpRows, c.NATSRunner.Limits.Validate("natsrunner")} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node: %w", err))

@@ -132,7 +132,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	if err := put(f.tx, bucketReceipts, []byte(r.InvocationID), s.Data); err != nil {
+	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data); err != nil {
 		return err
 	}
 	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {

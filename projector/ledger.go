@@ -13,7 +13,7 @@ import (
 // The ledger: every receipt the projection folds is a leaf of an append-only
 // Merkle tree (RFC 6962 hashing, golang.org/x/mod/sumdb/tlog), in the order the
 // fold takes receipts, which is the data stream's order. A leaf is the receipt's
-// data exactly as the log holds it (the bytes bucketReceipts stores), so a byte
+// data exactly as the log holds it (the bytes getReceipt gives back), so a byte
 // changed in a copy of a receipt changes its leaf hash. The tree is derived state:
 // its hashes live in the projection file, are covered by Digest, and a replay of
 // the same log builds the same tree on every node. Signed checkpoints of it and
@@ -101,7 +101,7 @@ func buildLedger(tx *bolt.Tx) error {
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
 	led := newLedgerBatch(tx)
 	for _, f := range all {
-		data, err := get(tx, bucketReceipts, []byte(f.inv))
+		data, err := getReceipt(tx, []byte(f.inv))
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func leafAt(tx *bolt.Tx, i int64) (Leaf, error) {
 	if err != nil {
 		return Leaf{}, err
 	}
-	data, err := get(tx, bucketReceipts, inv)
+	data, err := getReceipt(tx, inv)
 	if err != nil {
 		return Leaf{}, err
 	}
