@@ -24,6 +24,9 @@ type StreamState struct {
 	// lives LastSeq never goes down, even when retention (DataMaxAge) removes every
 	// message; FirstSeq rises as retention removes old ones.
 	FirstSeq, LastSeq uint64
+	// Replicated: the stream has replicas on other servers, so a state can come
+	// from one that is behind (see Log.Holds).
+	Replicated bool
 }
 
 // State asks the log for the stream's state. It returns an error wrapping
@@ -52,7 +55,8 @@ func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 			return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
 		}
 		if info.Cluster == nil || info.Cluster.Leader != "" {
-			return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq}, nil
+			return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq,
+				Replicated: info.Cluster != nil && len(info.Cluster.Replicas) > 0}, nil
 		}
 		if !time.Now().Before(until) {
 			return StreamState{}, fmt.Errorf("%w: stream %s had no leader for %s; only a replica answered, with its own state (last sequence %d), which may be behind the log's: ask again in a few seconds",
@@ -64,6 +68,36 @@ func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 		case <-time.After(electionRetryWait):
 		}
 	}
+}
+
+// Holds is State for a reader that has read the stream up to seq and asks
+// whether the log still holds it. On a replicated stream an answer below seq is
+// not taken at its word: a leader elected a moment ago can answer before it has
+// applied every entry its predecessor acknowledged. Holds asks again, every
+// electionRetryWait for up to Config.ElectionWait, and returns the first state
+// that reaches seq, or the last one asked when none does: a log that really lost
+// what was read stays behind, one that was only electing catches up.
+func (l *Log) Holds(ctx context.Context, stream string, seq uint64) (StreamState, error) {
+	st, err := l.State(ctx, stream)
+	if err != nil || st.LastSeq >= seq || !st.Replicated {
+		return st, err
+	}
+	until := time.Now().Add(l.cfg.ElectionWait)
+	for time.Now().Before(until) {
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("eventlog: stream info %s: %w", stream, ctx.Err())
+		case <-time.After(electionRetryWait):
+		}
+		next, err := l.State(ctx, stream)
+		if err != nil {
+			return next, err
+		}
+		if st = next; st.LastSeq >= seq {
+			break
+		}
+	}
+	return st, nil
 }
 
 // streamAdvisory is the subject of JetStream's advisories about a stream (created,

@@ -147,4 +147,20 @@ func TestStreamStateIgnoresALeaderlessReplica(t *testing.T) {
 		}
 		return false
 	})
+
+	// With the replica that holds everything back, the stream has a leader
+	// again: Holds finds what was acknowledged, and a sequence the log never
+	// held is still reported behind once the election wait is over, so a real
+	// loss is not hidden by asking again.
+	f.start(f.names[info.Cluster.Replicas[1].Name])
+	c.await(clusterPatience, "the log holding sequence "+fmt.Sprint(acked)+" again", func() bool {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		got, err := l.Holds(sctx, wire.ControlStream, acked)
+		return err == nil && got.LastSeq >= acked
+	})
+	got, err := l.Holds(ctx, wire.ControlStream, acked+10)
+	if err != nil || got.LastSeq >= acked+10 || !got.Replicated {
+		t.Fatalf("Holds(%d) = %+v, %v: want the log's state, behind and replicated", acked+10, got, err)
+	}
 }
