@@ -90,7 +90,7 @@ func traceStep(ctx context.Context, name string, req *wire.InvocationRequest) (c
 		req.Traceparent = tp
 		sp.Str(tracing.AttrKey, req.Key)
 		sp.Str(tracing.AttrInvocation, req.InvocationID)
-		sp.Str("capdir.step", name)
+		sp.Str(tracing.AttrStep, name)
 	}
 	return ctx, sp
 }
