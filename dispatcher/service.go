@@ -565,6 +565,7 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 		sp.End()
 		return wire.Receipt{}, err
 	}
+	sp.Str(tracing.AttrInvocation, req.InvocationID) // minted just now
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early, and a wait

@@ -25,7 +25,9 @@ func traceAppend(ctx context.Context, req *wire.InvocationRequest) tracing.Span 
 	if tp := sp.Traceparent(); tp != "" {
 		req.Traceparent = tp
 		sp.Str(tracing.AttrKey, req.Key)
-		sp.Str(tracing.AttrInvocation, req.InvocationID)
+		if req.InvocationID != "" {
+			sp.Str(tracing.AttrInvocation, req.InvocationID)
+		}
 	}
 	return sp
 }
@@ -90,7 +92,7 @@ func traceStep(ctx context.Context, name string, req *wire.InvocationRequest) (c
 		req.Traceparent = tp
 		sp.Str(tracing.AttrKey, req.Key)
 		sp.Str(tracing.AttrInvocation, req.InvocationID)
-		sp.Str("capdir.step", name)
+		sp.Str(tracing.AttrStep, name)
 	}
 	return ctx, sp
 }

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -300,32 +301,58 @@ func TestTraceBusRequestCarriesTraceparent(t *testing.T) {
 		t.Errorf("receipt trace_id = %q, want %s", got, callerTrace)
 	}
 
-	// A hostile header on a raw publish is ignored: a fresh trace, and the call runs.
-	subject, ev, req, err := wire.NewBusRequest("c1", "GREET", "Bob", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := wire.Encode(&ev)
-	sub, err := c1.nc.SubscribeSync(wire.ReceiptNoticeSubject("c1", "GREET", req.InvocationID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A raw publish: the trace is in the NATS header alone (the request's body
+	// has no traceparent field). A valid one is continued; a hostile one is
+	// ignored, and the call runs in a fresh trace.
 	js, err := jetstream.New(c1.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{"traceparent": []string{"00-" + strings.Repeat("0", 32) + "-" + callerSpan + "-01"}}}
-	if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(ev.ID)); err != nil {
-		t.Fatalf("publish: %v", err)
+	const headerTrace = "0af7651916cd43dd8448eb211c80319c"
+	for _, tc := range []struct{ header, want string }{
+		{"00-" + headerTrace + "-b7ad6b7169203331-01", headerTrace},
+		{"00-" + strings.Repeat("0", 32) + "-" + callerSpan + "-01", ""},
+	} {
+		subject, ev, req, err := wire.NewBusRequest("c1", "GREET", "Bob", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := wire.Encode(&ev)
+		sub, err := c1.nc.SubscribeSync(wire.ReceiptNoticeSubject("c1", "GREET", req.InvocationID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{"traceparent": []string{tc.header}}}
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(ev.ID)); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		if _, err := sub.NextMsgWithContext(ctx); err != nil {
+			t.Fatalf("notice: %v", err)
+		}
+		sub.Unsubscribe()
+		got := receiptOf(t, g.n, req.InvocationID)
+		switch {
+		case got.Status != wire.StatusRefusedToken:
+			t.Errorf("header %q: receipt %s, want the gate's refusal of no token", tc.header, got.Status)
+		case tc.want != "" && got.TraceID != tc.want:
+			t.Errorf("header %q: receipt trace_id %q, want the header's %s", tc.header, got.TraceID, tc.want)
+		case tc.want == "" && (len(got.TraceID) != 32 || got.TraceID == strings.Repeat("0", 32)):
+			t.Errorf("hostile header %q: receipt trace_id %q, want a fresh trace's", tc.header, got.TraceID)
+		}
+		gate := ofName(waitSpans(t, exp, got.TraceID, tracing.SpanWorker, tracing.SpanGate), tracing.SpanGate)[0]
+		if check := gate.Attributes; len(check) == 0 || !strings.Contains(fmtAttrs(check), "credential") {
+			t.Errorf("gate span attributes %v; want the refusing check, credential", fmtAttrs(check))
+		}
 	}
-	if _, err := sub.NextMsgWithContext(ctx); err != nil {
-		t.Fatalf("notice: %v", err)
+}
+
+// fmtAttrs renders span attributes as key=value pairs.
+func fmtAttrs(kvs []attribute.KeyValue) string {
+	var b strings.Builder
+	for _, kv := range kvs {
+		b.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + " ")
 	}
-	got := receiptOf(t, g.n, req.InvocationID)
-	if got.Status != wire.StatusRefusedToken || len(got.TraceID) != 32 || got.TraceID == strings.Repeat("0", 32) {
-		t.Errorf("hostile header: receipt %s trace_id %q", got.Status, got.TraceID)
-	}
-	waitSpans(t, exp, got.TraceID, tracing.SpanWorker, tracing.SpanGate)
+	return b.String()
 }
 
 // An MCP tools/call carries the trace in its HTTP traceparent header (the fast

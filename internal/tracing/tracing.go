@@ -52,7 +52,8 @@ const (
 	AttrRunner       = "capdir.runner"        // the row's effective runner
 	AttrStatus       = "capdir.status"        // the receipt's status
 	AttrCheck        = "capdir.gate.check"    // the gate check that refused
-	AttrEntry        = "capdir.entry"         // http, mcp, bus or go
+	AttrEntry        = "capdir.entry"         // http or mcp
+	AttrStep         = "capdir.step"          // a step's name in its flow or agent
 	AttrUpstream     = "capdir.upstream"      // the upstream's origin or MCP upstream name
 	AttrUpstreamCode = "capdir.upstream_status"
 )
