@@ -7,7 +7,7 @@ import "github.com/capdir/capdir/eventlog/wire"
 // asked for the one it wraps.
 func Traceparent(m Msg) string {
 	switch d := m.(type) {
-	case delivery:
+	case *delivery:
 		return d.Headers().Get(wire.TraceparentHeader)
 	case *Redelivery:
 		return d.raw.Header.Get(wire.TraceparentHeader)

@@ -18,7 +18,7 @@ import (
 func BenchmarkTracing(b *testing.B) {
 	b.Run("off", func(b *testing.B) {
 		e := startEnv(b, false)
-		driveOp(b, 1, e.HTTPInvoke())
+		driveOp(b, e, 1, e.HTTPInvoke())
 	})
 	b.Run("on", func(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
@@ -28,6 +28,6 @@ func BenchmarkTracing(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { e.Close() })
-		driveOp(b, 1, e.HTTPInvoke())
+		driveOp(b, e, 1, e.HTTPInvoke())
 	})
 }
