@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector/ledger"
 )
 
@@ -38,11 +39,46 @@ func (n *Node) newLedger(cfg Config) error {
 		return err
 	}
 	n.ledger = ledger.NewPublisher(key, cfg.Ledger.Origin, n.proj.LedgerHead, ledger.CheckpointPath(cfg.Log.DataDir), n.logger)
+	if err := n.announceKey(key); err != nil {
+		return err
+	}
 	if _, err := n.ledger.Publish(); err != nil {
 		return fmt.Errorf("node: sign the ledger's first checkpoint: %w", err)
 	}
 	return nil
 }
+
+// announceKey appends the announcement of the node's key to the control stream,
+// unless the projection (caught up at start) holds it already, so that every node
+// of the log lists it at /.well-known/capdir-keys.
+func (n *Node) announceKey(key *ledger.Key) error {
+	announced, err := n.proj.NodeKeys()
+	if err != nil {
+		return err
+	}
+	for _, a := range announced {
+		if a.Verifier == key.VerifierKey() {
+			return nil
+		}
+	}
+	subject, a, err := key.Announcement(n.ledger.Origin())
+	if err != nil {
+		return err
+	}
+	ev, err := n.log.NewEvent(wire.TypeNodeKeyAnnounced, wire.NodeActor, a)
+	if err != nil {
+		return fmt.Errorf("node: announce the ledger key: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
+	defer cancel()
+	if _, err := n.log.Append(ctx, subject, ev); err != nil {
+		return fmt.Errorf("node: announce the ledger key: %w", err)
+	}
+	return n.proj.CatchUp(ctx, nil) // Run has not started yet
+}
+
+// announceTimeout bounds the append of the key's announcement at start.
+const announceTimeout = 30 * time.Second
 
 // runLedger signs checkpoints on the configured schedule until ctx ends.
 func (n *Node) runLedger(ctx context.Context) error {

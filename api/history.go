@@ -105,7 +105,10 @@ func (s *Server) listAt(w http.ResponseWriter, r *http.Request, at projector.Poi
 	if err != nil {
 		return historyErr("", err)
 	}
-	rows, total := snap.List(filter, offset, limit)
+	rows, total, err := snap.List(filter, offset, limit)
+	if err != nil {
+		return historyErr("", err)
+	}
 	writeJSON(w, http.StatusOK, struct {
 		dirPage
 		At uint64 `json:"at"`

@@ -30,7 +30,11 @@ func (s *Server) ledgerKeys(w http.ResponseWriter, r *http.Request) error {
 	if pub == nil {
 		return errNoLedger
 	}
-	writeJSON(w, http.StatusOK, ledger.Keys{Origin: pub.Origin(), Keys: []ledger.KeyInfo{pub.Key().Info()}})
+	announced, err := s.cfg.Projector.NodeKeys()
+	if err != nil {
+		return newError(ErrUnavailable, "%w", err)
+	}
+	writeJSON(w, http.StatusOK, ledger.KeysOf(pub.Origin(), pub.Key(), announced))
 	return nil
 }
 

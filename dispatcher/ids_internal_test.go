@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 
@@ -66,18 +67,35 @@ func BenchmarkReceiptID(b *testing.B) {
 }
 
 // A receipt's keyed fingerprints are what wire.KeyedFingerprint computes from its
-// salt, as the owner checks them; each receipt has a salt of its own.
+// salt, as the owner checks them, and its plain ones wire.Fingerprint; each
+// receipt has a salt of its own.
 func TestFingerprintHMACIsKeyedFingerprint(t *testing.T) {
-	h := fingerprintHMAC("the body", "the result")
-	in, err := wire.KeyedFingerprint(h.Salt, "the body")
+	body, result := "the body", strings.Repeat("the result ", 20) // longer than a hash block
+	var fp receiptFingerprints
+	fp.compute(body, result)
+	h := fp.HMAC
+	in, err := wire.KeyedFingerprint(h.Salt, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := wire.KeyedFingerprint(h.Salt, "the result")
+	out, _ := wire.KeyedFingerprint(h.Salt, result)
 	if h.Input != in || h.Output != out || len(h.Salt) != 64 {
 		t.Fatalf("fingerprints %+v; want input %s, output %s", h, in, out)
 	}
-	if fingerprintHMAC("the body", "the result").Salt == h.Salt {
+	if fp.Input != wire.Fingerprint(body) || fp.Output != wire.Fingerprint(result) {
+		t.Fatalf("plain fingerprints %s, %s; want %s, %s", fp.Input, fp.Output, wire.Fingerprint(body), wire.Fingerprint(result))
+	}
+	var again receiptFingerprints
+	if again.compute(body, result); again.HMAC.Salt == h.Salt {
 		t.Fatal("two receipts share a salt")
+	}
+}
+
+// A receipt's five fingerprints cost two allocations: their hex text and the
+// keyed ones' struct (every receipt computes them).
+func TestReceiptFingerprintsAllocations(t *testing.T) {
+	var fp receiptFingerprints
+	if n := testing.AllocsPerRun(100, func() { fp.compute("the body", "the result") }); n > 2 {
+		t.Fatalf("%v allocations per receipt's fingerprints; want at most 2", n)
 	}
 }

@@ -96,9 +96,9 @@ func (d *draft) outcome(o runner.Outcome, shape bool) {
 func (d *draft) finish(finished time.Time, resultCap, budget int) wire.Receipt {
 	d.FinishedAt = finished.UTC()
 	d.DurationMS = float64(d.FinishedAt.Sub(d.StartedAt).Microseconds()) / 1000
-	d.Fingerprints.Input = Fingerprint(d.Body)
-	d.Fingerprints.Output = Fingerprint(d.Result)
-	d.HMAC = fingerprintHMAC(d.Body, d.Result)
+	var fp receiptFingerprints
+	fp.compute(d.Body, d.Result)
+	d.Fingerprints.Input, d.Fingerprints.Output, d.HMAC = fp.Input, fp.Output, fp.HMAC
 	d.boundChildren()
 	bodyLen, resultLen := jsonLen(d.Body), jsonLen(d.Result)
 	cut := false
@@ -149,6 +149,7 @@ func failureReceipt(rc *wire.Receipt, err error, size int) wire.Receipt {
 		BreakerGeneration: rc.BreakerGeneration,
 		BreakerKind:       rc.BreakerKind,
 		Worker:            rc.Worker,
+		TraceID:           rc.TraceID,
 		Extra:             map[string]any{"truncated": true},
 	}
 	f.Body, _ = truncate(rc.Body, failureBodyMax)

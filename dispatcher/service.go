@@ -21,6 +21,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -144,6 +145,9 @@ type ServiceConfig struct {
 	// "" records nothing, and a crash's calls wait for AckWait on a shared log.
 	// One process at a time may use a file: give each node its own (HeldPath).
 	HeldFile string
+	// Tracer makes the spans of the calls this service handles (trace.go); nil
+	// is tracing off.
+	Tracer *tracing.Tracer
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -555,8 +559,10 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
+	sp := traceAppend(ctx, &req)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
+		sp.End()
 		return wire.Receipt{}, err
 	}
 	ch := s.waiters.add(req.InvocationID)
@@ -564,6 +570,7 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	// is not awaited on its own: only its failure ends the wait early, and a wait
 	// that ends without a receipt hands out the ids only for a stored request.
 	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	sp.End()
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
@@ -636,32 +643,46 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 // with its future. A wait that ends without a receipt hands out the invocation
 // id only when the log holds the request (else ErrNotAppended).
 func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
-	var acked <-chan *eventlog.Ack
+	// The request's acknowledgement is not waited for on its own: the receipt
+	// implies it, and waking for it would cost every call a hand-off. It is read
+	// only when the wait ends otherwise (stored reports it then).
 	var failed <-chan error
 	var full <-chan struct{}
 	if f != nil {
-		acked, failed, full = f.Stored(), f.Failed(), s.cfg.Log.Full()
+		failed, full = f.Failed(), s.cfg.Log.Full()
 	}
-	stored := f == nil
+	acked := f == nil // the request is in the log (known, or nothing to wait for)
+	stored := func() bool {
+		if !acked {
+			select {
+			case <-f.Stored():
+				acked = true
+			default:
+			}
+		}
+		return acked
+	}
 	for {
 		select {
 		case rc := <-ch:
 			return rc, nil
-		case <-acked: // only its receipt ends the wait now
-			stored, acked, failed, full = true, nil, nil, nil
 		case <-full: // the server answers no append that found its disk full
+			if stored() { // only its receipt ends the wait now
+				full = nil
+				continue
+			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
-		case err := <-f.Failed():
+		case err := <-failed:
 			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
-				acked, failed = nil, nil
+				failed, f = nil, nil
 				continue
 			}
 			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
 				if f, err = resend(); err == nil {
-					acked, failed = f.Stored(), f.Failed()
+					failed = f.Failed()
 					continue
 				}
 			}
@@ -673,7 +694,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				return rc, nil
 			}
-			if !stored && !s.inLog(req.InvocationID, acked, failed) {
+			if !stored() && !s.inLog(req.InvocationID, f, failed) {
 				return wire.Receipt{}, ErrNotAppended
 			}
 			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
@@ -682,17 +703,18 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 }
 
 // inLog reports whether the log holds the request of invocation inv, whose
-// append's acknowledgement has not arrived (acked, failed: its channels, nil once
-// read). It waits for the acknowledgement at most receiptAckWait; when it is lost
-// (an ack timeout, or failed already read), it asks the projection, caught up
-// with the log. A log that cannot be asked counts as not holding it: an id is
-// handed out only for a request known to be stored.
-func (s *Service) inLog(inv string, acked <-chan *eventlog.Ack, failed <-chan error) bool {
-	if acked != nil {
+// append's acknowledgement has not arrived (f: the append, nil once its
+// acknowledgement is lost; failed: its failure channel, nil once read). It waits
+// for the acknowledgement at most receiptAckWait; when it is lost (an ack timeout,
+// or failed already read), it asks the projection, caught up with the log. A log
+// that cannot be asked counts as not holding it: an id is handed out only for a
+// request known to be stored.
+func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bool {
+	if f != nil && failed != nil {
 		t := time.NewTimer(receiptAckWait)
 		defer t.Stop()
 		select {
-		case <-acked:
+		case <-f.Stored():
 			return true
 		case err := <-failed:
 			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {

@@ -115,7 +115,10 @@ func unanswered(err error) bool {
 // Pending is an append on its way to the stream, AppendAsync's answer: AwaitAck
 // and AwaitAckWithin wait for its sequence, Notify announces it once stored. It
 // keeps JetStream's future inside the log.
-type Pending struct{ f jetstream.PubAckFuture }
+type Pending struct {
+	f          jetstream.PubAckFuture
+	ackTimeout time.Duration // Config.AckTimeout: when f fails unanswered
+}
 
 // Stored is ready once the stream has stored the append (never, for a nil
 // Pending), for a caller that waits on more than the append.
@@ -149,7 +152,7 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 		return nil, err
 	}
 	l.cfg.Metrics.countAppend(ev.Type, nil)
-	return &Pending{f}, nil
+	return &Pending{f: f, ackTimeout: l.cfg.AckTimeout}, nil
 }
 
 // Notify publishes the event an async append carried on subject as a plain NATS
@@ -183,6 +186,10 @@ var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
 // AwaitAckWithin is AwaitAck bounded by d as well as ctx, without deriving a
 // context (for a caller that appends on every request).
 func AwaitAckWithin(ctx context.Context, p *Pending, d time.Duration) (uint64, error) {
+	if p.ackTimeout > 0 && p.ackTimeout <= d {
+		// The future fails with ErrAckTimeout first (Config.AckTimeout): no timer.
+		return awaitAck(ctx, p.f, nil)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	return awaitAck(ctx, p.f, t.C)
@@ -211,8 +218,9 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, err
 	}
 	var o appendOpts
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+	if len(opts) > 0 {
+		var err error
+		if o, err = applyAppendOpts(opts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,19 +232,30 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: body}
-	if o.noMsgID && o.expectSubjectSeq == nil {
+	if !o.noMsgID {
+		// The header jetstream.WithMsgID would set, without its option's closure
+		// and the per-append option slice.
+		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}
+	}
+	if o.expectSubjectSeq == nil {
 		return msg, l.retry, nil
 	}
-	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+2)
+	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+1)
 	popts = append(popts, l.retry...)
-	if !o.noMsgID {
-		msg.Header = nats.Header{}
-		popts = append(popts, jetstream.WithMsgID(ev.ID))
-	}
-	if o.expectSubjectSeq != nil {
-		popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
-	}
+	popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
 	return msg, popts, nil
+}
+
+// applyAppendOpts is opts applied in order (apart, so that an append without
+// options does not move its options to the heap).
+func applyAppendOpts(opts []AppendOption) (appendOpts, error) {
+	var o appendOpts
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
 }
 
 // electionRetryWait is the pause before an append no server answered for is sent

@@ -44,17 +44,26 @@ type MsgMetadata struct {
 	Timestamp time.Time
 }
 
-// delivery is a Msg from JetStream.
-type delivery struct{ jetstream.Msg }
+// delivery is a Msg from JetStream. Its metadata is parsed once, by the first
+// Metadata (a delivery is handled by one goroutine at a time).
+type delivery struct {
+	jetstream.Msg
+	md    *MsgMetadata
+	mdErr error
+}
 
-func (d delivery) ID() string { return d.Headers().Get(jetstream.MsgIDHeader) }
+func (d *delivery) ID() string { return d.Headers().Get(jetstream.MsgIDHeader) }
 
-func (d delivery) Metadata() (*MsgMetadata, error) {
-	md, err := d.Msg.Metadata()
-	if err != nil {
-		return nil, err
+func (d *delivery) Metadata() (*MsgMetadata, error) {
+	if d.md == nil && d.mdErr == nil {
+		md, err := d.Msg.Metadata()
+		if err != nil {
+			d.mdErr = err
+		} else {
+			d.md = &MsgMetadata{StreamSeq: md.Sequence.Stream, NumDelivered: md.NumDelivered, Timestamp: md.Timestamp}
+		}
 	}
-	return &MsgMetadata{StreamSeq: md.Sequence.Stream, NumDelivered: md.NumDelivered, Timestamp: md.Timestamp}, nil
+	return d.md, d.mdErr
 }
 
 // Ack is the stream's acknowledgement of an append (Pending.Stored): the stream

@@ -74,7 +74,7 @@ func (c *Consumer) Reset(ctx context.Context) error {
 // Consume delivers the consumer's messages to h, pulling up to batch at a time in
 // the pulls every reader of the log makes (PullExpiry, PullHeartbeat).
 func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
-	return c.c.Consume(func(m jetstream.Msg) { h(delivery{m}) }, jetstream.PullMaxMessages(batch),
+	return c.c.Consume(func(m jetstream.Msg) { h(&delivery{Msg: m}) }, jetstream.PullMaxMessages(batch),
 		jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
 }
 

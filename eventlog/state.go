@@ -28,21 +28,42 @@ type StreamState struct {
 
 // State asks the log for the stream's state. It returns an error wrapping
 // ErrStreamNotFound when the stream does not exist (it was deleted under the log).
+//
+// On a cluster, only the stream's leader answers, except while the stream has
+// none: then every replica answers with its own state, and a replica may not
+// have stored yet what the leader it lost had acknowledged, so its LastSeq can be
+// below a sequence already handed out and read. Such an answer is not the log's:
+// State asks again until a leader answers, for up to Config.ElectionWait, then
+// returns an error wrapping ErrElecting.
 func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 	s, ok := l.streams[stream]
 	if !ok {
 		return StreamState{}, fmt.Errorf("eventlog: unknown stream %q", stream)
 	}
-	l.restart.RLock()
-	info, err := s.Info(ctx)
-	l.restart.RUnlock()
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
+	until := time.Now().Add(l.cfg.ElectionWait)
+	for {
+		l.restart.RLock()
+		info, err := s.Info(ctx)
+		l.restart.RUnlock()
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
+		}
+		if err != nil {
+			return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+		}
+		if info.Cluster == nil || info.Cluster.Leader != "" {
+			return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq}, nil
+		}
+		if !time.Now().Before(until) {
+			return StreamState{}, fmt.Errorf("%w: stream %s had no leader for %s; only a replica answered, with its own state (last sequence %d), which may be behind the log's: ask again in a few seconds",
+				ErrElecting, stream, l.cfg.ElectionWait, info.State.LastSeq)
+		}
+		select {
+		case <-ctx.Done():
+			return StreamState{}, fmt.Errorf("eventlog: stream info %s: no leader answered: %w", stream, ctx.Err())
+		case <-time.After(electionRetryWait):
+		}
 	}
-	if err != nil {
-		return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
-	}
-	return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq}, nil
 }
 
 // streamAdvisory is the subject of JetStream's advisories about a stream (created,

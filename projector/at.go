@@ -14,10 +14,11 @@ import (
 
 // Snapshot is the directory as it stood at one point of the control stream,
 // folded from the log into memory. It is read-only and safe for concurrent use.
+// The rows it took from a kept snapshot stay undecoded until they are read.
 type Snapshot struct {
 	// Seq is the last control-stream sequence the snapshot includes.
 	Seq  uint64
-	rows map[string]contract.Row
+	rows map[string]snapRow
 	// order is the keys in canonical order.
 	order []string
 }
@@ -42,7 +43,7 @@ func (p *Projector) DirectoryAt(ctx context.Context, at Point) (*Snapshot, error
 	if at.Seq > 0 {
 		to = at.Seq
 	}
-	snap := &Snapshot{rows: map[string]contract.Row{}}
+	snap := &Snapshot{rows: map[string]snapRow{}}
 	if at.Seq > 0 {
 		if kept := p.keptRewind(to); kept != nil && kept.Seq == to {
 			return kept, nil
@@ -100,7 +101,7 @@ func (s *Snapshot) apply(ev *eventlog.Stored) {
 	case row == nil:
 		delete(s.rows, subj.Key)
 	default:
-		s.rows[subj.Key] = *row
+		s.rows[subj.Key] = snapRow{head: rowHead{Seq: row.Seq, Category: row.Category, Type: row.Type, Enabled: row.Enabled}, row: row}
 	}
 }
 
@@ -110,8 +111,7 @@ func (s *Snapshot) sort() {
 		s.order = append(s.order, k)
 	}
 	slices.SortFunc(s.order, func(a, b string) int {
-		ra, rb := s.rows[a], s.rows[b]
-		return contract.Compare(&ra, &rb)
+		return compareEntries(indexEntry{key: a, seq: s.rows[a].head.Seq}, indexEntry{key: b, seq: s.rows[b].head.Seq})
 	})
 }
 
@@ -120,32 +120,65 @@ func (s *Snapshot) Len() int { return len(s.order) }
 
 // Row is key's row in the snapshot with its row_num, or ErrNotFound.
 func (s *Snapshot) Row(key string) (contract.Row, error) {
-	r, ok := s.rows[key]
+	sr, ok := s.rows[key]
 	if !ok {
 		return contract.Row{}, ErrNotFound
+	}
+	r, err := sr.decode()
+	if err != nil {
+		return contract.Row{}, err
 	}
 	r.RowNum = slices.Index(s.order, key) + 1
 	return r, nil
 }
 
-// Each calls fn with every row f matches, in canonical order, each with its
-// row_num, and stops at fn's first error, which it returns.
-func (s *Snapshot) Each(f Filter, fn func(*contract.Row) error) error {
+// matching calls fn with the place (0-based) and key of every row f matches, in
+// canonical order, without decoding them, and stops at fn's first error.
+func (s *Snapshot) matching(f Filter, fn func(i int, sr *snapRow) error) error {
 	for i, k := range s.order {
-		r := s.rows[k]
-		if !f.match(&r) {
+		sr := s.rows[k]
+		if !f.match(&contract.Row{Category: sr.head.Category, Type: sr.head.Type, Enabled: sr.head.Enabled}) {
 			continue
 		}
-		r.RowNum = i + 1
-		if err := fn(&r); err != nil {
+		if err := fn(i, &sr); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// List is Projector.List over the snapshot.
-func (s *Snapshot) List(f Filter, offset, limit int) ([]contract.Row, int) {
-	out, total, _ := page(s.Each, f, offset, limit) // s.Each fails only when fn does
-	return out, total
+// Each calls fn with every row f matches, in canonical order, each with its
+// row_num, and stops at fn's first error, which it returns.
+func (s *Snapshot) Each(f Filter, fn func(*contract.Row) error) error {
+	return s.matching(f, func(i int, sr *snapRow) error {
+		r, err := sr.decode()
+		if err != nil {
+			return err
+		}
+		r.RowNum = i + 1
+		return fn(&r)
+	})
+}
+
+// List is Projector.List over the snapshot: it decodes only the rows of the page.
+func (s *Snapshot) List(f Filter, offset, limit int) ([]contract.Row, int, error) {
+	out := []contract.Row{}
+	total := 0
+	err := s.matching(f, func(i int, sr *snapRow) error {
+		total++
+		if total <= offset || len(out) >= limit {
+			return nil
+		}
+		r, err := sr.decode()
+		if err != nil {
+			return err
+		}
+		r.RowNum = i + 1
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
 }

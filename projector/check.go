@@ -47,6 +47,7 @@ var rules = map[string]rule{
 	wire.TypeApprovalDecided:     {[]wire.Family{wire.ApprovalFamily}, (*folder).approvalDecided},
 	wire.TypeUpstreamRegistered:  {[]wire.Family{wire.UpstreamFamily}, (*folder).upstreamRegistered},
 	wire.TypeUpstreamRemoved:     {[]wire.Family{wire.UpstreamFamily}, (*folder).upstreamRemoved},
+	wire.TypeNodeKeyAnnounced:    {[]wire.Family{wire.NodeKeyFamily}, (*folder).nodeKeyAnnounced},
 }
 
 // checkEvent finds s's rule: s must be an envelope of a type this version folds,

@@ -16,9 +16,9 @@ import (
 // Digest is a stable SHA-256 over every bucket, key and value of the projection,
 // in bbolt's sorted order. Two projections of the same log have the same digest.
 // It covers what the values hold, not how the file stores them: their checksums
-// (sum.go), checked on the way, and the file's format mark stay out of it, and a
-// receipt counts as its data, however it is stored (receipt_store.go), so a file
-// an older version wrote digests as its replay does.
+// (sum.go), checked on the way, and the file's and the snapshots' format marks
+// stay out of it, and a receipt counts as its data, however it is stored
+// (receipt_store.go), so a file an older version wrote digests as its replay does.
 func (p *Projector) Digest() (string, error) {
 	return digestDB(p.db)
 }
@@ -40,6 +40,9 @@ func digestDB(db *bolt.DB) (string, error) {
 				continue // a file an older version wrote: an empty bucket
 			}
 			err := b.ForEach(func(k, v []byte) error {
+				if bytes.Equal(name, bucketMeta) && bytes.Equal(k, snapFormatKey) {
+					return nil // how the snapshots are stored (snapshots_rebuild.go)
+				}
 				if summed {
 					if bytes.Equal(name, bucketMeta) && bytes.Equal(k, formatKey) {
 						return nil

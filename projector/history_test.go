@@ -148,7 +148,10 @@ func TestDirectoryAtMatchesModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endRows, endTotal := end.List(projector.Filter{}, 0, 1000)
+	endRows, endTotal, err := end.List(projector.Filter{}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if total != endTotal || !reflect.DeepEqual(liveRows, endRows) {
 		t.Fatalf("rewind to the end: %d rows %v, live projection %d rows %v", endTotal, endRows, total, liveRows)
 	}

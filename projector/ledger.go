@@ -74,31 +74,6 @@ func ledgerSize(tx *bolt.Tx) (int64, error) {
 	return int64(readU64(v)), err
 }
 
-// appendLeaf adds the receipt data of invocation inv as the tree's next leaf.
-func appendLeaf(tx *bolt.Tx, inv string, data []byte) error {
-	n, err := ledgerSize(tx)
-	if err != nil {
-		return err
-	}
-	hs, err := tlog.StoredHashes(n, data, txHashes{tx})
-	if err != nil {
-		return err
-	}
-	base := tlog.StoredHashIndex(0, n)
-	for i, h := range hs {
-		if err := put(tx, bucketLedgerHashes, u64(uint64(base)+uint64(i)), h[:]); err != nil {
-			return err
-		}
-	}
-	if err := put(tx, bucketLedgerLeaves, u64(uint64(n)), []byte(inv)); err != nil {
-		return err
-	}
-	if err := put(tx, bucketLedgerIndex, []byte(inv), u64(uint64(n))); err != nil {
-		return err
-	}
-	return put(tx, bucketMeta, ledgerSizeKey, u64(uint64(n+1)))
-}
-
 // buildLedger gives a file an older version wrote its tree: the receipts it holds,
 // in the order they were folded (their data-stream sequence, which the by-key
 // index records), as a replay would add them. A file with a tree is left alone,
@@ -124,6 +99,7 @@ func buildLedger(tx *bolt.Tx) error {
 		return err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	led := newLedgerBatch(tx)
 	for _, f := range all {
 		data, err := getReceipt(tx, []byte(f.inv))
 		if err != nil {
@@ -132,11 +108,11 @@ func buildLedger(tx *bolt.Tx) error {
 		if data == nil {
 			continue
 		}
-		if err := appendLeaf(tx, f.inv, data); err != nil {
+		if err := led.add(f.inv, data); err != nil {
 			return err
 		}
 	}
-	return nil
+	return led.flush()
 }
 
 // LedgerHead is the ledger's current size and root hash.

@@ -25,6 +25,11 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	}
 	os.Remove(dirtyMarker(tmp))
 	cfg.Path = tmp
+	// The new file is swapped in only once complete and fsynced (Close): a crash
+	// before leaves the old projection in place and a partial new file that the
+	// next Rebuild removes and starts again from sequence 1. So its batches commit
+	// without fsync, whatever cfg.Sync says.
+	cfg.Sync = false
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = RebuildBatchSize
 	}

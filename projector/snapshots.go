@@ -5,8 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"runtime"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -45,16 +44,41 @@ const (
 )
 
 const (
-	snapFull  byte = 'F'
-	snapDelta byte = 'D'
+	snapFull  byte = 'f'
+	snapDelta byte = 'd'
 )
 
 // snapshot counts the directory event at seq, appended at at, on key, and writes
 // a snapshot when the count reaches a multiple of the interval.
 func (f *folder) snapshot(seq uint64, at time.Time, key string) error {
+	return snapshotter{tx: f.tx, rows: boltRows{f.tx}, every: f.snapEvery, fullEvery: f.snapFullEvery}.count(seq, at, key)
+}
+
+// snapshotter writes the kept snapshots into tx from the directory rows holds:
+// the projection's rows bucket as the fold goes, or the rows a rebuild
+// (snapshots_rebuild.go) folds in memory.
+type snapshotter struct {
+	tx               *bolt.Tx
+	rows             rowSource
+	every, fullEvery int // snapshotEvery, snapshotFullEvery when zero
+}
+
+// rowSource is the directory a snapshot copies: each row's JSON as the rows bucket
+// holds it, nil when absent; each in key order.
+type rowSource interface {
+	get(key []byte) ([]byte, error)
+	each(fn func(key, v []byte) error) error
+}
+
+type boltRows struct{ tx *bolt.Tx }
+
+func (r boltRows) get(key []byte) ([]byte, error)          { return get(r.tx, bucketRows, key) }
+func (r boltRows) each(fn func(key, v []byte) error) error { return each(r.tx, bucketRows, fn) }
+
+func (f snapshotter) count(seq uint64, at time.Time, key string) error {
 	every, fullEvery := uint64(snapshotEvery), uint64(snapshotFullEvery)
-	if f.snapEvery > 0 {
-		every, fullEvery = uint64(f.snapEvery), uint64(f.snapFullEvery)
+	if f.every > 0 {
+		every, fullEvery = uint64(f.every), uint64(f.fullEvery)
 	}
 	v, err := get(f.tx, bucketMeta, snapCountKey)
 	if err != nil {
@@ -88,20 +112,21 @@ func (f *folder) snapshot(seq uint64, at time.Time, key string) error {
 	buf.WriteByte(kind)
 	buf.Write(u64(uint64(at.UnixNano())))
 	var rows uint64
-	entry := func(k, v []byte) {
-		buf.Write(binary.AppendUvarint(nil, uint64(len(k))))
-		buf.Write(k)
-		buf.Write(binary.AppendUvarint(nil, uint64(len(v))))
-		buf.Write(v)
+	entry := func(k, v []byte) error {
+		b, err := appendEntry(buf.AvailableBuffer(), k, v)
+		buf.Write(b)
 		rows++
+		return err
 	}
 	if full {
-		err = each(f.tx, bucketRows, func(k, v []byte) error { entry(k, v); return nil })
+		err = f.rows.each(entry)
 	} else {
 		err = f.tx.Bucket(bucketSnapDirty).ForEach(func(k, _ []byte) error {
-			v, err := get(f.tx, bucketRows, k)
-			entry(k, v)
-			return err
+			v, err := f.rows.get(k)
+			if err != nil {
+				return err
+			}
+			return entry(k, v)
 		})
 	}
 	if err != nil {
@@ -126,9 +151,79 @@ func (f *folder) snapshot(seq uint64, at time.Time, key string) error {
 
 var errBadSnapshot = errors.New("projector: a damaged snapshot")
 
+// rowHead is the part of a row a snapshot's entry carries beside the row's JSON:
+// its place in the canonical order and the fields a Filter matches, so that a
+// rewind orders, counts and filters the rows without decoding them, and decodes
+// only the rows it answers with.
+type rowHead struct {
+	Seq      *int64 `json:"seq"`
+	Category string `json:"category"`
+	Type     string `json:"type"`
+	Enabled  int    `json:"enabled"`
+}
+
+// Entry flags.
+const (
+	entryRow byte = 1 << iota // a row (none: deleted then)
+	entrySeq                  // the row has a seq
+)
+
+// appendEntry appends the entry of key's row v (its JSON as the rows bucket holds
+// it, nil when deleted) to b:
+//
+//	uvarint len(key) key flags [varint seq] varint enabled
+//	uvarint len(category) category uvarint len(type) type uvarint len(v) v
+//
+// and nothing after flags for a deleted row.
+func appendEntry(b, key, v []byte) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	if v == nil {
+		return append(b, 0), nil
+	}
+	var h rowHead
+	if err := json.Unmarshal(v, &h); err != nil {
+		return b, fmt.Errorf("projector: snapshot of %s: %w", key, err)
+	}
+	flags := entryRow
+	if h.Seq != nil {
+		flags |= entrySeq
+	}
+	b = append(b, flags)
+	if h.Seq != nil {
+		b = binary.AppendVarint(b, *h.Seq)
+	}
+	b = binary.AppendVarint(b, int64(h.Enabled))
+	for _, f := range [][]byte{[]byte(h.Category), []byte(h.Type), v} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b, nil
+}
+
+// snapRow is one row of a Snapshot: its head, and either its JSON as a kept
+// snapshot holds it (decoded when read) or the row folded from the log.
+type snapRow struct {
+	head rowHead
+	raw  []byte
+	row  *contract.Row
+}
+
+func (r *snapRow) decode() (contract.Row, error) {
+	if r.row != nil {
+		return *r.row, nil
+	}
+	var row contract.Row
+	if err := json.Unmarshal(r.raw, &row); err != nil {
+		return contract.Row{}, errBadSnapshot
+	}
+	return row, nil
+}
+
 // keptSnapshot is the directory at the last kept snapshot at or before at,
 // built from it and the snapshots before it back to a full one; nil when there is
-// none, or when one of them is damaged (the rewind then folds the log).
+// none, or when one of them is damaged (the rewind then folds the log). Its rows
+// stay undecoded: their JSON is copied out of the file, one copy a snapshot.
 func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 	var snap *Snapshot
 	_ = p.db.View(func(tx *bolt.Tx) error {
@@ -143,12 +238,12 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 		} else {
 			k, v = c.Prev()
 		}
-		// Newest first: the first value a key is seen with is its value then.
-		seen := map[string][]byte{}
+		// Newest first: the first entry a key is seen with is its row then.
+		seen := map[string]snapRow{}
 		var top uint64
 		for ; k != nil; k, v = c.Prev() {
 			body, err := unsum(bucketSnapshots, k, v)
-			if err != nil || len(body) < 9 {
+			if err != nil || len(body) < 9 || body[0] != snapFull && body[0] != snapDelta {
 				return errBadSnapshot
 			}
 			if top == 0 {
@@ -157,19 +252,20 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 				}
 				top = readU64(k)
 			}
-			if err := snapshotEntries(body[9:], func(key string, row []byte) {
-				if _, ok := seen[key]; !ok {
-					seen[key] = row
+			if err := snapshotEntries(bytes.Clone(body[9:]), func(key []byte, r snapRow) {
+				if _, ok := seen[string(key)]; !ok {
+					seen[string(key)] = r
 				}
 			}); err != nil {
 				return err
 			}
 			if body[0] == snapFull {
-				s, err := decodeSnapshot(top, seen)
-				if err != nil {
-					return err
+				for k, r := range seen {
+					if r.raw == nil {
+						delete(seen, k)
+					}
 				}
-				snap = s
+				snap = &Snapshot{Seq: top, rows: seen}
 				return nil
 			}
 		}
@@ -178,64 +274,58 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 	return snap
 }
 
-// decodeSnapshot decodes the rows of seen (key -> row JSON, nil when deleted)
-// into the snapshot at seq, on every core: decoding is most of a rewind's cost.
-func decodeSnapshot(seq uint64, seen map[string][]byte) (*Snapshot, error) {
-	keys := make([]string, 0, len(seen))
-	for k, v := range seen {
-		if v != nil {
-			keys = append(keys, k)
+// snapshotEntries calls fn with each entry of a snapshot's body (appendEntry);
+// r.raw is nil for a row deleted then, and slices b.
+func snapshotEntries(b []byte, fn func(key []byte, r snapRow)) error {
+	uvarint := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
 		}
+		b = b[n:]
+		return v, true
 	}
-	parts := runtime.GOMAXPROCS(0)
-	decoded := make([]contract.Row, len(keys))
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for w := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(keys); i += parts {
-				if err := json.Unmarshal(seen[keys[i]], &decoded[i]); err != nil {
-					errs[w] = errBadSnapshot
-					return
-				}
-			}
-		}()
+	bytesOf := func() ([]byte, bool) {
+		l, ok := uvarint()
+		if !ok || uint64(len(b)) < l {
+			return nil, false
+		}
+		v := b[:l:l]
+		b = b[l:]
+		return v, true
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	s := &Snapshot{Seq: seq, rows: make(map[string]contract.Row, len(keys))}
-	for i, k := range keys {
-		s.rows[k] = decoded[i]
-	}
-	return s, nil
-}
-
-// snapshotEntries calls fn with each entry of a snapshot's body; row is nil for
-// a row deleted then.
-func snapshotEntries(b []byte, fn func(key string, row []byte)) error {
 	for len(b) > 0 {
-		kl, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < kl {
+		key, ok := bytesOf()
+		if !ok || len(b) == 0 {
 			return errBadSnapshot
 		}
-		b = b[n:]
-		key := string(b[:kl])
-		b = b[kl:]
-		vl, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < vl {
-			return errBadSnapshot
+		flags := b[0]
+		b = b[1:]
+		var r snapRow
+		if flags&entryRow != 0 {
+			if flags&entrySeq != 0 {
+				s, n := binary.Varint(b)
+				if n <= 0 {
+					return errBadSnapshot
+				}
+				b = b[n:]
+				r.head.Seq = &s
+			}
+			e, n := binary.Varint(b)
+			if n <= 0 {
+				return errBadSnapshot
+			}
+			b = b[n:]
+			r.head.Enabled = int(e)
+			cat, ok1 := bytesOf()
+			typ, ok2 := bytesOf()
+			raw, ok3 := bytesOf()
+			if !ok1 || !ok2 || !ok3 || len(raw) == 0 {
+				return errBadSnapshot
+			}
+			r.head.Category, r.head.Type, r.raw = string(cat), string(typ), raw
 		}
-		b = b[n:]
-		var row []byte
-		if vl > 0 {
-			row = b[:vl]
-		}
-		b = b[vl:]
-		fn(key, row)
+		fn(key, r)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/projector"
 )
@@ -41,6 +42,7 @@ func TestDirectoryAtFromSnapshotsMatchesModel(t *testing.T) {
 		if got, want := snapshotRows(t, snap), modelAt(writes, seq); !reflect.DeepEqual(got, want) {
 			t.Fatalf("directory at %d: %d rows, want %d (%v against %v)", seq, len(got), len(want), got, want)
 		}
+		checkPage(t, snap, modelAt(writes, seq))
 	}
 	for _, w := range writes[len(writes)/3:][:50] {
 		snap, err := p.DirectoryAt(ctx, projector.Point{Time: w.at})
@@ -50,6 +52,33 @@ func TestDirectoryAtFromSnapshotsMatchesModel(t *testing.T) {
 		if got, want := snapshotRows(t, snap), modelAt(writes, w.seq); !reflect.DeepEqual(got, want) {
 			t.Fatalf("directory at %s: %d rows, want %d", w.at, len(got), len(want))
 		}
+	}
+}
+
+// checkPage compares a filtered page of snap (which decodes only the rows it
+// answers with) with the same page of the model's rows, row_num included.
+func checkPage(t *testing.T, snap *projector.Snapshot, model map[string]contract.Row) {
+	t.Helper()
+	all := make([]contract.Row, 0, len(model))
+	for _, r := range model {
+		all = append(all, r)
+	}
+	contract.Number(all)
+	var want []contract.Row
+	for _, r := range all {
+		if r.Category == "cat1" {
+			want = append(want, r)
+		}
+	}
+	total := len(want)
+	want = want[min(1, len(want)):]
+	want = want[:min(3, len(want))]
+	got, gotTotal, err := snap.List(projector.Filter{Category: "cat1"}, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotTotal != total || len(got) != len(want) || len(want) > 0 && !reflect.DeepEqual(got, want) {
+		t.Fatalf("directory at %d: page %v of %d rows, want %v of %d", snap.Seq, got, gotTotal, want, total)
 	}
 }
 
@@ -109,5 +138,94 @@ func TestDirectoryAtDamagedSnapshotFallsBackToTheLog(t *testing.T) {
 		if got, want := snapshotRows(t, snap), modelAt(writes, w.seq); !reflect.DeepEqual(got, want) {
 			t.Fatalf("directory at %d: %d rows, want %d", w.seq, len(got), len(want))
 		}
+	}
+}
+
+// A snapshot that passes its checksum but whose entries do not decode (cut short)
+// is passed over as well.
+func TestDirectoryAtUndecodableSnapshotFallsBackToTheLog(t *testing.T) {
+	l := logtest.Open(t, "")
+	writes := appendRandomWrites(t, l, 300, 20, 30)
+	cfg := projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l}
+	projector.SetSnapshotEvery(&cfg, 7, 30)
+	p, err := projector.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := runUntil(t, p, l); err != nil {
+		t.Fatal(err)
+	}
+	if n := projector.CutSnapshots(p); n == 0 {
+		t.Fatal("no snapshot kept")
+	}
+	// Downwards, so that each rewind starts from a snapshot, not the last rewind.
+	for i := len(writes) - 1; i >= len(writes)/2; i -= 7 {
+		w := writes[i]
+		snap, err := p.DirectoryAt(context.Background(), projector.Point{Seq: w.seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := snapshotRows(t, snap), modelAt(writes, w.seq); !reflect.DeepEqual(got, want) {
+			t.Fatalf("directory at %d: %d rows, want %d", w.seq, len(got), len(want))
+		}
+	}
+}
+
+// A projection written before snapshots were kept gets them built at Open from
+// the log: it digests as a fresh replay does, before and after it folds more, and
+// its rewinds start from them.
+func TestOpenBuildsSnapshotsOfAnOlderProjection(t *testing.T) {
+	l := logtest.Open(t, "")
+	writes := appendRandomWrites(t, l, 600, 20, 31)
+	dir := t.TempDir()
+	openAt := func(name string) *projector.Projector {
+		cfg := projector.Config{Path: filepath.Join(dir, name), Log: l}
+		projector.SetSnapshotEvery(&cfg, 7, 30)
+		p, err := projector.Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	digest := func(p *projector.Projector) string {
+		if err := runUntil(t, p, l); err != nil {
+			t.Fatal(err)
+		}
+		d, err := p.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	old := openAt("old.db")
+	digest(old)
+	old.Close()
+	if err := projector.ForgetSnapshots(filepath.Join(dir, "old.db")); err != nil {
+		t.Fatal(err)
+	}
+	old = openAt("old.db")
+	defer old.Close()
+	fresh := openAt("fresh.db")
+	defer fresh.Close()
+	if a, b := digest(old), digest(fresh); a != b {
+		t.Fatalf("the older projection digests %s, a fresh replay %s", a, b)
+	}
+	if n, _ := projector.SnapshotsSize(old); n < 80 {
+		t.Fatalf("%d snapshots built, want one every 7 directory events", n)
+	}
+	for i := len(writes) - 1; i >= 0; i -= 10 {
+		w := writes[i]
+		snap, err := old.DirectoryAt(context.Background(), projector.Point{Seq: w.seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := snapshotRows(t, snap), modelAt(writes, w.seq); !reflect.DeepEqual(got, want) {
+			t.Fatalf("directory at %d: %d rows, want %d", w.seq, len(got), len(want))
+		}
+	}
+	appendRandomWrites(t, l, 100, 20, 32)
+	if a, b := digest(old), digest(fresh); a != b {
+		t.Fatalf("after more writes the older projection digests %s, a fresh replay %s", a, b)
 	}
 }

@@ -26,7 +26,7 @@ var (
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
 	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex, bucketUpstreams,
-	bucketSnapshots, bucketSnapDirty}
+	bucketSnapshots, bucketSnapDirty, bucketNodeKeys}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
 // projection folded (logcheck.go). It says which log the projection came from, not

@@ -108,6 +108,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&cfg.Node.OTelEndpoint, "otel-endpoint", "", "trace every call (OpenTelemetry, W3C traceparent) and send the spans to this OTLP/HTTP collector URL, such as http://localhost:4318 (default: tracing off)")
 	composeFlags(cmd, &cfg.Node)
 	cmd.SetUsageFunc(groupedUsage(serveFlagGroups))
 	return cmd

@@ -60,7 +60,7 @@ var serveFlagGroups = []flagGroup{
 		"http-max-header-bytes", "max-imports", "max-import-bytes"}},
 	{"Security", []string{"secret-env", "token-key", "token-audience"}},
 	{"Receipt ledger", []string{"ledger-origin", "checkpoint-every"}},
-	{"Logging", []string{"log-level"}},
+	{"Logging and tracing", []string{"log-level", "otel-endpoint"}},
 }
 
 // groupedUsage is a usage function listing cmd's flags under groups' headings.

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -16,26 +17,43 @@ import (
 // Encode returns the JSON of ev, byte for byte what json.Marshal(ev) gives.
 func Encode(ev *Event) ([]byte, error) {
 	if !ev.compact || len(ev.Data) == 0 || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
-		return json.Marshal(ev)
+		return marshalEvent(*ev)
 	}
-	at, err := ev.At.MarshalJSON()
-	if err != nil {
-		return json.Marshal(ev) // the same error, from encoding/json
-	}
-	b := make([]byte, 0, len(`{"id":"","type":"","at":,"actor":"","data":}`)+len(ev.ID)+len(ev.Type)+len(at)+len(ev.Actor)+len(ev.Data))
+	b := make([]byte, 0, len(`{"id":"","type":"","at":"","actor":"","data":}`)+len(ev.ID)+len(ev.Type)+len(time.RFC3339Nano)+len(ev.Actor)+len(ev.Data))
 	b = append(b, `{"id":"`...)
 	b = append(b, ev.ID...)
 	b = append(b, `","type":"`...)
 	b = append(b, ev.Type...)
-	b = append(b, `","at":`...)
-	b = append(b, at...)
-	b = append(b, `,"actor":"`...)
+	b = append(b, `","at":"`...)
+	at := len(b)
+	b = ev.At.AppendFormat(b, time.RFC3339Nano) // as time.Time.MarshalJSON writes it
+	if !strictRFC3339(b[at:]) {
+		return marshalEvent(*ev) // the error time.Time.MarshalJSON gives, from encoding/json
+	}
+	b = append(b, `","actor":"`...)
 	b = append(b, ev.Actor...)
 	b = append(b, `","data":`...)
 	b = append(b, ev.Data...)
 	b = append(b, '}')
 	return b, nil
 }
+
+// strictRFC3339 reports whether t, a time in time.RFC3339Nano, is one
+// time.Time.MarshalJSON accepts: a year of four digits, a zone's hour under 24.
+func strictRFC3339(t []byte) bool {
+	if len(t) < len("2006-01-02T15:04:05Z") || t[4] != '-' {
+		return false
+	}
+	if t[len(t)-1] == 'Z' {
+		return true
+	}
+	z := t[len(t)-len("Z07:00"):]
+	return (z[0] == '+' || z[0] == '-') && 10*(z[1]-'0')+(z[2]-'0') < 24
+}
+
+// marshalEvent is Encode through encoding/json, on a copy of the event: only this
+// path makes it escape.
+func marshalEvent(ev Event) ([]byte, error) { return json.Marshal(&ev) }
 
 // plain reports whether encoding/json writes s as is between quotes: printable
 // ASCII without the characters it escapes.

@@ -20,7 +20,9 @@ func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
 	strs := []string{"", "owner:terminal-key", "a<b", "é", "tab\t", `q"`, "01J0000000000000000000000Z"}
 	for _, d := range datas {
 		for _, s := range strs {
-			for _, tm := range []time.Time{at, time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1969, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600))} {
+			for _, tm := range []time.Time{at, time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1969, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)),
+				time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 25*3600)),
+				time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("west", -(23*3600+59*60+30)))} {
 				ev, err := NewEvent(at, "T"+s, s, d)
 				if err != nil {
 					t.Fatal(err)
@@ -63,6 +65,18 @@ func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
 	var ev Event
 	if !decodeEnvelope([]byte(`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":[1]}}`), &ev, false) {
 		t.Fatal("the canonical form must take the direct path")
+	}
+}
+
+// The envelope of an event costs one allocation, its bytes: every append
+// encodes one.
+func TestEncodeAllocations(t *testing.T) {
+	ev, err := NewEvent(time.Date(2026, 7, 26, 4, 0, 0, 123456789, time.UTC), TypeReceipt, "engine:a", map[string]string{"k": "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { Encode(&ev) }); n > 1 {
+		t.Fatalf("%v allocations per encoded envelope; want 1", n)
 	}
 }
 

@@ -36,9 +36,12 @@ const (
 	// UpstreamFamily: capdir.ctl.upstream.<NAME>, the owner's registrations of
 	// upstream MCP servers; Key holds the upstream's name.
 	UpstreamFamily
+	// NodeKeyFamily: capdir.ctl.nodekey.<ID>, the nodes' announcements of their
+	// checkpoint keys; Key holds the key's id.
+	NodeKeyFamily
 )
 
-var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token", "approval", "upstream"}
+var familyNames = [...]string{"none", "directory", "request", "bus request", "receipt", "breaker", "step", "token", "approval", "upstream", "node key"}
 
 // String names the family, e.g. "receipt".
 func (f Family) String() string {
@@ -74,6 +77,7 @@ var familyPrefixes = []struct {
 	{tokenPrefix, TokenFamily},
 	{approvalPrefix, ApprovalFamily},
 	{upstreamPrefix, UpstreamFamily},
+	{nodeKeyPrefix, NodeKeyFamily},
 }
 
 // ParseSubject splits a subject of the log into its family, client, key and

@@ -22,15 +22,20 @@ func startEnv(b *testing.B, natsListen bool) *bench.Env {
 }
 
 // driveOp runs b.N operations of op at conc in flight after a warm-up and reports
-// invocations/s, the p50 and p99 latencies, and the process's CPU time (user and
+// invocations/s, the p50 and p99 latencies, the process's CPU time (user and
 // system, every goroutine: the load generator's and the node's) per operation and
-// as a share of one core over the wall time.
-func driveOp(b *testing.B, conc int, op bench.Op) {
+// as a share of one core over the wall time, and per operation the messages the
+// data stream stored and the node's connection to the log sent and received.
+// Allocations are the whole process's: the lean clients allocate next to nothing.
+func driveOp(b *testing.B, e *bench.Env, conc int, op bench.Op) {
 	b.Helper()
 	ctx := context.Background()
 	if _, _, err := bench.Drive(ctx, 200, conc, 0, op); err != nil {
 		b.Fatal(err)
 	}
+	nc := e.Node.Log().Conn()
+	seq0 := lastDataSeq(b, e)
+	st0 := nc.Stats()
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
@@ -40,12 +45,26 @@ func driveOp(b *testing.B, conc int, op bench.Op) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	st := nc.Stats()
+	n := float64(b.N)
+	b.ReportMetric(float64(lastDataSeq(b, e)-seq0)/n, "stored/op")
+	b.ReportMetric(float64(st.OutMsgs-st0.OutMsgs)/n, "msgs-out/op")
+	b.ReportMetric(float64(st.InMsgs-st0.InMsgs)/n, "msgs-in/op")
 	l := bench.Summarize(lat)
 	b.ReportMetric(float64(len(lat))/el.Seconds(), "inv/s")
 	b.ReportMetric(float64(l.P50.Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	b.ReportMetric(cpu.Seconds()/el.Seconds()*100, "cpu%")
+}
+
+// lastDataSeq is the data stream's last sequence.
+func lastDataSeq(b *testing.B, e *bench.Env) uint64 {
+	seq, err := e.Node.Log().LastSeq(context.Background(), wire.DataStream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return seq
 }
 
 // cpuTime is the user plus system CPU time this process has used.
@@ -62,9 +81,9 @@ func cpuTime(b *testing.B) time.Duration {
 // the lean keep-alive client, whose own CPU cost is far smaller.
 func BenchmarkFnHTTP(b *testing.B) {
 	e := startEnv(b, false)
-	b.Run("seq", func(b *testing.B) { driveOp(b, 1, e.HTTPInvoke()) })
-	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, e.HTTPInvoke()) })
-	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, e.RawHTTPInvoke()) })
+	b.Run("seq", func(b *testing.B) { driveOp(b, e, 1, e.HTTPInvoke()) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, e, bench.Parallel, e.HTTPInvoke()) })
+	b.Run("par64-lean", func(b *testing.B) { driveOp(b, e, bench.Parallel, e.RawHTTPInvoke()) })
 }
 
 // BenchmarkFnMCP is an fn row end to end as an MCP client calls it: tools/call on
@@ -77,14 +96,14 @@ func BenchmarkFnMCP(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cs.Close() })
-	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.MCPInvoke(cs)) })
-	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.MCPInvoke(cs)) })
+	b.Run("seq", func(b *testing.B) { driveOp(b, e, 1, bench.MCPInvoke(cs)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, e, bench.Parallel, bench.MCPInvoke(cs)) })
 	lean, closeLean, err := e.MCPLeanInvoke(cs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(closeLean)
-	b.Run("par64-lean", func(b *testing.B) { driveOp(b, bench.Parallel, lean) })
+	b.Run("par64-lean", func(b *testing.B) { driveOp(b, e, bench.Parallel, lean) })
 }
 
 // BenchmarkFnNATS is an fn row end to end as a bus client calls it: the request
@@ -106,10 +125,10 @@ func BenchmarkFnNATS(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { bc.Close() })
-	b.Run("seq", func(b *testing.B) { driveOp(b, 1, bench.NATSInvoke(bc, tok)) })
-	b.Run("par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSInvoke(bc, tok)) })
-	b.Run("call-seq", func(b *testing.B) { driveOp(b, 1, bench.NATSCall(nc, tok)) })
-	b.Run("call-par64", func(b *testing.B) { driveOp(b, bench.Parallel, bench.NATSCall(nc, tok)) })
+	b.Run("seq", func(b *testing.B) { driveOp(b, e, 1, bench.NATSInvoke(bc, tok)) })
+	b.Run("par64", func(b *testing.B) { driveOp(b, e, bench.Parallel, bench.NATSInvoke(bc, tok)) })
+	b.Run("call-seq", func(b *testing.B) { driveOp(b, e, 1, bench.NATSCall(nc, tok)) })
+	b.Run("call-par64", func(b *testing.B) { driveOp(b, e, bench.Parallel, bench.NATSCall(nc, tok)) })
 }
 
 // BenchmarkPublishFloor is the raw JetStream async publish rate of a request-sized

@@ -232,8 +232,9 @@ func TestLedgerRoutesRefuseHostileInput(t *testing.T) {
 
 // Three nodes on the sample cluster (three servers, R3 streams), each with its own
 // projection and its own key, fold the same receipts into the same tree: the same
-// size and root on every node, the ones a fresh replay of the log builds, and
-// each node's checkpoint of it opens with that node's key only.
+// size and root on every node, the ones a fresh replay of the log builds; each
+// node announces its key on the log, so every node lists all three keys and each
+// node's checkpoint opens with the keys of any node.
 func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-server cluster; run without -short")
@@ -299,11 +300,30 @@ func TestLedgerSameTreeHeadsOnThreeNodes(t *testing.T) {
 		if cp.Head() != heads[0] {
 			t.Fatalf("node %d signed %+v, want %+v", i, cp.Head(), heads[0])
 		}
+		// Every node announced its key on the log: the keys any node lists open
+		// every node's checkpoints.
 		signed, _ := n.Ledger().Latest()
-		other := nodeKeys(t, nodes[(i+1)%len(nodes)])
-		if _, err := ledger.OpenCheckpoint(signed.Note, other); !errors.Is(err, ledger.ErrCheckpoint) {
-			t.Fatalf("node %d's checkpoint opened with node %d's key: %v", i, (i+1)%len(nodes), err)
+		for j, other := range nodes {
+			if _, err := ledger.OpenCheckpoint(signed.Note, nodeKeys(t, other)); err != nil {
+				t.Fatalf("node %d's checkpoint with node %d's keys: %v", i, j, err)
+			}
 		}
+		var doc ledger.Keys
+		if err := json.Unmarshal([]byte(nodeKeysText(t, n)), &doc); err != nil || len(doc.Keys) != len(nodes) || doc.Keys[0].Verifier != n.Ledger().Key().VerifierKey() {
+			t.Fatalf("node %d lists keys %+v (%v), want its own then the other two", i, doc.Keys, err)
+		}
+	}
+	// A key signed by none of the nodes is refused still.
+	stranger, err := ledger.LoadKey(t.TempDir(), "stranger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := stranger.Sign(ledger.Checkpoint{Origin: nodes[0].Ledger().Origin(), Size: heads[0].Size, Root: heads[0].Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.OpenCheckpoint(forged, nodeKeys(t, nodes[0])); !errors.Is(err, ledger.ErrCheckpoint) {
+		t.Fatalf("a checkpoint by another key: %v", err)
 	}
 }
 

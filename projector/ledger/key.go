@@ -116,9 +116,13 @@ type KeyInfo struct {
 	Verifier  string `json:"verifier"`   // the note verifier key
 	Algorithm string `json:"algorithm"`  // "ed25519"
 	PublicKey string `json:"public_key"` // the raw 32-byte key, base64
+	// Origin is the log origin of the node that announced the key; absent for the
+	// answering node's own key, whose origin is the document's.
+	Origin string `json:"origin,omitempty"`
 }
 
-// Keys is the document /.well-known/capdir-keys serves.
+// Keys is the document /.well-known/capdir-keys serves: the answering node's
+// key first, then the keys the other nodes of its log announced (KeysOf).
 type Keys struct {
 	Origin string    `json:"origin"`
 	Keys   []KeyInfo `json:"keys"`
@@ -126,12 +130,22 @@ type Keys struct {
 
 // Info is the key as Keys lists it.
 func (k *Key) Info() KeyInfo {
-	parts := strings.SplitN(k.verifier, "+", 3)
+	info, _ := verifierInfo(k.verifier) // parseKey made it
+	return info
+}
+
+// verifierInfo is the note verifier key vkey as Keys lists it.
+func verifierInfo(vkey string) (KeyInfo, error) {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	parts := strings.SplitN(vkey, "+", 3)
 	raw, _ := base64.StdEncoding.DecodeString(parts[len(parts)-1])
 	if len(raw) > 0 {
 		raw = raw[1:]
 	}
-	return KeyInfo{Name: k.Name(), Verifier: k.verifier, Algorithm: "ed25519", PublicKey: base64.StdEncoding.EncodeToString(raw)}
+	return KeyInfo{Name: v.Name(), Verifier: vkey, Algorithm: "ed25519", PublicKey: base64.StdEncoding.EncodeToString(raw)}, nil
 }
 
 // ParseKeys reads public keys: the JSON document of /.well-known/capdir-keys, or

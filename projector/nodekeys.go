@@ -1,0 +1,75 @@
+package projector
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// Node keys (wire.NodeKeyAnnounced). The fold keeps every announced key whose
+// announcement its own key signed, in the node_keys bucket (the key's id -> NodeKey
+// JSON), which the digest covers: every node and a replay list the same keys. An
+// announcement whose signature does not verify, or whose subject names another
+// key, is skipped: a key is listed only when whoever announced it holds it.
+var bucketNodeKeys = []byte("node_keys")
+
+// NodeKey is one announced checkpoint key.
+type NodeKey struct {
+	// Origin is the log origin the announcing node names in its checkpoints.
+	Origin string `json:"origin"`
+	// Verifier is the note verifier key (name+hash+base64).
+	Verifier string `json:"verifier"`
+	// Seq is the control-stream sequence of the first announcement.
+	Seq uint64 `json:"seq"`
+}
+
+// NodeKeyID is the id of the key of the note verifier v, as its announcement's
+// subject names it: the key hash in hex.
+func NodeKeyID(v note.Verifier) string { return fmt.Sprintf("%08x", v.KeyHash()) }
+
+func (f *folder) nodeKeyAnnounced(s *eventlog.Stored, subj wire.Subject) error {
+	var a wire.NodeKeyAnnounced
+	if err := decodeData(s, &a); err != nil {
+		return err
+	}
+	v, err := note.NewVerifier(a.Verifier)
+	if err != nil {
+		return skipf(reasonBadData, "node key announcement: %q is not a note verifier key", clip(a.Verifier))
+	}
+	if err := sameKey("verifier's key hash", NodeKeyID(v), subj.Key); err != nil {
+		return err
+	}
+	sig, err := base64.StdEncoding.DecodeString(a.Signature)
+	if err != nil || !v.Verify(wire.NodeKeyStatement(a.Origin, a.Verifier), sig) {
+		return skipf(reasonBadData, "node key announcement of %s: the signature is not the key's own", clip(v.Name()))
+	}
+	if f.tx.Bucket(bucketNodeKeys).Get([]byte(subj.Key)) != nil {
+		return nil // announced before
+	}
+	b, err := json.Marshal(NodeKey{Origin: a.Origin, Verifier: a.Verifier, Seq: s.Seq})
+	if err != nil {
+		return err
+	}
+	return put(f.tx, bucketNodeKeys, []byte(subj.Key), b)
+}
+
+// NodeKeys is every checkpoint key the nodes announced, in the order of their ids.
+func (p *Projector) NodeKeys() ([]NodeKey, error) {
+	var out []NodeKey
+	err := p.view(func(tx *bolt.Tx) error {
+		return each(tx, bucketNodeKeys, func(_, v []byte) error {
+			var k NodeKey
+			if err := json.Unmarshal(v, &k); err != nil {
+				return err
+			}
+			out = append(out, k)
+			return nil
+		})
+	})
+	return out, err
+}
