@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 
@@ -128,23 +129,23 @@ func packHex(data []byte) ([]byte, bool) {
 // unpackHex is packHex's inverse.
 func unpackHex(packed []byte) ([]byte, error) {
 	out := make([]byte, 0, 2*len(packed))
-	for i := 0; i < len(packed); {
-		if packed[i] != hexRun {
-			out = append(out, packed[i])
-			i++
-			continue
+	for {
+		j := bytes.IndexByte(packed, hexRun)
+		if j < 0 {
+			return append(out, packed...), nil
 		}
-		if i+1 >= len(packed) {
+		out = append(out, packed[:j]...)
+		packed = packed[j:]
+		if len(packed) < 2 {
 			return nil, errReceiptEncoding
 		}
-		n := int(packed[i+1])
-		if n == 0 || i+2+n > len(packed) {
+		n := int(packed[1])
+		if n == 0 || 2+n > len(packed) {
 			return nil, errReceiptEncoding
 		}
-		out = hex.AppendEncode(out, packed[i+2:i+2+n])
-		i += 2 + n
+		out = hex.AppendEncode(out, packed[2:2+n])
+		packed = packed[2+n:]
 	}
-	return out, nil
 }
 
 func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }

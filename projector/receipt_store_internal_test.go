@@ -74,3 +74,23 @@ func FuzzReceiptEncoding(f *testing.F) {
 		decodeReceipt(append([]byte{receiptCompact}, data...)) // must not panic
 	})
 }
+
+// What storing and reading a receipt costs: go test -run '^$' -bench ReceiptEncoding ./projector
+func BenchmarkReceiptEncoding(b *testing.B) {
+	data := []byte(engineReceipt)
+	stored := encodeReceipt(data)
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			encodeReceipt(data)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeReceipt(stored); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
