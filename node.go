@@ -33,6 +33,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/dispatcher/runner/natsrunner"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
 	"github.com/capdir/capdir/projector/ledger"
@@ -111,6 +112,10 @@ type Config struct {
 	// token it accepts must carry: TokenAudience(key) when empty, so nodes that
 	// share the key agree without configuration.
 	TokenAudience string
+	// OTelEndpoint, when set, traces every call (OpenTelemetry, W3C trace
+	// context) and sends the spans to this OTLP/HTTP collector URL (capdir serve
+	// --otel-endpoint); "" is tracing off, which costs nothing (tracing.go).
+	OTelEndpoint string
 }
 
 // Validate reports every problem with c at once, before anything is created:
@@ -127,11 +132,16 @@ func (c *Config) Validate() error {
 	if _, err := c.httpLimits(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.OTelEndpoint != "" {
+		if err := tracing.CheckEndpoint(c.OTelEndpoint); err != nil {
+			errs = append(errs, fmt.Errorf("node: %w", err))
+		}
+	}
 	httpRows := c.HTTPRunner.Limits.Validate("httprunner")
 	if httpRows != nil {
 		httpRows = fmt.Errorf("http rows (--http-timeout): %w", httpRows)
 	}
-	for _, err := range []error{c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
+	for _, err := range []error{c.Log.ValidateSet(), c.API.Validate(), c.Projector.Validate(), c.Dispatch.Validate(), c.Breaker.Validate(), c.ComposeConfig.Validate(),
 		c.Fn.Limits.Validate("fnrunner"), httpRows, c.NATSRunner.Limits.Validate("natsrunner")} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node: %w", err))
@@ -170,6 +180,7 @@ type Node struct {
 	mcpRunner *mcprunner.Runner // the mcp runner, whose upstream sessions Stop closes
 	mcpSync   *mcpSync          // keeps the upstreams' rows in step with their tools
 	ledger    *ledger.Publisher // signs the receipt ledger's checkpoints (ledger.go)
+	tracer    *tracing.Tracer   // nil: tracing off (tracing.go)
 	logger    *slog.Logger
 	stopErr   error
 	runErr    chan error
@@ -253,6 +264,9 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 		return nil, err
 	}
 	n.mcpSync = newMCPSync()
+	if n.tracer, err = n.newTracer(&cfg); err != nil { // stopped after the workers, so their last spans go out
+		return nil, err
+	}
 	if n.dispatch, err = newDispatch(n, cfg, secrets, m.dispatch); err != nil {
 		return nil, err
 	}
@@ -269,6 +283,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 		Projector: n.proj, Dispatcher: n.dispatch, TerminalKey: cfg.TerminalKey, OwnerKey: ownerKey, PublicURL: cfg.API.PublicURL,
 		DispatchWait: cfg.API.DispatchWait, BreakerThreshold: cfg.Breaker.Threshold, Clock: w.clock, Logger: w.logger,
 		WaitPath: func(inv string) string { return api.WaitPath(inv, cfg.API.WithDefaults().DispatchWait) },
+		Tracer:   n.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -280,7 +295,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 		Clock: w.clock, Logger: w.logger, Metrics: m.api, Gatherer: n.registry, Minter: n.minter,
 		ImportSpoolDir:  dataDir,
 		HTTPReadTimeout: limits.read, HTTPWriteTimeout: limits.write, MCP: n.mcpServer, Ask: askIndex,
-		Console: n.consoleFor(cfg, askIndex), Ledger: n.ledger,
+		Console: n.consoleFor(cfg, askIndex), Ledger: n.ledger, Tracer: n.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -547,6 +562,7 @@ func newDispatch(n *Node, cfg Config, secrets runner.SecretEnv, m *dispatcher.Me
 		}),
 		Settings: cfg.Dispatch, Name: cfg.Name, Clock: n.w.clock, Logger: n.w.logger,
 		Metrics: m, Tokens: n.verifier, Revoked: p.Revoked, HeldFile: dispatcher.HeldPath(cfg.Log.DataDir),
+		Tracer: n.tracer,
 	})
 }
 

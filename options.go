@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // An Option passes Start what the node is wired to rather than what it is
@@ -21,6 +22,8 @@ type wiring struct {
 	logger   *slog.Logger
 	env      runner.Env
 	listener net.Listener
+	// tracerProvider, when set, traces the node's calls (WithTracerProvider).
+	tracerProvider trace.TracerProvider
 }
 
 // WithClock sets the node's clock: the log's, the gate's (breakers, token

@@ -13,6 +13,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
 	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 	"github.com/capdir/capdir/projector/ask"
 	"github.com/capdir/capdir/projector/ledger"
@@ -127,6 +128,8 @@ type Config struct {
 	// the owner's console, package api/console, which calls the Server it is given
 	// for every change and read). New calls it once, with the Server it built.
 	Console func(*Server) (http.Handler, error)
+	// Tracer makes the facade's spans of dispatches (trace.go); nil is tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Defaults of Config.

@@ -125,6 +125,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	if err := s.argsRefused(in, tok); err != nil {
 		return err
 	}
+	r, sp := s.traceFacade(r, in.Key)
+	defer sp.End()
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 	defer cancel()
 	req := wire.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}

@@ -85,7 +85,9 @@
 //	     row limit (MaxBody, and the log's MaxData for the row as the log stores it),
 //	     an import body over Config.MaxImportBody; an import row over the row limit
 //	     fails alone, in "failed"; a dispatch body over the payload ceiling
-//	429  too_many_imports: Config.MaxImports imports are running (Retry-After)
+//	429  too_many_imports: Config.MaxImports imports are running (Retry-After);
+//	     too_many_wrong_keys: the client's address sent too many wrong owner keys
+//	     (package api/ownerkey; Retry-After), the key not compared
 //	502  the dispatcher could not take the request
 //	503  the log or the projection failed; no dispatcher on this node; the log is
 //	     electing a leader (Retry-After): nothing was stored, send it again

@@ -83,6 +83,8 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	}
 	owner := req.Credential == wire.OwnerActor // capdir's entry points write it for the owner alone
 	req.InvocationID = s.waiters.ids.idempotent(idem.Actor, idem.Key)
+	sp := traceAppend(ctx, &req)
+	defer sp.End()
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
 		return wire.Receipt{}, err

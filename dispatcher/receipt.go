@@ -149,6 +149,7 @@ func failureReceipt(rc *wire.Receipt, err error, size int) wire.Receipt {
 		BreakerGeneration: rc.BreakerGeneration,
 		BreakerKind:       rc.BreakerKind,
 		Worker:            rc.Worker,
+		TraceID:           rc.TraceID,
 		Extra:             map[string]any{"truncated": true},
 	}
 	f.Body, _ = truncate(rc.Body, failureBodyMax)

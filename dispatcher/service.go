@@ -21,6 +21,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/suggest"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -144,6 +145,9 @@ type ServiceConfig struct {
 	// "" records nothing, and a crash's calls wait for AckWait on a shared log.
 	// One process at a time may use a file: give each node its own (HeldPath).
 	HeldFile string
+	// Tracer makes the spans of the calls this service handles (trace.go); nil
+	// is tracing off.
+	Tracer *tracing.Tracer
 
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
@@ -555,15 +559,19 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
+	sp := traceAppend(ctx, &req)
 	ev, err := wire.PrepareRequest(s.cfg.Clock(), &req)
 	if err != nil {
+		sp.End()
 		return wire.Receipt{}, err
 	}
+	sp.Str(tracing.AttrInvocation, req.InvocationID) // minted just now
 	ch := s.waiters.add(req.InvocationID)
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early, and a wait
 	// that ends without a receipt hands out the ids only for a stored request.
 	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	sp.End()
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err

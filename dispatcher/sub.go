@@ -17,6 +17,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -161,6 +162,8 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 	if st, done, err := s.doneStep(&req); done || err != nil {
 		return st, err
 	}
+	ctx, sp := traceStep(ctx, name, &req)
+	defer sp.End()
 	ev, err := wire.NewEvent(s.cfg.Clock(), wire.TypeInvocationRequested, req.Credential, req)
 	if err != nil {
 		return runner.Step{}, err
@@ -173,6 +176,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 	ack := &pendingAppend{f: f}
 	d := newDraft(&req, v.d.Actor, s.cfg.Name, s.cfg.Clock())
 	d.Parent = req.Parent
+	d.TraceID = tracing.TraceID(ctx)
 	if refusal := lin.guard(key, s.cfg.MaxDepth, s.cfg.MaxTreeSteps); refusal != nil {
 		d.refuse(wire.StatusFailedBeforeRun, refusal.Literal, nil)
 	} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -25,6 +26,8 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		m.Term()
 		return
 	}
+	ctx, sp := s.traceWorker(ctx, m, &req)
+	defer sp.End()
 	// The row is read only after this node has projected the directory as far as
 	// the requesting node had: a row is callable as soon as its write returns.
 	if req.DirSeq > 0 && s.cfg.Projector.Applied(wire.ControlStream) < req.DirSeq {
@@ -240,12 +243,14 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 // places a step in its call tree (sub.go); nil for a request from the queue.
 func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
 	in.Actor = d.Actor
+	d.TraceID = tracing.TraceID(ctx)
 	a, refusal := s.gate.Check(in)
 	d.Actor = a.Actor(in)
 	if a.Row != nil {
 		d.row(a.Row, a.Fingerprint, in.RowSeq)
 	}
 	if refusal != nil {
+		traceRefusal(ctx, refusal)
 		d.refuse(refusal.Status, refusal.Literal, refusal.Extra)
 		d.pending = refusal.Pending
 		return
@@ -254,9 +259,11 @@ func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft
 	d.Body = a.Body // an arguments object runs, and is receipted, as its pipe form
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
+	rctx, sp := traceRunner(rctx, a.Row)
 	o := s.cfg.Runners.Run(rctx, runner.Call{Row: a.Row, Body: a.Body, Shape: req.Shape, Restricted: !in.Owner,
 		Sub: s.invoker(ctx, req, d, in.Owner, a.Token, up)})
 	d.outcome(o, req.Shape)
+	endRunner(sp, d)
 }
 
 // gateInput is what the gate reads for req, from g, the projection's view of

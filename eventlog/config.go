@@ -32,7 +32,7 @@ type Config struct {
 	// Replicas is the stream replica count (1 for the embedded server; 3 on a cluster).
 	Replicas int
 	// Existing opens the streams as they are, without creating or updating them
-	// (Replicas, DataMaxAge and DuplicateWindow are then not applied): for a tool
+	// (Replicas, DataMaxAge, DataMaxBytes and DuplicateWindow are then not applied): for a tool
 	// working on a node's log, which must not change what the node set. A stream
 	// missing is an error naming it.
 	Existing bool
@@ -40,6 +40,9 @@ type Config struct {
 	Sync string
 	// DataMaxAge bounds how long invocation requests and receipts stay in the log; 0 keeps them forever.
 	DataMaxAge time.Duration
+	// DataMaxBytes bounds the bytes the data stream holds: past it, the oldest
+	// requests and receipts leave the log first; 0 sets no bound.
+	DataMaxBytes int64
 	// Compression is how the streams' file store compresses its blocks:
 	// CompressionS2 (the default when empty) or CompressionNone. A block is
 	// compressed when it is full, so the block being written is not. Changing it
@@ -158,10 +161,21 @@ func (c *Config) Validate() error {
 	if c.DataMaxAge < 0 {
 		errs = append(errs, errors.New("eventlog: data retention must not be negative"))
 	}
+	if c.DataMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("eventlog: --data-max-bytes must be 0 (no bound) or a number of bytes, got %d", c.DataMaxBytes))
+	}
 	if c.Compression != "" && c.Compression != CompressionS2 && c.Compression != CompressionNone {
-		errs = append(errs, fmt.Errorf("eventlog: compression must be %q or %q, got %q", CompressionS2, CompressionNone, c.Compression))
+		errs = append(errs, fmt.Errorf("eventlog: --log-compression must be %q or %q, got %q", CompressionS2, CompressionNone, c.Compression))
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateSet reports every problem with the settings c holds, the ones left
+// zero taking their defaults (as Open gives them): for a caller that checks its
+// configuration before anything is created.
+func (c Config) ValidateSet() error {
+	c.setDefaults()
+	return c.Validate()
 }
 
 // syncPolicy parses Sync into the embedded server's options.

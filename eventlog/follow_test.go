@@ -97,3 +97,27 @@ func TestFollowStoppedBeforeItStartsReturnsNil(t *testing.T) {
 		t.Fatalf("follow with a done context: %v", err)
 	}
 }
+
+// A range read lingering for full batches hands over the batch that reaches the
+// range's end at once: there is nothing more to wait for.
+func TestReadRangeWithEndsTheLingerAtTheRangesEnd(t *testing.T) {
+	l := logtest.Open(t, "")
+	appendReceipts(t, l, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var sizes []int
+	err := l.ReadRangeWith(ctx, wire.DataStream, 1, 5, eventlog.FollowOptions{Max: 100, Linger: time.Hour}, func(b []eventlog.Stored) error {
+		sizes = append(sizes, len(b))
+		return nil
+	})
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("read: %v (context %v)", err, ctx.Err())
+	}
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	if total != 5 {
+		t.Fatalf("batches %v, want the range's 5 events", sizes)
+	}
+}

@@ -209,6 +209,9 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		if name == wire.DataStream {
 			sc.MaxAge = l.cfg.DataMaxAge
+			if l.cfg.DataMaxBytes > 0 {
+				sc.MaxBytes = l.cfg.DataMaxBytes
+			}
 		}
 		s, err := askAgain(ctx, func(ctx context.Context) (jetstream.Stream, error) { return l.js.CreateOrUpdateStream(ctx, sc) })
 		if err != nil {

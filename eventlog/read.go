@@ -36,13 +36,23 @@ func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) e
 // sequence from (1 = the beginning) until it has delivered sequence to, then returns.
 // The last batch may run past to.
 func (l *Log) ReadRange(ctx context.Context, stream string, from, to uint64, max int, h BatchHandler) error {
+	return l.ReadRangeWith(ctx, stream, from, to, FollowOptions{Max: max}, h)
+}
+
+// ReadRangeWith is ReadRange with the batches shaped by opts, as FollowBatches
+// shapes them: a reader whose cost is mostly per batch (a rebuild's commits) sets
+// a Linger, so that each batch fills up to opts.Max while the log delivers
+// faster than the handler applies. The batch that reaches to is handed over
+// without lingering (opts.Until is to).
+func (l *Log) ReadRangeWith(ctx context.Context, stream string, from, to uint64, opts FollowOptions, h BatchHandler) error {
 	if from == 0 {
 		from = 1
 	}
 	if to < from {
 		return nil
 	}
-	return l.FollowBatches(ctx, stream, from, FollowOptions{Max: max}, func(b []Stored) error {
+	opts.Until = to
+	return l.FollowBatches(ctx, stream, from, opts, func(b []Stored) error {
 		if err := h(b); err != nil {
 			return err
 		}
@@ -124,6 +134,10 @@ type FollowOptions struct {
 	// light load, are handed over at once; once events come faster than the handler
 	// takes them, batches linger.
 	LingerFrom int
+	// Until, when set, cuts a linger short once the batch holds sequence Until or
+	// a later one: a reader that stops there (ReadRangeWith) has nothing more to
+	// wait for.
+	Until uint64
 	// Hurry, when set, cuts a linger short: a value received on it hands the batch
 	// over at once (a reader waiting for the handler's result sends one).
 	Hurry <-chan struct{}
@@ -220,7 +234,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				break fill
 			}
 		}
-		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max {
+		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
 			batch = linger(ctx, batch, max, msgs, opts)
 		}
 		prev = len(batch)
@@ -231,6 +245,11 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			return err
 		}
 	}
+}
+
+// reached reports whether batch holds opts.Until (when set) or a later sequence.
+func (opts *FollowOptions) reached(batch []Stored) bool {
+	return opts.Until > 0 && batch[len(batch)-1].Seq >= opts.Until
 }
 
 // linger adds what arrives on msgs to batch until it is full, opts.Linger has
@@ -245,6 +264,9 @@ func linger(ctx context.Context, batch []Stored, max int, msgs <-chan Stored, op
 				return batch
 			}
 			batch = append(batch, s)
+			if opts.reached(batch) {
+				return batch
+			}
 		case <-opts.Hurry:
 			return batch
 		case <-t.C:

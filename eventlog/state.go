@@ -24,25 +24,80 @@ type StreamState struct {
 	// lives LastSeq never goes down, even when retention (DataMaxAge) removes every
 	// message; FirstSeq rises as retention removes old ones.
 	FirstSeq, LastSeq uint64
+	// Replicated: the stream has replicas on other servers, so a state can come
+	// from one that is behind (see Log.Holds).
+	Replicated bool
 }
 
 // State asks the log for the stream's state. It returns an error wrapping
 // ErrStreamNotFound when the stream does not exist (it was deleted under the log).
+//
+// On a cluster, only the stream's leader answers, except while the stream has
+// none: then every replica answers with its own state, and a replica may not
+// have stored yet what the leader it lost had acknowledged, so its LastSeq can be
+// below a sequence already handed out and read. Such an answer is not the log's:
+// State asks again until a leader answers, for up to Config.ElectionWait, then
+// returns an error wrapping ErrElecting.
 func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 	s, ok := l.streams[stream]
 	if !ok {
 		return StreamState{}, fmt.Errorf("eventlog: unknown stream %q", stream)
 	}
-	l.restart.RLock()
-	info, err := s.Info(ctx)
-	l.restart.RUnlock()
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
+	until := time.Now().Add(l.cfg.ElectionWait)
+	for {
+		l.restart.RLock()
+		info, err := s.Info(ctx)
+		l.restart.RUnlock()
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return StreamState{}, fmt.Errorf("%w: %s", ErrStreamNotFound, stream)
+		}
+		if err != nil {
+			return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+		}
+		if info.Cluster == nil || info.Cluster.Leader != "" {
+			return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq,
+				Replicated: info.Cluster != nil && len(info.Cluster.Replicas) > 0}, nil
+		}
+		if !time.Now().Before(until) {
+			return StreamState{}, fmt.Errorf("%w: stream %s had no leader for %s; only a replica answered, with its own state (last sequence %d), which may be behind the log's: ask again in a few seconds",
+				ErrElecting, stream, l.cfg.ElectionWait, info.State.LastSeq)
+		}
+		select {
+		case <-ctx.Done():
+			return StreamState{}, fmt.Errorf("eventlog: stream info %s: no leader answered: %w", stream, ctx.Err())
+		case <-time.After(electionRetryWait):
+		}
 	}
-	if err != nil {
-		return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
+}
+
+// Holds is State for a reader that has read the stream up to seq and asks
+// whether the log still holds it. On a replicated stream an answer below seq is
+// not taken at its word: a leader elected a moment ago can answer before it has
+// applied every entry its predecessor acknowledged. Holds asks again, every
+// electionRetryWait for up to Config.ElectionWait, and returns the first state
+// that reaches seq, or the last one asked when none does: a log that really lost
+// what was read stays behind, one that was only electing catches up.
+func (l *Log) Holds(ctx context.Context, stream string, seq uint64) (StreamState, error) {
+	st, err := l.State(ctx, stream)
+	if err != nil || st.LastSeq >= seq || !st.Replicated {
+		return st, err
 	}
-	return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq}, nil
+	until := time.Now().Add(l.cfg.ElectionWait)
+	for time.Now().Before(until) {
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("eventlog: stream info %s: %w", stream, ctx.Err())
+		case <-time.After(electionRetryWait):
+		}
+		next, err := l.State(ctx, stream)
+		if err != nil {
+			return next, err
+		}
+		if st = next; st.LastSeq >= seq {
+			break
+		}
+	}
+	return st, nil
 }
 
 // streamAdvisory is the subject of JetStream's advisories about a stream (created,

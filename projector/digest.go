@@ -17,7 +17,8 @@ import (
 // in bbolt's sorted order. Two projections of the same log have the same digest.
 // It covers what the values hold, not how the file stores them: their checksums
 // (sum.go), checked on the way, and the file's and the snapshots' format marks
-// stay out of it, so a file an older version wrote digests as its replay does.
+// stay out of it, and a receipt counts as its data, however it is stored
+// (receipt_store.go), so a file an older version wrote digests as its replay does.
 func (p *Projector) Digest() (string, error) {
 	return digestDB(p.db)
 }
@@ -48,6 +49,12 @@ func digestDB(db *bolt.DB) (string, error) {
 					}
 					var err error
 					if v, err = unsum(name, k, v); err != nil {
+						return err
+					}
+				}
+				if bytes.Equal(name, bucketReceipts) {
+					var err error
+					if v, err = receiptData(k, v); err != nil {
 						return err
 					}
 				}

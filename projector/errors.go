@@ -176,3 +176,16 @@ func (e *LedgerSizeError) Error() string {
 
 // Unwrap makes a LedgerSizeError match ErrLedgerSize.
 func (e *LedgerSizeError) Unwrap() error { return ErrLedgerSize }
+
+// CompactDamagedError is Compact's refusal of a damaged file. It matches
+// ErrDamaged.
+type CompactDamagedError struct{ Path, Reason string }
+
+func (e *CompactDamagedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s. capdir compact copies a sound projection only, and left this one as it is:"+
+		" start capdir serve, which sets it aside and rebuilds it from the log (or refuses and names `capdir replay` when the log no longer holds every event),"+
+		" or stop capdir and run `capdir replay`", ErrDamaged, e.Path, e.Reason)
+}
+
+// Unwrap makes a CompactDamagedError match ErrDamaged.
+func (e *CompactDamagedError) Unwrap() error { return ErrDamaged }

@@ -40,6 +40,9 @@ type folder struct {
 	tx      *bolt.Tx
 	breaker breaker.Config
 	fx      *effects
+	// ledger adds the batch's receipts to the ledger (ledger_batch.go); the
+	// batch's committer flushes it.
+	ledger *ledgerBatch
 	// snapEvery and snapFullEvery override the kept snapshots' intervals (tests).
 	snapEvery, snapFullEvery int
 }
@@ -129,13 +132,13 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	if err := put(f.tx, bucketReceipts, []byte(r.InvocationID), s.Data); err != nil {
+	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data); err != nil {
 		return err
 	}
 	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
 		return err
 	}
-	if err := appendLeaf(f.tx, r.InvocationID, s.Data); err != nil {
+	if err := f.ledger.add(r.InvocationID, s.Data); err != nil {
 		return err
 	}
 	return f.observe(&r)

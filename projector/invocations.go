@@ -113,7 +113,7 @@ func (p *Projector) Invocation(id string) (Invocation, error) {
 		if inv, err = decodeInvocation(v); err != nil {
 			return err
 		}
-		rc, err := get(tx, bucketReceipts, []byte(id))
+		rc, err := getReceipt(tx, []byte(id))
 		if rc != nil {
 			inv.Receipt = append(json.RawMessage(nil), rc...)
 		}

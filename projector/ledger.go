@@ -13,7 +13,7 @@ import (
 // The ledger: every receipt the projection folds is a leaf of an append-only
 // Merkle tree (RFC 6962 hashing, golang.org/x/mod/sumdb/tlog), in the order the
 // fold takes receipts, which is the data stream's order. A leaf is the receipt's
-// data exactly as the log holds it (the bytes bucketReceipts stores), so a byte
+// data exactly as the log holds it (the bytes getReceipt gives back), so a byte
 // changed in a copy of a receipt changes its leaf hash. The tree is derived state:
 // its hashes live in the projection file, are covered by Digest, and a replay of
 // the same log builds the same tree on every node. Signed checkpoints of it and
@@ -74,31 +74,6 @@ func ledgerSize(tx *bolt.Tx) (int64, error) {
 	return int64(readU64(v)), err
 }
 
-// appendLeaf adds the receipt data of invocation inv as the tree's next leaf.
-func appendLeaf(tx *bolt.Tx, inv string, data []byte) error {
-	n, err := ledgerSize(tx)
-	if err != nil {
-		return err
-	}
-	hs, err := tlog.StoredHashes(n, data, txHashes{tx})
-	if err != nil {
-		return err
-	}
-	base := tlog.StoredHashIndex(0, n)
-	for i, h := range hs {
-		if err := put(tx, bucketLedgerHashes, u64(uint64(base)+uint64(i)), h[:]); err != nil {
-			return err
-		}
-	}
-	if err := put(tx, bucketLedgerLeaves, u64(uint64(n)), []byte(inv)); err != nil {
-		return err
-	}
-	if err := put(tx, bucketLedgerIndex, []byte(inv), u64(uint64(n))); err != nil {
-		return err
-	}
-	return put(tx, bucketMeta, ledgerSizeKey, u64(uint64(n+1)))
-}
-
 // buildLedger gives a file an older version wrote its tree: the receipts it holds,
 // in the order they were folded (their data-stream sequence, which the by-key
 // index records), as a replay would add them. A file with a tree is left alone,
@@ -124,19 +99,20 @@ func buildLedger(tx *bolt.Tx) error {
 		return err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	led := newLedgerBatch(tx)
 	for _, f := range all {
-		data, err := get(tx, bucketReceipts, []byte(f.inv))
+		data, err := getReceipt(tx, []byte(f.inv))
 		if err != nil {
 			return err
 		}
 		if data == nil {
 			continue
 		}
-		if err := appendLeaf(tx, f.inv, data); err != nil {
+		if err := led.add(f.inv, data); err != nil {
 			return err
 		}
 	}
-	return nil
+	return led.flush()
 }
 
 // LedgerHead is the ledger's current size and root hash.
@@ -205,7 +181,7 @@ func leafAt(tx *bolt.Tx, i int64) (Leaf, error) {
 	if err != nil {
 		return Leaf{}, err
 	}
-	data, err := get(tx, bucketReceipts, inv)
+	data, err := getReceipt(tx, inv)
 	if err != nil {
 		return Leaf{}, err
 	}

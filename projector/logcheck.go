@@ -32,7 +32,7 @@ func (p *Projector) verify(ctx context.Context, stream string) (eventlog.StreamS
 		return eventlog.StreamState{}, err
 	}
 	ckpt := p.Applied(stream) // read before the log: all of it was in the log by then
-	st, err := p.cfg.Log.State(ctx, stream)
+	st, err := p.cfg.Log.Holds(ctx, stream, ckpt)
 	folded := p.foldedStream(stream)
 	switch {
 	case errors.Is(err, eventlog.ErrStreamNotFound) && ckpt > 0:

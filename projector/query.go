@@ -161,7 +161,7 @@ func (p *Projector) Count() int { return p.index.len() }
 func (p *Projector) Receipt(invocationID string) (rc wire.Receipt, pending bool, err error) {
 	found := false
 	err = p.view(func(tx *bolt.Tx) error {
-		v, err := get(tx, bucketReceipts, []byte(invocationID))
+		v, err := getReceipt(tx, []byte(invocationID))
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 			if err != nil {
 				return err
 			}
-			v, err := get(tx, bucketReceipts, inv)
+			v, err := getReceipt(tx, inv)
 			if err != nil {
 				return err
 			}
@@ -228,6 +228,9 @@ func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) boo
 		for k, sv := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, sv = c.Prev() {
 			scan--
 			v, err := unsum(bucketReceipts, k, sv)
+			if err == nil {
+				v, err = receiptData(k, v)
+			}
 			if err != nil {
 				return err
 			}

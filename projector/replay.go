@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // Progress reports replay progress: the stream, the last applied sequence and the
@@ -26,6 +25,11 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	}
 	os.Remove(dirtyMarker(tmp))
 	cfg.Path = tmp
+	// The new file is swapped in only once complete and fsynced (Close): a crash
+	// before leaves the old projection in place and a partial new file that the
+	// next Rebuild removes and starts again from sequence 1. So its batches commit
+	// without fsync, whatever cfg.Sync says.
+	cfg.Sync = false
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = RebuildBatchSize
 	}
@@ -41,19 +45,7 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	if err := p.Close(); err != nil {
 		return err
 	}
-	// The old file's seal goes first and the new one's follows the file, so a
-	// crash in between never pairs a seal with the other file.
-	if err := os.Remove(sealPath(final)); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("projector: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("projector: swap in rebuilt projection: %w", err)
-	}
-	if err := os.Rename(sealPath(tmp), sealPath(final)); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("projector: swap in rebuilt projection's seal: %w", err)
-	}
-	os.Remove(dirtyMarker(final))
-	return syncDir(filepath.Dir(final))
+	return swapIn(tmp, final)
 }
 
 func syncDir(dir string) error {

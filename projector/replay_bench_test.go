@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/capdir/capdir/eventlog/logtest"
@@ -12,7 +13,9 @@ import (
 
 // BenchmarkReplay rebuilds a fresh bbolt projection from a log of at least 100k
 // events of the mix bench.GenerateLog writes (directory mutations, requests,
-// receipts) and reports events/s. The log is generated once, outside the timer.
+// receipts) and reports events/s, CPU and allocations per event (the whole
+// process's, the log's server included). The log is generated once, outside the
+// timer.
 func BenchmarkReplay(b *testing.B) {
 	l := logtest.Open(b, "")
 	n, err := bench.GenerateLog(context.Background(), l, 100_000)
@@ -24,6 +27,8 @@ func BenchmarkReplay(b *testing.B) {
 	var events int
 	for i := 0; i < b.N; i++ {
 		os.Remove(path)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		cpu0 := bench.CPUTime()
 		el, got, err := bench.MeasureRebuild(context.Background(), l, path)
 		if err != nil {
@@ -33,6 +38,8 @@ func BenchmarkReplay(b *testing.B) {
 		b.ReportMetric(float64(got)/el.Seconds(), "events/s")
 		// CPU per event is steadier than wall time on a shared machine.
 		b.ReportMetric(float64((bench.CPUTime()-cpu0).Microseconds())/float64(got), "cpu-µs/event")
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(got), "allocs/event")
 		if fi, err := os.Stat(path); err == nil {
 			b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
 		}

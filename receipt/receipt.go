@@ -72,6 +72,12 @@ type Receipt struct {
 	// fingerprint is Fingerprints.Contract. 0 when no row was found, and on
 	// receipts written before it was recorded.
 	ContractSeq uint64 `json:"contract_seq,omitempty"`
+	// TraceID is the W3C trace id (32 hex digits) of the call's trace when the
+	// node that ran it traces (OpenTelemetry): the spans of its entry point,
+	// worker, gate, runner, steps and upstream calls share it. Omitted when empty,
+	// so a receipt written without tracing is the bytes it always was. The
+	// owner's view only: the public receipt does not show it.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // FingerprintHMAC holds a receipt's keyed fingerprints of its input and output:

@@ -44,6 +44,8 @@ func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest
 	if err != nil {
 		return toolError(err.Error())
 	}
+	ctx, sp := h.traceCall(ctx, req, key)
+	defer sp.End()
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
 	defer cancel()
 	var rc wire.Receipt

@@ -12,6 +12,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/tracing"
 	"github.com/capdir/capdir/projector"
 )
 
@@ -67,6 +68,8 @@ type Config struct {
 	WaitPath func(inv string) string
 	Clock    func() time.Time
 	Logger   *slog.Logger
+	// Tracer makes the spans of tools/call (trace.go); nil is tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Defaults of Config.

@@ -14,8 +14,9 @@ import (
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
-// replay and digest refuse a data dir a running node holds, at once, and touch
-// nothing in it: replay used to swap the bbolt file under the live server.
+// replay, digest and compact refuse a data dir a running node holds, at once,
+// and touch nothing in it: replay used to swap the bbolt file under the live
+// server.
 func TestReplayAndDigestRefuseADataDirInUse(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	dir := n.Config().Log.DataDir
@@ -27,7 +28,7 @@ func TestReplayAndDigestRefuseADataDirInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("data dir %s is in use by capdir (pid %d)", dir, os.Getpid())
-	for _, args := range [][]string{{"replay", "--data", dir}, {"digest", "--data", dir}} {
+	for _, args := range [][]string{{"replay", "--data", dir}, {"digest", "--data", dir}, {"compact", "--data", dir}} {
 		start := time.Now()
 		stdout, _, err := runCLI(t, "", args...)
 		if err == nil || err.Error() != want || !errors.Is(err, capdir.ErrDataDirInUse) {
@@ -41,8 +42,10 @@ func TestReplayAndDigestRefuseADataDirInUse(t *testing.T) {
 	if err != nil || !os.SameFile(before, after) {
 		t.Fatalf("the live projection file was replaced: %v", err)
 	}
-	if _, err := os.Stat(capdir.ProjectionPath(dir) + ".rebuild"); !os.IsNotExist(err) {
-		t.Fatalf("replay left a rebuild file: %v", err)
+	for _, tmp := range []string{".rebuild", ".compact"} {
+		if _, err := os.Stat(capdir.ProjectionPath(dir) + tmp); !os.IsNotExist(err) {
+			t.Fatalf("a refused command left %s behind: %v", tmp, err)
+		}
 	}
 	if code, body := nodetest.Do(t, n, "GET", "/api/directory/A", ""); code != 200 {
 		t.Fatalf("the node after the refusals: %d %s", code, body)
@@ -68,7 +71,7 @@ func TestReplayAndDigestWithoutALog(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	empty := t.TempDir()
 	for _, dir := range []string{missing, empty} {
-		for _, cmd := range []string{"replay", "digest"} {
+		for _, cmd := range []string{"replay", "digest", "compact"} {
 			stdout, _, err := runCLI(t, "", cmd, "--data", dir)
 			if err == nil || !errors.Is(err, capdir.ErrNoLog) || !strings.HasPrefix(err.Error(), "no capdir log in "+dir+":") {
 				t.Errorf("capdir %s --data %s: %v (output %q); want an error starting %q", cmd, dir, err, stdout, "no capdir log in "+dir+":")
@@ -94,8 +97,10 @@ func TestReplayAndDigestWithoutALog(t *testing.T) {
 	if err := os.Remove(capdir.ProjectionPath(dir)); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := runCLI(t, "", "digest", "--data", dir)
-	if want := fmt.Sprintf("no projection in %s (no %s): capdir replay --data %s rebuilds it from the log", dir, capdir.ProjectionPath(dir), dir); err == nil || err.Error() != want {
-		t.Fatalf("digest without a projection: %v; want %q", err, want)
+	for _, cmd := range []string{"digest", "compact"} {
+		_, _, err := runCLI(t, "", cmd, "--data", dir)
+		if want := fmt.Sprintf("no projection in %s (no %s): capdir replay --data %s rebuilds it from the log", dir, capdir.ProjectionPath(dir), dir); err == nil || err.Error() != want {
+			t.Fatalf("%s without a projection: %v; want %q", cmd, err, want)
+		}
 	}
 }

@@ -138,27 +138,39 @@ func digestCmd() *cobra.Command {
 // runDigest prints the digest of cfg.DataDir's projection to cfg.Out. Like
 // runReplay it locks the data dir first.
 func runDigest(_ context.Context, cfg digestConfig) error {
-	dataDir := cfg.DataDir
-	path := capdir.ProjectionPath(dataDir)
-	// A node whose log is on a cluster keeps only its projection here.
-	lockDir := capdir.LockExisting
-	if _, err := os.Stat(path); err == nil {
-		lockDir = capdir.LockDataDir
-	}
-	lock, err := lockDir(dataDir)
+	lock, path, err := lockProjection(cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
 	d, err := projector.FileDigest(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w in %s (no %s): capdir replay --data %s rebuilds it from the log", capdir.ErrNoProjection, dataDir, path, dataDir)
+		return noProjection(cfg.DataDir)
 	}
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(cfg.Out, d)
 	return err
+}
+
+// lockProjection locks a data dir for a tool that reads or rewrites its
+// projection file, and returns the file's path. A node whose log is on a
+// cluster keeps only its projection in its data dir; without the file, the dir
+// must hold a log.
+func lockProjection(dataDir string) (*capdir.DataDirLock, string, error) {
+	path := capdir.ProjectionPath(dataDir)
+	lockDir := capdir.LockExisting
+	if _, err := os.Stat(path); err == nil {
+		lockDir = capdir.LockDataDir
+	}
+	lock, err := lockDir(dataDir)
+	return lock, path, err
+}
+
+// noProjection is the error of a data dir with a log and no projection file.
+func noProjection(dataDir string) error {
+	return fmt.Errorf("%w in %s (no %s): capdir replay --data %s rebuilds it from the log", capdir.ErrNoProjection, dataDir, capdir.ProjectionPath(dataDir), dataDir)
 }
 
 func bar(done, total uint64, width int) string {

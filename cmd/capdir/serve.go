@@ -73,7 +73,9 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Node.Log.Listen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")
 	f.IntVar(&cfg.Node.Log.Replicas, "replicas", 1, "stream replicas (with --nats-url)")
 	f.StringVar(&cfg.Node.Log.Sync, "sync", eventlog.DefaultSync, `log fsync policy: "always" or an interval such as 1s`)
-	f.DurationVar(&cfg.Node.Log.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever)")
+	f.DurationVar(&cfg.Node.Log.DataMaxAge, "data-retention", 0, "how long invocation requests and receipts stay in the log (0 = forever; the projection keeps the receipts either way)")
+	f.Int64Var(&cfg.Node.Log.DataMaxBytes, "data-max-bytes", 0, "bytes the log's data stream may hold; past it the oldest requests and receipts leave the log (0 = no bound)")
+	f.StringVar(&cfg.Node.Log.Compression, "log-compression", eventlog.CompressionS2, `how the log's streams store their full blocks: "s2" (compressed) or "none"`)
 	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
@@ -106,6 +108,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Node.Zone, "zone", "America/Los_Angeles", "time zone of the built-in now function")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long HTTP requests and calls in flight may take to finish; calls still running then are cancelled and run again by another node or the next start (a second signal cancels them at once)")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&cfg.Node.OTelEndpoint, "otel-endpoint", "", "trace every call (OpenTelemetry, W3C traceparent) and send the spans to this OTLP/HTTP collector URL, such as http://localhost:4318 (default: tracing off)")
 	composeFlags(cmd, &cfg.Node)
 	cmd.SetUsageFunc(groupedUsage(serveFlagGroups))
 	return cmd

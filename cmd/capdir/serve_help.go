@@ -50,7 +50,7 @@ type flagGroup struct {
 // (--help) is listed last, under "Other flags".
 var serveFlagGroups = []flagGroup{
 	{"Listeners", []string{"http", "public-url", "console", "nats-listen"}},
-	{"Log and projection", []string{"data", "sync", "data-retention", "projection-fsync", "projection-linger"}},
+	{"Log and projection", []string{"data", "sync", "data-retention", "data-max-bytes", "log-compression", "projection-fsync", "projection-linger"}},
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
 	{"Dispatch", []string{"workers", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
 	{"HTTP runner", []string{"http-timeout", "http-max-per-origin"}},
@@ -60,7 +60,7 @@ var serveFlagGroups = []flagGroup{
 		"http-max-header-bytes", "max-imports", "max-import-bytes"}},
 	{"Security", []string{"secret-env", "token-key", "token-audience"}},
 	{"Receipt ledger", []string{"ledger-origin", "checkpoint-every"}},
-	{"Logging", []string{"log-level"}},
+	{"Logging and tracing", []string{"log-level", "otel-endpoint"}},
 }
 
 // groupedUsage is a usage function listing cmd's flags under groups' headings.

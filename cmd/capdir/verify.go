@@ -71,7 +71,7 @@ func verifyCmd() *cobra.Command {
 // runVerify checks what cfg names and prints what verified to cfg.Out; the first
 // receipt that does not verify is its error (a *ledger.Failure).
 func runVerify(ctx context.Context, cfg verifyConfig) error {
-	b, err := os.ReadFile(cfg.Keys)
+	b, err := readVerifyFile(cfg.Keys)
 	if err != nil {
 		return fmt.Errorf("verify: --keys: %w", err)
 	}
@@ -112,7 +112,7 @@ func runVerify(ctx context.Context, cfg verifyConfig) error {
 }
 
 func verifyPublicReceipt(cfg verifyConfig, keys note.Verifiers) error {
-	b, err := os.ReadFile(cfg.Receipt)
+	b, err := readVerifyFile(cfg.Receipt)
 	if err != nil {
 		return fmt.Errorf("verify: --receipt: %w", err)
 	}
@@ -139,11 +139,29 @@ func openCheckpoint(cfg verifyConfig, keys note.Verifiers) (ledger.Checkpoint, e
 	if cpPath == "" {
 		cpPath = ledger.CheckpointPath(cfg.DataDir)
 	}
-	b, err := os.ReadFile(cpPath)
+	b, err := readVerifyFile(cpPath)
 	if err != nil {
 		return ledger.Checkpoint{}, fmt.Errorf("verify: the signed checkpoint: %w (a node signs one as it starts; or give --checkpoint FILE)", err)
 	}
 	return ledger.OpenCheckpoint(b, keys)
+}
+
+// maxVerifyFile bounds a keys file, a public receipt and a checkpoint: each is a
+// few kilobytes, and whoever handed one over may have made it huge.
+const maxVerifyFile = 1 << 20
+
+// readVerifyFile reads path, refusing one over maxVerifyFile bytes unread.
+func readVerifyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxVerifyFile+1))
+	if err == nil && len(b) > maxVerifyFile {
+		err = fmt.Errorf("%s is over %d bytes, more than a keys file, a public receipt or a checkpoint holds: give the file itself", path, maxVerifyFile)
+	}
+	return b, err
 }
 
 // verifyCopies checks the projection (cfg.Projection, else the data dir's) and

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -283,5 +284,23 @@ func TestVerifyProjectionCopy(t *testing.T) {
 	_, _, err = runCLI(t, "", "verify", "--keys", d.keys, "--projection", backup, "--checkpoint", cp)
 	if err == nil || !strings.Contains(err.Error(), "receipt "+d.ids[9]+" (leaf 9) does not verify") {
 		t.Fatalf("verify a changed copy: %v", err)
+	}
+}
+
+// A keys file, a public receipt or a checkpoint over 1 MiB is refused unread,
+// saying so: whoever handed it over may have made it huge.
+func TestVerifyRefusesAHugeFile(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "huge")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil { // sparse: 1 GiB of zeros, no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	err = runVerify(context.Background(), verifyConfig{Keys: huge, Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "is over 1048576 bytes") {
+		t.Fatalf("verify --keys of 1 GiB: %v; want it refused by its size", err)
 	}
 }

@@ -19,6 +19,9 @@ type Refusal struct {
 	// Pending is set for a request held for the owner's approval (watcher.go):
 	// that one gets no receipt yet.
 	Pending bool
+	// Check names the check that refused (Check sets it): a trace's gate span
+	// names it, as the literal may hold what the caller sent.
+	Check string
 }
 
 // refuse is the refusal of status whose literal is e's, its parts filled.

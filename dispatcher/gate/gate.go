@@ -163,8 +163,9 @@ func (a *Admission) breakerCaller(in *Input) string { return wire.BreakerCaller(
 // request may run.
 func (g *Gate) Check(in *Input) (Admission, *Refusal) {
 	a := Admission{Body: in.Req.Body}
-	for _, c := range checks {
+	for i, c := range checks {
 		if r := c(g, in, &a); r != nil {
+			r.Check = checkNames[i]
 			return a, r
 		}
 	}

@@ -93,7 +93,7 @@ func invokeRequest(client, key, body string, opts []InvokeOption) (string, Event
 			return "", Event{}, InvocationRequest{}, err
 		}
 	}
-	return busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token}, time.Now())
+	return busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token, Traceparent: o.traceparent}, time.Now())
 }
 
 // publishError says why a request was not acknowledged. The server refuses a

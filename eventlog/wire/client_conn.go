@@ -120,7 +120,11 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 	if err != nil {
 		return rc, err
 	}
-	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(ev.ID)); err != nil {
+	msg := &nats.Msg{Subject: subject, Data: data}
+	if req.Traceparent != "" {
+		msg.Header = nats.Header{TraceparentHeader: []string{req.Traceparent}}
+	}
+	if _, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.ID)); err != nil {
 		return rc, publishError(nc, client, subject, err)
 	}
 	var m *nats.Msg

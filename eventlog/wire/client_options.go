@@ -9,6 +9,7 @@ type InvokeOption func(*invokeOptions) error
 type invokeOptions struct {
 	token        string
 	invocationID string
+	traceparent  string
 }
 
 // MaxTokenLen bounds the capability token a request may carry.

@@ -45,4 +45,9 @@ type InvocationRequest struct {
 	Parent string `json:"parent,omitempty"`
 	Depth  int    `json:"depth,omitempty"`
 	Chain  string `json:"chain,omitempty"`
+	// Traceparent is the W3C trace context of the span that appended the
+	// request (the entry point's, when the node traces): the worker that takes
+	// it, on any node, continues that trace. Omitted when empty; never trusted
+	// beyond being a trace context (a malformed one starts a fresh trace).
+	Traceparent string `json:"traceparent,omitempty"`
 }

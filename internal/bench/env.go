@@ -20,6 +20,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TerminalKey is the owner key of the nodes a bench run starts.
@@ -62,6 +63,8 @@ type EnvConfig struct {
 	// Compression is the log's stream compression (eventlog.Config.Compression).
 	Compression string
 	Logger      *slog.Logger
+	// TracerProvider, when set, traces the node's calls (capdir.WithTracerProvider).
+	TracerProvider trace.TracerProvider
 }
 
 // StartEnv starts a node with HTTP on 127.0.0.1:0 and the fn echo row.
@@ -97,7 +100,7 @@ func StartEnv(ctx context.Context, cfg EnvConfig) (*Env, error) {
 			return nil, err
 		}
 	}
-	n, err := capdir.Start(ctx, ncfg, capdir.WithLogger(cfg.Logger))
+	n, err := capdir.Start(ctx, ncfg, capdir.WithLogger(cfg.Logger), capdir.WithTracerProvider(cfg.TracerProvider))
 	if err != nil {
 		e.Close()
 		return nil, err

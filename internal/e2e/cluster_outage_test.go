@@ -418,6 +418,15 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	}
 	bus := &busLedger{acked: map[string]string{}}
 	busCount := &phaseCounter{phase: &phase}
+	defer func() { // a run that ends stuck names the node that was
+		if t.Failed() {
+			for i, n := range counts {
+				t.Logf("at the failure: node %d (capdir-%s) 2xx answers: %v; reconnects %d, on %s", i+1, c.servers[i].name, n,
+					nodes[i].Log().Conn().Stats().Reconnects, nodes[i].Log().Conn().ConnectedUrl())
+			}
+			t.Logf("at the failure: bus receipts: %v", busCount)
+		}
+	}()
 	for i := range 2 {
 		wg.Add(1)
 		go func() {

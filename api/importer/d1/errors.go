@@ -20,3 +20,14 @@ func jsonErr(format string, args ...any) error {
 func sqliteErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSQLite, fmt.Sprintf(format, args...))
 }
+
+// notATable refuses a directory that is a view or a virtual table: its rows are
+// whatever its query yields, possibly without end.
+func notATable(typ, def string) error {
+	what := typ
+	if typ == "table" {
+		what = "virtual table"
+	}
+	return sqliteErr("directory is a %s, not a table: capdir reads the rows stored in a table named directory, "+
+		"not what a query yields; export the table itself (wrangler d1 export)", what)
+}

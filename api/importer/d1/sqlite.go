@@ -17,6 +17,10 @@ import (
 // MaxDumpBytes caps a SQL dump, which is read whole and loaded into memory.
 const MaxDumpBytes = 256 << 20
 
+// MaxValueBytes caps one value (a string or blob) a SQL dump makes: far past
+// what a row's column may hold, far short of what would exhaust memory.
+const MaxValueBytes = 16 << 20
+
 // sqliteMagic starts every SQLite database file.
 var sqliteMagic = []byte("SQLite format 3\x00")
 
@@ -70,10 +74,34 @@ func ReadDump(ctx context.Context, dump string, fn RowFunc) (Result, error) {
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
 		return Result{}, sqliteErr("%v", err)
 	}
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
+		return Result{}, sqliteErr("%v", err)
+	}
 	if _, err := conn.ExecContext(ctx, dump); err != nil {
 		return Result{}, sqliteErr("the SQL dump does not run: %v", err)
 	}
 	return readTable(ctx, conn, fn)
+}
+
+// checkTable refuses a directory of main that is a view or a virtual table; a
+// missing one is readTable's to refuse. A temporary object of the same name,
+// which a dump may create, is never read: the query names main.
+func checkTable(ctx context.Context, db querier) error {
+	rows, err := db.QueryContext(ctx, `SELECT type, coalesce(sql, '') FROM main.sqlite_master WHERE name = 'directory' COLLATE NOCASE AND type IN ('table', 'view')`)
+	if err != nil {
+		return sqliteErr("%v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ, def string
+		if err := rows.Scan(&typ, &def); err != nil {
+			return sqliteErr("%v", err)
+		}
+		if typ != "table" || strings.HasPrefix(strings.ToUpper(strings.TrimSpace(def)), "CREATE VIRTUAL") {
+			return notATable(typ, def)
+		}
+	}
+	return rows.Err()
 }
 
 // querier is a *sql.DB or *sql.Conn.
@@ -81,9 +109,13 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// readTable reads SELECT * FROM directory.
+// readTable reads SELECT * FROM main.directory, once it is known to be a table:
+// a view's query is the file's to write, and may yield rows without end.
 func readTable(ctx context.Context, db querier, fn RowFunc) (Result, error) {
-	rows, err := db.QueryContext(ctx, `SELECT * FROM directory`)
+	if err := checkTable(ctx, db); err != nil {
+		return Result{}, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT * FROM main.directory`)
 	if err != nil {
 		return Result{}, sqliteErr("it has no directory table to read (%v); capdir reads the table named directory, with the columns %s", err, strings.Join(Columns, ", "))
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The OpenAI chat completion wire format, as much of it as the runner speaks.
@@ -127,6 +129,8 @@ func (r *Runner) post(ctx context.Context, req *runner.OutboundRequest, rd runne
 	if err := ctx.Err(); err != nil {
 		return exchange{fail: runner.Canceled(RunnerAgent, err)}
 	}
+	ctx, sp := tracing.Child(ctx, tracing.SpanUpstream, trace.SpanKindClient)
+	defer sp.End()
 	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(tctx, req.Method, req.URL, strings.NewReader(req.Body))
@@ -136,6 +140,7 @@ func (r *Runner) post(ctx context.Context, req *runner.OutboundRequest, rd runne
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
+	tracing.Inject(tctx, hreq.Header) // the model request's span, when tracing
 	resp, err := r.client.Do(hreq)
 	if err != nil {
 		return exchange{fail: r.transportFailure(ctx, err, rd)}

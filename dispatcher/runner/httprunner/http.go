@@ -17,6 +17,8 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // HTTP runner defaults (those of runner.Limits).
@@ -217,6 +219,8 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 	if err := ctx.Err(); err != nil {
 		return runner.Failed(runner.Canceled(runner.RunnerHTTP, err))
 	}
+	ctx, sp := tracing.Child(ctx, tracing.SpanUpstream, trace.SpanKindClient)
+	defer sp.End()
 	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	var body io.Reader
@@ -250,6 +254,8 @@ func (r *Runner) send(ctx context.Context, req *runner.OutboundRequest, rd runne
 		}
 		hreq.Header.Set(k, v)
 	}
+	sp.Str(tracing.AttrUpstream, origin)
+	tracing.Inject(tctx, hreq.Header) // the upstream span's traceparent, when tracing
 	client := *r.cfg.Client
 	client.CheckRedirect = redirectPolicy(credentialed, rd, r.cfg.Client.CheckRedirect)
 	resp, err := client.Do(hreq)

@@ -13,6 +13,8 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/contract/failure"
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultTimeout bounds one call of the mcp runner, connecting included.
@@ -129,7 +131,10 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	if err != nil {
 		return r.failure(ctx, tctx, name, tool, err, false)
 	}
-	res, err := s.cs.CallTool(tctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	tctx, sp := tracing.Child(tctx, tracing.SpanUpstream, trace.SpanKindClient)
+	sp.Str(tracing.AttrUpstream, name)
+	res, err := s.cs.CallTool(tctx, callParams(tctx, tool, args))
+	sp.End()
 	if err != nil {
 		if answered(err) == nil {
 			r.pool.drop(name, s.cs)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/internal/tracing"
 )
 
 // errClosed is what a call made after Stop gets from the pool.
@@ -182,10 +183,14 @@ type headerTransport struct {
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 && runner.Origin(r.URL) == h.origin {
+	tp := tracing.Outgoing(r.Context()) // a call's, when tracing: see trace.go
+	if (len(h.headers) > 0 || tp != "") && runner.Origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)
+		}
+		if tp != "" {
+			r.Header.Set(tracing.Header, tp)
 		}
 	}
 	resp, err := h.base.RoundTrip(r)

@@ -1,0 +1,63 @@
+package d1_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir/api/importer/d1"
+)
+
+const dumpTable = "CREATE TABLE directory (key TEXT, type TEXT);\nINSERT INTO directory VALUES ('A','fn');\n"
+
+// A hostile SQL dump writes no file: VACUUM INTO, ATTACH, and extension
+// loading are refused, and the dump is refused whole with what to fix; nothing
+// appears on the disk.
+func TestDumpWritesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, stmt := range []string{
+		"VACUUM INTO '" + filepath.Join(dir, "vacuumed.db") + "';",
+		"ATTACH DATABASE '" + filepath.Join(dir, "attached.db") + "' AS x; CREATE TABLE x.t (a);",
+		"SELECT load_extension('" + filepath.Join(dir, "ext.so") + "');",
+	} {
+		var rows []string
+		_, err := d1.ReadDump(context.Background(), dumpTable+stmt, collect(&rows))
+		if !errors.Is(err, d1.ErrSQLite) {
+			t.Errorf("%s: %v; want the dump refused", stmt, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a dump wrote %v on the node's disk", entries)
+	}
+}
+
+// A dump or a database that would hold a value past what a row may hold, or
+// loop without end, is refused: a value over the length limit fails the dump;
+// a directory that is a view (whose query a hostile file writes) is refused.
+func TestHostileSQLiteBounded(t *testing.T) {
+	var rows []string
+	_, err := d1.ReadDump(context.Background(), "CREATE TABLE directory (key TEXT, type TEXT, content TEXT);\n"+
+		"INSERT INTO directory VALUES ('A','fn', zeroblob(200000000));\n", collect(&rows))
+	if !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), "too big") {
+		t.Errorf("a 200 MB value: %v; want the dump refused", err)
+	}
+	_, err = d1.ReadDump(context.Background(), "CREATE VIEW directory AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "+
+		"SELECT 'K'||x AS key, 'fn' AS type FROM c;\n", collect(&rows))
+	if !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), "is a view, not a table") {
+		t.Errorf("a directory view without end: %v (%d rows); want it refused", err, len(rows))
+	}
+}
+
+// A temporary view a dump creates under the table's name is not what is read:
+// the table's own rows are.
+func TestDumpTempViewDoesNotShadowTheTable(t *testing.T) {
+	var rows []string
+	res, err := d1.ReadDump(context.Background(), dumpTable+"CREATE TEMP VIEW directory AS WITH RECURSIVE c(x) AS "+
+		"(SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT 'K'||x AS key, 'fn' AS type FROM c;\n", collect(&rows))
+	if err != nil || res.Rows != 1 || len(rows) != 1 || !strings.Contains(rows[0], `"A"`) {
+		t.Fatalf("a dump shadowing its table: %v, %d rows %v; want the table's one row", err, res.Rows, rows)
+	}
+}

@@ -1,0 +1,116 @@
+package projector
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// ledgerBatch adds the leaves of one transaction to the ledger: the tree's size is
+// read once and written once (flush), and the hashes stored in the transaction are
+// kept at hand, so a new leaf's subtree hashes, which are mostly the last ones
+// stored, are not read back from bbolt. Each hash is written once. The tree it
+// leaves is the one appending the leaves one at a time gives.
+type ledgerBatch struct {
+	tx      *bolt.Tx
+	size    int64 // the ledger's size with the leaves added so far
+	loaded  bool
+	changed bool
+	stored  map[int64]tlog.Hash // hashes stored in this transaction
+	// arena holds the values the batch stores: bbolt keeps a value until the
+	// transaction commits, so each is carved from a chunk shared by many
+	// instead of allocated on its own.
+	arena []byte
+}
+
+func newLedgerBatch(tx *bolt.Tx) *ledgerBatch {
+	return &ledgerBatch{tx: tx}
+}
+
+// ReadHashes reads the hashes stored in this transaction from memory and the
+// others from bbolt (tlog.HashReader).
+func (b *ledgerBatch) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		if h, ok := b.stored[x]; ok {
+			out[i] = h
+			continue
+		}
+		v, err := get(b.tx, bucketLedgerHashes, u64(uint64(x)))
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != tlog.HashSize {
+			return nil, fmt.Errorf("%w: stored hash %d is missing", ErrLedger, x)
+		}
+		copy(out[i][:], v)
+	}
+	return out, nil
+}
+
+// add appends the receipt data of invocation inv as the tree's next leaf.
+func (b *ledgerBatch) add(inv string, data []byte) error {
+	if !b.loaded {
+		n, err := ledgerSize(b.tx)
+		if err != nil {
+			return err
+		}
+		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, 64)
+	}
+	n := b.size
+	hs, err := tlog.StoredHashes(n, data, b)
+	if err != nil {
+		return err
+	}
+	base := tlog.StoredHashIndex(0, n)
+	for i, h := range hs {
+		x := base + int64(i)
+		b.stored[x] = h
+		if err := b.put(bucketLedgerHashes, index(x), h[:]); err != nil {
+			return err
+		}
+	}
+	if err := b.put(bucketLedgerLeaves, index(n), []byte(inv)); err != nil {
+		return err
+	}
+	if err := b.put(bucketLedgerIndex, []byte(inv), u64(uint64(n))); err != nil {
+		return err
+	}
+	b.size, b.changed = n+1, true
+	return nil
+}
+
+// index is x as a ledger key; bbolt copies the keys it is given.
+func index(x int64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], uint64(x))
+	return k[:]
+}
+
+// arenaChunk is the size of the chunks ledgerBatch.arena is carved from: the
+// values of about a hundred leaves.
+const arenaChunk = 16 << 10
+
+// put is put with v and its checksum carved from the arena.
+func (b *ledgerBatch) put(name, k, v []byte) error {
+	n := len(v) + sumLen
+	if cap(b.arena)-len(b.arena) < n {
+		b.arena = make([]byte, 0, max(arenaChunk, n))
+	}
+	sv := b.arena[len(b.arena) : len(b.arena)+n : len(b.arena)+n]
+	b.arena = b.arena[:len(b.arena)+n]
+	copy(sv, v)
+	binary.BigEndian.PutUint64(sv[len(v):], valueSum(k, v))
+	return b.tx.Bucket(name).Put(k, sv)
+}
+
+// flush writes the tree's size, once for the transaction, when leaves were added.
+func (b *ledgerBatch) flush() error {
+	if !b.changed {
+		return nil
+	}
+	b.changed = false
+	return put(b.tx, bucketMeta, ledgerSizeKey, u64(uint64(b.size)))
+}

@@ -1,0 +1,175 @@
+package projector
+
+import (
+	"encoding/hex"
+	"errors"
+
+	"github.com/klauspost/compress/s2"
+	bolt "go.etcd.io/bbolt"
+)
+
+// How the receipts bucket stores a receipt. The log holds a receipt as the JSON
+// the engine appended, and that byte string is what every read gives back: the
+// API's answers decode it, and the ledger hashes it as its leaf. The projection
+// stores it compactly and losslessly: every run of lowercase hex digits of 32 or
+// more (the fingerprints, the salt, the keyed fingerprints) packed into bytes,
+// then the whole compressed with S2 against a fixed dictionary of a receipt's
+// field names and usual values. A fold of 30,000 fn receipts stores about a
+// quarter of their bytes.
+//
+// A stored value that starts with receiptCompact is so encoded; any other value
+// (but the never-JSON case of receiptAsIs) is the receipt's JSON as it was appended (what versions before this encoding
+// stored, and what this one stores when packing gains nothing): JSON never starts
+// with that byte, so a file an older version wrote reads as it is, and one with
+// both kinds reads too. The dictionary belongs to the format byte: a later
+// dictionary takes a new byte, and this one stays readable.
+
+// receiptCompact starts a receipt stored packed and compressed (receiptDictV1);
+// receiptAsIs one stored as it is that itself starts with one of these bytes.
+const (
+	receiptCompact = 0x02
+	receiptAsIs    = 0x03
+)
+
+// hexRun starts a packed run of hex digits: the byte, the run's length in bytes
+// (1..255), then the bytes. Valid JSON holds no raw byte below 0x20 but tab,
+// line feed and carriage return, so it never holds this one.
+const hexRun = 0x01
+
+// minHexRun is the shortest run of hex digits packed: shorter ones (the digits of
+// a timestamp, a number) are left as they are.
+const minHexRun = 32
+
+// receiptDictV1 is the S2 dictionary of receiptCompact: never to be changed.
+var receiptDictV1 = s2.NewDict(append([]byte{0}, receiptDictV1Text...))
+
+// receiptDictV1Text is the dictionary's text: a receipt's fields in the order the
+// engine writes them (each fingerprint packed, hexRun and 32), then values.
+const receiptDictV1Text = `{"invocation_id":"inv_01","trace":"t_","actor":"owner:terminal-key","key":"","type":"fn","runner":"fn","ok":true,"ran":true,"material":true,"status":"PROVEN_MATERIAL_RESULT","started_at":"2026-12-01T00:00:00.000000000Z","finished_at":"2026-12-01T00:00:00.000000000Z","duration_ms":0.0,"cost_usd":0,"fingerprints":{"input":"` +
+	"\x01\x20" + `","output":"` + "\x01\x20" + `","contract":"` + "\x01\x20" + `"},"body":"","result":"","fingerprint_hmac":{"salt":"` + "\x01\x20" + `","input":"` + "\x01\x20" + `","output":"` + "\x01\x20" + `"},"extra":{},"parent":"inv_","children":["inv_"],"prompt_tokens":0,"completion_tokens":0,"cred_tag":"","breaker_generation":0,"breaker_kind":"not_counted","worker":"","contract_seq":1}` +
+	`"http","nats","agent","flow","mcp","ok":false,"ran":false,"material":false,"status":"RAN_WITH_ERROR","FAILED_BEFORE_RUN","SHAPE_ONLY","REFUSED_UNKNOWN_KEY","REFUSED_BREAKER_OPEN","REFUSED_TOKEN","REFUSED_SCOPE","REFUSED_INPUT","breaker_kind":"upstream_other","actor":"token:","actor":"nats:","result":"ERR:`
+
+// errReceiptEncoding is a stored receipt that does not decode.
+var errReceiptEncoding = errors.New("projector: a stored receipt does not decode")
+
+// encodeReceipt is the stored form of a receipt's data (see above).
+func encodeReceipt(data []byte) []byte {
+	packed, ok := packHex(data)
+	if !ok {
+		return asIs(data)
+	}
+	out := make([]byte, 1+s2.MaxEncodedLen(len(packed)))
+	out[0] = receiptCompact
+	n := len(receiptDictV1.Encode(out[1:], packed))
+	if 1+n >= len(data) {
+		return asIs(data)
+	}
+	return out[:1+n]
+}
+
+// asIs is data stored as it is: behind receiptAsIs when it starts with a format
+// byte (never JSON), else bare.
+func asIs(data []byte) []byte {
+	if len(data) > 0 && (data[0] == receiptCompact || data[0] == receiptAsIs) {
+		return append([]byte{receiptAsIs}, data...)
+	}
+	return data
+}
+
+// decodeReceipt is the receipt's data from its stored form.
+func decodeReceipt(v []byte) ([]byte, error) {
+	switch {
+	case len(v) > 0 && v[0] == receiptAsIs:
+		return v[1:], nil
+	case len(v) == 0 || v[0] != receiptCompact:
+		return v, nil
+	}
+	packed, err := receiptDictV1.Decode(nil, v[1:])
+	if err != nil {
+		return nil, errReceiptEncoding
+	}
+	return unpackHex(packed)
+}
+
+// packHex replaces every run of minHexRun or more lowercase hex digits of data
+// with hexRun, its length in bytes and the bytes (an odd digit at a run's end is
+// left as it is). It reports false, and packs nothing, when data holds a byte
+// below 0x20 other than tab, line feed or carriage return: what is not JSON is
+// stored as it is.
+func packHex(data []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return nil, false
+		}
+		j := i
+		for j < len(data) && isLowerHex(data[j]) {
+			j++
+		}
+		if j-i < minHexRun {
+			if j == i {
+				j++
+			}
+			out = append(out, data[i:j]...)
+			i = j
+			continue
+		}
+		for j-i >= 2 {
+			n := min((j-i)/2, 255)
+			out = append(out, hexRun, byte(n))
+			out, _ = hex.AppendDecode(out, data[i:i+2*n])
+			i += 2 * n
+		}
+	}
+	return out, true
+}
+
+// unpackHex is packHex's inverse.
+func unpackHex(packed []byte) ([]byte, error) {
+	out := make([]byte, 0, 2*len(packed))
+	for i := 0; i < len(packed); {
+		if packed[i] != hexRun {
+			out = append(out, packed[i])
+			i++
+			continue
+		}
+		if i+1 >= len(packed) {
+			return nil, errReceiptEncoding
+		}
+		n := int(packed[i+1])
+		if n == 0 || i+2+n > len(packed) {
+			return nil, errReceiptEncoding
+		}
+		out = hex.AppendEncode(out, packed[i+2:i+2+n])
+		i += 2 + n
+	}
+	return out, nil
+}
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+// putReceipt stores the receipt data of invocation inv.
+func putReceipt(tx *bolt.Tx, inv, data []byte) error {
+	return put(tx, bucketReceipts, inv, encodeReceipt(data))
+}
+
+// getReceipt is the receipt data of invocation inv as the log holds it: nil when
+// none is folded, a *valueError when the stored value fails its checksum.
+func getReceipt(tx *bolt.Tx, inv []byte) ([]byte, error) {
+	v, err := get(tx, bucketReceipts, inv)
+	if err != nil || v == nil {
+		return v, err
+	}
+	return receiptData(inv, v)
+}
+
+// receiptData decodes a stored receipt read under inv; one that does not decode
+// is damage, as a checksum that does not match is.
+func receiptData(inv, v []byte) ([]byte, error) {
+	data, err := decodeReceipt(v)
+	if err != nil {
+		return nil, &valueError{bucket: string(bucketReceipts), key: string(inv)}
+	}
+	return data, nil
+}
