@@ -106,13 +106,15 @@ func (s *Snapshot) apply(ev *eventlog.Stored) {
 }
 
 func (s *Snapshot) sort() {
-	s.order = make([]string, 0, len(s.rows))
-	for k := range s.rows {
-		s.order = append(s.order, k)
+	entries := make([]indexEntry, 0, len(s.rows))
+	for k, r := range s.rows {
+		entries = append(entries, indexEntry{key: k, seq: r.head.Seq})
 	}
-	slices.SortFunc(s.order, func(a, b string) int {
-		return compareEntries(indexEntry{key: a, seq: s.rows[a].head.Seq}, indexEntry{key: b, seq: s.rows[b].head.Seq})
-	})
+	slices.SortFunc(entries, compareEntries)
+	s.order = make([]string, len(entries))
+	for i := range entries {
+		s.order[i] = entries[i].key
+	}
 }
 
 // Len is the number of rows in the snapshot.

@@ -252,9 +252,9 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 				}
 				top = readU64(k)
 			}
-			if err := snapshotEntries(bytes.Clone(body[9:]), func(key []byte, r snapRow) {
+			if err := snapshotEntries(bytes.Clone(body[9:]), func(key []byte, e *entry) {
 				if _, ok := seen[string(key)]; !ok {
-					seen[string(key)] = r
+					seen[string(key)] = e.row()
 				}
 			}); err != nil {
 				return err
@@ -274,9 +274,25 @@ func (p *Projector) keptSnapshot(at Point, to uint64) *Snapshot {
 	return snap
 }
 
-// snapshotEntries calls fn with each entry of a snapshot's body (appendEntry);
-// r.raw is nil for a row deleted then, and slices b.
-func snapshotEntries(b []byte, fn func(key []byte, r snapRow)) error {
+// entry is one entry of a snapshot's body as it is stored (appendEntry).
+type entry struct {
+	seq      *int64
+	enabled  int
+	cat, typ []byte
+	raw      []byte // nil for a row deleted then
+}
+
+// row is the entry as a Snapshot keeps it.
+func (e *entry) row() snapRow {
+	if e.raw == nil {
+		return snapRow{}
+	}
+	return snapRow{head: rowHead{Seq: e.seq, Category: string(e.cat), Type: string(e.typ), Enabled: e.enabled}, raw: e.raw}
+}
+
+// snapshotEntries calls fn with each entry of a snapshot's body (appendEntry),
+// whose slices are b's.
+func snapshotEntries(b []byte, fn func(key []byte, e *entry)) error {
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -301,7 +317,7 @@ func snapshotEntries(b []byte, fn func(key []byte, r snapRow)) error {
 		}
 		flags := b[0]
 		b = b[1:]
-		var r snapRow
+		var e entry
 		if flags&entryRow != 0 {
 			if flags&entrySeq != 0 {
 				s, n := binary.Varint(b)
@@ -309,23 +325,23 @@ func snapshotEntries(b []byte, fn func(key []byte, r snapRow)) error {
 					return errBadSnapshot
 				}
 				b = b[n:]
-				r.head.Seq = &s
+				e.seq = &s
 			}
-			e, n := binary.Varint(b)
+			en, n := binary.Varint(b)
 			if n <= 0 {
 				return errBadSnapshot
 			}
 			b = b[n:]
-			r.head.Enabled = int(e)
-			cat, ok1 := bytesOf()
-			typ, ok2 := bytesOf()
-			raw, ok3 := bytesOf()
-			if !ok1 || !ok2 || !ok3 || len(raw) == 0 {
+			e.enabled = int(en)
+			var ok1, ok2, ok3 bool
+			e.cat, ok1 = bytesOf()
+			e.typ, ok2 = bytesOf()
+			e.raw, ok3 = bytesOf()
+			if !ok1 || !ok2 || !ok3 || len(e.raw) == 0 {
 				return errBadSnapshot
 			}
-			r.head.Category, r.head.Type, r.raw = string(cat), string(typ), raw
 		}
-		fn(key, r)
+		fn(key, &e)
 	}
 	return nil
 }
