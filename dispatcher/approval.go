@@ -291,7 +291,7 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 // the receipt as Invoke does.
 func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *wire.InvocationRequest, subject string, wait bool) (wire.Receipt, error) {
 	req := wire.InvocationRequest{
-		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Args: orig.Args, Token: orig.Token,
+		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Args: orig.Args, Token: orig.Token, Traceparent: orig.Traceparent,
 		Credential: rerunCredential(orig.Credential, subject), DirSeq: s.cfg.Projector.Applied(wire.ControlStream),
 	}
 	pending := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Actor: a.Actor}}

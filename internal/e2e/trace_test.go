@@ -482,3 +482,34 @@ func TestTraceAgentToolCallIsAChildSpan(t *testing.T) {
 	}
 	checkNoBodies(t, spans, "Who is ada?", "ADA")
 }
+
+// A token holder's call held for the owner's approval keeps its trace: the run
+// after the approval continues the caller's trace, its upstream is sent that
+// trace's traceparent, and the receipt carries the caller's trace id.
+func TestTraceApprovedCallContinuesItsTrace(t *testing.T) {
+	up := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, `{"paid":true}`))
+	n, exp := startTracedNode(t, nil)
+	tokRow(t, n, map[string]any{"key": "PAY", "type": "http", "target": "POST " + up.URL + "/pay", "sensitive": 1,
+		"input_schema": `{"type":"string"}`, "content": "# WHAT: Pay an amount.\n# ARGS: $1=amount\n{\"amount\":\"$1\"}"})
+	tok := mint(t, n, `{"sub":"billing-agent","scope":{"keys":["PAY"]},"risk":"high","ttl_seconds":3600}`).Token
+	code, body := nodetest.DoHeaders(t, n, "POST", "/api/dispatch", `{"key":"PAY","body":"10"}`,
+		map[string]string{"Authorization": "Bearer " + tok, "traceparent": callerTP})
+	var held struct {
+		InvocationID string `json:"invocation_id"`
+		Pending      bool   `json:"pending"`
+	}
+	if code != http.StatusAccepted || json.Unmarshal([]byte(body), &held) != nil || !held.Pending {
+		t.Fatalf("token holder's call to PAY: %d %s; want 202 pending", code, body)
+	}
+	if code, out := nodetest.Do(t, n, "POST", "/api/approvals/"+held.InvocationID, `{"decision":"approve"}`); code != http.StatusOK {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+	if rc := receiptOf(t, n, held.InvocationID); rc.TraceID != callerTrace {
+		t.Fatalf("the approved call's receipt has trace id %q, want the caller's %s", rc.TraceID, callerTrace)
+	}
+	waitSpans(t, exp, callerTrace, tracing.SpanUpstream)
+	tps := up.Header("traceparent")
+	if len(tps) != 1 || !strings.HasPrefix(tps[0], "00-"+callerTrace+"-") {
+		t.Fatalf("the upstream was sent traceparent %q, want one in the caller's trace %s", tps, callerTrace)
+	}
+}
