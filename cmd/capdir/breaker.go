@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -116,8 +114,7 @@ func runBreakerReset(ctx context.Context, cfg breakerResetConfig) error {
 		return err
 	}
 	err = c.ResetBreaker(ctx, cfg.Key)
-	var apiErr *client.Error
-	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+	if notFound(err) {
 		return fmt.Errorf("%s is neither a row nor a breaker on %s: nothing to reset (capdir breaker list shows the open breakers)", cfg.Key, c.BaseURL())
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -117,6 +118,12 @@ func (sc serverConfig) ownerKey() (key, source string, err error) {
 		return "", "", fmt.Errorf("no owner key: %s is empty", path)
 	}
 	return key, source, nil
+}
+
+// notFound says err is the server's 404: the name or key it was given is not there.
+func notFound(err error) bool {
+	var apiErr *client.Error
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
 }
 
 // explain adds what to do to err: on a 401, which key or token the server refused

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -149,8 +147,7 @@ func runUpstreamRemove(ctx context.Context, cfg upstreamRemoveConfig) error {
 		return err
 	}
 	err = c.RemoveUpstream(ctx, cfg.Name)
-	var apiErr *client.Error
-	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+	if notFound(err) {
 		return fmt.Errorf("no upstream %s is registered on %s: nothing to remove (capdir upstream list shows them)", cfg.Name, c.BaseURL())
 	}
 	if err != nil {
