@@ -104,6 +104,7 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	s.catchUpRevocation(ctx, &in)
 	started := s.cfg.Clock()
 	d := newDraft(&req, from.actor, s.cfg.Name, started)
+	d.TraceID = tracing.TraceID(ctx)
 	s.run(ctx, &req, d, &in, nil)
 	if ctx.Err() != nil {
 		// Stopped mid-call (a drain past its deadline, or Stop): no receipt for a
@@ -243,7 +244,6 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 // places a step in its call tree (sub.go); nil for a request from the queue.
 func (s *Service) run(ctx context.Context, req *wire.InvocationRequest, d *draft, in *gate.Input, up *lineage) {
 	in.Actor = d.Actor
-	d.TraceID = tracing.TraceID(ctx)
 	a, refusal := s.gate.Check(in)
 	d.Actor = a.Actor(in)
 	if a.Row != nil {
