@@ -9,6 +9,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/oklog/ulid/v2"
 )
 
 // Calls. A bus client may send its request as one NATS request-reply to its call
@@ -26,9 +27,6 @@ import (
 
 // CallQueue is the queue group of every node's responder.
 const CallQueue = "capdir-call"
-
-// callIDLen bounds the event id of a call's request (a ULID is 26 characters).
-const callIDLen = 64
 
 // calls is the responder of one service and the calls it is answering.
 type calls struct {
@@ -187,8 +185,11 @@ func (s *Service) callRequest(c eventlog.Call) (wire.Event, wire.InvocationReque
 	if err != nil {
 		return ev, req, client, fmt.Errorf("%w: not an event envelope: %v", ErrBadCall, err)
 	}
-	if ev.ID == "" || len(ev.ID) > callIDLen || !wire.ValidKey(ev.ID) {
-		return ev, req, client, fmt.Errorf("%w: event id %.80q must be 1 to %d characters from A-Z, a-z, 0-9, '_' and '-' (a ULID)", ErrBadCall, ev.ID, callIDLen)
+	// A ULID, as wire.Call sends: an invocation id the caller did not choose is
+	// made from the event id, so a free-form one could name another caller's
+	// chosen id and be woken by that call's receipt.
+	if _, err := ulid.ParseStrict(ev.ID); err != nil {
+		return ev, req, client, fmt.Errorf("%w: event id %.80q must be a ULID (26 characters of Crockford's base32)", ErrBadCall, ev.ID)
 	}
 	subject := wire.BusRequestSubject(client, key)
 	got, _, err := requestOf(wire.ParseSubject(subject), subject, &ev)
@@ -231,15 +232,15 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 	if err != nil {
 		return "", nil, false
 	}
+	if first.Seq != 0 && first.Client != client {
+		return "", nil, true // nothing of another caller's call, not even that its id is taken
+	}
 	rc := firstReceipt(&first)
 	if first.Seq == 0 || seq == 0 || first.Seq >= seq { // this request is the first under its id (or cannot be told apart)
 		if rc == nil {
 			return "", nil, false
 		}
 		return wire.TypeReceipt, rc, true
-	}
-	if first.Client != client {
-		return "", nil, true // nothing of another caller's call, not even that its id is taken
 	}
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
 	return typ, data, typ != ""
