@@ -53,6 +53,10 @@ const receiptDictV1Text = `{"invocation_id":"inv_01","trace":"t_","actor":"owner
 // errReceiptEncoding is a stored receipt that does not decode.
 var errReceiptEncoding = errors.New("projector: a stored receipt does not decode")
 
+// maxStoredReceipt bounds a stored receipt's decoded length: no receipt is
+// larger than the largest NATS message (64 MiB).
+const maxStoredReceipt = 64 << 20
+
 // encodeReceipt is the stored form of a receipt's data (see above).
 func encodeReceipt(data []byte) []byte {
 	packed, ok := packHex(data)
@@ -84,6 +88,11 @@ func decodeReceipt(v []byte) ([]byte, error) {
 		return v[1:], nil
 	case len(v) == 0 || v[0] != receiptCompact:
 		return v, nil
+	}
+	// The length the block claims is allocated before anything is checked: a
+	// damaged one must not ask for more than a receipt can be.
+	if n, err := s2.DecodedLen(v[1:]); err != nil || n > maxStoredReceipt {
+		return nil, errReceiptEncoding
 	}
 	packed, err := receiptDictV1.Decode(nil, v[1:])
 	if err != nil {

@@ -94,3 +94,12 @@ func BenchmarkReceiptEncoding(b *testing.B) {
 		}
 	})
 }
+
+// A compact receipt whose block claims a length no receipt can have is refused
+// before that length is allocated.
+func TestReceiptEncodingRefusesAHugeClaimedLength(t *testing.T) {
+	v := []byte{receiptCompact, 0xff, 0xff, 0xff, 0xff, 0x0f} // an S2 block claiming 4 GiB
+	if got, err := decodeReceipt(v); err != errReceiptEncoding {
+		t.Fatalf("decodeReceipt(a 4 GiB claim) = %d bytes, %v; want errReceiptEncoding", len(got), err)
+	}
+}
