@@ -2,6 +2,7 @@ package projector
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -99,7 +100,14 @@ func BenchmarkReceiptEncoding(b *testing.B) {
 // before that length is allocated.
 func TestReceiptEncodingRefusesAHugeClaimedLength(t *testing.T) {
 	v := []byte{receiptCompact, 0xff, 0xff, 0xff, 0xff, 0x0f} // an S2 block claiming 4 GiB
-	if got, err := decodeReceipt(v); err != errReceiptEncoding {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := decodeReceipt(v)
+	runtime.ReadMemStats(&after)
+	if err != errReceiptEncoding {
 		t.Fatalf("decodeReceipt(a 4 GiB claim) = %d bytes, %v; want errReceiptEncoding", len(got), err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("decodeReceipt(a 4 GiB claim) allocated %d bytes before refusing it", n)
 	}
 }
