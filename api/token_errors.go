@@ -50,7 +50,7 @@ const bothCredentialsMessage = "send either the owner key (x-terminal-key) or a 
 // throttledBody is the 429 to an address that sent too many wrong owner keys:
 // {"error":"too_many_wrong_keys","how_to_fix":…} (the wait is in Retry-After too).
 func throttledBody(err error) any {
-	var te *ownerkey.ThrottledError
+	te := &ownerkey.ThrottledError{}
 	errors.As(err, &te)
-	return map[string]string{"error": ownerkey.ErrThrottled.Error(), "how_to_fix": te.Error()}
+	return te.Body()
 }

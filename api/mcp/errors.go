@@ -62,7 +62,7 @@ var (
 // answerThrottled is the 429 to an address that sent too many wrong owner keys,
 // the key not compared: the HTTP facade's literal.
 func answerThrottled(te *ownerkey.ThrottledError) httpAnswer {
-	return httpAnswer{status: http.StatusTooManyRequests, body: map[string]string{"error": ownerkey.ErrThrottled.Error(), "how_to_fix": te.Error()},
+	return httpAnswer{status: http.StatusTooManyRequests, body: te.Body(),
 		retryAfter: te.RetryAfterSeconds()}
 }
 

@@ -33,3 +33,9 @@ func (e *ThrottledError) Unwrap() error { return ErrThrottled }
 
 // RetryAfterSeconds is the Retry-After header's value.
 func (e *ThrottledError) RetryAfterSeconds() int { return int(e.RetryAfter / time.Second) }
+
+// Body is the 429's JSON answer, {"error":"too_many_wrong_keys","how_to_fix":…},
+// the one both the HTTP facade and /mcp send.
+func (e *ThrottledError) Body() map[string]string {
+	return map[string]string{"error": ErrThrottled.Error(), "how_to_fix": e.Error()}
+}
