@@ -168,7 +168,11 @@ func recompact(k, sv []byte, withSums bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v = encodeReceipt(data)
+	if leaf, _, ok, _ := splitLeaf(v); ok {
+		v = withLeaf(leaf, encodeReceipt(data))
+	} else {
+		v = encodeReceipt(data)
+	}
 	if withSums {
 		return summed(k, v), nil
 	}

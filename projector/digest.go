@@ -40,8 +40,8 @@ func digestDB(db *bolt.DB) (string, error) {
 				continue // a file an older version wrote: an empty bucket
 			}
 			err := b.ForEach(func(k, v []byte) error {
-				if bytes.Equal(name, bucketMeta) && bytes.Equal(k, snapFormatKey) {
-					return nil // how the snapshots are stored (snapshots_rebuild.go)
+				if bytes.Equal(name, bucketMeta) && (bytes.Equal(k, snapFormatKey) || bytes.Equal(k, ledgerLayoutKey)) {
+					return nil // how the snapshots and the ledger are stored (snapshots_rebuild.go, ledger_layout.go)
 				}
 				if summed {
 					if bytes.Equal(name, bucketMeta) && bytes.Equal(k, formatKey) {

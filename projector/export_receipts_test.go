@@ -5,6 +5,7 @@ import (
 	"os"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // EncodeReceipt and DecodeReceipt are the receipts bucket's encoding.
@@ -36,6 +37,13 @@ func StoreReceiptsAsJSON(path string) (compact, plain int, err error) {
 			return err
 		})
 		for i := range keys {
+			if err != nil {
+				break
+			}
+			leaf, ok, lerr := receiptLeafIndex(tx, keys[i])
+			if err = lerr; err == nil && ok {
+				vals[i] = withLeaf(leaf, vals[i])
+			}
 			if err == nil {
 				err = put(tx, bucketReceipts, keys[i], vals[i])
 				plain += len(vals[i]) + sumLen
@@ -44,4 +52,56 @@ func StoreReceiptsAsJSON(path string) (compact, plain int, err error) {
 		return err
 	})
 	return compact, plain, err
+}
+
+// ToFirstLedgerLayout rewrites the ledger of the projection file at path in the
+// layout versions before ledger_layout.go wrote: every leaf's hash in the hashes
+// bucket, the leaves holding invocation ids alone, an index from invocation id
+// to leaf, receipts without their leaf's index and no layout mark. It removes the
+// file's seal, which no longer matches.
+func ToFirstLedgerLayout(path string) error {
+	if err := os.Remove(path + ".sum"); err != nil {
+		return err
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		n, err := ledgerSize(tx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketLedgerIndex); err != nil {
+			return err
+		}
+		for i := range n {
+			v, err := get(tx, bucketLedgerLeaves, index(i))
+			if err != nil {
+				return err
+			}
+			h, inv := bytes.Clone(v[:tlog.HashSize]), bytes.Clone(v[tlog.HashSize:])
+			rc, err := get(tx, bucketReceipts, inv)
+			if err != nil {
+				return err
+			}
+			_, rest, _, err := splitLeaf(rc)
+			if err != nil {
+				return err
+			}
+			rest = bytes.Clone(rest)
+			for _, p := range []struct{ b, k, v []byte }{
+				{bucketLedgerHashes, index(tlog.StoredHashIndex(0, i)), h},
+				{bucketLedgerLeaves, index(i), inv},
+				{bucketLedgerIndex, inv, u64(uint64(i))},
+				{bucketReceipts, inv, rest},
+			} {
+				if err := tx.Bucket(p.b).Put(p.k, summed(p.k, p.v)); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(bucketMeta).Delete(ledgerLayoutKey)
+	})
 }

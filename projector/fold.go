@@ -132,13 +132,14 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data); err != nil {
+	leaf, err := f.ledger.add(r.InvocationID, s.Data)
+	if err != nil {
+		return err
+	}
+	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data, leaf); err != nil {
 		return err
 	}
 	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
-		return err
-	}
-	if err := f.ledger.add(r.InvocationID, s.Data); err != nil {
 		return err
 	}
 	return f.observe(&r)

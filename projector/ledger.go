@@ -19,12 +19,17 @@ import (
 // the same log builds the same tree on every node. Signed checkpoints of it and
 // the proofs built from it are package projector/ledger's.
 var (
-	// bucketLedgerHashes holds the tree's stored hashes (tlog.StoredHashIndex ->
-	// 32 bytes): every leaf hash and every complete subtree's hash.
+	// bucketLedgerHashes holds the tree's stored hashes above its leaves
+	// (tlog.StoredHashIndex -> 32 bytes): every complete subtree's hash.
 	bucketLedgerHashes = []byte("ledger_hashes")
-	// bucketLedgerLeaves maps a leaf index (8 bytes) to its receipt's invocation id.
+	// bucketLedgerLeaves maps a leaf index (8 bytes) to the leaf's hash (32
+	// bytes) followed by its receipt's invocation id. The way back, from an
+	// invocation id to its leaf, is the index its stored receipt starts with
+	// (receiptLeaf, receipt_store.go).
 	bucketLedgerLeaves = []byte("ledger_leaves")
-	// bucketLedgerIndex maps an invocation id to its receipt's leaf index.
+	// bucketLedgerIndex mapped an invocation id to its receipt's leaf index in
+	// the ledger's first layout (ledger_layout.go); no file this version opens
+	// keeps it.
 	bucketLedgerIndex = []byte("ledger_index")
 )
 
@@ -57,16 +62,36 @@ type txHashes struct{ tx *bolt.Tx }
 func (r txHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))
 	for i, x := range indexes {
-		v, err := get(r.tx, bucketLedgerHashes, u64(uint64(x)))
-		if err != nil {
+		var err error
+		if out[i], err = readStoredHash(r.tx, x); err != nil {
 			return nil, err
 		}
-		if len(v) != tlog.HashSize {
-			return nil, fmt.Errorf("%w: stored hash %d is missing", ErrLedger, x)
-		}
-		copy(out[i][:], v)
 	}
 	return out, nil
+}
+
+// readStoredHash is the tree's stored hash x: a leaf's (level 0) from the
+// leaves bucket, where it comes before the leaf's invocation id, any other from
+// the hashes bucket.
+func readStoredHash(tx *bolt.Tx, x int64) (tlog.Hash, error) {
+	var h tlog.Hash
+	var v []byte
+	var err error
+	if level, n := tlog.SplitStoredHashIndex(x); level == 0 {
+		if v, err = get(tx, bucketLedgerLeaves, index(n)); len(v) > tlog.HashSize {
+			v = v[:tlog.HashSize]
+		}
+	} else {
+		v, err = get(tx, bucketLedgerHashes, index(x))
+	}
+	if err != nil {
+		return h, err
+	}
+	if len(v) != tlog.HashSize {
+		return h, fmt.Errorf("%w: stored hash %d is missing", ErrLedger, x)
+	}
+	copy(h[:], v)
+	return h, nil
 }
 
 func ledgerSize(tx *bolt.Tx) (int64, error) {
@@ -101,14 +126,28 @@ func buildLedger(tx *bolt.Tx) error {
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
 	led := newLedgerBatch(tx)
 	for _, f := range all {
-		data, err := getReceipt(tx, []byte(f.inv))
+		v, err := get(tx, bucketReceipts, []byte(f.inv))
 		if err != nil {
 			return err
 		}
-		if data == nil {
+		if v == nil {
 			continue
 		}
-		if err := led.add(f.inv, data); err != nil {
+		v = bytes.Clone(v)
+		data, err := receiptData([]byte(f.inv), v)
+		if err != nil {
+			return err
+		}
+		i, err := led.add(f.inv, data)
+		if err != nil {
+			return err
+		}
+		// The receipt's stored value gains its leaf's index (in place of one a
+		// tree that was lost gave it).
+		if _, rest, ok, _ := splitLeaf(v); ok {
+			v = rest
+		}
+		if err := put(tx, bucketReceipts, []byte(f.inv), withLeaf(i, v)); err != nil {
 			return err
 		}
 	}
@@ -155,37 +194,44 @@ func (p *Projector) LedgerTreeHash(size int64) (tlog.Hash, error) {
 func (p *Projector) LedgerLeaf(inv string) (Leaf, error) {
 	var l Leaf
 	err := p.view(func(tx *bolt.Tx) error {
-		v, err := get(tx, bucketLedgerIndex, []byte(inv))
+		i, ok, err := receiptLeafIndex(tx, []byte(inv))
 		if err != nil {
 			return err
 		}
-		if len(v) != 8 {
+		if !ok {
 			return ErrNotFound
 		}
-		l, err = leafAt(tx, int64(readU64(v)))
+		if l, err = leafAt(tx, i); err != nil {
+			return err
+		}
+		if l.InvocationID != inv {
+			return fmt.Errorf("%w: the receipt of %s names leaf %d, which is %s's", ErrLedger, inv, i, l.InvocationID)
+		}
 		l.Data = bytes.Clone(l.Data) // valid past the transaction
-		return err
+		return nil
 	})
 	return l, err
 }
 
 func leafAt(tx *bolt.Tx, i int64) (Leaf, error) {
-	inv, err := get(tx, bucketLedgerLeaves, u64(uint64(i)))
+	v, err := get(tx, bucketLedgerLeaves, index(i))
 	if err != nil {
 		return Leaf{}, err
 	}
-	if inv == nil {
+	if v == nil {
 		return Leaf{}, fmt.Errorf("%w: leaf %d is missing", ErrLedger, i)
 	}
-	hs, err := txHashes{tx}.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
-	if err != nil {
-		return Leaf{}, err
+	if len(v) <= tlog.HashSize {
+		return Leaf{}, fmt.Errorf("%w: leaf %d holds %d bytes, not a hash and an invocation id", ErrLedger, i, len(v))
 	}
+	inv := v[tlog.HashSize:]
 	data, err := getReceipt(tx, inv)
 	if err != nil {
 		return Leaf{}, err
 	}
-	return Leaf{Index: i, InvocationID: string(inv), Hash: hs[0], Data: data}, nil
+	l := Leaf{Index: i, InvocationID: string(inv), Data: data}
+	copy(l.Hash[:], v)
+	return l, nil
 }
 
 // InclusionProof proves that leaf index is in the tree of size leaves.

@@ -2,7 +2,6 @@ package projector
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/tlog"
@@ -38,48 +37,46 @@ func (b *ledgerBatch) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 			out[i] = h
 			continue
 		}
-		v, err := get(b.tx, bucketLedgerHashes, u64(uint64(x)))
-		if err != nil {
+		var err error
+		if out[i], err = readStoredHash(b.tx, x); err != nil {
 			return nil, err
 		}
-		if len(v) != tlog.HashSize {
-			return nil, fmt.Errorf("%w: stored hash %d is missing", ErrLedger, x)
-		}
-		copy(out[i][:], v)
 	}
 	return out, nil
 }
 
-// add appends the receipt data of invocation inv as the tree's next leaf.
-func (b *ledgerBatch) add(inv string, data []byte) error {
+// add appends the receipt data of invocation inv as the tree's next leaf, and
+// returns its index. The leaf's hash is stored beside inv in the leaves bucket,
+// the hashes above it in the hashes bucket.
+func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
 	if !b.loaded {
 		n, err := ledgerSize(b.tx)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, 64)
 	}
 	n := b.size
 	hs, err := tlog.StoredHashes(n, data, b)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	base := tlog.StoredHashIndex(0, n)
 	for i, h := range hs {
 		x := base + int64(i)
 		b.stored[x] = h
-		if err := b.put(bucketLedgerHashes, index(x), h[:]); err != nil {
-			return err
+		if i == 0 {
+			continue // the leaf's own, kept with the leaf
+		}
+		if err := b.put(bucketLedgerHashes, index(x), h[:], nil); err != nil {
+			return 0, err
 		}
 	}
-	if err := b.put(bucketLedgerLeaves, index(n), []byte(inv)); err != nil {
-		return err
-	}
-	if err := b.put(bucketLedgerIndex, []byte(inv), u64(uint64(n))); err != nil {
-		return err
+	if err := b.put(bucketLedgerLeaves, index(n), hs[0][:], []byte(inv)); err != nil {
+		return 0, err
 	}
 	b.size, b.changed = n+1, true
-	return nil
+	return n, nil
 }
 
 // index is x as a ledger key; bbolt copies the keys it is given.
@@ -93,16 +90,18 @@ func index(x int64) []byte {
 // values of about a hundred leaves.
 const arenaChunk = 16 << 10
 
-// put is put with v and its checksum carved from the arena.
-func (b *ledgerBatch) put(name, k, v []byte) error {
-	n := len(v) + sumLen
+// put is put with the value v followed by w, and its checksum, carved from the
+// arena.
+func (b *ledgerBatch) put(name, k, v, w []byte) error {
+	m := len(v) + len(w)
+	n := m + sumLen
 	if cap(b.arena)-len(b.arena) < n {
 		b.arena = make([]byte, 0, max(arenaChunk, n))
 	}
 	sv := b.arena[len(b.arena) : len(b.arena)+n : len(b.arena)+n]
 	b.arena = b.arena[:len(b.arena)+n]
-	copy(sv, v)
-	binary.BigEndian.PutUint64(sv[len(v):], valueSum(k, v))
+	copy(sv[copy(sv, v):], w)
+	binary.BigEndian.PutUint64(sv[m:], valueSum(k, sv[:m]))
 	return b.tx.Bucket(name).Put(k, sv)
 }
 

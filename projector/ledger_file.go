@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // LedgerFile is the ledger of a projection file opened read-only, for checking
@@ -36,6 +37,9 @@ func (f *LedgerFile) Head() (TreeHead, error) {
 		if tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketLedgerHashes) == nil {
 			return fmt.Errorf("%w: the file has no ledger (a version before the ledger wrote it; start a node on it once, or capdir replay)", ErrLedger)
 		}
+		if err := checkLayout(tx); err != nil {
+			return err
+		}
 		var err error
 		th, err = headOf(tx)
 		return err
@@ -57,6 +61,9 @@ func (p *Projector) Leaves(fn func(Leaf) error) error {
 }
 
 func eachLeaf(tx *bolt.Tx, fn func(Leaf) error) error {
+	if err := checkLayout(tx); err != nil {
+		return err
+	}
 	n, err := ledgerSize(tx)
 	if err != nil {
 		return err
@@ -65,8 +72,8 @@ func eachLeaf(tx *bolt.Tx, fn func(Leaf) error) error {
 		l, err := leafAt(tx, i)
 		if isDamage(err) {
 			l = Leaf{Index: i, Err: err}
-			if inv := tx.Bucket(bucketLedgerLeaves).Get(u64(uint64(i))); len(inv) > sumLen {
-				l.InvocationID = string(inv[:len(inv)-sumLen])
+			if v := tx.Bucket(bucketLedgerLeaves).Get(index(i)); len(v) > tlog.HashSize+sumLen {
+				l.InvocationID = string(v[tlog.HashSize : len(v)-sumLen])
 			}
 		} else if err != nil {
 			return err

@@ -3,8 +3,10 @@ package projector_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/capdir/capdir/eventlog"
@@ -172,10 +174,13 @@ func TestLedgerBuiltForAFileWithoutOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range []string{"ledger_hashes", "ledger_leaves", "ledger_index"} {
+		for _, b := range []string{"ledger_hashes", "ledger_leaves"} {
 			if err := tx.DeleteBucket([]byte(b)); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket([]byte("meta")).Delete([]byte("ledger/layout")); err != nil {
+			return err
 		}
 		return tx.Bucket([]byte("meta")).Delete([]byte("ledger/size"))
 	})
@@ -192,4 +197,61 @@ func TestLedgerBuiltForAFileWithoutOne(t *testing.T) {
 		t.Fatalf("head after building: %+v %v, want %+v", got, err, want)
 	}
 	assertReplayDigest(t, l, p2)
+}
+
+// A projection an older version wrote keeps its ledger in the first layout
+// (every leaf hash among the tree's hashes, an index from invocation id to
+// leaf): Open moves it to the current one in place, the index gone, the tree,
+// the leaves and the digest those of a replay of the log; a read-only look at
+// the file before names what to do.
+func TestLedgerInTheFirstLayoutMovedInPlace(t *testing.T) {
+	l := logtest.Open(t, "")
+	appendMix(t, l, 23)
+	path := filepath.Join(t.TempDir(), "p.db")
+	p := open(t, path, l)
+	if err := runUntil(t, p, l); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := p.LedgerHead()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := projector.ToFirstLedgerLayout(path); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := projector.OpenLedgerFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lf.Head(); !errors.Is(err, projector.ErrLedger) || !strings.Contains(err.Error(), "start a node on it once") {
+		t.Errorf("head of a ledger in the first layout: %v", err)
+	}
+	lf.Close()
+	p2 := open(t, path, l)
+	got, err := p2.LedgerHead()
+	if err != nil || got != want {
+		t.Fatalf("head after moving: %+v %v, want %+v", got, err, want)
+	}
+	ids, data := logReceipts(t, l)
+	for i, id := range ids {
+		leaf, err := p2.LedgerLeaf(id)
+		if err != nil || leaf.Index != int64(i) || string(leaf.Data) != string(data[i]) || leaf.Hash != tlog.RecordHash(data[i]) {
+			t.Fatalf("leaf of %s: %+v %v, want index %d with the log's data", id, leaf, err, i)
+		}
+	}
+	assertReplayDigest(t, l, p2)
+	if err := p2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("ledger_index")) != nil {
+			t.Error("the first layout's index is still in the file")
+		}
+		return nil
+	})
 }

@@ -124,7 +124,7 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 		if err := addSums(tx); err != nil {
 			return err
 		}
-		return buildLedger(tx)
+		return layoutLedger(tx)
 	})
 	if err != nil {
 		db.Close()

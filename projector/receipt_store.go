@@ -2,6 +2,7 @@ package projector
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 
@@ -27,9 +28,13 @@ import (
 
 // receiptCompact starts a receipt stored packed and compressed (receiptDictV1);
 // receiptAsIs one stored as it is that itself starts with one of these bytes.
+// receiptLeaf starts a receipt stored with the index of its ledger leaf: the
+// byte, the index as a uvarint, then the receipt in one of the forms above
+// (the ledger's way from an invocation id to its leaf, ledger.go).
 const (
 	receiptCompact = 0x02
 	receiptAsIs    = 0x03
+	receiptLeaf    = 0x04
 )
 
 // hexRun starts a packed run of hex digits: the byte, the run's length in bytes
@@ -75,7 +80,7 @@ func encodeReceipt(data []byte) []byte {
 // asIs is data stored as it is: behind receiptAsIs when it starts with a format
 // byte (never JSON), else bare.
 func asIs(data []byte) []byte {
-	if len(data) > 0 && (data[0] == receiptCompact || data[0] == receiptAsIs) {
+	if len(data) > 0 && (data[0] == receiptCompact || data[0] == receiptAsIs || data[0] == receiptLeaf) {
 		return append([]byte{receiptAsIs}, data...)
 	}
 	return data
@@ -83,6 +88,11 @@ func asIs(data []byte) []byte {
 
 // decodeReceipt is the receipt's data from its stored form.
 func decodeReceipt(v []byte) ([]byte, error) {
+	if _, rest, ok, err := splitLeaf(v); err != nil {
+		return nil, err
+	} else if ok {
+		v = rest
+	}
 	switch {
 	case len(v) > 0 && v[0] == receiptAsIs:
 		return v[1:], nil
@@ -159,9 +169,45 @@ func unpackHex(packed []byte) ([]byte, error) {
 
 func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
-// putReceipt stores the receipt data of invocation inv.
-func putReceipt(tx *bolt.Tx, inv, data []byte) error {
-	return put(tx, bucketReceipts, inv, encodeReceipt(data))
+// withLeaf is a receipt's stored form enc behind the index of its ledger leaf.
+func withLeaf(leaf int64, enc []byte) []byte {
+	v := make([]byte, 0, 1+binary.MaxVarintLen64+len(enc))
+	v = append(v, receiptLeaf)
+	v = binary.AppendUvarint(v, uint64(leaf))
+	return append(v, enc...)
+}
+
+// splitLeaf reads the leaf index a stored receipt starts with: ok is false when
+// it starts with none (a receipt an older version stored), and rest is the
+// receipt's stored form after it.
+func splitLeaf(v []byte) (leaf int64, rest []byte, ok bool, err error) {
+	if len(v) == 0 || v[0] != receiptLeaf {
+		return 0, v, false, nil
+	}
+	x, n := binary.Uvarint(v[1:])
+	if n <= 0 || x > 1<<62 || len(v) > 1+n && v[1+n] == receiptLeaf {
+		return 0, nil, false, errReceiptEncoding
+	}
+	return int64(x), v[1+n:], true, nil
+}
+
+// putReceipt stores the receipt data of invocation inv, the ledger's leaf leaf.
+func putReceipt(tx *bolt.Tx, inv, data []byte, leaf int64) error {
+	return put(tx, bucketReceipts, inv, withLeaf(leaf, encodeReceipt(data)))
+}
+
+// receiptLeafIndex is the ledger leaf of invocation inv's receipt: ok is false
+// when none is folded.
+func receiptLeafIndex(tx *bolt.Tx, inv []byte) (leaf int64, ok bool, err error) {
+	v, err := get(tx, bucketReceipts, inv)
+	if err != nil || v == nil {
+		return 0, false, err
+	}
+	leaf, _, ok, err = splitLeaf(v)
+	if err != nil {
+		return 0, false, &valueError{bucket: string(bucketReceipts), key: string(inv)}
+	}
+	return leaf, ok, nil
 }
 
 // getReceipt is the receipt data of invocation inv as the log holds it: nil when

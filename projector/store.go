@@ -25,7 +25,7 @@ var (
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRows, bucketDirSeq, bucketInvocations, bucketReceipts, bucketByKey, bucketBreakers, bucketRevoked,
-	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex, bucketUpstreams,
+	bucketApprovals, bucketApprovalsPending, bucketApprovalsDecided, bucketLedgerHashes, bucketLedgerLeaves, bucketUpstreams,
 	bucketSnapshots, bucketSnapDirty, bucketNodeKeys}
 
 // bucketStreams records, per stream, the creation time (RFC 3339) of the stream the
@@ -42,7 +42,7 @@ var bucketStreams = []byte("streams")
 // (the ledger's buckets so filled: 95 MB down to 68 MB for BenchmarkReplay's
 // 100k events). bbolt does not store FillPercent; it is set on the bucket handle
 // in every write transaction.
-var appendBuckets = [][]byte{bucketInvocations, bucketReceipts, bucketByKey, bucketLedgerHashes, bucketLedgerLeaves, bucketLedgerIndex}
+var appendBuckets = [][]byte{bucketInvocations, bucketReceipts, bucketByKey, bucketLedgerHashes, bucketLedgerLeaves}
 
 const appendFillPercent = 0.95
 

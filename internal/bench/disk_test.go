@@ -7,11 +7,39 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/projector"
+	bolt "go.etcd.io/bbolt"
 )
+
+// boltPages is the bytes of the pages a bbolt file holds data in (its high-water
+// mark less its free pages) and the file's size. The file is opened for writing,
+// without syncing its freelist, so that bbolt counts the free pages (it does not
+// when the file is opened read-only and its freelist was not synced); nothing is
+// written to it.
+func boltPages(t *testing.T, path string) (inUse, size int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoFreelistSync: true, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		inUse = tx.Size() - int64(db.Stats().FreePageN)*int64(db.Info().PageSize)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inUse, fi.Size()
+}
 
 // dirSize is the bytes of the files under dir.
 func dirSize(t *testing.T, dir string) int64 {
@@ -58,8 +86,12 @@ func TestDiskPerInvocation(t *testing.T) {
 		store, whole := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node")))-before, dirSize(t, dir)-whole0
 		t.Logf("compression %s: %d invocations at %.0f/s: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
 			c, len(lat), float64(len(lat))/el.Seconds(), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
+		proj := capdir.ProjectionPath(filepath.Join(dir, "node"))
+		inUse, size := boltPages(t, proj)
+		t.Logf("compression %s: projection file %d bytes (%d per invocation), pages in use %d bytes (%d per invocation); data dir with the projection's pages in use %d per invocation",
+			c, size, size/int64(len(lat)), inUse, inUse/int64(len(lat)), (whole-size+inUse)/int64(len(lat)))
 		// bbolt grows its file ahead of its pages; capdir compact cuts it to them.
-		st, err := projector.Compact(capdir.ProjectionPath(filepath.Join(dir, "node")))
+		st, err := projector.Compact(proj)
 		if err != nil {
 			t.Fatal(err)
 		}
