@@ -55,10 +55,10 @@ func StoreReceiptsAsJSON(path string) (compact, plain int, err error) {
 }
 
 // ToFirstLedgerLayout rewrites the ledger of the projection file at path in the
-// layout versions before ledger_layout.go wrote: every leaf's hash in the hashes
-// bucket, the leaves holding invocation ids alone, an index from invocation id
-// to leaf, receipts without their leaf's index and no layout mark. It removes the
-// file's seal, which no longer matches.
+// layout versions before ledger_layout.go wrote: every stored hash of the tree
+// (every leaf's too) in the hashes bucket, the leaves holding invocation ids
+// alone, an index from invocation id to leaf, receipts without their leaf's
+// index and no layout mark. It removes the file's seal, which no longer matches.
 func ToFirstLedgerLayout(path string) error {
 	if err := os.Remove(path + ".sum"); err != nil {
 		return err
@@ -73,26 +73,44 @@ func ToFirstLedgerLayout(path string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.CreateBucketIfNotExists(bucketLedgerIndex); err != nil {
+		if err := tx.DeleteBucket(bucketLedgerHashes); err != nil {
 			return err
+		}
+		for _, b := range [][]byte{bucketLedgerHashes, bucketLedgerIndex} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
 		}
 		for i := range n {
 			v, err := get(tx, bucketLedgerLeaves, index(i))
 			if err != nil {
 				return err
 			}
-			h, inv := bytes.Clone(v[:tlog.HashSize]), bytes.Clone(v[tlog.HashSize:])
-			rc, err := get(tx, bucketReceipts, inv)
+			inv := bytes.Clone(v[tlog.HashSize:])
+			sv, err := get(tx, bucketReceipts, inv)
 			if err != nil {
 				return err
 			}
-			_, rest, _, err := splitLeaf(rc)
+			_, rest, _, err := splitLeaf(sv)
 			if err != nil {
 				return err
 			}
 			rest = bytes.Clone(rest)
+			data, err := decodeReceipt(rest)
+			if err != nil {
+				return err
+			}
+			hs, err := tlog.StoredHashes(i, data, firstLayoutHashes{tx})
+			if err != nil {
+				return err
+			}
+			for j, h := range hs {
+				k := index(tlog.StoredHashIndex(0, i) + int64(j))
+				if err := tx.Bucket(bucketLedgerHashes).Put(k, summed(k, h[:])); err != nil {
+					return err
+				}
+			}
 			for _, p := range []struct{ b, k, v []byte }{
-				{bucketLedgerHashes, index(tlog.StoredHashIndex(0, i)), h},
 				{bucketLedgerLeaves, index(i), inv},
 				{bucketLedgerIndex, inv, u64(uint64(i))},
 				{bucketReceipts, inv, rest},

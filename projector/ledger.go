@@ -70,14 +70,44 @@ func (r txHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	return out, nil
 }
 
-// readStoredHash is the tree's stored hash x: a leaf's (level 0) from the
-// leaves bucket, where it comes before the leaf's invocation id, any other from
-// the hashes bucket.
+// ledgerStride says which of the tree's levels the file keeps: those that are
+// a multiple of it. tlog's layout stores, beside every leaf's hash, about one
+// hash above the leaves per leaf (half of them at level 1, a quarter at level
+// 2, ...); the file keeps the leaves' and one in sixteen of the others, and a
+// hash at a level between is computed from the at most 2^(ledgerStride-1)
+// hashes the file keeps at the level below it. The tree is the same.
+const ledgerStride = 4
+
+// keptLevel reports whether the file keeps the tree's hashes at level.
+func keptLevel(level int) bool { return level%ledgerStride == 0 }
+
+// readStoredHash is the tree's stored hash x (tlog.StoredHashIndex): a leaf's
+// (level 0) from the leaves bucket, where it comes before the leaf's
+// invocation id, one at a kept level from the hashes bucket, and one at a level
+// between from the hashes kept below it.
 func readStoredHash(tx *bolt.Tx, x int64) (tlog.Hash, error) {
+	level, n := tlog.SplitStoredHashIndex(x)
+	if !keptLevel(level) {
+		k := level % ledgerStride
+		hs := make([]tlog.Hash, 1<<k)
+		for j := range hs {
+			var err error
+			if hs[j], err = readStoredHash(tx, tlog.StoredHashIndex(level-k, n<<k+int64(j))); err != nil {
+				return tlog.Hash{}, err
+			}
+		}
+		for len(hs) > 1 {
+			for j := range len(hs) / 2 {
+				hs[j] = tlog.NodeHash(hs[2*j], hs[2*j+1])
+			}
+			hs = hs[:len(hs)/2]
+		}
+		return hs[0], nil
+	}
 	var h tlog.Hash
 	var v []byte
 	var err error
-	if level, n := tlog.SplitStoredHashIndex(x); level == 0 {
+	if level == 0 {
 		if v, err = get(tx, bucketLedgerLeaves, index(n)); len(v) > tlog.HashSize {
 			v = v[:tlog.HashSize]
 		}

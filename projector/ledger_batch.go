@@ -47,7 +47,7 @@ func (b *ledgerBatch) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 
 // add appends the receipt data of invocation inv as the tree's next leaf, and
 // returns its index. The leaf's hash is stored beside inv in the leaves bucket,
-// the hashes above it in the hashes bucket.
+// the hashes above it at a kept level (ledgerStride) in the hashes bucket.
 func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
 	if !b.loaded {
 		n, err := ledgerSize(b.tx)
@@ -65,8 +65,8 @@ func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
 	for i, h := range hs {
 		x := base + int64(i)
 		b.stored[x] = h
-		if i == 0 {
-			continue // the leaf's own, kept with the leaf
+		if level, _ := tlog.SplitStoredHashIndex(x); level == 0 || !keptLevel(level) {
+			continue // the leaf's own, kept with the leaf, or one computed when read
 		}
 		if err := b.put(bucketLedgerHashes, index(x), h[:], nil); err != nil {
 			return 0, err

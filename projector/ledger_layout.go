@@ -15,7 +15,9 @@ import (
 // the hashes above the leaves. This one keeps a leaf's hash with its invocation
 // id (one key, one checksum and one bbolt element fewer) and the way back as the
 // leaf index its stored receipt starts with (receiptLeaf), which the receipt's
-// own key already names. The tree, its hashes and its proofs are the same.
+// own key already names; of the hashes above the leaves it keeps those at every
+// ledgerStride-th level (ledger.go). The tree, its hashes and its proofs are
+// the same.
 //
 // ledgerLayoutKey, in the meta bucket, names the layout. A file with a tree and
 // without it is in the first layout: Open moves it to this one in place
@@ -82,7 +84,8 @@ func (r firstLayoutHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 
 // relayLedger moves a tree in the first layout to the current one: every leaf's
 // hash from the hashes bucket to its leaf, every leaf's index into its
-// receipt's stored value.
+// receipt's stored value, and the hashes at levels the current layout computes
+// (ledgerStride) dropped.
 func relayLedger(tx *bolt.Tx) error {
 	n, err := ledgerSize(tx)
 	if err != nil {
@@ -123,7 +126,21 @@ func relayLedger(tx *bolt.Tx) error {
 		if err := put(tx, bucketReceipts, leaf[tlog.HashSize:], stored); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketLedgerHashes).Delete(index(x)); err != nil {
+	}
+	// The hashes the current layout does not keep: the leaves' and those at a
+	// level between two kept ones.
+	var drop [][]byte
+	err = tx.Bucket(bucketLedgerHashes).ForEach(func(k, _ []byte) error {
+		if level, _ := tlog.SplitStoredHashIndex(int64(readU64(k))); level == 0 || !keptLevel(level) {
+			drop = append(drop, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range drop {
+		if err := tx.Bucket(bucketLedgerHashes).Delete(k); err != nil {
 			return err
 		}
 	}
