@@ -73,6 +73,7 @@ func ToFirstLedgerLayout(path string) error {
 		if err != nil {
 			return err
 		}
+		var invs [][]byte // by leaf
 		if err := tx.DeleteBucket(bucketLedgerHashes); err != nil {
 			return err
 		}
@@ -87,6 +88,7 @@ func ToFirstLedgerLayout(path string) error {
 				return err
 			}
 			inv := bytes.Clone(v[tlog.HashSize:])
+			invs = append(invs, inv)
 			sv, err := get(tx, bucketReceipts, inv)
 			if err != nil {
 				return err
@@ -118,6 +120,23 @@ func ToFirstLedgerLayout(path string) error {
 				if err := tx.Bucket(p.b).Put(p.k, summed(p.k, p.v)); err != nil {
 					return err
 				}
+			}
+		}
+		var keys, vals [][]byte
+		err = each(tx, bucketByKey, func(k, v []byte) error {
+			leaf, ok := readLeafValue(v)
+			if !ok {
+				return nil
+			}
+			keys, vals = append(keys, bytes.Clone(k)), append(vals, invs[leaf])
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if err := put(tx, bucketByKey, k, vals[i]); err != nil {
+				return err
 			}
 		}
 		return tx.Bucket(bucketMeta).Delete(ledgerLayoutKey)

@@ -139,7 +139,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data, leaf); err != nil {
 		return err
 	}
-	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
+	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), leafValue(leaf)); err != nil {
 		return err
 	}
 	return f.observe(&r)

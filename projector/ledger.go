@@ -139,6 +139,7 @@ func buildLedger(tx *bolt.Tx) error {
 	}
 	type folded struct {
 		seq uint64
+		key []byte // its by-key index entry
 		inv string
 	}
 	var all []folded
@@ -147,7 +148,7 @@ func buildLedger(tx *bolt.Tx) error {
 		if i < 0 || len(k)-i-1 != 8 {
 			return nil
 		}
-		all = append(all, folded{seq: binary.BigEndian.Uint64(k[i+1:]), inv: string(v)})
+		all = append(all, folded{seq: binary.BigEndian.Uint64(k[i+1:]), key: bytes.Clone(k), inv: string(v)})
 		return nil
 	})
 	if err != nil {
@@ -178,6 +179,10 @@ func buildLedger(tx *bolt.Tx) error {
 			v = rest
 		}
 		if err := put(tx, bucketReceipts, []byte(f.inv), withLeaf(i, v)); err != nil {
+			return err
+		}
+		// And its by-key entry names the leaf in place of the invocation id.
+		if err := put(tx, bucketByKey, f.key, leafValue(i)); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // the hashes above the leaves. This one keeps a leaf's hash with its invocation
 // id (one key, one checksum and one bbolt element fewer) and the way back as the
 // leaf index its stored receipt starts with (receiptLeaf), which the receipt's
-// own key already names; of the hashes above the leaves it keeps those at every
+// own key already names, and the by-key index names a receipt's leaf (a few
+// bytes) in place of its invocation id; of the hashes above the leaves it keeps those at every
 // ledgerStride-th level (ledger.go). The tree, its hashes and its proofs are
 // the same.
 //
@@ -84,8 +85,8 @@ func (r firstLayoutHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 
 // relayLedger moves a tree in the first layout to the current one: every leaf's
 // hash from the hashes bucket to its leaf, every leaf's index into its
-// receipt's stored value, and the hashes at levels the current layout computes
-// (ledgerStride) dropped.
+// receipt's stored value and its by-key entry, and the hashes at levels the
+// current layout computes (ledgerStride) dropped.
 func relayLedger(tx *bolt.Tx) error {
 	n, err := ledgerSize(tx)
 	if err != nil {
@@ -95,6 +96,7 @@ func relayLedger(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
+	leaves := make(map[string]int64, n)
 	for i := range n {
 		x := tlog.StoredHashIndex(0, i)
 		h, err := get(tx, bucketLedgerHashes, index(x))
@@ -118,6 +120,7 @@ func relayLedger(tx *bolt.Tx) error {
 		if _, _, ok, _ := splitLeaf(rc); ok {
 			return fmt.Errorf("%w: the receipt of leaf %d (%s) already names a leaf", ErrLedger, i, inv)
 		}
+		leaves[string(inv)] = i
 		leaf := append(bytes.Clone(h), inv...)
 		stored := withLeaf(i, rc)
 		if err := put(tx, bucketLedgerLeaves, index(i), leaf); err != nil {
@@ -141,6 +144,22 @@ func relayLedger(tx *bolt.Tx) error {
 	}
 	for _, k := range drop {
 		if err := tx.Bucket(bucketLedgerHashes).Delete(k); err != nil {
+			return err
+		}
+	}
+	// The by-key index names each receipt's leaf in place of its invocation id.
+	var keys, vals [][]byte
+	err = each(tx, bucketByKey, func(k, v []byte) error {
+		if i, ok := leaves[string(v)]; ok {
+			keys, vals = append(keys, bytes.Clone(k)), append(vals, leafValue(i))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for j, k := range keys {
+		if err := put(tx, bucketByKey, k, vals[j]); err != nil {
 			return err
 		}
 	}

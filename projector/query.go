@@ -195,14 +195,19 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 			k, _ = c.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
-			inv, err := get(tx, bucketByKey, k)
+			lv, err := get(tx, bucketByKey, k)
 			if err != nil {
 				return err
 			}
-			v, err := getReceipt(tx, inv)
+			leaf, ok := readLeafValue(lv)
+			if !ok {
+				return &valueError{bucket: string(bucketByKey), key: string(k)}
+			}
+			l, err := leafAt(tx, leaf)
 			if err != nil {
 				return err
 			}
+			v := l.Data
 			var rc wire.Receipt
 			if err := json.Unmarshal(v, &rc); err != nil {
 				return err

@@ -13,7 +13,7 @@ var (
 	bucketDirSeq      = []byte("dirseq")       // key -> seq of the key's last mutation (kept after delete)
 	bucketInvocations = []byte("invocations")  // invocation id -> its first request (invocations.go)
 	bucketReceipts    = []byte("receipts")     // invocation id -> receipt, stored compactly (receipt_store.go)
-	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> invocation id
+	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> the receipt's ledger leaf (a uvarint; the invocation id in the ledger's first layout)
 	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON
 	bucketRevoked     = []byte("revoked")      // token id -> exp (Unix seconds), see revoked.go
 	// Approvals (approvals.go): invocation id -> Approval JSON; the undecided ones;
@@ -44,7 +44,7 @@ var bucketStreams = []byte("streams")
 // in every write transaction.
 var appendBuckets = [][]byte{bucketInvocations, bucketReceipts, bucketByKey, bucketLedgerHashes, bucketLedgerLeaves}
 
-const appendFillPercent = 0.95
+const appendFillPercent = 1.0
 
 func setFill(tx *bolt.Tx) {
 	for _, b := range appendBuckets {
@@ -65,6 +65,18 @@ func readU64(b []byte) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(b)
+}
+
+// leafValue is a leaf index as the by-key index stores it.
+func leafValue(leaf int64) []byte { return binary.AppendUvarint(nil, uint64(leaf)) }
+
+// readLeafValue is leafValue's inverse; ok is false when v is not one.
+func readLeafValue(v []byte) (leaf int64, ok bool) {
+	x, n := binary.Uvarint(v)
+	if n <= 0 || n != len(v) || x > 1<<62 {
+		return 0, false
+	}
+	return int64(x), true
 }
 
 func byKeyKey(key string, seq uint64) []byte {
