@@ -169,9 +169,9 @@ func recompact(k, sv []byte, withSums bool) ([]byte, error) {
 		return nil, err
 	}
 	if leaf, _, ok, _ := splitLeaf(v); ok {
-		v = withLeaf(leaf, encodeReceipt(data))
+		v = withLeaf(leaf, encodeReceiptFor(k, data))
 	} else {
-		v = encodeReceipt(data)
+		v = encodeReceiptFor(k, data)
 	}
 	if withSums {
 		return summed(k, v), nil

@@ -98,7 +98,7 @@ func ToFirstLedgerLayout(path string) error {
 				return err
 			}
 			rest = bytes.Clone(rest)
-			data, err := decodeReceipt(rest)
+			data, err := decodeReceiptFor(inv, rest)
 			if err != nil {
 				return err
 			}

@@ -31,11 +31,22 @@ import (
 // receiptLeaf starts a receipt stored with the index of its ledger leaf: the
 // byte, the index as a uvarint, then the receipt in one of the forms above
 // (the ledger's way from an invocation id to its leaf, ledger.go).
+// receiptKeyed starts one packed and compressed as receiptCompact is, with the
+// first occurrence of its invocation id (the key it is stored under, which a
+// receipt's JSON starts with) packed as keyRef.
 const (
 	receiptCompact = 0x02
 	receiptAsIs    = 0x03
 	receiptLeaf    = 0x04
+	receiptKeyed   = 0x05
 )
+
+// keyRef stands, in a receiptKeyed receipt's packed form, for the key it is
+// stored under: like hexRun, a byte valid JSON never holds.
+const keyRef = 0x00
+
+// minKeyRef is the shortest key packed as keyRef.
+const minKeyRef = 8
 
 // hexRun starts a packed run of hex digits: the byte, the run's length in bytes
 // (1..255), then the bytes. Valid JSON holds no raw byte below 0x20 but tab,
@@ -63,13 +74,23 @@ var errReceiptEncoding = errors.New("projector: a stored receipt does not decode
 const maxStoredReceipt = 64 << 20
 
 // encodeReceipt is the stored form of a receipt's data (see above).
-func encodeReceipt(data []byte) []byte {
+func encodeReceipt(data []byte) []byte { return encodeReceiptFor(nil, data) }
+
+// encodeReceiptFor is the stored form of the receipt data stored under the key
+// inv: receiptKeyed when data holds inv, receiptCompact when it does not.
+func encodeReceiptFor(inv, data []byte) []byte {
+	format := byte(receiptCompact)
 	packed, ok := packHex(data)
+	if i := bytes.Index(data, inv); ok && len(inv) >= minKeyRef && i >= 0 {
+		a, _ := packHex(data[:i])
+		b, _ := packHex(data[i+len(inv):])
+		packed, format = append(append(a, keyRef), b...), receiptKeyed
+	}
 	if !ok {
 		return asIs(data)
 	}
 	out := make([]byte, 1+s2.MaxEncodedLen(len(packed)))
-	out[0] = receiptCompact
+	out[0] = format
 	n := len(receiptDictV1.Encode(out[1:], packed))
 	if 1+n >= len(data) {
 		return asIs(data)
@@ -80,14 +101,18 @@ func encodeReceipt(data []byte) []byte {
 // asIs is data stored as it is: behind receiptAsIs when it starts with a format
 // byte (never JSON), else bare.
 func asIs(data []byte) []byte {
-	if len(data) > 0 && (data[0] == receiptCompact || data[0] == receiptAsIs || data[0] == receiptLeaf) {
+	if len(data) > 0 && (data[0] == receiptCompact || data[0] == receiptAsIs || data[0] == receiptLeaf || data[0] == receiptKeyed) {
 		return append([]byte{receiptAsIs}, data...)
 	}
 	return data
 }
 
-// decodeReceipt is the receipt's data from its stored form.
-func decodeReceipt(v []byte) ([]byte, error) {
+// decodeReceipt is the receipt's data from its stored form, as stored under no
+// key.
+func decodeReceipt(v []byte) ([]byte, error) { return decodeReceiptFor(nil, v) }
+
+// decodeReceiptFor is the receipt's data from its stored form under the key inv.
+func decodeReceiptFor(inv, v []byte) ([]byte, error) {
 	if _, rest, ok, err := splitLeaf(v); err != nil {
 		return nil, err
 	} else if ok {
@@ -96,8 +121,10 @@ func decodeReceipt(v []byte) ([]byte, error) {
 	switch {
 	case len(v) > 0 && v[0] == receiptAsIs:
 		return v[1:], nil
-	case len(v) == 0 || v[0] != receiptCompact:
+	case len(v) == 0 || v[0] != receiptCompact && v[0] != receiptKeyed:
 		return v, nil
+	case v[0] == receiptKeyed && len(inv) < minKeyRef:
+		return nil, errReceiptEncoding
 	}
 	// The length the block claims is allocated before anything is checked: a
 	// damaged one must not ask for more than a receipt can be.
@@ -108,7 +135,40 @@ func decodeReceipt(v []byte) ([]byte, error) {
 	if err != nil {
 		return nil, errReceiptEncoding
 	}
-	return unpackHex(packed)
+	if v[0] == receiptCompact {
+		return unpackHex(packed)
+	}
+	i := keyRefAt(packed)
+	if i < 0 {
+		return nil, errReceiptEncoding
+	}
+	a, err := unpackHex(packed[:i])
+	if err != nil {
+		return nil, err
+	}
+	b, err := unpackHex(packed[i+1:])
+	if err != nil {
+		return nil, err
+	}
+	return append(append(a, inv...), b...), nil
+}
+
+// keyRefAt is the offset of the keyRef in a receiptKeyed receipt's packed form,
+// past the bytes of its packed runs (which may hold that byte): -1 when there
+// is none.
+func keyRefAt(packed []byte) int {
+	for i := 0; i < len(packed); i++ {
+		switch packed[i] {
+		case keyRef:
+			return i
+		case hexRun:
+			if i+1 >= len(packed) {
+				return -1
+			}
+			i += 1 + int(packed[i+1])
+		}
+	}
+	return -1
 }
 
 // packHex replaces every run of minHexRun or more lowercase hex digits of data
@@ -193,7 +253,7 @@ func splitLeaf(v []byte) (leaf int64, rest []byte, ok bool, err error) {
 
 // putReceipt stores the receipt data of invocation inv, the ledger's leaf leaf.
 func putReceipt(tx *bolt.Tx, inv, data []byte, leaf int64) error {
-	return put(tx, bucketReceipts, inv, withLeaf(leaf, encodeReceipt(data)))
+	return put(tx, bucketReceipts, inv, withLeaf(leaf, encodeReceiptFor(inv, data)))
 }
 
 // receiptLeafIndex is the ledger leaf of invocation inv's receipt: ok is false
@@ -223,7 +283,7 @@ func getReceipt(tx *bolt.Tx, inv []byte) ([]byte, error) {
 // receiptData decodes a stored receipt read under inv; one that does not decode
 // is damage, as a checksum that does not match is.
 func receiptData(inv, v []byte) ([]byte, error) {
-	data, err := decodeReceipt(v)
+	data, err := decodeReceiptFor(inv, v)
 	if err != nil {
 		return nil, &valueError{bucket: string(bucketReceipts), key: string(inv)}
 	}
