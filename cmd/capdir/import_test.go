@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
@@ -25,9 +27,18 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 	cmd.SetErr(&errb)
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetArgs(args)
-	err = cmd.ExecuteContext(context.Background())
+	// A command that waits (--wait) ends with the test's failure, not CI's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	err = cmd.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("capdir %s did not end within %v: %w", strings.Join(args, " "), cliTimeout, err)
+	}
 	return out.String(), errb.String(), err
 }
+
+// cliTimeout bounds one command of runCLI.
+const cliTimeout = 3 * time.Minute
 
 // testServer starts a node and returns it with the client flags that reach it.
 func testServer(t *testing.T) (*capdir.Node, []string) {
