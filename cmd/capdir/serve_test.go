@@ -207,7 +207,9 @@ func TestServeReturnsTheFailureOfARunningNode(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	logtest.Recreate(t, n.Log(), wire.ControlStream)
-	err := serveUntil(context.Background(), n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failure never seen fails here, not at the package's timeout
+	defer cancel()
+	err := serveUntil(ctx, n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve ended with %v; want the projector's ErrLogBehind", err)
 	}
