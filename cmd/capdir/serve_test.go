@@ -169,7 +169,9 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 	}
 	cfg := n.Config()
 	applied := nodetest.ControlSeq(t, n) // the rows and the node key's announcement
-	if err := n.Stop(context.Background()); err != nil {
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
 	l := logtest.Open(t, cfg.Log.DataDir)
