@@ -16,6 +16,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
+	"github.com/spf13/cobra"
 )
 
 // runCLI runs the capdir command line in-process.
@@ -39,6 +40,13 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 
 // cliTimeout bounds one command of runCLI.
 const cliTimeout = 3 * time.Minute
+
+// executeBounded executes cmd within cliTimeout.
+func executeBounded(cmd *cobra.Command) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	return cmd.ExecuteContext(ctx)
+}
 
 // testServer starts a node and returns it with the client flags that reach it.
 func testServer(t *testing.T) (*capdir.Node, []string) {

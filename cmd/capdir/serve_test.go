@@ -230,7 +230,7 @@ func TestServeShutdownTimeoutFlag(t *testing.T) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs([]string{"serve", "--data", dir, "--http", "127.0.0.1:0", "--shutdown-timeout", "-1s"})
-	err := cmd.Execute()
+	err := executeBounded(cmd)
 	if err == nil || !strings.Contains(err.Error(), "--shutdown-timeout -1s") {
 		t.Fatalf("serve --shutdown-timeout -1s: %v", err)
 	}
