@@ -168,6 +168,11 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 		}
 	}
 	cfg := n.Config()
+	catchUp, cancelCatchUp := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelCatchUp()
+	if err := nodetest.CatchUp(catchUp, n); err != nil { // the node key's announcement is folded too
+		t.Fatal(err)
+	}
 	applied := nodetest.ControlSeq(t, n) // the rows and the node key's announcement
 	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
