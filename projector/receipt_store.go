@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 	bolt "go.etcd.io/bbolt"
@@ -78,24 +79,43 @@ func encodeReceipt(data []byte) []byte { return encodeReceiptFor(nil, data) }
 
 // encodeReceiptFor is the stored form of the receipt data stored under the key
 // inv: receiptKeyed when data holds inv, receiptCompact when it does not.
-func encodeReceiptFor(inv, data []byte) []byte {
+func encodeReceiptFor(inv, data []byte) []byte { return appendReceipt(nil, inv, data, 0) }
+
+// packedPool holds the buffers a receipt is packed into before it is
+// compressed: the packed form is not kept.
+var packedPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendReceipt appends to dst the stored form of the receipt data stored under
+// the key inv (encodeReceiptFor), in one allocation with room for spare more
+// bytes after it (a checksum).
+func appendReceipt(dst, inv, data []byte, spare int) []byte {
+	buf := packedPool.Get().(*[]byte)
+	defer packedPool.Put(buf)
 	format := byte(receiptCompact)
-	packed, ok := packHex(data)
+	packed, ok := packHexTo((*buf)[:0], data)
 	if i := bytes.Index(data, inv); ok && len(inv) >= minKeyRef && i >= 0 {
-		a, _ := packHex(data[:i])
-		b, _ := packHex(data[i+len(inv):])
-		packed, format = append(append(a, keyRef), b...), receiptKeyed
+		packed, _ = packHexTo(packed[:0], data[:i])
+		packed = append(packed, keyRef)
+		packed, _ = packHexTo(packed, data[i+len(inv):])
+		format = receiptKeyed
+	}
+	if cap(packed) <= 64<<10 {
+		*buf = packed
 	}
 	if !ok {
-		return asIs(data)
+		return append(dst, asIs(data)...)
 	}
-	out := make([]byte, 1+s2.MaxEncodedLen(len(packed)))
-	out[0] = format
-	n := len(receiptDictV1.Encode(out[1:], packed))
+	need := len(dst) + 1 + s2.MaxEncodedLen(len(packed)) + spare
+	if cap(dst) < need {
+		dst = append(make([]byte, 0, need), dst...)
+	}
+	m := len(dst)
+	dst = append(dst, format)
+	n := len(receiptDictV1.Encode(dst[m+1:cap(dst)-spare], packed))
 	if 1+n >= len(data) {
-		return asIs(data)
+		return append(dst[:m], asIs(data)...)
 	}
-	return out[:1+n]
+	return dst[:m+1+n]
 }
 
 // asIs is data stored as it is: behind receiptAsIs when it starts with a format
@@ -176,8 +196,10 @@ func keyRefAt(packed []byte) int {
 // left as it is). It reports false, and packs nothing, when data holds a byte
 // below 0x20 other than tab, line feed or carriage return: what is not JSON is
 // stored as it is.
-func packHex(data []byte) ([]byte, bool) {
-	out := make([]byte, 0, len(data))
+func packHex(data []byte) ([]byte, bool) { return packHexTo(make([]byte, 0, len(data)), data) }
+
+// packHexTo is packHex appending to out.
+func packHexTo(out, data []byte) ([]byte, bool) {
 	for i := 0; i < len(data); {
 		c := data[i]
 		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
@@ -251,9 +273,15 @@ func splitLeaf(v []byte) (leaf int64, rest []byte, ok bool, err error) {
 	return int64(x), v[1+n:], true, nil
 }
 
-// putReceipt stores the receipt data of invocation inv, the ledger's leaf leaf.
+// putReceipt stores the receipt data of invocation inv, the ledger's leaf leaf:
+// its stored form and checksum written into one allocation, which bbolt keeps.
 func putReceipt(tx *bolt.Tx, inv, data []byte, leaf int64) error {
-	return put(tx, bucketReceipts, inv, withLeaf(leaf, encodeReceiptFor(inv, data)))
+	v := make([]byte, 0, 1+binary.MaxVarintLen64) // appendReceipt allocates the rest
+	v = append(v, receiptLeaf)
+	v = binary.AppendUvarint(v, uint64(leaf))
+	v = appendReceipt(v, inv, data, sumLen)
+	v = binary.BigEndian.AppendUint64(v, valueSum(inv, v))
+	return tx.Bucket(bucketReceipts).Put(inv, v)
 }
 
 // receiptLeafIndex is the ledger leaf of invocation inv's receipt: ok is false
