@@ -125,7 +125,7 @@ func TestGuardLogsOnceWhenAnAddressIsThrottled(t *testing.T) {
 	g.Check(from("198.51.100.4"), theKey)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], `"addr":"198.51.100.4"`) || !strings.Contains(lines[0], `"count":2`) ||
-		!strings.Contains(lines[0], `"level":"WARN"`) {
+		!strings.Contains(lines[0], `"level":"WARN"`) || !strings.Contains(lines[0], `"window":"1m0s"`) {
 		t.Fatalf("the log: %q; want one warning naming the address and the count 2", buf.String())
 	}
 	if strings.Contains(buf.String(), guess) || strings.Contains(buf.String(), theKey) {

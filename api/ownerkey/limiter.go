@@ -80,7 +80,7 @@ func (l *limiter) check(addr string, ok bool) error {
 	n, crossed := st.n, st.n == l.limit
 	l.mu.Unlock()
 	if crossed && l.log != nil {
-		l.log.Warn("owner key: address throttled after wrong keys", "addr", addr, "count", n, "window", l.window, "shared", shared)
+		l.log.Warn("owner key: address throttled after wrong keys", "addr", addr, "count", n, "window", l.window.String(), "shared", shared)
 	}
 	return ErrWrongKey
 }
