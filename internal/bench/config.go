@@ -14,11 +14,14 @@ import (
 
 // Scenario names, in the order Run runs them.
 const (
-	ScenarioFloor   = "floor"
-	ScenarioNATS    = "nats"
-	ScenarioHTTP    = "http"
-	ScenarioMCP     = "mcp"
-	ScenarioHTTPRow = "httprow"
+	ScenarioFloor = "floor"
+	ScenarioNATS  = "nats"
+	ScenarioHTTP  = "http"
+	ScenarioMCP   = "mcp"
+	// ScenarioReference: a hand-tuned pipeline of capdir's shape (Reference)
+	// against capdir's invocation rows, interleaved.
+	ScenarioReference = "reference"
+	ScenarioHTTPRow   = "httprow"
 	// ScenarioMCPUpstream: a row of runner mcp through capdir's /mcp against
 	// its upstream called directly.
 	ScenarioMCPUpstream = "mcp-upstream"
@@ -43,6 +46,8 @@ var ScenarioTable = []ScenarioInfo{
 		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
 	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +
 		"a lean keep-alive client), interleaved with POST /api/dispatch by the same kind of client"},
+	{ScenarioReference, "a hand-tuned pipeline of the same shape (JetStream request, pull worker, receipt,\n" +
+		"bbolt fold; nothing else) against fn over HTTP (lean client) and a NATS call, 64 in flight, interleaved"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
 	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
 		"against that server called directly"},
