@@ -114,6 +114,10 @@ func (c *Config) Validate() error {
 
 func (c *Config) wants(name string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, name) }
 
+// ReplayEvents is the size of the log a full run's replay scenario rebuilds, and
+// BenchmarkReplay's: the two measure the same rebuild of the same log.
+const ReplayEvents = 100_000
+
 // counts are the sizes of one run.
 type counts struct {
 	floorAsync, floorSync int
@@ -132,5 +136,5 @@ func (c *Config) counts() counts {
 			flowSeq: 600, flowPar: 6_000, replayEvents: 60_000, directoryRows: 20_000, lookups: 300, budget: 4 * time.Second}
 	}
 	return counts{floorAsync: 200_000, floorSync: 20_000, invokeSeq: 5_000, invokePar: 50_000, httpRow: 3_000,
-		flowSeq: 3_000, flowPar: 30_000, replayEvents: 200_000, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
+		flowSeq: 3_000, flowPar: 30_000, replayEvents: ReplayEvents, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
 }
