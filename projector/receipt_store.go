@@ -60,7 +60,8 @@ const maxStoredReceipt = 64 << 20
 // encodeReceipt is the stored form of a receipt's data (see above), in a slice of
 // its own unless it is data itself.
 func encodeReceipt(data []byte) []byte {
-	var sc receiptScratch // a scratch of its own: what it returns is the caller's
+	// A scratch of its own, so that what it returns is the caller's.
+	sc := receiptScratch{packed: make([]byte, 0, len(data))}
 	return sc.encode(data)
 }
 
