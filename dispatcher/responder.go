@@ -22,8 +22,10 @@ import (
 // same gate, the same receipt, the same idempotency (a repeat under a chosen id
 // is answered as its notice would be, see repeatAnswer). The responder refuses at
 // once, appending nothing, only what no worker would run: a payload that is not a
-// request (ErrBadCall) or is too large for the log (ErrPayloadTooLarge), and a
-// request the log did not store (ErrCallNotAppended, which may be sent again).
+// request (ErrBadCall) or is too large for the log, at the door or once encoded
+// for it (ErrPayloadTooLarge), a request the log did not store
+// (ErrCallNotAppended), and a call past the calls the node answers at once
+// (ErrCallBusy, Settings.MaxCalls); the last two may be sent again.
 
 // CallQueue is the queue group of every node's responder.
 const CallQueue = "capdir-call"
@@ -37,6 +39,10 @@ type calls struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
+
+	// slots holds one token per call being answered; a call that finds it full
+	// is refused at once (busy).
+	slots chan struct{}
 
 	// replying holds the invocation ids, not chosen by their callers, of the calls
 	// this node is answering: their receipts need no notice (noticeTo).
@@ -60,8 +66,8 @@ func (c *calls) noticeTo(client, inv string) string {
 
 // newCalls makes a service's calls, before its workers start (they read
 // noticeTo); startCalls subscribes the responder once they run.
-func newCalls() *calls {
-	c := &calls{}
+func newCalls(most int) *calls {
+	c := &calls{slots: make(chan struct{}, most)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
@@ -75,9 +81,15 @@ func (s *Service) startCalls() error {
 		if c.closed {
 			return // draining: another node's responder, or the caller's retry, takes it
 		}
+		select {
+		case c.slots <- struct{}{}:
+		default:
+			s.refuseBusy(call)
+			return
+		}
 		c.wg.Add(1)
 		go func() {
-			defer c.wg.Done()
+			defer func() { <-c.slots; c.wg.Done() }()
 			s.answer(c.ctx, call)
 		}()
 	})
@@ -114,6 +126,17 @@ func (c *calls) stop() {
 	c.stopTaking()
 	c.cancel()
 	c.wg.Wait()
+}
+
+// refuseBusy answers a call that finds this node answering as many calls as it
+// takes at once (Settings.MaxCalls): nothing is read of it but its subject, and
+// nothing appended. It runs on the subscription's goroutine, so it stays cheap.
+func (s *Service) refuseBusy(c eventlog.Call) {
+	_, key, _ := wire.ParseCallSubject(c.Subject())
+	req := wire.InvocationRequest{Key: key}
+	s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{Key: key, Retry: true,
+		Error:    fmt.Errorf("%w: this node answers at most %d calls at once; nothing was appended", ErrCallBusy, s.cfg.MaxCalls).Error(),
+		HowToFix: callBusyFix})
 }
 
 // callWait bounds how long a call waits for its receipt: as long as a request
@@ -154,8 +177,7 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key,
-				Error: fmt.Errorf("%w: %w", ErrCallNotAppended, err).Error(), Retry: true})
+			s.reply(c, &req, wire.TypeCallRefused, s.appendRefusal(&req, err))
 		}
 		return
 	}
@@ -197,6 +219,22 @@ func (s *Service) callRequest(c eventlog.Call) (wire.Event, wire.InvocationReque
 		return ev, req, client, fmt.Errorf("%w: %v", ErrBadCall, err)
 	}
 	return ev, got, client, nil
+}
+
+// appendRefusal is the refusal of a call whose request the log did not store
+// (err: the append's error). A request the log refuses for its size (encoded
+// again for the log, an envelope the client wrote with spaces or unescaped
+// '<' grows) is as too large as one refused at the door: sending it again
+// cannot mend it. Anything else may pass: retry.
+func (s *Service) appendRefusal(req *wire.InvocationRequest, err error) wire.CallRefused {
+	r := wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key}
+	if eventlog.TooLarge(err) {
+		r.Error = fmt.Errorf("%w: the request is over %d bytes as the log stores it (encoded again: JSON escapes such as \\u003c for '<' count); the log takes at most that in one message",
+			ErrPayloadTooLarge, s.cfg.Log.MaxPayload()).Error()
+		return r
+	}
+	r.Error, r.Retry = fmt.Errorf("%w: %w", ErrCallNotAppended, err).Error(), true
+	return r
 }
 
 // callStored waits for the log to store a call's request, and returns its
