@@ -156,8 +156,9 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callWait())
 	defer cancel()
-	ch := s.waiters.add(req.InvocationID)
-	defer s.waiters.remove(req.InvocationID, ch) // a no-op once a receipt woke it
+	asked := req.InvocationID
+	ch := s.waiters.add(asked)
+	defer func() { s.waiters.remove(asked, ch) }() // a no-op once a receipt woke it
 	if !wire.Chosen(req.InvocationID, ev.ID) {
 		s.calls.replying.Store(req.InvocationID, struct{}{})
 		defer s.calls.replying.Delete(req.InvocationID)
@@ -167,11 +168,20 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		var seq uint64
 		var again bool
 		if seq, again, err = s.callStored(ctx, f); err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
-			if typ, data, told := s.callRepeat(ctx, &req, client, seq); told {
+			typ, data, told := s.callRepeat(ctx, &req, client, seq)
+			if told {
 				if typ != "" {
 					s.reply(c, &req, typ, data)
 				}
 				return
+			}
+			if req.InvocationID != asked { // another sender's id: wait under the client's own
+				s.waiters.remove(asked, ch)
+				asked, ch = req.InvocationID, s.waiters.add(req.InvocationID)
+				if rc, _, err := s.cfg.Projector.Receipt(asked); err == nil {
+					s.reply(c, &req, wire.TypeReceipt, &rc)
+					return
+				}
 			}
 		}
 	}
@@ -258,9 +268,10 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 }
 
 // callRepeat answers a call whose invocation id the log may already know: an
-// earlier request under its chosen id (answered as repeatAnswer says; another
-// client's id gets no answer at all), or its own request sent again, whose
-// receipt may be in. told is false when the call is to wait for its receipt;
+// earlier request under its chosen id (answered as repeatAnswer says; under an
+// id another sender took first, the call is the client's own, and req's id is
+// set to the one scoped to it), or its own request sent again, whose receipt may
+// be in. told is false when the call is to wait for its receipt;
 // typ is "" when it is to get no reply.
 func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any, told bool) {
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
@@ -271,7 +282,14 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 		return "", nil, false
 	}
 	if first.Seq != 0 && first.Client != client {
-		return "", nil, true // nothing of another caller's call, not even that its id is taken
+		// Another sender's id: the call is the client's own under the id scoped
+		// to it (as the worker and the fold take it), looked up there. Not
+		// folded there (its acknowledgement lost, it may not be stored): nothing
+		// of another caller's call, not even that its id is taken.
+		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
+		if first, err = s.cfg.Projector.Invocation(req.InvocationID); err != nil {
+			return "", nil, true
+		}
 	}
 	rc := firstReceipt(&first)
 	if first.Seq == 0 || seq == 0 || first.Seq >= seq { // this request is the first under its id (or cannot be told apart)
