@@ -2,7 +2,6 @@ package dispatcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -256,10 +255,10 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 	case ack := <-f.Stored():
 		return ack.Sequence, ack.Duplicate, nil
 	case err := <-f.Failed():
-		if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
-			return 0, true, nil
+		if err, lost := appendFailed(err); !lost {
+			return 0, false, err
 		}
-		return 0, false, err
+		return 0, true, nil
 	case <-s.cfg.Log.Full():
 		return 0, false, s.cfg.Log.FullError()
 	case <-ctx.Done():

@@ -43,7 +43,7 @@ func TestABusCallHeldForApprovalIsSentAgainForItsOutcome(t *testing.T) {
 // nothing appended.
 func TestBusCallTooLargeOnceEncodedIsNotRetried(t *testing.T) {
 	st := newStack(t)
-	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.MaxPayload = 4 << 20 })
+	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.MaxPayload = 2 << 20 })
 	st.run(t)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -51,12 +51,12 @@ func TestBusCallTooLargeOnceEncodedIsNotRetried(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
 	nc := busConn(t, st, "c1")
-	body := strings.Repeat("<", 3<<20) // 18 MiB once escaped: over the log's 8 MiB
+	body := strings.Repeat("<", 3<<19) // 9 MiB once escaped: over the log's 8 MiB
 	id := ulid.Make().String()
 	data := fmt.Sprintf(`{"id": %q, "type": %q, "at": %q, "actor": "nats:c1", "data": {"key": "SAY", "body": %q}}`,
 		id, wire.TypeInvocationRequested, time.Now().UTC().Format(time.RFC3339), body)
 	before := dataMsgs(t, st)
-	m, err := nc.Request(wire.CallSubject("c1", "SAY"), []byte(data), 20*time.Second)
+	m, err := nc.Request(wire.CallSubject("c1", "SAY"), []byte(data), 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -686,7 +686,8 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
 		case err := <-failed:
-			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
+			var lost bool
+			if err, lost = appendFailed(err); lost {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
 				failed, f = nil, nil
@@ -729,7 +730,7 @@ func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bo
 		case <-f.Stored():
 			return true
 		case err := <-failed:
-			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+			if _, lost := appendFailed(err); !lost {
 				return false // refused: not stored
 			}
 		case <-t.C:
@@ -742,4 +743,13 @@ func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bo
 	}
 	_, err := s.cfg.Projector.Invocation(inv)
 	return err == nil
+}
+
+// appendFailed reads the failure an async append reported (Pending.Failed),
+// for every wait on an append (await, inLog, callStored): the error classified,
+// and whether only the acknowledgement is lost (ErrAckTimeout), when the request
+// may be stored and its receipt may come.
+func appendFailed(err error) (classified error, lost bool) {
+	err = eventlog.AppendError(err)
+	return err, errors.Is(err, eventlog.ErrAckTimeout)
 }
