@@ -166,7 +166,8 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	if err == nil {
 		var seq uint64
 		var again bool
-		if seq, again, err = s.callStored(ctx, f); err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
+		seq, again, err = s.callStored(ctx, f)
+		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
 			typ, data, told := s.callRepeat(ctx, &req, client, seq)
 			if told {
 				if typ != "" {
@@ -174,13 +175,15 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 				}
 				return
 			}
-			if req.InvocationID != asked { // another sender's id: wait under the client's own
-				s.waiters.remove(asked, ch)
-				asked, ch = req.InvocationID, s.waiters.add(req.InvocationID)
-				if rc, _, err := s.cfg.Projector.Receipt(asked); err == nil {
-					s.reply(c, &req, wire.TypeReceipt, &rc)
-					return
-				}
+		} else if err == nil {
+			s.callScope(ctx, &req, client, seq)
+		}
+		if req.InvocationID != asked { // another sender's id: wait under the client's own
+			s.waiters.remove(asked, ch)
+			asked, ch = req.InvocationID, s.waiters.add(req.InvocationID)
+			if rc, _, err := s.cfg.Projector.Receipt(asked); err == nil {
+				s.reply(c, &req, wire.TypeReceipt, &rc)
+				return
 			}
 		}
 	}
@@ -299,6 +302,23 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 	}
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
 	return typ, data, typ != ""
+}
+
+// callScope sets req's invocation id, derived from its event id, to the one
+// scoped to client when another sender's request took the id first (an event
+// id chosen to derive another caller's id): the worker runs it there, and the
+// other caller's receipt must not answer this call. Only what the log holds
+// before the request (seq) is waited for.
+func (s *Service) callScope(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) {
+	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
+		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
+		s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
+		cancel()
+	}
+	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	if err == nil && first.Seq != 0 && first.Seq < seq && first.Client != client {
+		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
+	}
 }
 
 // reply answers a call with an event of type typ. A reply that does not go out

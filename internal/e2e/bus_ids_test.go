@@ -67,6 +67,28 @@ func TestBusClientsChoosingOneIDEachGetTheirOwnReceipt(t *testing.T) {
 			}
 		})
 	}
+	// c2's call whose event id derives c1's id (no invocation id of its own):
+	// its own call too, never answered with c1's receipt.
+	id := wire.NewInvocationID(time.Now())
+	mine, err := send("call", "c1", id)
+	if err != nil || mine.InvocationID != id {
+		t.Fatalf("c1's call: %+v, %v", mine.ReceiptSummary, err)
+	}
+	ev, err := wire.NewEvent(time.Now(), wire.TypeInvocationRequested, wire.ClientActor("c2"),
+		wire.InvocationRequest{Key: "IDEM", Body: "from-c2", Token: busToken(t, n, "c2-agent", "IDEM")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.ID = strings.ToUpper(strings.TrimPrefix(id, wire.InvocationPrefix))
+	data, err := wire.Encode(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := rawCall(t, conn["c2"], wire.CallSubject("c2", "IDEM"), data)
+	var theirs wire.Receipt
+	if reply.Type != wire.TypeReceipt || reply.DataAs(&theirs) != nil || theirs.InvocationID != wire.ScopedInvocationID("c2", id) || !strings.Contains(theirs.Result, `"q":"from-c2"`) {
+		t.Fatalf("c2's call deriving c1's id: %s %s; want its own receipt", reply.Type, reply.Data)
+	}
 	// A client cannot choose an id scoped to another.
 	if _, err := send("call", "c1", wire.ScopedInvocationID("c2", wire.NewInvocationID(time.Now()))); err == nil || !strings.Contains(err.Error(), "bad invocation id") {
 		t.Fatalf("c1 choosing an id scoped to c2: %v; want a bad invocation id", err)
