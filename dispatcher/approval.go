@@ -278,6 +278,9 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 	if req.InvocationID == "" {
 		req.InvocationID = wire.RequestInvocationID(st.ID)
 	}
+	if subj.Family == wire.BusRequestFamily && wire.ScopedInvocationID(subj.Client, req.InvocationID) == a.InvocationID {
+		req.InvocationID = a.InvocationID // another sender held the id: the call ran scoped to its client
+	}
 	if req.InvocationID != a.InvocationID || (req.Key != "" && req.Key != a.Key) || Fingerprint(req.Body) != a.BodyFingerprint {
 		return req, "", fmt.Errorf("%w: sequence %d of %s is another request", ErrApprovalRequestGone, a.RequestSeq, wire.DataStream)
 	}
