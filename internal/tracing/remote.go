@@ -38,19 +38,25 @@ func Remote(traceparent, tracestate string) trace.SpanContext {
 // its traceparent and its tracestate, whose several lines W3C reads as one
 // list).
 func FromHeader(h http.Header) trace.SpanContext {
-	tp := h.Get(Header)
-	if tp == "" {
+	tp := h[canonicalHeader] // read by their canonical names: no key is made per call
+	if len(tp) == 0 {
 		return trace.SpanContext{}
 	}
-	ts := h.Values(StateHeader)
-	if len(ts) > 1 {
-		return Remote(tp, strings.Join(ts, ","))
+	switch ts := h[canonicalStateHeader]; len(ts) {
+	case 0:
+		return Remote(tp[0], "")
+	case 1:
+		return Remote(tp[0], ts[0])
+	default:
+		return Remote(tp[0], strings.Join(ts, ","))
 	}
-	if len(ts) == 1 {
-		return Remote(tp, ts[0])
-	}
-	return Remote(tp, "")
 }
+
+// The headers' canonical MIME names, as http.Header keys them.
+var (
+	canonicalHeader      = http.CanonicalHeaderKey(Header)
+	canonicalStateHeader = http.CanonicalHeaderKey(StateHeader)
+)
 
 // Tracestate is the tracestate value of the span ctx holds, "" when it holds
 // no valid span or its trace has no state.
