@@ -9,9 +9,9 @@ import (
 
 // traceFacade begins the facade's span of a dispatch (POST /api/dispatch and the
 // RUN NOW form GET /api/dispatch?key=) of key: a child of the caller's
-// traceparent header (and tracestate) when it holds a valid one, read once,
-// else a new trace's root. The
-// request's append and the worker's spans continue it. Off, it does nothing.
+// traceparent header (with its tracestate) when it holds a valid one, read
+// once, else a new trace's root. The request's append and the worker's spans
+// continue it. Off, it does nothing.
 func (s *Server) traceFacade(r *http.Request, key string) (*http.Request, tracing.Span) {
 	if s.cfg.Tracer == nil {
 		return r, tracing.Span{}
