@@ -106,10 +106,11 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if f.tx.Bucket(bucketInvocations).Get([]byte(r.InvocationID)) != nil {
+	inv := []byte(r.InvocationID)
+	if f.tx.Bucket(bucketInvocations).Get(inv) != nil {
 		return nil
 	}
-	return put(f.tx, bucketInvocations, []byte(r.InvocationID), invocationValue(s, subj, &r))
+	return f.ledger.put(bucketInvocations, inv, invocationValue(s, subj, &r))
 }
 
 // receiptHead is the part of a receipt the fold reads: the receipt itself is stored
@@ -129,13 +130,14 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
+	inv := []byte(r.InvocationID)
+	if f.tx.Bucket(bucketReceipts).Get(inv) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data); err != nil {
+	if err := f.putReceipt(inv, s.Data); err != nil {
 		return err
 	}
-	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), []byte(r.InvocationID)); err != nil {
+	if err := f.ledger.put(bucketByKey, byKeyKey(r.Key, s.Seq), inv); err != nil {
 		return err
 	}
 	if err := f.ledger.add(r.InvocationID, s.Data); err != nil {

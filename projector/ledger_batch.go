@@ -93,7 +93,8 @@ func index(x int64) []byte {
 // values of about a hundred leaves.
 const arenaChunk = 16 << 10
 
-// put is put with v and its checksum carved from the arena.
+// put is put with v and its checksum carved from the arena; the fold stores its
+// receipts, their by-key index and its invocations through it too.
 func (b *ledgerBatch) put(name, k, v []byte) error {
 	n := len(v) + sumLen
 	if cap(b.arena)-len(b.arena) < n {

@@ -57,19 +57,12 @@ var errReceiptEncoding = errors.New("projector: a stored receipt does not decode
 // larger than the largest NATS message (64 MiB).
 const maxStoredReceipt = 64 << 20
 
-// encodeReceipt is the stored form of a receipt's data (see above).
+// encodeReceipt is the stored form of a receipt's data (see above), in a slice of
+// its own unless it is data itself.
 func encodeReceipt(data []byte) []byte {
-	packed, ok := packHex(data)
-	if !ok {
-		return asIs(data)
-	}
-	out := make([]byte, 1+s2.MaxEncodedLen(len(packed)))
-	out[0] = receiptCompact
-	n := len(receiptDictV1.Encode(out[1:], packed))
-	if 1+n >= len(data) {
-		return asIs(data)
-	}
-	return out[:1+n]
+	// A scratch of its own, so that what it returns is the caller's.
+	sc := receiptScratch{packed: make([]byte, 0, len(data))}
+	return sc.encode(data)
 }
 
 // asIs is data stored as it is: behind receiptAsIs when it starts with a format
@@ -107,32 +100,40 @@ func decodeReceipt(v []byte) ([]byte, error) {
 // below 0x20 other than tab, line feed or carriage return: what is not JSON is
 // stored as it is.
 func packHex(data []byte) ([]byte, bool) {
-	out := make([]byte, 0, len(data))
+	return appendPackHex(make([]byte, 0, len(data)), data)
+}
+
+// appendPackHex appends data packed as packHex packs it to out. Bytes that are
+// not part of a packed run are copied a stretch at a time.
+func appendPackHex(out, data []byte) ([]byte, bool) {
+	from := 0 // data[from:i] is copied as it is when the next run is packed
 	for i := 0; i < len(data); {
 		c := data[i]
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return nil, false
+		if !isLowerHex(c) {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return nil, false
+			}
+			i++
+			continue
 		}
-		j := i
+		j := i + 1
 		for j < len(data) && isLowerHex(data[j]) {
 			j++
 		}
 		if j-i < minHexRun {
-			if j == i {
-				j++
-			}
-			out = append(out, data[i:j]...)
 			i = j
 			continue
 		}
+		out = append(out, data[from:i]...)
 		for j-i >= 2 {
 			n := min((j-i)/2, 255)
 			out = append(out, hexRun, byte(n))
 			out, _ = hex.AppendDecode(out, data[i:i+2*n])
 			i += 2 * n
 		}
+		from = i // an odd digit left at the run's end is copied as it is
 	}
-	return out, true
+	return append(out, data[from:]...), true
 }
 
 // unpackHex is packHex's inverse.
@@ -161,7 +162,9 @@ func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= '
 
 // putReceipt stores the receipt data of invocation inv.
 func putReceipt(tx *bolt.Tx, inv, data []byte) error {
-	return put(tx, bucketReceipts, inv, encodeReceipt(data))
+	sc := receiptScratches.Get().(*receiptScratch)
+	defer receiptScratches.Put(sc)
+	return put(tx, bucketReceipts, inv, sc.encode(data)) // put copies the value
 }
 
 // getReceipt is the receipt data of invocation inv as the log holds it: nil when
