@@ -26,8 +26,11 @@ const (
 	// its upstream called directly.
 	ScenarioMCPUpstream = "mcp-upstream"
 	ScenarioFlow        = "flow"
-	ScenarioReplay      = "replay"
-	ScenarioDirectory   = "directory"
+	// ScenarioTracing: fn over HTTP on a node with tracing off against one
+	// tracing every call, interleaved.
+	ScenarioTracing   = "tracing"
+	ScenarioReplay    = "replay"
+	ScenarioDirectory = "directory"
 )
 
 // ScenarioInfo is one scenario as help text names it.
@@ -52,6 +55,8 @@ var ScenarioTable = []ScenarioInfo{
 	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
 		"against that server called directly"},
 	{ScenarioFlow, "a three-step fn flow against one fn call of its step row"},
+	{ScenarioTracing, "fn over POST /api/dispatch with tracing off against tracing on (the OpenTelemetry SDK,\n" +
+		"a batch span processor, spans dropped), interleaved, 1 and 64 in flight; allocations per call"},
 	{ScenarioReplay, "rebuilding a fresh bbolt file from a generated log"},
 	{ScenarioDirectory, "importing generated rows; lookups, did_you_mean and resident memory"},
 }

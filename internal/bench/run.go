@@ -32,6 +32,15 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err := r.shared(ctx); err != nil {
 		return r.results, err
 	}
+	if cfg.wants(ScenarioTracing) {
+		r.progress(ScenarioTracing, "fn over POST /api/dispatch, tracing off vs on, 1 and %d in flight", Parallel)
+		ecfg := EnvConfig{Dir: dir + "/tracing", Sync: cfg.Sync, Workers: cfg.Workers, Logger: cfg.Logger}
+		res, err := Tracing(ctx, ecfg, c.invokeSeq, c.invokePar, Parallel, c.budget)
+		if err != nil {
+			return r.results, err
+		}
+		r.add(res...)
+	}
 	if cfg.wants(ScenarioReplay) {
 		r.progress(ScenarioReplay, "generating %d events, then rebuilding", c.replayEvents)
 		res, err := Replay(ctx, dir, cfg.Sync, c.replayEvents)
