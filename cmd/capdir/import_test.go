@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
+	"github.com/spf13/cobra"
 )
 
 // runCLI runs the capdir command line in-process.
@@ -25,8 +28,24 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 	cmd.SetErr(&errb)
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetArgs(args)
-	err = cmd.ExecuteContext(context.Background())
+	// A command that waits (--wait) ends with the test's failure, not CI's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	err = cmd.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("capdir %s did not end within %v: %w", strings.Join(args, " "), cliTimeout, err)
+	}
 	return out.String(), errb.String(), err
+}
+
+// cliTimeout bounds one command of runCLI.
+const cliTimeout = 3 * time.Minute
+
+// executeBounded executes cmd within cliTimeout.
+func executeBounded(cmd *cobra.Command) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	return cmd.ExecuteContext(ctx)
 }
 
 // testServer starts a node and returns it with the client flags that reach it.

@@ -20,7 +20,9 @@ func run(t *testing.T, args ...string) string {
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatalf("capdir %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
 	return out.String()

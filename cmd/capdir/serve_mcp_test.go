@@ -17,7 +17,7 @@ func TestServeRefusesBadMCPUpstream(t *testing.T) {
 		cmd := serveCmd()
 		cmd.SetArgs(append(args, "--data", t.TempDir(), "--http", "127.0.0.1:0"))
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		err := cmd.Execute()
+		err := executeBounded(cmd)
 		if err == nil || !strings.Contains(err.Error(), "--mcp-http / --mcp-stdio: mcprunner: bad upstream") {
 			t.Errorf("%q: %v", args, err)
 		}

@@ -168,8 +168,15 @@ func TestServeRefusesABehindLogAndReplayRecovers(t *testing.T) {
 		}
 	}
 	cfg := n.Config()
+	catchUp, cancelCatchUp := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelCatchUp()
+	if err := nodetest.CatchUp(catchUp, n); err != nil { // the node key's announcement is folded too
+		t.Fatal(err)
+	}
 	applied := nodetest.ControlSeq(t, n) // the rows and the node key's announcement
-	if err := n.Stop(context.Background()); err != nil {
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
 	l := logtest.Open(t, cfg.Log.DataDir)
@@ -207,7 +214,9 @@ func TestServeReturnsTheFailureOfARunningNode(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	logtest.Recreate(t, n.Log(), wire.ControlStream)
-	err := serveUntil(context.Background(), n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failure never seen fails here, not at the package's timeout
+	defer cancel()
+	err := serveUntil(ctx, n, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, projector.ErrLogBehind) {
 		t.Fatalf("serve ended with %v; want the projector's ErrLogBehind", err)
 	}
@@ -226,7 +235,7 @@ func TestServeShutdownTimeoutFlag(t *testing.T) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs([]string{"serve", "--data", dir, "--http", "127.0.0.1:0", "--shutdown-timeout", "-1s"})
-	err := cmd.Execute()
+	err := executeBounded(cmd)
 	if err == nil || !strings.Contains(err.Error(), "--shutdown-timeout -1s") {
 		t.Fatalf("serve --shutdown-timeout -1s: %v", err)
 	}
