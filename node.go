@@ -273,7 +273,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
-	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock}) // one throttle for /api and /mcp
+	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock, Logger: w.logger}) // one throttle for /api, /mcp and the console
 	if err != nil {
 		return nil, err
 	}
