@@ -10,13 +10,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -274,7 +273,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (_ *Node, err error)
 	if err != nil {
 		return nil, err
 	}
-	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock}) // one throttle for /api and /mcp
+	ownerKey, err := ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: w.clock, Logger: w.logger}) // one throttle for /api, /mcp and the console
 	if err != nil {
 		return nil, err
 	}
@@ -456,16 +455,17 @@ func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.ke
 
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
-// when it was generated now. A stored key its group or others may read is refused
-// (ErrKeyFileMode), as ssh refuses such a private key.
+// when it was generated now. A stored key is read as ReadKeyFile reads it: one its
+// group or others may read is refused (ErrKeyFileMode), as ssh refuses such a
+// private key, and so is one that is not a regular file or is too large.
 func TerminalKey(envValue, dataDir string) (key, path string, created bool, err error) {
 	if envValue != "" {
 		return envValue, "", false, nil
 	}
 	path = KeyPath(dataDir)
-	if b, err := readKeyFile(path); err == nil {
-		return strings.TrimSpace(string(b)), path, false, nil
-	} else if !os.IsNotExist(err) {
+	if key, err := readOwnerKey(path); err == nil {
+		return key, path, false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", path, false, err
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -474,23 +474,13 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	key = hex.EncodeToString(raw)
-	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+	if err := writeNewKeyFile(path, key); errors.Is(err, fs.ErrExist) {
+		key, err := readOwnerKey(path) // another process made it first
+		return key, path, false, err
+	} else if err != nil {
 		return "", path, false, err
 	}
 	return key, path, true, nil
-}
-
-// readKeyFile reads the owner key file at path, refusing one whose group or
-// others may read it (not checked on Windows, whose modes are not Unix modes).
-func readKeyFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, keyFileModeError(path, perm)
-	}
-	return os.ReadFile(path)
 }
 
 // secretEnv is the allow-list of Config.SecretEnv: runner.DefaultSecretEnv when nil.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -61,13 +60,7 @@ func (s *Server) approvalDecide(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Decision string `json:"decision"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxDecisionBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&in)
-	if err == nil && dec.More() {
-		err = errors.New("data after the JSON object")
-	}
-	if err != nil {
+	if err := decodeOne(http.MaxBytesReader(w, r.Body, maxDecisionBody), &in); err != nil {
 		return badRequest("malformed body (" + strings.TrimPrefix(err.Error(), "json: ") + "); " + decisionShapeHint)
 	}
 	if in.Decision != wire.DecisionApprove && in.Decision != wire.DecisionDeny {

@@ -99,28 +99,6 @@ func TestWrongOwnerKeysFromOneAddressAreThrottled(t *testing.T) {
 	}
 }
 
-// A caller with many addresses cannot empty the table of counts to start its
-// own again: the addresses it has no room for share one count.
-func TestOwnerKeyLimiterFullTableSharesOneCount(t *testing.T) {
-	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	l := ownerkey.NewLimiter(2, time.Minute, 3, func() time.Time { return at })
-	for _, a := range []string{"a", "b", "c"} {
-		l.Fail(a)
-		l.Fail(a)
-	}
-	for _, a := range []string{"d", "e"} {
-		if err := l.Blocked(a); err != nil {
-			t.Fatalf("%s before any strike of its own: %v", a, err)
-		}
-		l.Fail(a)
-	}
-	for _, a := range []string{"a", "b", "c", "f"} {
-		if l.Blocked(a) == nil {
-			t.Errorf("%s is not throttled: the full table was emptied, or the overflow not shared", a)
-		}
-	}
-}
-
 // ClientAddr counts an IPv6 host by its /64 and never believes X-Forwarded-For.
 func TestOwnerKeyClientAddr(t *testing.T) {
 	for _, c := range []struct{ remote, xff, want string }{

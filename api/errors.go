@@ -221,7 +221,7 @@ func dispatchBodyError(err error) string {
 // clipInvocationID is an unknown invocation id as a 404 quotes it back: no id is
 // longer than the longest one capdir takes, so a longer one is cut there.
 func clipInvocationID(id string) string {
-	if max := len(wire.InvocationPrefix) + wire.MaxChosenIDLen; len(id) > max {
+	if max := wire.MaxInvocationIDLen; len(id) > max {
 		return strings.ToValidUTF8(id[:max], "") + "…"
 	}
 	return id

@@ -65,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.OwnerKey == nil {
-		if cfg.OwnerKey, err = ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: cfg.Clock}); err != nil {
+		if cfg.OwnerKey, err = ownerkey.New(ownerkey.Config{Key: cfg.TerminalKey, Clock: cfg.Clock, Logger: cfg.Logger}); err != nil {
 			return nil, err
 		}
 	}

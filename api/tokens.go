@@ -30,13 +30,8 @@ const maxMintBody = 64 << 10
 
 func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
 	var in command.MintRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxMintBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := decodeOne(http.MaxBytesReader(w, r.Body, maxMintBody), &in); err != nil {
 		return badRequest(mintBodyError(err))
-	}
-	if dec.More() {
-		return badRequest("one JSON object only; " + mintShapeHint)
 	}
 	ans, err := s.cmd.Tokens().Mint(in)
 	if err != nil {
@@ -78,6 +73,8 @@ func mintBodyError(err error) string {
 	switch {
 	case errors.As(err, &tooLarge):
 		return fmt.Sprintf("the body is over %d bytes; %s", maxMintBody, mintShapeHint)
+	case errors.Is(err, errTrailingData):
+		return err.Error() + "; " + mintShapeHint
 	case errors.As(err, &te):
 		if hint, ok := mintFieldHints[te.Field]; ok {
 			return hint

@@ -122,17 +122,15 @@ func (s *Server) putUpstream(w http.ResponseWriter, r *http.Request) error {
 // refused by name, "command" with why.
 func decodeRegistration(body io.Reader) (UpstreamRegistration, error) {
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(body)
-	err := dec.Decode(&raw)
-	if err == nil && dec.More() {
-		err = errors.New("data after the JSON object") // a second value is not one object
-	}
+	err := decodeOne(body, &raw)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		return UpstreamRegistration{}, errUpstreamTooLarge()
 	case errors.Is(err, io.EOF):
 		return UpstreamRegistration{}, errUpstreamBody("empty body")
+	case errors.Is(err, errTrailingData):
+		return UpstreamRegistration{}, errUpstreamBody(err.Error())
 	case err != nil || raw == nil:
 		return UpstreamRegistration{}, errUpstreamBody("the body must be one JSON object")
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+
+	"github.com/capdir/capdir/internal/jsonone"
 )
 
 // fingerprintVersion separates this encoding from any later one.
@@ -79,8 +81,8 @@ func canonicalJSON(s string) string {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return s
+	if err := jsonone.Decode(dec, &v); err != nil {
+		return s // trailing data too: "{…}}" is not the schema "{…}"
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

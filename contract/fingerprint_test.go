@@ -92,6 +92,14 @@ func TestFingerprintCanonicalSchema(t *testing.T) {
 	if contract.Fingerprint(&a) == contract.Fingerprint(&c) {
 		t.Error("a schema edit left the fingerprint unchanged")
 	}
+	// Text after the schema's object is not insignificant: "{…}}" is not "{…}".
+	for _, tail := range []string{"}", "]", " {}", "x"} {
+		d := a
+		d.InputSchema = a.InputSchema + tail
+		if contract.Fingerprint(&a) == contract.Fingerprint(&d) {
+			t.Errorf("input_schema %q has the fingerprint of the schema without %q", d.InputSchema, tail)
+		}
+	}
 }
 
 func TestFingerprintSamplePatches(t *testing.T) {

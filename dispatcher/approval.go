@@ -262,7 +262,7 @@ func (s *Service) ApprovalBody(ctx context.Context, a *projector.Approval) (stri
 // request on a request subject of a's key, of a's invocation, with a's body.
 func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.InvocationRequest, string, error) {
 	var req wire.InvocationRequest
-	st, err := s.cfg.Log.ReadSeq(ctx, wire.DataStream, a.RequestSeq)
+	st, traceparent, tracestate, err := s.cfg.Log.ReadSeqTraced(ctx, wire.DataStream, a.RequestSeq)
 	if err != nil {
 		if errors.Is(err, eventlog.ErrNoMessage) {
 			return req, "", fmt.Errorf("%w (sequence %d of %s; the data stream's retention may have removed it): %w",
@@ -278,9 +278,13 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 	if req.InvocationID == "" {
 		req.InvocationID = wire.RequestInvocationID(st.ID)
 	}
+	if subj.Family == wire.BusRequestFamily && wire.ScopedInvocationID(subj.Client, req.InvocationID) == a.InvocationID {
+		req.InvocationID = a.InvocationID // another sender held the id: the call ran scoped to its client
+	}
 	if req.InvocationID != a.InvocationID || (req.Key != "" && req.Key != a.Key) || Fingerprint(req.Body) != a.BodyFingerprint {
 		return req, "", fmt.Errorf("%w: sequence %d of %s is another request", ErrApprovalRequestGone, a.RequestSeq, wire.DataStream)
 	}
+	heldTrace(&req, traceparent, tracestate)
 	return req, st.Subject, nil
 }
 
@@ -291,7 +295,7 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 // the receipt as Invoke does.
 func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *wire.InvocationRequest, subject string, wait bool) (wire.Receipt, error) {
 	req := wire.InvocationRequest{
-		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Args: orig.Args, Token: orig.Token, Traceparent: orig.Traceparent,
+		InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Body: orig.Body, Args: orig.Args, Token: orig.Token, Traceparent: orig.Traceparent, Tracestate: orig.Tracestate,
 		Credential: rerunCredential(orig.Credential, subject), DirSeq: s.cfg.Projector.Applied(wire.ControlStream),
 	}
 	pending := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key, Actor: a.Actor}}

@@ -208,4 +208,16 @@ var (
 	// ErrCallNotAppended: the log did not store the request; the same request
 	// sent again may be.
 	ErrCallNotAppended = errors.New("not_appended")
+	// ErrCallBusy: the node answering the call is answering as many calls as it
+	// takes at once (Settings.MaxCalls); the same call sent again later may be
+	// taken.
+	ErrCallBusy = errors.New("busy")
 )
+
+// DefaultMaxCalls is the calls one node answers at once when Settings.MaxCalls is
+// 0: each waiting call holds a goroutine (a few KiB) and a waiter, so 4096 hold
+// some tens of MiB; more callers than that are better served by a second node.
+const DefaultMaxCalls = 4096
+
+// callBusyFix is the how_to_fix of a call refused as busy (ErrCallBusy).
+const callBusyFix = "send the same call again (the same invocation id) after a short wait, and make fewer calls at once: every node takes a bounded number"

@@ -209,15 +209,17 @@ func sameRequest(first *projector.Invocation, req *wire.InvocationRequest, clien
 // the receipt again on its notice subject (unless the token it sends now would
 // not let it make the call: then an INVOCATION_REFUSED notice with the gate's
 // refusal, see repeatRefusal), or, when it sent another request under
-// the id, an INVOCATION_REFUSED notice; another client gets nothing, so nothing of
-// another caller's call reaches it. Without a receipt yet, the first request's
+// the id, an INVOCATION_REFUSED notice. A bus client's request under an id
+// another sender took first is its own call, under the id scoped to it
+// (wire.ScopedInvocationID): req's id is set to it, and it is looked up there,
+// so nothing of another caller's call reaches it. Without a receipt yet, the first request's
 // receipt will be announced to the same subject. looked is false when the
 // projection could not be brought up to the request (see settled): m must not run
 // now.
 func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.InvocationRequest, from sender, md *eventlog.MsgMetadata) (dup, looked bool) {
-	if md == nil || !wire.Chosen(req.InvocationID, from.eventID) ||
+	if md == nil || from.client == "" && !wire.Chosen(req.InvocationID, from.eventID) ||
 		hmac.Equal([]byte(from.eventID), []byte(s.waiters.ids.rerun(req.InvocationID))) {
-		return false, true
+		return false, true // a bus client's id is looked up even when derived: it may be another's
 	}
 	seq := md.StreamSeq
 	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
@@ -227,6 +229,12 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 		}
 	}
 	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	if err == nil && from.client != "" && first.Seq != 0 && first.Seq < seq && first.Client != from.client {
+		// Another sender's id: this client's call runs under the id scoped to
+		// it, as the fold records it, and is looked up there.
+		req.InvocationID = wire.ScopedInvocationID(from.client, req.InvocationID)
+		first, err = s.cfg.Projector.Invocation(req.InvocationID)
+	}
 	if errors.Is(err, projector.ErrNotFound) || err == nil && (first.Seq == 0 || first.Seq >= seq) {
 		return false, true // the first request under this id (or one folded before the sequence was kept: the receipt check holds)
 	}
@@ -239,7 +247,7 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 		if rc != nil && sameRequest(&first, req, "") {
 			s.waiters.deliver(rc)
 		}
-	case first.Client != from.client:
+	case first.Client != from.client: // a record too old to name its sender
 		s.cfg.Logger.Info("dispatcher: a bus client's request under another caller's invocation id not run", "client", from.client, "invocation", req.InvocationID)
 	default:
 		if typ, data := s.repeatAnswer(ctx, &first, rc, req, from.client); typ != "" {

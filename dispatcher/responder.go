@@ -2,7 +2,6 @@ package dispatcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,8 +21,10 @@ import (
 // same gate, the same receipt, the same idempotency (a repeat under a chosen id
 // is answered as its notice would be, see repeatAnswer). The responder refuses at
 // once, appending nothing, only what no worker would run: a payload that is not a
-// request (ErrBadCall) or is too large for the log (ErrPayloadTooLarge), and a
-// request the log did not store (ErrCallNotAppended, which may be sent again).
+// request (ErrBadCall) or is too large for the log, at the door or once encoded
+// for it (ErrPayloadTooLarge), a request the log did not store
+// (ErrCallNotAppended), and a call past the calls the node answers at once
+// (ErrCallBusy, Settings.MaxCalls); the last two may be sent again.
 
 // CallQueue is the queue group of every node's responder.
 const CallQueue = "capdir-call"
@@ -37,6 +38,10 @@ type calls struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
+
+	// slots holds one token per call being answered; a call that finds it full
+	// is refused at once (busy).
+	slots chan struct{}
 
 	// replying holds the invocation ids, not chosen by their callers, of the calls
 	// this node is answering: their receipts need no notice (noticeTo).
@@ -60,8 +65,8 @@ func (c *calls) noticeTo(client, inv string) string {
 
 // newCalls makes a service's calls, before its workers start (they read
 // noticeTo); startCalls subscribes the responder once they run.
-func newCalls() *calls {
-	c := &calls{}
+func newCalls(most int) *calls {
+	c := &calls{slots: make(chan struct{}, most)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
@@ -75,9 +80,15 @@ func (s *Service) startCalls() error {
 		if c.closed {
 			return // draining: another node's responder, or the caller's retry, takes it
 		}
+		select {
+		case c.slots <- struct{}{}:
+		default:
+			s.refuseBusy(call)
+			return
+		}
 		c.wg.Add(1)
 		go func() {
-			defer c.wg.Done()
+			defer func() { <-c.slots; c.wg.Done() }()
 			s.answer(c.ctx, call)
 		}()
 	})
@@ -116,6 +127,17 @@ func (c *calls) stop() {
 	c.wg.Wait()
 }
 
+// refuseBusy answers a call that finds this node answering as many calls as it
+// takes at once (Settings.MaxCalls): nothing is read of it but its subject, and
+// nothing appended. It runs on the subscription's goroutine, so it stays cheap.
+func (s *Service) refuseBusy(c eventlog.Call) {
+	_, key, _ := wire.ParseCallSubject(c.Subject())
+	req := wire.InvocationRequest{Key: key}
+	s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{Key: key, Retry: true,
+		Error:    fmt.Errorf("%w: this node answers at most %d calls at once; nothing was appended", ErrCallBusy, s.cfg.MaxCalls).Error(),
+		HowToFix: callBusyFix})
+}
+
 // callWait bounds how long a call waits for its receipt: as long as a request
 // may take to run, be redelivered once and run again.
 func (s *Service) callWait() time.Duration {
@@ -133,8 +155,9 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callWait())
 	defer cancel()
-	ch := s.waiters.add(req.InvocationID)
-	defer s.waiters.remove(req.InvocationID, ch) // a no-op once a receipt woke it
+	asked := req.InvocationID
+	ch := s.waiters.add(asked)
+	defer func() { s.waiters.remove(asked, ch) }() // a no-op once a receipt woke it
 	if !wire.Chosen(req.InvocationID, ev.ID) {
 		s.calls.replying.Store(req.InvocationID, struct{}{})
 		defer s.calls.replying.Delete(req.InvocationID)
@@ -143,19 +166,30 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	if err == nil {
 		var seq uint64
 		var again bool
-		if seq, again, err = s.callStored(ctx, f); err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
-			if typ, data, told := s.callRepeat(ctx, &req, client, seq); told {
+		seq, again, err = s.callStored(ctx, f)
+		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
+			typ, data, told := s.callRepeat(ctx, &req, client, seq)
+			if told {
 				if typ != "" {
 					s.reply(c, &req, typ, data)
 				}
+				return
+			}
+		} else if err == nil {
+			s.callScope(ctx, &req, client, seq)
+		}
+		if req.InvocationID != asked { // another sender's id: wait under the client's own
+			s.waiters.remove(asked, ch)
+			asked, ch = req.InvocationID, s.waiters.add(req.InvocationID)
+			if rc, _, err := s.cfg.Projector.Receipt(asked); err == nil {
+				s.reply(c, &req, wire.TypeReceipt, &rc)
 				return
 			}
 		}
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			s.reply(c, &req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key,
-				Error: fmt.Errorf("%w: %w", ErrCallNotAppended, err).Error(), Retry: true})
+			s.reply(c, &req, wire.TypeCallRefused, s.appendRefusal(&req, err))
 		}
 		return
 	}
@@ -199,6 +233,22 @@ func (s *Service) callRequest(c eventlog.Call) (wire.Event, wire.InvocationReque
 	return ev, got, client, nil
 }
 
+// appendRefusal is the refusal of a call whose request the log did not store
+// (err: the append's error). A request the log refuses for its size (encoded
+// again for the log, an envelope the client wrote with spaces or unescaped
+// '<' grows) is as too large as one refused at the door: sending it again
+// cannot mend it. Anything else may pass: retry.
+func (s *Service) appendRefusal(req *wire.InvocationRequest, err error) wire.CallRefused {
+	r := wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key}
+	if eventlog.TooLarge(err) {
+		r.Error = fmt.Errorf("%w: the request is over %d bytes as the log stores it (encoded again: JSON escapes such as \\u003c for '<' count); the log takes at most that in one message",
+			ErrPayloadTooLarge, s.cfg.Log.MaxPayload()).Error()
+		return r
+	}
+	r.Error, r.Retry = fmt.Errorf("%w: %w", ErrCallNotAppended, err).Error(), true
+	return r
+}
+
 // callStored waits for the log to store a call's request, and returns its
 // sequence. again is true when the log already held it (the same request sent
 // again: its receipt may be in), or when the acknowledgement was lost (seq 0),
@@ -208,10 +258,10 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 	case ack := <-f.Stored():
 		return ack.Sequence, ack.Duplicate, nil
 	case err := <-f.Failed():
-		if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
-			return 0, true, nil
+		if err, lost := appendFailed(err); !lost {
+			return 0, false, err
 		}
-		return 0, false, err
+		return 0, true, nil
 	case <-s.cfg.Log.Full():
 		return 0, false, s.cfg.Log.FullError()
 	case <-ctx.Done():
@@ -220,9 +270,10 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 }
 
 // callRepeat answers a call whose invocation id the log may already know: an
-// earlier request under its chosen id (answered as repeatAnswer says; another
-// client's id gets no answer at all), or its own request sent again, whose
-// receipt may be in. told is false when the call is to wait for its receipt;
+// earlier request under its chosen id (answered as repeatAnswer says; under an
+// id another sender took first, the call is the client's own, and req's id is
+// set to the one scoped to it), or its own request sent again, whose receipt may
+// be in. told is false when the call is to wait for its receipt;
 // typ is "" when it is to get no reply.
 func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any, told bool) {
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
@@ -233,7 +284,14 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 		return "", nil, false
 	}
 	if first.Seq != 0 && first.Client != client {
-		return "", nil, true // nothing of another caller's call, not even that its id is taken
+		// Another sender's id: the call is the client's own under the id scoped
+		// to it (as the worker and the fold take it), looked up there. Not
+		// folded there (its acknowledgement lost, it may not be stored): nothing
+		// of another caller's call, not even that its id is taken.
+		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
+		if first, err = s.cfg.Projector.Invocation(req.InvocationID); err != nil {
+			return "", nil, true
+		}
 	}
 	rc := firstReceipt(&first)
 	if first.Seq == 0 || seq == 0 || first.Seq >= seq { // this request is the first under its id (or cannot be told apart)
@@ -244,6 +302,23 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 	}
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
 	return typ, data, typ != ""
+}
+
+// callScope sets req's invocation id, derived from its event id, to the one
+// scoped to client when another sender's request took the id first (an event
+// id chosen to derive another caller's id): the worker runs it there, and the
+// other caller's receipt must not answer this call. Only what the log holds
+// before the request (seq) is waited for.
+func (s *Service) callScope(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) {
+	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
+		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
+		s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
+		cancel()
+	}
+	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	if err == nil && first.Seq != 0 && first.Seq < seq && first.Client != client {
+		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
+	}
 }
 
 // reply answers a call with an event of type typ. A reply that does not go out

@@ -2,11 +2,15 @@ package dispatcher_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/oklog/ulid/v2"
 )
 
 // A call to a sensitive row is answered at once with the pending state; the owner
@@ -31,4 +35,54 @@ func TestABusCallHeldForApprovalIsSentAgainForItsOutcome(t *testing.T) {
 	if rcs := nodetest.Receipts(t, st.log, rc.InvocationID); len(rcs) != 1 {
 		t.Fatalf("%d receipts, want 1", len(rcs))
 	}
+}
+
+// A call whose request the log refuses for its size once encoded again (an
+// envelope written with spaces, whose body's '<' encoding/json escapes to six
+// bytes) is refused as too large, as one refused at the door is: retry false,
+// nothing appended.
+func TestBusCallTooLargeOnceEncodedIsNotRetried(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.MaxPayload = 2 << 20 })
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	nc := busConn(t, st, "c1")
+	body := strings.Repeat("<", 3<<19) // 9 MiB once escaped: over the log's 8 MiB
+	id := ulid.Make().String()
+	data := fmt.Sprintf(`{"id": %q, "type": %q, "at": %q, "actor": "nats:c1", "data": {"key": "SAY", "body": %q}}`,
+		id, wire.TypeInvocationRequested, time.Now().UTC().Format(time.RFC3339), body)
+	before := dataMsgs(t, st)
+	m, err := nc.Request(wire.CallSubject("c1", "SAY"), []byte(data), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := wire.Decode(m.Data)
+	var r wire.CallRefused
+	if err != nil || reply.Type != wire.TypeCallRefused || reply.DataAs(&r) != nil {
+		t.Fatalf("reply %.200s, %v", m.Data, err)
+	}
+	if r.Retry || !strings.HasPrefix(r.Error, "payload_too_large: the request is over") || r.InvocationID != wire.RequestInvocationID(id) {
+		t.Fatalf("refusal %+v; want payload_too_large, retry false", r)
+	}
+	if after := dataMsgs(t, st); after != before {
+		t.Fatalf("the data stream went from %d to %d messages", before, after)
+	}
+}
+
+// dataMsgs is how many messages the data stream holds.
+func dataMsgs(t *testing.T, st *stack) uint64 {
+	t.Helper()
+	str, err := st.log.JetStream().Stream(context.Background(), wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := str.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }

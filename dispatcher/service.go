@@ -61,6 +61,11 @@ type Settings struct {
 	MaxTreeSteps int
 	// Approvals configures the watcher's approvals of sensitive calls (approval.go).
 	Approvals ApprovalConfig
+	// MaxCalls bounds the bus clients' calls (responder.go) this node answers at
+	// once, each holding a goroutine and a waiter until its receipt is in the log
+	// (DefaultMaxCalls when 0): a call past it is refused at once, nothing
+	// appended, with CALL_REFUSED and retry true.
+	MaxCalls int
 }
 
 func (c *Settings) setDefaults() {
@@ -91,6 +96,9 @@ func (c *Settings) setDefaults() {
 	if c.MaxTreeSteps == 0 {
 		c.MaxTreeSteps = DefaultMaxTreeSteps
 	}
+	if c.MaxCalls == 0 {
+		c.MaxCalls = DefaultMaxCalls
+	}
 	c.Approvals.setDefaults()
 }
 
@@ -113,6 +121,9 @@ func (c Settings) Validate() error {
 	}
 	if c.MaxTreeSteps < 0 {
 		errs = append(errs, fmt.Errorf("dispatcher: max tree steps %d must not be negative (0 for the default)", c.MaxTreeSteps))
+	}
+	if c.MaxCalls < 0 {
+		errs = append(errs, fmt.Errorf("dispatcher: max calls %d must not be negative (0 for the default, %d)", c.MaxCalls, DefaultMaxCalls))
 	}
 	return errors.Join(errs...)
 }
@@ -322,7 +333,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.calls = newCalls()
+	s.calls = newCalls(s.cfg.MaxCalls)
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)
@@ -675,7 +686,8 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
 		case err := <-failed:
-			if err = eventlog.AppendError(err); errors.Is(err, eventlog.ErrAckTimeout) {
+			var lost bool
+			if err, lost = appendFailed(err); lost {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
 				failed, f = nil, nil
@@ -718,7 +730,7 @@ func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bo
 		case <-f.Stored():
 			return true
 		case err := <-failed:
-			if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+			if _, lost := appendFailed(err); !lost {
 				return false // refused: not stored
 			}
 		case <-t.C:
@@ -731,4 +743,13 @@ func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bo
 	}
 	_, err := s.cfg.Projector.Invocation(inv)
 	return err == nil
+}
+
+// appendFailed reads the failure an async append reported (Pending.Failed),
+// for every wait on an append (await, inLog, callStored): the error classified,
+// and whether only the acknowledgement is lost (ErrAckTimeout), when the request
+// may be stored and its receipt may come.
+func appendFailed(err error) (classified error, lost bool) {
+	err = eventlog.AppendError(err)
+	return err, errors.Is(err, eventlog.ErrAckTimeout)
 }

@@ -22,8 +22,7 @@ import (
 // req, so that the worker that takes the request, on any node, continues it.
 func traceAppend(ctx context.Context, req *wire.InvocationRequest) tracing.Span {
 	_, sp := tracing.Child(ctx, tracing.SpanAppend, trace.SpanKindProducer)
-	if tp := sp.Traceparent(); tp != "" {
-		req.Traceparent = tp
+	if recordTrace(ctx, sp, req) && sp.On() {
 		sp.Str(tracing.AttrKey, req.Key)
 		if req.InvocationID != "" {
 			sp.Str(tracing.AttrInvocation, req.InvocationID)
@@ -32,18 +31,35 @@ func traceAppend(ctx context.Context, req *wire.InvocationRequest) tracing.Span 
 	return sp
 }
 
+// recordTrace sets req's trace context to sp's, or, when sp records nothing
+// (a caller's unsampled trace), to that of the span ctx holds: such a trace is
+// propagated, not recorded, and the worker and the upstream continue it with
+// the flags and tracestate the caller sent. It reports whether it set one.
+func recordTrace(ctx context.Context, sp tracing.Span, req *wire.InvocationRequest) bool {
+	tp := sp.Traceparent()
+	if tp == "" {
+		tp = tracing.Traceparent(ctx)
+	}
+	if tp == "" {
+		return false
+	}
+	req.Traceparent, req.Tracestate = tp, tracing.Tracestate(ctx)
+	return true
+}
+
 // traceWorker begins the worker's span of req, delivered as m: a child of the
-// trace m's traceparent NATS header names, else of the one req carries, else a
-// new trace's root (a malformed, oversized or all-zero one is ignored).
+// trace m's traceparent NATS header names (with its tracestate header), else
+// of the one req carries, else a new trace's root (a malformed, oversized or
+// all-zero one is ignored). Each is parsed once.
 func (s *Service) traceWorker(ctx context.Context, m eventlog.Msg, req *wire.InvocationRequest) (context.Context, tracing.Span) {
 	if s.cfg.Tracer == nil {
 		return ctx, tracing.Span{}
 	}
-	tp := eventlog.Traceparent(m)
-	if !tracing.Parse(tp).IsValid() {
-		tp = req.Traceparent
+	parent := tracing.Remote(eventlog.Traceparent(m), eventlog.Tracestate(m))
+	if !parent.IsValid() {
+		parent = tracing.Remote(req.Traceparent, req.Tracestate)
 	}
-	ctx, sp := s.cfg.Tracer.Start(ctx, tracing.SpanWorker, tp, trace.SpanKindConsumer)
+	ctx, sp := s.cfg.Tracer.StartRemote(ctx, tracing.SpanWorker, parent, trace.SpanKindConsumer)
 	sp.Str(tracing.AttrKey, req.Key)
 	sp.Str(tracing.AttrInvocation, req.InvocationID)
 	return ctx, sp
@@ -88,13 +104,31 @@ func endRunner(sp tracing.Span, d *draft) {
 // child of its caller's runner, and records its trace context on req.
 func traceStep(ctx context.Context, name string, req *wire.InvocationRequest) (context.Context, tracing.Span) {
 	ctx, sp := tracing.Child(ctx, tracing.SpanStep, trace.SpanKindInternal)
-	if tp := sp.Traceparent(); tp != "" {
-		req.Traceparent = tp
+	if recordTrace(ctx, sp, req) && sp.On() {
 		sp.Str(tracing.AttrKey, req.Key)
 		sp.Str(tracing.AttrInvocation, req.InvocationID)
 		sp.Str(tracing.AttrStep, name)
 	}
 	return ctx, sp
+}
+
+// heldTrace folds the trace context a held bus request carried in its NATS
+// headers alone (a client that set no traceparent field) into req, so that
+// the approved call's run continues that trace. The headers are read as the
+// worker reads them: one that is not a valid traceparent is ignored, an
+// invalid tracestate dropped.
+func heldTrace(req *wire.InvocationRequest, traceparent, tracestate string) {
+	if req.Traceparent != "" {
+		return
+	}
+	sc := tracing.Remote(traceparent, tracestate)
+	if !sc.IsValid() {
+		return
+	}
+	req.Traceparent, req.Tracestate = traceparent, ""
+	if sc.TraceState().Len() > 0 {
+		req.Tracestate = tracestate
+	}
 }
 
 // Unwrap is the delivery m tracks (eventlog.Traceparent reads its headers).

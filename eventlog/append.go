@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
@@ -112,54 +113,34 @@ func unanswered(err error) bool {
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
-// Pending is an append on its way to the stream, AppendAsync's answer: AwaitAck
-// and AwaitAckWithin wait for its sequence, Notify announces it once stored. It
-// keeps JetStream's future inside the log.
-type Pending struct {
-	f          jetstream.PubAckFuture
-	ackTimeout time.Duration // Config.AckTimeout: when f fails unanswered
-}
-
-// Stored is ready once the stream has stored the append (never, for a nil
-// Pending), for a caller that waits on more than the append.
-func (p *Pending) Stored() <-chan *Ack {
-	if p == nil {
-		return nil
-	}
-	return p.f.Ok()
-}
-
-// Failed yields the append's error, to be read through AppendError, when the
-// stream will not acknowledge it (never, for a nil Pending).
-func (p *Pending) Failed() <-chan error {
-	if p == nil {
-		return nil
-	}
-	return p.f.Err()
-}
-
 // AppendAsync writes ev without waiting; the returned Pending resolves to the
 // stream's acknowledgement. Use it where many appends are in flight at once.
 func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (*Pending, error) {
-	msg, popts, err := l.prepare(subject, ev, opts)
+	msg, o, err := l.encode(subject, ev, opts)
 	if err != nil {
 		return nil, err
 	}
-	f, err := l.js.PublishMsgAsync(msg, popts...)
-	if err != nil {
+	p := &Pending{msg: msg}
+	if o.expectSubjectSeq != nil {
+		if p.msg.Header == nil {
+			p.msg.Header = nats.Header{}
+		}
+		p.msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(*o.expectSubjectSeq, 10)}
+	}
+	if err := l.pl.send(p); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err
 	}
 	l.cfg.Metrics.countAppend(ev.Type, nil)
-	return &Pending{f: f, ackTimeout: l.cfg.AckTimeout}, nil
+	return p, nil
 }
 
 // Notify publishes the event an async append carried on subject as a plain NATS
 // message: not stored, delivered to whoever subscribes at that moment. Call it once
 // the append is acknowledged, to announce what is now in the log.
 func (l *Log) Notify(subject string, appended *Pending) error {
-	return l.nc.PublishMsg(&nats.Msg{Subject: subject, Data: appended.f.Msg().Data})
+	return l.nc.Publish(subject, appended.msg.Data)
 }
 
 // NotifyEvent publishes ev on subject as a plain NATS message, as Notify does, for
@@ -175,7 +156,7 @@ func (l *Log) NotifyEvent(subject string, ev wire.Event) error {
 
 // AwaitAck waits for an async append's acknowledgement.
 func AwaitAck(ctx context.Context, p *Pending) (uint64, error) {
-	return awaitAck(ctx, p.f, nil)
+	return awaitAck(ctx, p, nil)
 }
 
 // ErrAckTimeout is returned by AwaitAckWithin when the acknowledgement is late, and
@@ -187,63 +168,85 @@ var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
 // context (for a caller that appends on every request).
 func AwaitAckWithin(ctx context.Context, p *Pending, d time.Duration) (uint64, error) {
 	if p.ackTimeout > 0 && p.ackTimeout <= d {
-		// The future fails with ErrAckTimeout first (Config.AckTimeout): no timer.
-		return awaitAck(ctx, p.f, nil)
+		// The append fails with ErrAckTimeout first (Config.AckTimeout): no timer.
+		return awaitAck(ctx, p, nil)
+	}
+	if seq, err, ok, _ := p.outcome(); ok { // no timer for an answer in already
+		return awaitOutcome(seq, err)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	return awaitAck(ctx, p.f, t.C)
+	return awaitAck(ctx, p, t.C)
 }
 
-func awaitAck(ctx context.Context, f jetstream.PubAckFuture, late <-chan time.Time) (uint64, error) {
-	select {
-	case ack := <-f.Ok():
-		return ack.Sequence, nil
-	case err := <-f.Err():
-		return 0, classify(err)
-	case <-late:
-		return 0, ErrAckTimeout
-	case <-ctx.Done():
-		return 0, ctx.Err()
+func awaitAck(ctx context.Context, p *Pending, late <-chan time.Time) (uint64, error) {
+	seq, err, ok, done := p.outcome()
+	if !ok {
+		select {
+		case <-done:
+			seq, err, _, _ = p.outcome()
+		case <-late:
+			return 0, ErrAckTimeout
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
+	return awaitOutcome(seq, err)
 }
 
-func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
+func awaitOutcome(seq uint64, err error) (uint64, error) {
+	if err != nil {
+		return 0, classify(err)
+	}
+	return seq, nil
+}
+
+// encode is ev's message to subject, with its Nats-Msg-Id header unless opts
+// say otherwise, and the options applied.
+func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption) (nats.Msg, appendOpts, error) {
 	select {
 	case <-l.closed:
-		return nil, nil, ErrClosed
+		return nats.Msg{}, appendOpts{}, ErrClosed
 	default:
 	}
 	if err := l.disk.refusal(); err != nil {
-		return nil, nil, err
+		return nats.Msg{}, appendOpts{}, err
 	}
 	var o appendOpts
 	if len(opts) > 0 {
 		var err error
 		if o, err = applyAppendOpts(opts); err != nil {
-			return nil, nil, err
+			return nats.Msg{}, o, err
 		}
 	}
 	if ev.ID == "" || ev.Type == "" {
-		return nil, nil, fmt.Errorf("%w: an event needs an id and a type", wire.ErrBadEvent)
+		return nats.Msg{}, o, fmt.Errorf("%w: an event needs an id and a type", wire.ErrBadEvent)
 	}
 	body, err := wire.Encode(&ev)
 	if err != nil {
-		return nil, nil, fmt.Errorf("eventlog: encode event: %w", err)
+		return nats.Msg{}, o, fmt.Errorf("eventlog: encode event: %w", err)
 	}
-	msg := &nats.Msg{Subject: subject, Data: body}
+	msg := nats.Msg{Subject: subject, Data: body}
 	if !o.noMsgID {
 		// The header jetstream.WithMsgID would set, without its option's closure
 		// and the per-append option slice.
 		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}
 	}
+	return msg, o, nil
+}
+
+func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
+	msg, o, err := l.encode(subject, ev, opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	if o.expectSubjectSeq == nil {
-		return msg, l.retry, nil
+		return &msg, l.retry, nil
 	}
 	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+1)
 	popts = append(popts, l.retry...)
 	popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
-	return msg, popts, nil
+	return &msg, popts, nil
 }
 
 // applyAppendOpts is opts applied in order (apart, so that an append without

@@ -9,19 +9,11 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
-
-// silentFuture is an append whose acknowledgement never comes.
-type silentFuture struct{}
-
-func (silentFuture) Ok() <-chan *jetstream.PubAck { return nil }
-func (silentFuture) Err() <-chan error            { return nil }
-func (silentFuture) Msg() *nats.Msg               { return nil }
 
 func TestAwaitAckWithinGivesUp(t *testing.T) {
 	start := time.Now()
-	_, err := eventlog.AwaitAckWithin(context.Background(), eventlog.PendingOf(silentFuture{}), 50*time.Millisecond)
+	_, err := eventlog.AwaitAckWithin(context.Background(), eventlog.Unanswered(), 50*time.Millisecond)
 	if !errors.Is(err, eventlog.ErrAckTimeout) {
 		t.Fatalf("err = %v, want ErrAckTimeout", err)
 	}
@@ -30,7 +22,7 @@ func TestAwaitAckWithinGivesUp(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := eventlog.AwaitAckWithin(ctx, eventlog.PendingOf(silentFuture{}), time.Minute); !errors.Is(err, context.Canceled) {
+	if _, err := eventlog.AwaitAckWithin(ctx, eventlog.Unanswered(), time.Minute); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
@@ -69,7 +61,7 @@ func TestAppendAsyncAcknowledgementLost(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the future never failed: the append stays pending")
 	}
-	if n := l.JetStream().PublishAsyncPending(); n != 0 {
+	if n := l.PendingAppends(); n != 0 {
 		t.Fatalf("%d appends still pending", n)
 	}
 	if err := l.Close(); err != nil {

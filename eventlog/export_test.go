@@ -1,6 +1,8 @@
 package eventlog
 
-import "github.com/nats-io/nats.go/jetstream"
+// Unanswered is an append whose acknowledgement never comes, for a test that
+// stands in for the stream.
+func Unanswered() *Pending { return &Pending{} }
 
-// PendingOf is f as an append under way, for a test that stands in for the stream.
-func PendingOf(f jetstream.PubAckFuture) *Pending { return &Pending{f: f} }
+// PendingAppends is how many of l's async appends await their acknowledgement.
+func (l *Log) PendingAppends() int { return l.pl.pending() }

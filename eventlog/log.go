@@ -22,6 +22,7 @@ type Log struct {
 	connOpt []nats.Option  // what authenticates capdir's connections
 	nc      *nats.Conn
 	js      jetstream.JetStream
+	pl      *pipeline // the async appends
 	streams map[string]jetstream.Stream
 	retry   []jetstream.PublishOpt // every append's: sent again while its stream elects a leader
 	disk    *diskGuard             // the embedded store's full disk; nil on an external cluster
@@ -109,6 +110,11 @@ func (l *Log) connect() error {
 		return fmt.Errorf("eventlog: jetstream: %w", err)
 	}
 	l.js = js
+	pl, err := newPipeline(l.nc, l.cfg.AckTimeout, electionRetryWait, int(l.cfg.ElectionWait/electionRetryWait))
+	if err != nil {
+		return fmt.Errorf("eventlog: the appends' inbox: %w", err)
+	}
+	l.pl = pl
 	return nil
 }
 
@@ -346,9 +352,9 @@ func (l *Log) Close() error {
 		if l.diskDone != nil {
 			<-l.diskDone
 		}
-		if l.js != nil {
+		if l.pl != nil {
 			select {
-			case <-l.js.PublishAsyncComplete():
+			case <-l.pl.complete():
 			case <-time.After(5 * time.Second):
 				err = errors.New("eventlog: pending appends not acknowledged within 5s")
 			}

@@ -170,37 +170,57 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	}
 	// Messages are decoded on the reading goroutine, so that decoding the next
 	// events overlaps with the handler applying the last batch.
+	//
+	// The follower does not wait for that goroutine to end: the client's ordered
+	// iterator can miss a Stop that lands while it recreates its consumer (after
+	// the stream was deleted or its server restarted) and go on waiting on the new
+	// consumer, so a follower that waited for its reader would hang with it, and
+	// so would whoever waits for the follower. The reader then ends when the
+	// connection closes; until then it hands nothing over and reports nothing.
 	msgs := make(chan Stored, max)
 	errc := make(chan error, 1)
+	quit := make(chan struct{})
 	go func() {
 		defer close(msgs)
 		for {
 			m, err := it.Next()
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					errc <- fmt.Errorf("eventlog: follow %s: %w", stream, err)
+					select {
+					case errc <- fmt.Errorf("eventlog: follow %s: %w", stream, err):
+					default:
+					}
 				}
 				return
 			}
 			s, err := toStored(stream, m)
 			if err != nil {
-				errc <- err
+				select {
+				case errc <- err:
+				default:
+				}
 				return
+			}
+			select {
+			case <-quit:
+				return
+			default:
 			}
 			if opts.Seen != nil {
 				opts.Seen(&s)
 			}
 			select {
 			case msgs <- s:
+			case <-quit:
+				return
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
 	defer func() {
+		close(quit)
 		it.Stop()
-		for range msgs {
-		}
 	}()
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over

@@ -39,6 +39,28 @@ type StreamState struct {
 // State asks again until a leader answers, for up to Config.ElectionWait, then
 // returns an error wrapping ErrElecting.
 func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
+	return l.settledState(ctx, stream, 0)
+}
+
+// Holds is State for a reader that has read the stream up to seq and asks
+// whether the log still holds it. On a replicated stream an answer below seq is
+// not taken at its word: a leader elected a moment ago can answer before it has
+// applied every entry its predecessor acknowledged. Holds asks again, every
+// electionRetryWait for up to Config.ElectionWait in all (the wait for a leader
+// included), and returns the first leader's state that reaches seq, or the last
+// leader's state when none does: a log that really lost what was read stays
+// behind, one that was only electing catches up. When no leader answered last,
+// it is State's ErrElecting.
+func (l *Log) Holds(ctx context.Context, stream string, seq uint64) (StreamState, error) {
+	return l.settledState(ctx, stream, seq)
+}
+
+// settledState is the one loop of State and Holds: it asks for the stream's
+// state every electionRetryWait until a leader answers with one that holds seq
+// (any state, on a stream without replicas), under one deadline,
+// Config.ElectionWait from the first ask. Past it, the last answer is returned
+// when a leader gave it, else ErrElecting.
+func (l *Log) settledState(ctx context.Context, stream string, seq uint64) (StreamState, error) {
 	s, ok := l.streams[stream]
 	if !ok {
 		return StreamState{}, fmt.Errorf("eventlog: unknown stream %q", stream)
@@ -54,50 +76,28 @@ func (l *Log) State(ctx context.Context, stream string) (StreamState, error) {
 		if err != nil {
 			return StreamState{}, fmt.Errorf("eventlog: stream info %s: %w", stream, err)
 		}
-		if info.Cluster == nil || info.Cluster.Leader != "" {
-			return StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq,
-				Replicated: info.Cluster != nil && len(info.Cluster.Replicas) > 0}, nil
+		st := StreamState{Stream: stream, Created: info.Created, FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq,
+			Replicated: info.Cluster != nil && len(info.Cluster.Replicas) > 0}
+		leader := info.Cluster == nil || info.Cluster.Leader != ""
+		if leader && (st.LastSeq >= seq || !st.Replicated) {
+			return st, nil
 		}
 		if !time.Now().Before(until) {
+			if leader {
+				return st, nil // behind once the wait is over: the log's own answer
+			}
 			return StreamState{}, fmt.Errorf("%w: stream %s had no leader for %s; only a replica answered, with its own state (last sequence %d), which may be behind the log's: ask again in a few seconds",
 				ErrElecting, stream, l.cfg.ElectionWait, info.State.LastSeq)
 		}
 		select {
 		case <-ctx.Done():
+			if leader {
+				return st, fmt.Errorf("eventlog: stream info %s: %w", stream, ctx.Err())
+			}
 			return StreamState{}, fmt.Errorf("eventlog: stream info %s: no leader answered: %w", stream, ctx.Err())
 		case <-time.After(electionRetryWait):
 		}
 	}
-}
-
-// Holds is State for a reader that has read the stream up to seq and asks
-// whether the log still holds it. On a replicated stream an answer below seq is
-// not taken at its word: a leader elected a moment ago can answer before it has
-// applied every entry its predecessor acknowledged. Holds asks again, every
-// electionRetryWait for up to Config.ElectionWait, and returns the first state
-// that reaches seq, or the last one asked when none does: a log that really lost
-// what was read stays behind, one that was only electing catches up.
-func (l *Log) Holds(ctx context.Context, stream string, seq uint64) (StreamState, error) {
-	st, err := l.State(ctx, stream)
-	if err != nil || st.LastSeq >= seq || !st.Replicated {
-		return st, err
-	}
-	until := time.Now().Add(l.cfg.ElectionWait)
-	for time.Now().Before(until) {
-		select {
-		case <-ctx.Done():
-			return st, fmt.Errorf("eventlog: stream info %s: %w", stream, ctx.Err())
-		case <-time.After(electionRetryWait):
-		}
-		next, err := l.State(ctx, stream)
-		if err != nil {
-			return next, err
-		}
-		if st = next; st.LastSeq >= seq {
-			break
-		}
-	}
-	return st, nil
 }
 
 // streamAdvisory is the subject of JetStream's advisories about a stream (created,

@@ -1,18 +1,40 @@
 package eventlog
 
-import "github.com/capdir/capdir/eventlog/wire"
+import (
+	"context"
+
+	"github.com/capdir/capdir/eventlog/wire"
+)
 
 // Traceparent is the traceparent header (wire.TraceparentHeader) m was
 // published with, "" when it has none. A Msg that wraps another (Unwrap) is
 // asked for the one it wraps.
-func Traceparent(m Msg) string {
+func Traceparent(m Msg) string { return header(m, wire.TraceparentHeader) }
+
+// Tracestate is the tracestate header (wire.TracestateHeader) m was published
+// with, "" when it has none.
+func Tracestate(m Msg) string { return header(m, wire.TracestateHeader) }
+
+// header is the header name m was published with.
+func header(m Msg, name string) string {
 	switch d := m.(type) {
 	case *delivery:
-		return d.Headers().Get(wire.TraceparentHeader)
+		return d.Headers().Get(name)
 	case *Redelivery:
-		return d.raw.Header.Get(wire.TraceparentHeader)
+		return d.raw.Header.Get(name)
 	case interface{ Unwrap() Msg }:
-		return Traceparent(d.Unwrap())
+		return header(d.Unwrap(), name)
 	}
 	return ""
+}
+
+// ReadSeqTraced reads the one event at seq in stream as ReadSeq does, with the
+// traceparent and tracestate headers it was published with ("" for none).
+func (l *Log) ReadSeqTraced(ctx context.Context, stream string, seq uint64) (st Stored, traceparent, tracestate string, err error) {
+	m, err := l.ReadRaw(ctx, stream, seq)
+	if err != nil {
+		return Stored{}, "", "", err
+	}
+	st = newStored(stream, m.Subject, m.Sequence, m.Data)
+	return st, m.Header.Get(wire.TraceparentHeader), m.Header.Get(wire.TracestateHeader), nil
 }

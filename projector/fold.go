@@ -101,15 +101,36 @@ type requestHead struct {
 // invocation id empty: checkRequest derives them as the dispatcher does. The
 // first request under an invocation id stands (invocations.go): a later one is
 // a duplicate the worker does not run, or capdir's re-run of an approved call.
+// A bus client's request under an id another sender's request holds is the
+// client's own invocation, under the id scoped to it (wire.ScopedInvocationID),
+// as the worker runs it.
 func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	r, err := checkRequest(s, subj)
 	if err != nil {
 		return err
 	}
-	if f.tx.Bucket(bucketInvocations).Get([]byte(r.InvocationID)) != nil {
-		return nil
+	b := f.tx.Bucket(bucketInvocations)
+	if v := b.Get([]byte(r.InvocationID)); v != nil {
+		if !takenFrom(v, subj) {
+			return nil
+		}
+		r.InvocationID = wire.ScopedInvocationID(subj.Client, r.InvocationID)
+		if b.Get([]byte(r.InvocationID)) != nil {
+			return nil
+		}
 	}
-	return put(f.tx, bucketInvocations, []byte(r.InvocationID), invocationValue(s, subj, &r))
+	return f.ledger.put(bucketInvocations, []byte(r.InvocationID), invocationValue(s, subj, &r), nil)
+}
+
+// takenFrom reports whether first, the invocations record of an id, is another
+// sender's than the bus request on subj: its id is then scoped to its client.
+// A record too old to name its sender is taken as its own (first stands).
+func takenFrom(first []byte, subj wire.Subject) bool {
+	if subj.Family != wire.BusRequestFamily {
+		return false
+	}
+	inv, err := decodeInvocation(first)
+	return err == nil && inv.Seq != 0 && inv.Client != subj.Client
 }
 
 // receiptHead is the part of a receipt the fold reads: the receipt itself is stored
@@ -129,7 +150,8 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if f.tx.Bucket(bucketReceipts).Get([]byte(r.InvocationID)) != nil {
+	inv := []byte(r.InvocationID)
+	if f.tx.Bucket(bucketReceipts).Get(inv) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
 	leaf, err := f.ledger.add(r.InvocationID, s.Data)

@@ -12,10 +12,16 @@ import (
 )
 
 // Node keys (wire.NodeKeyAnnounced). The fold keeps every announced key whose
-// announcement its own key signed, in the node_keys bucket (the key's id -> NodeKey
-// JSON), which the digest covers: every node and a replay list the same keys. An
-// announcement whose signature does not verify, or whose subject names another
-// key, is skipped: a key is listed only when whoever announced it holds it.
+// announcement its own key signed, in the node_keys bucket (NodeKey JSON), which
+// the digest covers: every node and a replay list the same keys. An announcement
+// whose signature does not verify, or whose subject names another key, is skipped:
+// a key is listed only when whoever announced it holds it.
+//
+// A key's id is a 32-bit hash, which another key can be made to share: the first
+// key announced under an id is stored under the id, and every other key of that id
+// under the id, a space and its verifier (nodeKeyEntry), so a key announced first
+// with a colliding id cannot shadow the real one: both are listed, and a reader
+// holding both cannot take one for the other (note refuses an ambiguous key).
 var bucketNodeKeys = []byte("node_keys")
 
 // NodeKey is one announced checkpoint key.
@@ -48,17 +54,40 @@ func (f *folder) nodeKeyAnnounced(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil || !v.Verify(wire.NodeKeyStatement(a.Origin, a.Verifier), sig) {
 		return skipf(reasonBadData, "node key announcement of %s: the signature is not the key's own", clip(v.Name()))
 	}
-	if f.tx.Bucket(bucketNodeKeys).Get([]byte(subj.Key)) != nil {
-		return nil // announced before
+	entry, err := nodeKeyEntry(f.tx, subj.Key, a.Verifier)
+	if entry == nil || err != nil {
+		return err // announced before
 	}
 	b, err := json.Marshal(NodeKey{Origin: a.Origin, Verifier: a.Verifier, Seq: s.Seq})
 	if err != nil {
 		return err
 	}
-	return put(f.tx, bucketNodeKeys, []byte(subj.Key), b)
+	return put(f.tx, bucketNodeKeys, entry, b)
 }
 
-// NodeKeys is every checkpoint key the nodes announced, in the order of their ids.
+// nodeKeyEntry is the node_keys entry a key verifier of id id goes under, or nil
+// when it is listed already: the id when no key of that id is, else the id, a
+// space and the verifier. The entries of an id sort after it, so the keys are
+// listed by id and, within an id, the first announced first, then the others by
+// verifier.
+func nodeKeyEntry(tx *bolt.Tx, id, verifier string) ([]byte, error) {
+	first, err := get(tx, bucketNodeKeys, []byte(id))
+	if first == nil || err != nil {
+		return []byte(id), err
+	}
+	var k NodeKey
+	if err := json.Unmarshal(first, &k); err != nil {
+		return nil, err
+	}
+	other := []byte(id + " " + verifier)
+	if k.Verifier == verifier || tx.Bucket(bucketNodeKeys).Get(other) != nil {
+		return nil, nil
+	}
+	return other, nil
+}
+
+// NodeKeys is every checkpoint key the nodes announced, in the order of their ids
+// (of keys sharing an id, the first announced first).
 func (p *Projector) NodeKeys() ([]NodeKey, error) {
 	var out []NodeKey
 	err := p.view(func(tx *bolt.Tx) error {

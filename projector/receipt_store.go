@@ -200,31 +200,34 @@ func packHex(data []byte) ([]byte, bool) { return packHexTo(make([]byte, 0, len(
 
 // packHexTo is packHex appending to out.
 func packHexTo(out, data []byte) ([]byte, bool) {
+	from := 0 // data[from:i] is copied as it is when the next run is packed
 	for i := 0; i < len(data); {
 		c := data[i]
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return nil, false
+		if !isLowerHex(c) {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return nil, false
+			}
+			i++
+			continue
 		}
-		j := i
+		j := i + 1
 		for j < len(data) && isLowerHex(data[j]) {
 			j++
 		}
 		if j-i < minHexRun {
-			if j == i {
-				j++
-			}
-			out = append(out, data[i:j]...)
 			i = j
 			continue
 		}
+		out = append(out, data[from:i]...)
 		for j-i >= 2 {
 			n := min((j-i)/2, 255)
 			out = append(out, hexRun, byte(n))
 			out, _ = hex.AppendDecode(out, data[i:i+2*n])
 			i += 2 * n
 		}
+		from = i // an odd digit left at the run's end is copied as it is
 	}
-	return out, true
+	return append(out, data[from:]...), true
 }
 
 // unpackHex is packHex's inverse.

@@ -11,14 +11,14 @@ import (
 	"github.com/capdir/capdir/internal/bench"
 )
 
-// BenchmarkReplay rebuilds a fresh bbolt projection from a log of at least 100k
-// events of the mix bench.GenerateLog writes (directory mutations, requests,
-// receipts) and reports events/s, CPU and allocations per event (the whole
+// BenchmarkReplay rebuilds a fresh bbolt projection from a log of at least
+// bench.ReplayEvents events (the size of capdir bench's full run) of the mix
+// bench.GenerateLog writes (directory mutations, requests, receipts) and reports events/s, CPU and allocations per event (the whole
 // process's, the log's server included). The log is generated once, outside the
 // timer.
 func BenchmarkReplay(b *testing.B) {
 	l := logtest.Open(b, "")
-	n, err := bench.GenerateLog(context.Background(), l, 100_000)
+	n, err := bench.GenerateLog(context.Background(), l, bench.ReplayEvents)
 	if err != nil {
 		b.Fatal(err)
 	}

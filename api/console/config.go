@@ -34,23 +34,14 @@ type Config struct {
 	// MaxSessions bounds the sessions held at once (DefaultMaxSessions); past it
 	// the one idle longest ends.
 	MaxSessions int
-	// SignInLimit wrong keys from one address within SignInWindow refuse that
-	// address's sign-ins until the window passes (DefaultSignInLimit,
-	// DefaultSignInWindow).
-	SignInLimit  int
-	SignInWindow time.Duration
-	Clock        func() time.Time
-	Logger       *slog.Logger
+	Clock       func() time.Time
+	Logger      *slog.Logger
 }
 
 // Defaults of Config.
 const (
-	DefaultSessionIdle  = 12 * time.Hour
-	DefaultMaxSessions  = 1024
-	DefaultSignInLimit  = 5
-	DefaultSignInWindow = time.Minute
-	// maxLimited bounds the addresses the sign-in limiter remembers.
-	maxLimited = 1 << 16
+	DefaultSessionIdle = 12 * time.Hour
+	DefaultMaxSessions = 1024
 )
 
 func (c *Config) setDefaults() {
@@ -59,12 +50,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
-	}
-	if c.SignInLimit == 0 {
-		c.SignInLimit = DefaultSignInLimit
-	}
-	if c.SignInWindow == 0 {
-		c.SignInWindow = DefaultSignInWindow
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -80,8 +65,8 @@ func (c *Config) Validate() error {
 	if c.API == nil || c.Projector == nil || c.Ask == nil {
 		errs = append(errs, errors.New("console: the API server, the projector and the ask index are required"))
 	}
-	if c.SessionIdle < 0 || c.MaxSessions < 0 || c.SignInLimit < 0 || c.SignInWindow < 0 {
-		errs = append(errs, errors.New("console: SessionIdle, MaxSessions, SignInLimit and SignInWindow must not be negative"))
+	if c.SessionIdle < 0 || c.MaxSessions < 0 {
+		errs = append(errs, errors.New("console: SessionIdle and MaxSessions must not be negative"))
 	}
 	return errors.Join(errs...)
 }

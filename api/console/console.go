@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/api"
-	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/command"
 )
 
@@ -32,7 +31,6 @@ type Console struct {
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 	sessions *sessions
-	limiter  *ownerkey.Limiter
 	hub      *hub
 	static   http.Handler
 
@@ -48,8 +46,7 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{cfg: cfg, cmd: cfg.API.Commands(), mux: http.NewServeMux(), closed: make(chan struct{}),
-		sessions: newSessions(cfg.SessionIdle, cfg.MaxSessions, cfg.Clock),
-		limiter:  ownerkey.NewLimiter(cfg.SignInLimit, cfg.SignInWindow, maxLimited, cfg.Clock)}
+		sessions: newSessions(cfg.SessionIdle, cfg.MaxSessions, cfg.Clock)}
 	if err := c.parse(); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,8 @@
 //
 //   - Sessions are per node: behind a load balancer, sign in to each node.
 //   - A wrong key is answered as the API answers it ({"error":"unauthorized"}) and
-//     counted per client address; past SignInLimit wrong keys in SignInWindow that
-//     address is refused (429) until the window passes. Behind a proxy every client
-//     shares the proxy's address.
+//     counted per client address by the API's owner-key guard (package ownerkey),
+//     with the wrong keys sent to the API and /mcp: past its limit that address is
+//     refused (429) until the window passes. Behind a proxy every client shares the
+//     proxy's address.
 package console

@@ -121,8 +121,8 @@ type receiptData struct {
 // fingerprints, its public link, and the tree of its steps.
 func (c *Console) receiptPage(w http.ResponseWriter, r *http.Request, ss *session) error {
 	id := r.PathValue("id")
-	if err := wire.CheckInvocationID(id); err != nil {
-		return badQuery(err.Error())
+	if !wire.ValidReceiptID(id) { // a bus client's scoped id too
+		return badQuery(wire.CheckInvocationID(id).Error())
 	}
 	t, pending, err := c.cfg.API.Receipt(r.Context(), id)
 	if err != nil {

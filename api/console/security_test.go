@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -126,7 +127,11 @@ func TestConsoleSessionCookieSecureOverTLS(t *testing.T) {
 func TestConsoleWrongKeyIsTheAPIs401AndRateLimited(t *testing.T) {
 	n := startNode(t)
 	c := newClient(t, n.URL())
-	for i, key := range []string{"wrong-key-0123456789", "", strings.Repeat("k", 1<<20), nodetest.Key + "x", "x"} {
+	keys := []string{"wrong-key-0123456789", "", strings.Repeat("k", 1<<20), nodetest.Key + "x", "x"} // the empty one is not counted
+	for len(keys) < ownerkey.DefaultLimit+1 {
+		keys = append(keys, "wrong-key-0123456789")
+	}
+	for i, key := range keys {
 		resp, body := c.do("POST", "/console/signin", url.Values{"key": {key}}, nil)
 		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `{&#34;error&#34;:&#34;unauthorized&#34;`) {
 			t.Fatalf("wrong key %d: %d %s, want the API's 401 literal", i, resp.StatusCode, body)
@@ -136,13 +141,11 @@ func TestConsoleWrongKeyIsTheAPIs401AndRateLimited(t *testing.T) {
 		}
 	}
 	// Past the limit even the right key is refused from that address, saying how long to wait.
-	resp, body := c.do("POST", "/console/signin", url.Values{"key": {"wrong-key-0123456789"}}, nil)
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("fifth wrong key: %d", resp.StatusCode)
-	}
-	resp, body = c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil)
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "too_many_sign_ins") {
-		t.Fatalf("after the limit: %d (Retry-After %q) %s, want 429", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	resp, body := c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil)
+	want := regexp.MustCompile(regexp.QuoteMeta(html.EscapeString(`{"error":"too_many_sign_ins","how_to_fix":"10 wrong keys from this address within 1m0s: wait `)) +
+		`1m[01]s` + regexp.QuoteMeta(html.EscapeString(`, then sign in with the owner key"}`)))
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !want.MatchString(body) {
+		t.Fatalf("after the limit: %d (Retry-After %q) %s, want 429 %s", resp.StatusCode, resp.Header.Get("Retry-After"), body, want)
 	}
 	// Another address is not held back by this one's wrong keys.
 	other := newClient(t, n.URL())
@@ -286,11 +289,11 @@ func TestConsoleSessionsAndRefusalsExpire(t *testing.T) {
 		t.Fatalf("12h idle: %d, want sent to sign in", resp.StatusCode)
 	}
 
-	for range 5 {
+	for range ownerkey.DefaultLimit {
 		c.do("POST", "/console/signin", url.Values{"key": {"wrong-key-0123456789"}}, nil)
 	}
 	if resp, _ := c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil); resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("after five wrong keys: %d, want 429", resp.StatusCode)
+		t.Fatalf("after %d wrong keys: %d, want 429", ownerkey.DefaultLimit, resp.StatusCode)
 	}
 	clock.advance(time.Minute)
 	c.signIn()

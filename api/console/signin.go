@@ -29,20 +29,14 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, "signin", http.StatusOK, view{Title: "Sign in", Data: signInData{Next: next}})
 }
 
-// signIn exchanges the owner key, POSTed once, for a new session's cookie. A wrong
-// key is the API's 401; too many from one address are refused until the window
-// passes. The key is neither logged nor put in any answer.
+// signIn exchanges the owner key, POSTed once, for a new session's cookie. The
+// key is checked by the API's owner-key guard, so wrong keys here and on the API
+// or /mcp count against one throttle per address: a wrong key is the API's 401;
+// past the guard's limit the address is refused until its window passes. The key
+// is neither logged nor put in any answer.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		writeRefusal(w, http.StatusForbidden, msgCrossOrigin)
-		return
-	}
-	addr := ownerkey.ClientAddr(r)
-	var te *ownerkey.ThrottledError
-	if errors.As(c.limiter.Blocked(addr), &te) {
-		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfterSeconds()))
-		ev := &errView{Status: http.StatusTooManyRequests, Body: msgRateLimited(c.cfg.SignInLimit, c.cfg.SignInWindow, te.RetryAfter)}
-		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: "/console/"}})
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxSignIn)
@@ -54,8 +48,18 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: next, Hint: msgNoKey}})
 		return
 	}
-	if bad || !c.cfg.API.IsOwnerKey(key) {
-		c.limiter.Fail(addr)
+	if bad {
+		key = "" // never the owner key: the guard counts it as a wrong one
+	}
+	addr := ownerkey.ClientAddr(r)
+	var te *ownerkey.ThrottledError
+	switch err := c.cfg.API.CheckOwnerKey(r, key); {
+	case errors.As(err, &te):
+		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfterSeconds()))
+		ev := &errView{Status: http.StatusTooManyRequests, Body: msgRateLimited(te.Limit, te.Window, te.RetryAfter)}
+		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: "/console/"}})
+		return
+	case err != nil:
 		c.cfg.Logger.Warn("console: sign-in with a wrong key", "addr", addr)
 		ev := answerOf(api.ErrUnauthorized)
 		c.render(w, "signin", ev.Status, view{Title: "Sign in", Error: ev, Data: signInData{Next: next, Hint: msgNoKey}})

@@ -101,7 +101,7 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if c.OwnerKey == nil && c.TerminalKey != "" {
-		c.OwnerKey, _ = ownerkey.New(ownerkey.Config{Key: c.TerminalKey, Clock: c.Clock}) // its Config is valid: a key, the defaults
+		c.OwnerKey, _ = ownerkey.New(ownerkey.Config{Key: c.TerminalKey, Clock: c.Clock, Logger: c.Logger}) // its Config is valid: a key, the defaults
 	}
 	if c.Search == nil && c.Projector != nil {
 		c.Search = WordMatch(c.Projector)

@@ -3,6 +3,7 @@ package ownerkey
 import (
 	"crypto/subtle"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,16 +18,28 @@ type Config struct {
 	// DefaultWindow when 0).
 	Limit  int
 	Window time.Duration
-	// MaxAddrs bounds the addresses remembered (DefaultMaxAddrs when 0).
+	// MaxAddrs bounds the addresses counted (DefaultMaxAddrs when 0); past it the
+	// new ones share one count, which never refuses the right key.
 	MaxAddrs int
-	Clock    func() time.Time
+	// An address the right key came from is remembered for AllowFor after its
+	// last right key (DefaultAllowFor when 0), MaxAllowed of them at most
+	// (DefaultMaxAllowed when 0): its wrong keys get a count of their own even when
+	// the table is full, so the shared count never throttles it.
+	AllowFor   time.Duration
+	MaxAllowed int
+	Clock      func() time.Time
+	// Logger is told, once, of each address that reaches Limit (slog.Default()
+	// when nil); never of a key.
+	Logger *slog.Logger
 }
 
 // Defaults of Config.
 const (
-	DefaultLimit    = 10
-	DefaultWindow   = time.Minute
-	DefaultMaxAddrs = 10000
+	DefaultLimit      = 10
+	DefaultWindow     = time.Minute
+	DefaultMaxAddrs   = 10000
+	DefaultAllowFor   = 12 * time.Hour
+	DefaultMaxAllowed = 64
 )
 
 func (c *Config) setDefaults() {
@@ -39,8 +52,17 @@ func (c *Config) setDefaults() {
 	if c.MaxAddrs == 0 {
 		c.MaxAddrs = DefaultMaxAddrs
 	}
+	if c.AllowFor == 0 {
+		c.AllowFor = DefaultAllowFor
+	}
+	if c.MaxAllowed == 0 {
+		c.MaxAllowed = DefaultMaxAllowed
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 
@@ -50,8 +72,8 @@ func (c Config) Validate() error {
 	if c.Key == "" {
 		errs = append(errs, errors.New("ownerkey: Key is required"))
 	}
-	if c.Limit < 0 || c.Window < 0 || c.MaxAddrs < 0 {
-		errs = append(errs, errors.New("ownerkey: Limit, Window and MaxAddrs must not be negative"))
+	if c.Limit < 0 || c.Window < 0 || c.MaxAddrs < 0 || c.AllowFor < 0 || c.MaxAllowed < 0 {
+		errs = append(errs, errors.New("ownerkey: Limit, Window, MaxAddrs, AllowFor and MaxAllowed must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -59,7 +81,7 @@ func (c Config) Validate() error {
 // Guard checks presented owner keys. Safe for concurrent use.
 type Guard struct {
 	key     []byte
-	limiter *Limiter
+	limiter *limiter
 }
 
 // New builds a Guard.
@@ -68,22 +90,16 @@ func New(cfg Config) (*Guard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Guard{key: []byte(cfg.Key), limiter: NewLimiter(cfg.Limit, cfg.Window, cfg.MaxAddrs, cfg.Clock)}, nil
+	return &Guard{key: []byte(cfg.Key), limiter: newLimiter(cfg)}, nil
 }
 
 // Check checks key, presented by r's client: nil when it is the owner key; a
-// *ThrottledError, without comparing it, when the client's address is throttled;
-// else ErrWrongKey, counted against the address. A right key is never counted.
+// *ThrottledError when the client's address is throttled, whatever the key; else
+// ErrWrongKey, counted against the address. A right key is never counted. The key
+// is compared in constant time before the address's count is read, and the
+// comparison is then ignored for a throttled address, so it learns nothing.
 func (g *Guard) Check(r *http.Request, key string) error {
-	addr := ClientAddr(r)
-	if err := g.limiter.Blocked(addr); err != nil {
-		return err
-	}
-	if subtle.ConstantTimeCompare([]byte(key), g.key) == 1 {
-		return nil
-	}
-	g.limiter.Fail(addr)
-	return ErrWrongKey
+	return g.limiter.check(ClientAddr(r), g.Is(key))
 }
 
 // Is compares key with the owner key in constant time, throttling nothing (for

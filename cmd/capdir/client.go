@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -110,12 +111,12 @@ func (sc serverConfig) ownerKey() (key, source string, err error) {
 		path = capdir.KeyPath(sc.DataDir)
 		source = path + " (the data dir's key; --data " + sc.DataDir + ")"
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	key, err = capdir.ReadKeyFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", "", fmt.Errorf("no owner key: set CAPDIR_TERMINAL_KEY, pass --key-file, or point --data at the server's data dir (%w)", err)
-	}
-	if key = strings.TrimSpace(string(b)); key == "" {
-		return "", "", fmt.Errorf("no owner key: %s is empty", path)
+	case err != nil:
+		return "", "", fmt.Errorf("no owner key from %s: %w", source, err)
 	}
 	return key, source, nil
 }

@@ -79,6 +79,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")
+	f.IntVar(&cfg.Node.Dispatch.MaxCalls, "max-calls", dispatcher.DefaultMaxCalls, "bus clients' calls (capdir.call.<CLIENT>.<KEY>) this node answers at once; one more is refused at once with CALL_REFUSED busy and retry true")
 	f.DurationVar(&cfg.Node.Dispatch.AckWait, "ack-wait", 30*time.Second, "how long a request a worker took may go without word from it before another worker is given it (a running call is kept alive every third of it); after a crash, a single node runs the calls it cut at its next start, a cluster's other nodes after this wait")
 	f.IntVar(&cfg.Node.Breaker.Threshold, "breaker-threshold", breaker.DefaultThreshold, "consecutive upstream 401/403 answers to the owner's calls that open a row's breaker (to another caller's: that refuse that caller alone)")
 	f.DurationVar(&cfg.Node.Breaker.Cooldown, "breaker-cooldown", breaker.DefaultCooldown, "how long an open breaker refuses calls")

@@ -52,7 +52,7 @@ var serveFlagGroups = []flagGroup{
 	{"Listeners", []string{"http", "public-url", "console", "nats-listen"}},
 	{"Log and projection", []string{"data", "sync", "data-retention", "data-max-bytes", "log-compression", "projection-fsync", "projection-linger"}},
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
-	{"Dispatch", []string{"workers", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
+	{"Dispatch", []string{"workers", "max-calls", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
 	{"HTTP runner", []string{"http-timeout", "http-max-per-origin"}},
 	{"MCP upstreams", []string{"mcp-http", "mcp-stdio", "mcp-timeout", "mcp-relist"}},
 	{"Agents and flows", []string{"agent-provider", "agent-price", "agent-step-limit", "flow-max-depth", "flow-max-fanout"}},

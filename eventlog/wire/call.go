@@ -53,13 +53,16 @@ func ParseCallSubject(subject string) (client, key string, ok bool) {
 const TypeCallRefused = "CALL_REFUSED"
 
 // CallRefused is the data of a CALL_REFUSED reply. Error is capdir's literal
-// reason; Retry says that the request itself was fine and the log could not take
-// it now: send the same request again (with the same invocation id).
+// reason; Retry says that the request itself was fine and capdir could not take
+// it now (the log did not store it, the node was answering as many calls as it
+// takes): send the same request again (with the same invocation id), as
+// HowToFix, when given, says.
 type CallRefused struct {
 	InvocationID string `json:"invocation_id,omitempty"`
 	Key          string `json:"key"`
 	Error        string `json:"error"`
 	Retry        bool   `json:"retry,omitempty"`
+	HowToFix     string `json:"how_to_fix,omitempty"`
 }
 
 // Call is a bus client's whole invocation as one request-reply (see CallSubject):
@@ -128,7 +131,10 @@ func answerOf(data []byte, req *InvocationRequest) (Receipt, error) {
 		if err := got.DataAs(&r); err != nil {
 			return rc, err
 		}
-		return partialReceipt(req), fmt.Errorf("%w: %s", ErrCallRefused, r.Error)
+		if r.Retry {
+			return partialReceipt(req), fmt.Errorf("%w: %w: %s", ErrCallRefused, ErrCallRetry, callRefusal(&r))
+		}
+		return partialReceipt(req), fmt.Errorf("%w: %s", ErrCallRefused, callRefusal(&r))
 	case TypeInvocationRefused:
 		var r InvocationRefused
 		if err := got.DataAs(&r); err != nil {
@@ -143,4 +149,13 @@ func answerOf(data []byte, req *InvocationRequest) (Receipt, error) {
 	}
 	err = got.DataAs(&rc)
 	return rc, err
+}
+
+// callRefusal is a CALL_REFUSED reply's reason, and what to do about it when
+// capdir says.
+func callRefusal(r *CallRefused) string {
+	if r.HowToFix == "" {
+		return r.Error
+	}
+	return r.Error + " (" + r.HowToFix + ")"
 }

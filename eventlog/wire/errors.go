@@ -38,6 +38,11 @@ var (
 	// take the request (malformed, too large, not appended): nothing of it is in
 	// the log, nothing ran. The error carries capdir's literal reason.
 	ErrCallRefused = errors.New("wire: call refused")
+	// ErrCallRetry is returned by Call, beside ErrCallRefused, when capdir said
+	// the refused request may be taken if sent again (the log did not store it,
+	// the node was answering as many calls as it takes): send it again, under the
+	// same invocation id, after a short wait.
+	ErrCallRetry = errors.New("retry")
 	// ErrNoCapdir is returned by Call when no capdir node answers calls on the
 	// client's call subject.
 	ErrNoCapdir = errors.New("wire: no capdir node answers calls")

@@ -50,4 +50,8 @@ type InvocationRequest struct {
 	// it, on any node, continues that trace. Omitted when empty; never trusted
 	// beyond being a trace context (a malformed one starts a fresh trace).
 	Traceparent string `json:"traceparent,omitempty"`
+	// Tracestate is the W3C tracestate that goes with Traceparent (a caller's
+	// vendor data, passed on to the upstream with the trace). Omitted when empty;
+	// an invalid one is dropped.
+	Tracestate string `json:"tracestate,omitempty"`
 }

@@ -92,9 +92,10 @@ func IsReceiptSubject(subject string) bool { return strings.HasPrefix(subject, r
 // bus client requested, once it is in the log: a plain NATS message, outside the
 // streams, carrying the same RECEIPT envelope. Subscribe before publishing the
 // request. The subject starts with the client's name, so NATS permissions let each
-// client read its own notices only (ReceiptNotices).
+// client read its own notices only (ReceiptNotices). An invocation id scoped to
+// the client (ScopedInvocationID) is announced under the id the client chose.
 func ReceiptNoticeSubject(client, key, invocationID string) string {
-	return noticePrefix + client + "." + key + "." + invocationID
+	return noticePrefix + client + "." + key + "." + ClientInvocationID(client, invocationID)
 }
 
 // ReceiptNotices matches every receipt notice of one bus client: what its

@@ -9,6 +9,14 @@ const TraceparentHeader = "traceparent"
 // MaxTraceparentLen bounds a traceparent value; capdir ignores a longer one.
 const MaxTraceparentLen = 256
 
+// TracestateHeader is the NATS header, named as the W3C HTTP header, that
+// carries a bus request's tracestate beside its traceparent.
+const TracestateHeader = "tracestate"
+
+// MaxTracestateLen bounds a tracestate value (the W3C Trace Context limit a
+// platform must propagate); capdir drops a longer one.
+const MaxTracestateLen = 512
+
 // WithTraceparent sends the request in the W3C trace whose traceparent value is
 // tp ("00-<32 hex trace id>-<16 hex span id>-<2 hex flags>"), in the
 // traceparent NATS header and the request's traceparent field: a node that

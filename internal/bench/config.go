@@ -14,17 +14,23 @@ import (
 
 // Scenario names, in the order Run runs them.
 const (
-	ScenarioFloor   = "floor"
-	ScenarioNATS    = "nats"
-	ScenarioHTTP    = "http"
-	ScenarioMCP     = "mcp"
-	ScenarioHTTPRow = "httprow"
+	ScenarioFloor = "floor"
+	ScenarioNATS  = "nats"
+	ScenarioHTTP  = "http"
+	ScenarioMCP   = "mcp"
+	// ScenarioReference: a hand-tuned pipeline of capdir's shape (Reference)
+	// against capdir's invocation rows, interleaved.
+	ScenarioReference = "reference"
+	ScenarioHTTPRow   = "httprow"
 	// ScenarioMCPUpstream: a row of runner mcp through capdir's /mcp against
 	// its upstream called directly.
 	ScenarioMCPUpstream = "mcp-upstream"
 	ScenarioFlow        = "flow"
-	ScenarioReplay      = "replay"
-	ScenarioDirectory   = "directory"
+	// ScenarioTracing: fn over HTTP on a node with tracing off against one
+	// tracing every call, interleaved.
+	ScenarioTracing   = "tracing"
+	ScenarioReplay    = "replay"
+	ScenarioDirectory = "directory"
 )
 
 // ScenarioInfo is one scenario as help text names it.
@@ -43,10 +49,14 @@ var ScenarioTable = []ScenarioInfo{
 		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
 	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +
 		"a lean keep-alive client), interleaved with POST /api/dispatch by the same kind of client"},
+	{ScenarioReference, "a hand-tuned pipeline of the same shape (JetStream request, pull worker, receipt,\n" +
+		"bbolt fold; nothing else) against fn over HTTP (lean client) and a NATS call, 64 in flight, interleaved"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
 	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
 		"against that server called directly"},
 	{ScenarioFlow, "a three-step fn flow against one fn call of its step row"},
+	{ScenarioTracing, "fn over POST /api/dispatch with tracing off against tracing on (the OpenTelemetry SDK,\n" +
+		"a batch span processor, spans dropped), interleaved, 1 and 64 in flight; allocations per call"},
 	{ScenarioReplay, "rebuilding a fresh bbolt file from a generated log"},
 	{ScenarioDirectory, "importing generated rows; lookups, did_you_mean and resident memory"},
 }
@@ -109,6 +119,10 @@ func (c *Config) Validate() error {
 
 func (c *Config) wants(name string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, name) }
 
+// ReplayEvents is the size of the log a full run's replay scenario rebuilds, and
+// BenchmarkReplay's: the two measure the same rebuild of the same log.
+const ReplayEvents = 100_000
+
 // counts are the sizes of one run.
 type counts struct {
 	floorAsync, floorSync int
@@ -127,5 +141,5 @@ func (c *Config) counts() counts {
 			flowSeq: 600, flowPar: 6_000, replayEvents: 60_000, directoryRows: 20_000, lookups: 300, budget: 4 * time.Second}
 	}
 	return counts{floorAsync: 200_000, floorSync: 20_000, invokeSeq: 5_000, invokePar: 50_000, httpRow: 3_000,
-		flowSeq: 3_000, flowPar: 30_000, replayEvents: 200_000, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
+		flowSeq: 3_000, flowPar: 30_000, replayEvents: ReplayEvents, directoryRows: 100_000, lookups: 2_000, budget: 20 * time.Second}
 }

@@ -32,6 +32,15 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err := r.shared(ctx); err != nil {
 		return r.results, err
 	}
+	if cfg.wants(ScenarioTracing) {
+		r.progress(ScenarioTracing, "fn over POST /api/dispatch, tracing off vs on, 1 and %d in flight", Parallel)
+		ecfg := EnvConfig{Dir: dir + "/tracing", Sync: cfg.Sync, Workers: cfg.Workers, Logger: cfg.Logger}
+		res, err := Tracing(ctx, ecfg, c.invokeSeq, c.invokePar, Parallel, c.budget)
+		if err != nil {
+			return r.results, err
+		}
+		r.add(res...)
+	}
 	if cfg.wants(ScenarioReplay) {
 		r.progress(ScenarioReplay, "generating %d events, then rebuilding", c.replayEvents)
 		res, err := Replay(ctx, dir, cfg.Sync, c.replayEvents)
@@ -82,20 +91,20 @@ func (r *runner) add(res ...Result) {
 // flow.
 func (r *runner) shared(ctx context.Context) error {
 	need := false
-	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioHTTPRow, ScenarioMCPUpstream, ScenarioFlow} {
+	for _, s := range []string{ScenarioFloor, ScenarioNATS, ScenarioHTTP, ScenarioMCP, ScenarioReference, ScenarioHTTPRow, ScenarioMCPUpstream, ScenarioFlow} {
 		need = need || r.cfg.wants(s)
 	}
 	if !need {
 		return nil
 	}
-	e, err := StartEnv(ctx, EnvConfig{Dir: r.dir + "/shared", Sync: r.cfg.Sync, Workers: r.cfg.Workers, NATSListen: r.cfg.wants(ScenarioNATS), Logger: r.cfg.Logger})
+	e, err := StartEnv(ctx, EnvConfig{Dir: r.dir + "/shared", Sync: r.cfg.Sync, Workers: r.cfg.Workers, NATSListen: r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioReference), Logger: r.cfg.Logger})
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	c := r.c
 	// The floor is measured whenever invocations are, so their ratio can be shown.
-	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) {
+	if r.cfg.wants(ScenarioFloor) || r.cfg.wants(ScenarioNATS) || r.cfg.wants(ScenarioHTTP) || r.cfg.wants(ScenarioMCP) || r.cfg.wants(ScenarioReference) {
 		r.progress(ScenarioFloor, "%d async and up to %d sync publishes (sync %s)", c.floorAsync, c.floorSync, r.cfg.Sync)
 		f, err := MeasureFloor(ctx, e.Node.Log().JetStream(), c.floorAsync, c.floorSync, c.budget)
 		if err != nil {
@@ -163,6 +172,12 @@ func (r *runner) shared(ctx context.Context) error {
 	if r.cfg.wants(ScenarioMCP) {
 		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session) and POST /api/dispatch, interleaved, 1 and %d in flight, with the SDK's client and a lean one", Parallel)
 		if err := r.mcp(ctx, e); err != nil {
+			return err
+		}
+	}
+	if r.cfg.wants(ScenarioReference) {
+		r.progress(ScenarioReference, "a hand-tuned pipeline of the same shape against capdir, interleaved, %d in flight", Parallel)
+		if err := r.reference(ctx, e); err != nil {
 			return err
 		}
 	}

@@ -76,15 +76,30 @@ func New(tp trace.TracerProvider) *Tracer {
 // Start begins span name: a child of the span ctx holds, else of the remote
 // parent traceparent names (when it is a valid W3C traceparent: a malformed,
 // oversized or all-zero one is ignored, never an error), else a new trace's
-// root. Off, it returns ctx and a Span that does nothing.
+// root. Off, it returns ctx and a Span that does nothing. StartRemote is the
+// same for a parent read already (Remote).
 func (t *Tracer) Start(ctx context.Context, name, traceparent string, kind trace.SpanKind) (context.Context, Span) {
 	if t == nil {
 		return ctx, Span{}
 	}
+	var parent trace.SpanContext
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		if sc := Parse(traceparent); sc.IsValid() {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-		}
+		parent = Parse(traceparent)
+	}
+	return t.StartRemote(ctx, name, parent, kind)
+}
+
+// StartRemote begins span name: a child of the span ctx holds, else of parent
+// when it is valid (a caller's trace context, as Remote reads it: its sampled
+// flag and tracestate are kept), else a new trace's root. An unsampled parent
+// gives a span that records nothing but keeps the trace, so the trace is
+// propagated, not recorded. Off, it returns ctx and a Span that does nothing.
+func (t *Tracer) StartRemote(ctx context.Context, name string, parent trace.SpanContext, kind trace.SpanKind) (context.Context, Span) {
+	if t == nil {
+		return ctx, Span{}
+	}
+	if parent.IsValid() && !trace.SpanContextFromContext(ctx).IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
 	ctx, s := t.t.Start(ctx, name, trace.WithSpanKind(kind))
 	return ctx, Span{s: s}
@@ -105,47 +120,47 @@ func Child(ctx context.Context, name string, kind trace.SpanKind) (context.Conte
 // Parse reads a traceparent value: the zero SpanContext when it is empty,
 // longer than MaxTraceparent, malformed, or names an all-zero trace or span id.
 func Parse(traceparent string) trace.SpanContext {
-	if traceparent == "" || len(traceparent) > MaxTraceparent {
-		return trace.SpanContext{}
-	}
-	return trace.SpanContextFromContext(propagator.Extract(context.Background(), one(traceparent)))
+	return Remote(traceparent, "")
 }
 
-// Traceparent is the traceparent value of the span ctx holds, "" when it holds
-// no valid one.
+// Traceparent is the traceparent value of the span ctx holds, recording or not
+// (an unsampled caller's trace keeps its flags), "" when it holds no valid one.
 func Traceparent(ctx context.Context) string {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return ""
 	}
 	var c capture
 	propagator.Inject(ctx, &c)
-	return c.v
+	return c.tp
 }
 
 // Outgoing is the traceparent an upstream call made under ctx sends: that of
-// the recording span ctx holds, "" when it holds none (tracing off), so a call
-// made with tracing off sends no traceparent at all.
+// the span ctx holds, "" when it holds none (tracing off), so a call made with
+// tracing off sends no traceparent at all. A call in a caller's unsampled
+// trace sends it unsampled, as the caller did: propagated, not recorded.
 func Outgoing(ctx context.Context) string {
-	if !trace.SpanFromContext(ctx).IsRecording() {
-		return ""
-	}
 	return Traceparent(ctx)
 }
 
-// Inject sets h's traceparent to Outgoing(ctx) when that is not empty.
+// Inject sets h's traceparent to Outgoing(ctx), and its tracestate to
+// Tracestate(ctx), when they are not empty.
 func Inject(ctx context.Context, h http.Header) {
 	if tp := Outgoing(ctx); tp != "" {
 		h.Set(Header, tp)
+		if ts := Tracestate(ctx); ts != "" {
+			h.Set(StateHeader, ts)
+		}
 	}
 }
 
-// TraceID is the hex trace id of the span ctx holds, "" when none is recording.
+// TraceID is the hex trace id of the span ctx holds, recording or not (an
+// unsampled caller's trace is still the call's trace), "" when it holds none.
 func TraceID(ctx context.Context) string {
-	s := trace.SpanFromContext(ctx)
-	if !s.IsRecording() {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
 		return ""
 	}
-	return s.SpanContext().TraceID().String()
+	return sc.TraceID().String()
 }
 
 // Span is one span; the zero Span (tracing off) does nothing.
@@ -193,25 +208,16 @@ func (s Span) Fail(status string) {
 	}
 }
 
-// one is a carrier holding one traceparent value.
-type one string
-
-func (c one) Get(k string) string {
-	if k == Header {
-		return string(c)
-	}
-	return ""
-}
-func (one) Set(string, string) {}
-func (one) Keys() []string     { return []string{Header} }
-
-// capture is a carrier keeping the traceparent value injected into it.
-type capture struct{ v string }
+// capture is a carrier keeping the trace context injected into it.
+type capture struct{ tp, ts string }
 
 func (c *capture) Get(string) string { return "" }
 func (c *capture) Set(k, v string) {
-	if k == Header {
-		c.v = v
+	switch k {
+	case Header:
+		c.tp = v
+	case StateHeader:
+		c.ts = v
 	}
 }
 func (c *capture) Keys() []string { return nil }

@@ -56,15 +56,17 @@ func TestOffIsFree(t *testing.T) {
 	h := http.Header{}
 	allocs := testing.AllocsPerRun(100, func() {
 		c, sp := tr.Start(ctx, tracing.SpanWorker, valid, trace.SpanKindConsumer)
+		c, remote := tr.StartRemote(c, tracing.SpanWorker, trace.SpanContext{}, trace.SpanKindConsumer)
 		c, child := tracing.Child(c, tracing.SpanRunner, trace.SpanKindInternal)
 		child.Str(tracing.AttrKey, "KEY")
 		child.Int(tracing.AttrUpstreamCode, 200)
 		child.Fail("RAN_WITH_ERROR")
 		tracing.Inject(c, h)
-		if tracing.TraceID(c) != "" || tracing.Outgoing(c) != "" || child.Traceparent() != "" {
+		if tracing.TraceID(c) != "" || tracing.Outgoing(c) != "" || tracing.Tracestate(c) != "" || child.Traceparent() != "" {
 			t.Fatal("a trace with tracing off")
 		}
 		child.End()
+		remote.End()
 		sp.End()
 	})
 	if allocs != 0 {

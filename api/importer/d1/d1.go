@@ -59,12 +59,18 @@ func ReadJSON(r io.Reader, fn RowFunc) (Result, error) {
 				return res, err
 			}
 		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+			return res, jsonErr("the array of results is not closed with ]")
+		}
 	case json.Delim('{'):
 		if err := readResultBody(dec, fn, &res, ignored); err != nil {
 			return res, err
 		}
 	default:
 		return res, jsonErr("it starts with %v, not the array of results wrangler d1 execute --json prints", tok)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return res, jsonErr("it holds more than the one array of results wrangler d1 execute --json prints: found trailing data")
 	}
 	res.Ignored = sortedSet(ignored)
 	return res, nil

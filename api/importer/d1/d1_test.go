@@ -32,6 +32,10 @@ func TestReadJSON(t *testing.T) {
 		"failed query":   {`[{"results":[],"success":false,"error":"no such table: directory"}]`, "the query failed: no such table: directory"},
 		"row not object": {`[{"results":[1],"success":true}]`, "row 0 is not an object"},
 		"cut short":      {`[{"results":[{"key":"A"`, "row 0 is not an object"},
+		"unclosed array": {`[{"results":[],"success":true}`, "not closed with ]"},
+		"stray brace":    {`[{"results":[],"success":true}}`, "not closed with ]"},
+		"second value":   {`[{"results":[],"success":true}] []`, "found trailing data"},
+		"trailing word":  {`{"results":[],"success":true}x`, "found trailing data"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := d1.ReadJSON(strings.NewReader(tc.in), collect(new([]string)))

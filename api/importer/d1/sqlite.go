@@ -77,8 +77,12 @@ func ReadDump(ctx context.Context, dump string, fn RowFunc) (Result, error) {
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
 		return Result{}, sqliteErr("%v", err)
 	}
+	limit, refused, err := limitDump(ctx, conn, len(dump))
+	if err != nil {
+		return Result{}, err
+	}
 	if _, err := conn.ExecContext(ctx, dump); err != nil {
-		return Result{}, sqliteErr("the SQL dump does not run: %v", err)
+		return Result{}, dumpError(err, limit, *refused)
 	}
 	return readTable(ctx, conn, fn)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/jsonone"
 )
 
 // Risk ceilings. A row marked sensitive is "high"; every other row is "low".
@@ -82,11 +83,11 @@ func decodeClaims(payload []byte) (Claims, error) {
 	var c Claims
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return Claims{}, fmt.Errorf("%w: claims: %v", ErrMalformed, err)
-	}
-	if dec.More() {
+	switch err := jsonone.Decode(dec, &c); {
+	case errors.Is(err, jsonone.ErrTrailingData):
 		return Claims{}, fmt.Errorf("%w: claims: trailing data", ErrMalformed)
+	case err != nil:
+		return Claims{}, fmt.Errorf("%w: claims: %v", ErrMalformed, err)
 	}
 	if err := c.wellFormed(); err != nil {
 		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, err)

@@ -10,11 +10,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/capdir/capdir/internal/keyfile"
 	jose "github.com/go-jose/go-jose/v4"
 )
 
@@ -93,27 +93,15 @@ const maxKeyFile = 16 << 10
 // LoadKey loads the signing key at path. It refuses a file that group or others
 // may read or write (ErrKeyFileMode) and a file that holds no P-256 key (ErrBadKey).
 func LoadKey(path string) (*Key, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	b, err := keyfile.Read(path, maxKeyFile)
+	var mode *keyfile.ModeError
+	switch {
+	case errors.As(err, &mode):
+		return nil, fmt.Errorf("%w: %s has mode %04o; the signing key must be readable by its owner only: chmod 600 %s", ErrKeyFileMode, path, mode.Perm, path)
+	case errors.Is(err, keyfile.ErrNotRegular), errors.Is(err, keyfile.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %v", ErrBadKey, err)
+	case err != nil:
 		return nil, fmt.Errorf("token: key file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("token: key file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrBadKey, path)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %04o; the signing key must be readable by its owner only: chmod 600 %s", ErrKeyFileMode, path, perm, path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("token: key file %s: %w", path, err)
-	}
-	if len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrBadKey, path, maxKeyFile)
 	}
 	return parseKeyPEM(path, b)
 }

@@ -116,6 +116,7 @@ func TestVerifyRefusals(t *testing.T) {
 		{"iat as string", own(func(c map[string]any) { c["iat"] = "now" }), t0, ErrMalformed, "token:malformed"},
 		{"payload not an object", signRaw(t, k.priv, k.ID(), []byte(`[1]`)), t0, ErrMalformed, "token:malformed"},
 		{"trailing payload", signRaw(t, k.priv, k.ID(), append(append([]byte(nil), payload...), []byte(` {}`)...)), t0, ErrMalformed, "token:malformed"},
+		{"stray brace after the payload", signRaw(t, k.priv, k.ID(), append(append([]byte(nil), payload...), '}')), t0, ErrMalformed, "token:malformed"},
 		{"expired at exp plus leeway", good, goodClaims.ExpiryTime().Add(leeway), ErrExpired, "token:expired"},
 		{"expired long ago", good, t0.Add(24 * time.Hour), ErrExpired, "token:expired"},
 		{"issued in the future", good, goodClaims.IssuedTime().Add(-leeway - time.Second), ErrNotYetValid, "token:not_yet_valid"},

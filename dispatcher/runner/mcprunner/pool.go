@@ -190,7 +190,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 		if tp != "" {
-			r.Header.Set(tracing.Header, tp)
+			tracing.Inject(r.Context(), r.Header)
 		}
 	}
 	resp, err := h.base.RoundTrip(r)

@@ -1,0 +1,358 @@
+package eventlog
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pipeline sends the log's async appends and reads their acknowledgements, in
+// place of JetStream's publish futures: every append goes out with a reply
+// subject under one inbox of the log's own (prefix + a counter), the server's
+// answers come in on one subscription to it, whose handler parses each
+// acknowledgement by hand and completes the append waiting under its id. What
+// an append costs is its Pending and its reply subject; an acknowledgement
+// costs nothing past the message the connection delivers. One timer serves
+// every append's Config.AckTimeout: it fires at the earliest deadline of the
+// appends in flight, fails those whose deadline has come, and is set again for
+// the earliest of the rest.
+//
+// What is refused or lost is told as JetStream's futures told it (the same
+// error values, read by classify): a rejected append's API error, no stream
+// answering (sent again every retryWait, at most retries times, then
+// jetstream.ErrNoStreamResponse), no acknowledgement within the timeout
+// (jetstream.ErrAsyncPublishTimeout), the connection lost
+// (nats.ErrDisconnected), too many in flight (jetstream.ErrTooManyStalledMsgs).
+type pipeline struct {
+	nc         *nats.Conn
+	prefix     string // the inbox, ending in '.': an append's reply subject is prefix + its id
+	sub        *nats.Subscription
+	ackTimeout time.Duration // Config.AckTimeout
+	retryWait  time.Duration // between the sends of an append no stream answered
+	retries    int           // how many times such an append is sent again
+	next       atomic.Uint64 // the last id given
+
+	mu       sync.Mutex
+	inflight map[uint64]*Pending
+	timer    *time.Timer // runs sweep; set while armed
+	armed    bool
+	stall    chan struct{} // closed once inflight is below maxInflight again
+	idle     chan struct{} // closed once inflight is empty
+}
+
+// maxInflight bounds the appends awaiting acknowledgement, as
+// jetstream.WithPublishAsyncMaxPending did; an append beyond it waits up to
+// stallWait for a slot.
+const (
+	maxInflight = 4096
+	stallWait   = 200 * time.Millisecond
+)
+
+// newPipeline subscribes to a fresh inbox on nc and watches nc for a lost
+// connection, which fails every append in flight.
+func newPipeline(nc *nats.Conn, ackTimeout, retryWait time.Duration, retries int) (*pipeline, error) {
+	pl := &pipeline{nc: nc, prefix: nc.NewInbox() + ".", ackTimeout: ackTimeout, retryWait: retryWait, retries: retries,
+		inflight: make(map[uint64]*Pending, 64)}
+	pl.timer = time.AfterFunc(time.Hour, pl.sweep)
+	pl.timer.Stop()
+	sub, err := nc.Subscribe(pl.prefix+"*", pl.acknowledged)
+	if err != nil {
+		return nil, err
+	}
+	pl.sub = sub
+	go pl.watch(nc.StatusChanged(nats.RECONNECTING, nats.CLOSED))
+	return pl, nil
+}
+
+// Pending is an append on its way to the stream, AppendAsync's answer: AwaitAck
+// and AwaitAckWithin wait for its sequence, Notify announces it once stored.
+type Pending struct {
+	pl         *pipeline
+	msg        nats.Msg      // as sent (and sent again while no stream answers)
+	ackTimeout time.Duration // Config.AckTimeout: when it fails unanswered
+
+	// Under pl.mu, while in flight:
+	id       uint64
+	deadline time.Time // zero while it waits to be sent again
+	retries  int
+
+	mu    sync.Mutex
+	state pendingState
+	ack   Ack
+	err   error
+	okCh  chan *Ack     // made by Stored
+	errCh chan error    // made by Failed
+	done  chan struct{} // made by a wait, closed once resolved
+}
+
+type pendingState uint8
+
+const (
+	inFlight pendingState = iota
+	acked
+	failed
+)
+
+// send registers p under a new id and publishes it.
+func (pl *pipeline) send(p *Pending) error {
+	id := pl.next.Add(1)
+	var b [64]byte
+	p.msg.Reply = string(strconv.AppendUint(append(b[:0], pl.prefix...), id, 36))
+	p.id, p.pl, p.ackTimeout = id, pl, pl.ackTimeout
+	pl.mu.Lock()
+	if len(pl.inflight) >= maxInflight {
+		var t *time.Timer
+		for len(pl.inflight) >= maxInflight {
+			if pl.stall == nil {
+				pl.stall = make(chan struct{})
+			}
+			stall := pl.stall
+			pl.mu.Unlock()
+			if t == nil {
+				t = time.NewTimer(stallWait)
+				defer t.Stop()
+			}
+			select {
+			case <-stall:
+			case <-t.C:
+				return jetstream.ErrTooManyStalledMsgs
+			}
+			pl.mu.Lock()
+		}
+	}
+	pl.inflight[id] = p
+	pl.startLocked(p)
+	pl.mu.Unlock()
+	if err := pl.nc.PublishMsg(&p.msg); err != nil {
+		pl.mu.Lock()
+		pl.removeLocked(p)
+		pl.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// startLocked sets p's deadline, and the timer when none is set: every other
+// append in flight has a deadline no later than p's (the same timeout, from an
+// earlier time), so a timer set is set early enough.
+func (pl *pipeline) startLocked(p *Pending) {
+	if pl.ackTimeout <= 0 {
+		return
+	}
+	p.deadline = time.Now().Add(pl.ackTimeout)
+	if !pl.armed {
+		pl.armed = true
+		pl.timer.Reset(pl.ackTimeout)
+	}
+}
+
+// removeLocked takes p out of flight, if it is there, and reports whether it
+// was.
+func (pl *pipeline) removeLocked(p *Pending) bool {
+	if pl.inflight[p.id] != p {
+		return false
+	}
+	delete(pl.inflight, p.id)
+	if pl.stall != nil && len(pl.inflight) < maxInflight {
+		close(pl.stall)
+		pl.stall = nil
+	}
+	if pl.idle != nil && len(pl.inflight) == 0 {
+		close(pl.idle)
+		pl.idle = nil
+	}
+	return true
+}
+
+// acknowledged is the inbox's handler: the server's answer to the append its
+// subject names.
+func (pl *pipeline) acknowledged(m *nats.Msg) {
+	if len(m.Subject) <= len(pl.prefix) {
+		return
+	}
+	id, err := strconv.ParseUint(m.Subject[len(pl.prefix):], 36, 64)
+	if err != nil {
+		return
+	}
+	pl.mu.Lock()
+	p := pl.inflight[id]
+	if p == nil { // timed out, or failed with the connection
+		pl.mu.Unlock()
+		return
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // no stream answered: no leader yet
+		if p.retries < pl.retries {
+			p.retries++
+			p.deadline = time.Time{} // the timeout starts again with the next send
+			pl.mu.Unlock()
+			time.AfterFunc(pl.retryWait, func() { pl.resend(p) })
+			return
+		}
+		pl.removeLocked(p)
+		pl.mu.Unlock()
+		p.resolve(Ack{}, jetstream.ErrNoStreamResponse)
+		return
+	}
+	pl.removeLocked(p)
+	pl.mu.Unlock()
+	p.resolve(parsePubAck(m.Data))
+}
+
+// resend sends p again, unless it left flight meanwhile.
+func (pl *pipeline) resend(p *Pending) {
+	pl.mu.Lock()
+	if pl.inflight[p.id] != p {
+		pl.mu.Unlock()
+		return
+	}
+	pl.startLocked(p)
+	pl.mu.Unlock()
+	if err := pl.nc.PublishMsg(&p.msg); err != nil {
+		pl.mu.Lock()
+		gone := pl.removeLocked(p)
+		pl.mu.Unlock()
+		if gone {
+			p.resolve(Ack{}, err)
+		}
+	}
+}
+
+// sweep fails the appends whose acknowledgement is past its deadline, and sets
+// the timer for the earliest deadline left.
+func (pl *pipeline) sweep() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	now := time.Now()
+	var next time.Time
+	for _, p := range pl.inflight {
+		switch {
+		case p.deadline.IsZero(): // waits to be sent again: no timeout meanwhile
+		case !p.deadline.After(now):
+			pl.removeLocked(p)
+			p.resolve(Ack{}, jetstream.ErrAsyncPublishTimeout)
+		case next.IsZero() || p.deadline.Before(next):
+			next = p.deadline
+		}
+	}
+	pl.armed = !next.IsZero()
+	if pl.armed {
+		pl.timer.Reset(next.Sub(now))
+	}
+}
+
+// watch fails every append in flight when the connection is lost: their
+// acknowledgements will not come on the next one.
+func (pl *pipeline) watch(status <-chan nats.Status) {
+	for s := range status {
+		if s == nats.CLOSED {
+			return
+		}
+		pl.mu.Lock()
+		for _, p := range pl.inflight {
+			pl.removeLocked(p)
+			p.resolve(Ack{}, nats.ErrDisconnected)
+		}
+		pl.mu.Unlock()
+	}
+}
+
+// complete is closed once no append is in flight.
+func (pl *pipeline) complete() <-chan struct{} {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if len(pl.inflight) == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if pl.idle == nil {
+		pl.idle = make(chan struct{})
+	}
+	return pl.idle
+}
+
+// pending is how many appends are in flight.
+func (pl *pipeline) pending() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.inflight)
+}
+
+// resolve completes p with its acknowledgement or its error, once.
+func (p *Pending) resolve(ack Ack, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != inFlight {
+		return
+	}
+	if err != nil {
+		p.state, p.err = failed, err
+		if p.errCh != nil {
+			p.errCh <- err
+		}
+	} else {
+		p.state, p.ack = acked, ack
+		if p.okCh != nil {
+			p.okCh <- &p.ack
+		}
+	}
+	if p.done != nil {
+		close(p.done)
+	}
+}
+
+// Stored is ready once the stream has stored the append (never, for a nil
+// Pending), for a caller that waits on more than the append.
+func (p *Pending) Stored() <-chan *Ack {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.okCh == nil {
+		p.okCh = make(chan *Ack, 1)
+		if p.state == acked {
+			p.okCh <- &p.ack
+		}
+	}
+	return p.okCh
+}
+
+// Failed yields the append's error, to be read through AppendError, when the
+// stream will not acknowledge it (never, for a nil Pending).
+func (p *Pending) Failed() <-chan error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.errCh == nil {
+		p.errCh = make(chan error, 1)
+		if p.state == failed {
+			p.errCh <- p.err
+		}
+	}
+	return p.errCh
+}
+
+// outcome is p's acknowledgement or error once resolved; else ok is false and
+// done is closed when it is (made now, so an append acknowledged before its
+// wait begins costs no channel).
+func (p *Pending) outcome() (seq uint64, err error, ok bool, done <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case acked:
+		return p.ack.Sequence, nil, true, nil
+	case failed:
+		return 0, p.err, true, nil
+	}
+	if p.done == nil {
+		p.done = make(chan struct{})
+	}
+	return 0, nil, false, p.done
+}
