@@ -67,6 +67,12 @@ func (l *Log) Append(ctx context.Context, subject string, ev wire.Event, opts ..
 		defer stop()
 	}
 	ack, err := l.publish(ctx, msg, popts)
+	if err != nil && isConflict(err) {
+		if seq, ok := l.storedCopy(ctx, msg); ok {
+			l.cfg.Metrics.countAppend(ev.Type, nil)
+			return seq, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrDiskFull) {
 			err = l.disk.refusalOnceFilled()
@@ -101,6 +107,29 @@ func (l *Log) publish(ctx context.Context, msg *nats.Msg, popts []jetstream.Publ
 			return nil, fmt.Errorf("%w: the append got no answer within %s (%v); it may be stored: read before writing it again", ErrElecting, l.cfg.ElectionWait, err)
 		}
 	}
+}
+
+// storedCopy is the sequence of msg's first copy when the last message on its
+// subject is that copy: an append sent again (by publish, its answer lost, or by
+// its caller) that expects the subject's last sequence is refused by that check
+// before the log's duplicate detection sees it, since its own first copy moved
+// the sequence on. ok is false when the last message is another's, or none.
+func (l *Log) storedCopy(ctx context.Context, msg *nats.Msg) (seq uint64, ok bool) {
+	id := msg.Header.Get(nats.MsgIdHdr)
+	if id == "" {
+		return 0, false
+	}
+	for _, name := range wire.Streams {
+		s, found := l.streams[name]
+		if !found {
+			continue
+		}
+		m, err := s.GetLastMsgForSubject(ctx, msg.Subject)
+		if err == nil && m.Header.Get(nats.MsgIdHdr) == id {
+			return m.Sequence, true
+		}
+	}
+	return 0, false
 }
 
 // attemptWait bounds one attempt of an append the log's duplicate detection
