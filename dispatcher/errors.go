@@ -212,6 +212,10 @@ var (
 	// takes at once (Settings.MaxCalls); the same call sent again later may be
 	// taken.
 	ErrCallBusy = errors.New("busy")
+	// ErrCallUntold: the node could not yet tell that the receipt it found is the
+	// calling client's own call's (its request not yet folded where it looked);
+	// the same call sent again is answered once it can.
+	ErrCallUntold = errors.New("not_yet_known")
 )
 
 // DefaultMaxCalls is the calls one node answers at once when Settings.MaxCalls is

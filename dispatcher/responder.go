@@ -2,12 +2,14 @@ package dispatcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -157,7 +159,14 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	defer cancel()
 	asked := req.InvocationID
 	ch := s.waiters.add(asked)
-	defer func() { s.waiters.remove(asked, ch) }() // a no-op once a receipt woke it
+	defer s.waiters.remove(asked, ch) // a no-op once a receipt woke it
+	// The call may run under the id scoped to its client (another sender took
+	// its id first, which is known only once its request is stored): it waits
+	// there too from the start, so that no receipt under it comes before the wait.
+	scoped := wire.ScopedInvocationID(client, asked)
+	sch := s.waiters.add(scoped)
+	defer s.waiters.remove(scoped, sch)
+	wait := ch
 	if !wire.Chosen(req.InvocationID, ev.ID) {
 		s.calls.replying.Store(req.InvocationID, struct{}{})
 		defer s.calls.replying.Delete(req.InvocationID)
@@ -170,7 +179,9 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
 			typ, data, told := s.callRepeat(ctx, &req, client, seq)
 			if told {
-				if typ != "" {
+				if rc, ok := data.(*wire.Receipt); ok && typ == wire.TypeReceipt {
+					s.replyReceipt(ctx, c, &req, client, rc)
+				} else if typ != "" {
 					s.reply(c, &req, typ, data)
 				}
 				return
@@ -179,10 +190,14 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 			s.callScope(ctx, &req, client, seq)
 		}
 		if req.InvocationID != asked { // another sender's id: wait under the client's own
-			s.waiters.remove(asked, ch)
-			asked, ch = req.InvocationID, s.waiters.add(req.InvocationID)
-			if rc, _, err := s.cfg.Projector.Receipt(asked); err == nil {
-				s.reply(c, &req, wire.TypeReceipt, &rc)
+			wait = sch
+			if req.InvocationID != scoped { // not expected: scoped as callRepeat and callScope scope
+				other := s.waiters.add(req.InvocationID)
+				defer s.waiters.remove(req.InvocationID, other)
+				wait = other
+			}
+			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+				s.replyReceipt(ctx, c, &req, client, &rc)
 				return
 			}
 		}
@@ -193,11 +208,36 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		}
 		return
 	}
-	rc, err := s.await(ctx, &req, ch, nil, nil)
+	rc, err := s.await(ctx, &req, wait, nil, nil)
 	if err != nil {
 		return // the caller sends it again under the same id for its receipt
 	}
-	s.reply(c, &req, wire.TypeReceipt, &rc)
+	s.replyReceipt(ctx, c, &req, client, &rc)
+}
+
+// replyReceipt answers a call with rc once rc is shown to be the client's own
+// call's: a receipt that woke a wait under an id another sender holds (when
+// the projection could not yet tell the call's id apart) is never handed over.
+// When the first request under rc's id cannot be read, the call is refused, to
+// be sent again under the same id.
+func (s *Service) replyReceipt(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client string, rc *wire.Receipt) {
+	inv, err := s.cfg.Projector.Invocation(rc.InvocationID)
+	if errors.Is(err, projector.ErrNotFound) { // read before the batch holding its request committed
+		if err = s.cfg.Projector.Settle(ctx, wire.DataStream); err == nil {
+			inv, err = s.cfg.Projector.Invocation(rc.InvocationID)
+		}
+	}
+	switch {
+	case err == nil && inv.Seq != 0 && inv.Client != client:
+		err = fmt.Errorf("invocation %s is another caller's", rc.InvocationID)
+	case err == nil:
+		s.reply(c, req, wire.TypeReceipt, rc)
+		return
+	}
+	s.cfg.Logger.Warn("dispatcher: a call's receipt was not handed over", "client", client, "invocation_id", req.InvocationID, "err", err)
+	s.reply(c, req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key, Retry: true,
+		Error:    fmt.Errorf("%w: this node could not yet tell the call's receipt from another caller's; its request is in the log and runs once", ErrCallUntold).Error(),
+		HowToFix: "send the same call again (the same invocation id): it is answered with its own receipt"})
 }
 
 // callRequest reads a call: the request event it carries, the request as a

@@ -244,19 +244,20 @@ func (pl *pipeline) sweep() {
 	}
 }
 
-// watch fails every append in flight when the connection is lost: their
-// acknowledgements will not come on the next one.
+// watch fails every append in flight when the connection is lost, and when it
+// closes for good (its reconnects spent, or closed while reconnecting): their
+// acknowledgements will not come on the next one, nor at all.
 func (pl *pipeline) watch(status <-chan nats.Status) {
 	for s := range status {
-		if s == nats.CLOSED {
-			return
-		}
 		pl.mu.Lock()
 		for _, p := range pl.inflight {
 			pl.removeLocked(p)
 			p.resolve(Ack{}, nats.ErrDisconnected)
 		}
 		pl.mu.Unlock()
+		if s == nats.CLOSED {
+			return
+		}
 	}
 }
 

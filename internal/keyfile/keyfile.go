@@ -34,10 +34,21 @@ func (e *ModeError) Error() string {
 	return fmt.Sprintf("%s has mode %04o; a key file must be readable by its owner only: chmod 600 %s", e.Path, e.Perm, e.Path)
 }
 
+// OwnerError is a key file owned by another user than the one reading it (and
+// not by root): that user may change it.
+type OwnerError struct {
+	Path     string
+	UID, Own int
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("%s is owned by uid %d; a key file must be owned by the user reading it (uid %d) or root: chown %d %s", e.Path, e.UID, e.Own, e.Own, e.Path)
+}
+
 // Read returns the content of the key file at path, of at most max bytes. A
 // missing file is an error matching fs.ErrNotExist; a file that is not regular
 // matches ErrNotRegular, one past max ErrTooLarge (both name the path); one its
-// group or others may use is a *ModeError.
+// group or others may use is a *ModeError, one another user owns an *OwnerError.
 func Read(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNoBlock, 0)
 	if err != nil {
@@ -53,6 +64,9 @@ func Read(path string, max int64) ([]byte, error) {
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, &ModeError{Path: path, Perm: perm}
+	}
+	if uid, ok := ownerOf(st); !ok {
+		return nil, &OwnerError{Path: path, UID: uid, Own: os.Getuid()}
 	}
 	if st.Size() > max {
 		return nil, fmt.Errorf("%s: %w: %d bytes, over %d", path, ErrTooLarge, st.Size(), max)
