@@ -221,10 +221,10 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 // When the first request under rc's id cannot be read, the call is refused, to
 // be sent again under the same id.
 func (s *Service) replyReceipt(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client string, rc *wire.Receipt) {
-	inv, err := s.cfg.Projector.Invocation(rc.InvocationID)
+	inv, err := s.cfg.Projector.FirstRequest(rc.InvocationID)
 	if errors.Is(err, projector.ErrNotFound) { // read before the batch holding its request committed
 		if err = s.cfg.Projector.Settle(ctx, wire.DataStream); err == nil {
-			inv, err = s.cfg.Projector.Invocation(rc.InvocationID)
+			inv, err = s.cfg.Projector.FirstRequest(rc.InvocationID)
 		}
 	}
 	switch {
@@ -355,7 +355,7 @@ func (s *Service) callScope(ctx context.Context, req *wire.InvocationRequest, cl
 		s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
 		cancel()
 	}
-	first, err := s.cfg.Projector.Invocation(req.InvocationID)
+	first, err := s.cfg.Projector.FirstRequest(req.InvocationID)
 	if err == nil && first.Seq != 0 && first.Seq < seq && first.Client != client {
 		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
 	}

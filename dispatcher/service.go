@@ -741,7 +741,7 @@ func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bo
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
 		return false
 	}
-	_, err := s.cfg.Projector.Invocation(inv)
+	_, err := s.cfg.Projector.FirstRequest(inv)
 	return err == nil
 }
 

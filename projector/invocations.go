@@ -101,7 +101,13 @@ func decodeInvocation(v []byte) (Invocation, error) {
 
 // Invocation returns what the projection holds of invocation id: its first
 // request and its receipt, if any; ErrNotFound when no request under id is folded.
-func (p *Projector) Invocation(id string) (Invocation, error) {
+func (p *Projector) Invocation(id string) (Invocation, error) { return p.invocation(id, true) }
+
+// FirstRequest is Invocation without the receipt (Receipt stays nil): the first
+// request under id, read without decoding a stored receipt.
+func (p *Projector) FirstRequest(id string) (Invocation, error) { return p.invocation(id, false) }
+
+func (p *Projector) invocation(id string, withReceipt bool) (Invocation, error) {
 	var inv Invocation
 	found := false
 	err := p.view(func(tx *bolt.Tx) error {
@@ -110,7 +116,7 @@ func (p *Projector) Invocation(id string) (Invocation, error) {
 			return err
 		}
 		found = true
-		if inv, err = decodeInvocation(v); err != nil {
+		if inv, err = decodeInvocation(v); err != nil || !withReceipt {
 			return err
 		}
 		rc, err := getReceipt(tx, []byte(id))
