@@ -189,13 +189,8 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		} else if err == nil {
 			s.callScope(ctx, &req, client, seq)
 		}
-		if req.InvocationID != asked { // another sender's id: wait under the client's own
+		if req.InvocationID != asked { // another sender's id: wait under the client's own (scoped)
 			wait = sch
-			if req.InvocationID != scoped { // not expected: scoped as callRepeat and callScope scope
-				other := s.waiters.add(req.InvocationID)
-				defer s.waiters.remove(req.InvocationID, other)
-				wait = other
-			}
 			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 				s.replyReceipt(ctx, c, &req, client, &rc)
 				return
