@@ -433,11 +433,7 @@ func (r *runner) reference(ctx context.Context, e *Env) error {
 		if err != nil {
 			return err
 		}
-		if base.Rate > 0 {
-			ratio := got.Rate / base.Rate
-			got.Note = fmt.Sprintf("%.2f× the reference pipeline, interleaved", ratio)
-			got.Values = map[string]float64{"reference_ratio": ratio}
-		}
+		got.noteRatio(base, "the reference pipeline", "reference_ratio")
 		r.add(got, base)
 	}
 	return nil

@@ -101,3 +101,15 @@ func msCell(d time.Duration) string {
 	}
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", ms(d)), "0"), ".")
 }
+
+// noteRatio notes r's rate as a ratio to base's, measured interleaved with it
+// (Paired): "<ratio>× <than>, interleaved", and the ratio as Values[key]. A
+// base without a rate notes nothing.
+func (r *Result) noteRatio(base Result, than, key string) {
+	if base.Rate <= 0 {
+		return
+	}
+	ratio := r.Rate / base.Rate
+	r.Note = fmt.Sprintf("%.2f× %s, interleaved", ratio, than)
+	r.Values = map[string]float64{key: ratio}
+}

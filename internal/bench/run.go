@@ -235,11 +235,7 @@ func (r *runner) mcp(ctx context.Context, e *Env) error {
 			if err != nil {
 				return err
 			}
-			if ref.Rate > 0 {
-				ratio := got.Rate / ref.Rate
-				got.Note = fmt.Sprintf("%.2f× POST /api/dispatch, interleaved", ratio)
-				got.Values = map[string]float64{"http_ratio": ratio}
-			}
+			got.noteRatio(ref, "POST /api/dispatch", "http_ratio")
 			r.add(ref, got)
 		}
 	}

@@ -46,11 +46,7 @@ func Tracing(ctx context.Context, cfg EnvConfig, nSeq, nPar, par int, budget tim
 		if err != nil {
 			return nil, err
 		}
-		if a.Rate > 0 {
-			ratio := b.Rate / a.Rate
-			b.Note = fmt.Sprintf("%.2f× the rate off, interleaved", ratio)
-			b.Values = map[string]float64{"off_ratio": ratio}
-		}
+		b.noteRatio(a, "the rate off", "off_ratio")
 		if c.conc == 1 {
 			if err := noteAllocs(ctx, &a, off); err != nil {
 				return nil, err
