@@ -92,7 +92,7 @@ func (l *Log) Append(ctx context.Context, subject string, ev wire.Event, opts ..
 // has no leader yet) is sent again, the same, until Config.ElectionWait has
 // passed: a copy that was stored is answered with the first's sequence.
 func (l *Log) publish(ctx context.Context, msg *nats.Msg, popts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if msg.Header == nil { // WithoutDedupe: sent once
+	if msg.Header.Get(nats.MsgIdHdr) == "" { // WithoutDedupe: sent once
 		return l.js.PublishMsg(ctx, msg, popts...)
 	}
 	until := time.Now().Add(l.cfg.ElectionWait)
@@ -150,12 +150,7 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 		return nil, err
 	}
 	p := &Pending{msg: msg}
-	if o.expectSubjectSeq != nil {
-		if p.msg.Header == nil {
-			p.msg.Header = nats.Header{}
-		}
-		p.msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(*o.expectSubjectSeq, 10)}
-	}
+	expect(&p.msg, o)
 	if err := l.pl.send(p); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
@@ -269,13 +264,20 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 	if err != nil {
 		return nil, nil, err
 	}
+	expect(&msg, o)
+	return &msg, l.retry, nil
+}
+
+// expect sets msg's expected-last-subject-sequence header when o asks for one
+// (ExpectLastSubjectSeq), as Append and AppendAsync both send it.
+func expect(msg *nats.Msg, o appendOpts) {
 	if o.expectSubjectSeq == nil {
-		return &msg, l.retry, nil
+		return
 	}
-	popts := make([]jetstream.PublishOpt, 0, len(l.retry)+1)
-	popts = append(popts, l.retry...)
-	popts = append(popts, jetstream.WithExpectLastSequencePerSubject(*o.expectSubjectSeq))
-	return &msg, popts, nil
+	if msg.Header == nil {
+		msg.Header = nats.Header{}
+	}
+	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(*o.expectSubjectSeq, 10)}
 }
 
 // applyAppendOpts is opts applied in order (apart, so that an append without
