@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/eventlog"
@@ -46,20 +47,34 @@ type calls struct {
 	slots chan struct{}
 
 	// replying holds the invocation ids, not chosen by their callers, of the calls
-	// this node is answering: their receipts need no notice (noticeTo).
+	// this node is answering, each with its client (a *replyingCall): their
+	// receipts need no notice (noticeTo).
 	replying sync.Map
+}
+
+// replyingCall is a call this node is answering under an id derived from its
+// event id: the client that sent it, and whether a worker of this node, about
+// to store the receipt of that client's request under the id, found the id the
+// client's own (noticeTo), so that its receipt needs no second look (awaitOwn).
+type replyingCall struct {
+	client string
+	own    atomic.Bool
 }
 
 // noticeTo is the bus client to tell, on its notice subject, of the receipt of
 // invocation inv that client requested: client, unless the call is one this
 // node answers with a reply and its id was derived from the one event the
 // responder appended, so no one else can be waiting for a notice of it. A chosen
-// id is told: the same client may also wait for it on its notice subject.
+// id is told: the same client may also wait for it on its notice subject. Only
+// a worker that ran client's request under inv, which it found client's own
+// (the first request under it, or one scoped to client), asks: the call
+// answered under inv is told so.
 func (c *calls) noticeTo(client, inv string) string {
 	if c == nil || client == "" {
 		return client
 	}
-	if _, ok := c.replying.Load(inv); ok {
+	if v, ok := c.replying.Load(inv); ok && v.(*replyingCall).client == client {
+		v.(*replyingCall).own.Store(true)
 		return ""
 	}
 	return client
@@ -166,9 +181,11 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	ch := s.waiters.addEither(asked, scoped)
 	defer s.waiters.remove(asked, ch) // no-ops once receipts woke it
 	defer s.waiters.remove(scoped, ch)
+	var rp *replyingCall
 	if !wire.Chosen(req.InvocationID, ev.ID) {
-		s.calls.replying.Store(req.InvocationID, struct{}{})
-		defer s.calls.replying.Delete(req.InvocationID)
+		rp = &replyingCall{client: client}
+		s.calls.replying.Store(req.InvocationID, rp)
+		defer s.calls.replying.CompareAndDelete(req.InvocationID, rp)
 	}
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
 	if err == nil {
@@ -199,7 +216,7 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		}
 		return
 	}
-	s.awaitOwn(ctx, c, &req, client, asked, ch)
+	s.awaitOwn(ctx, c, &req, client, asked, ch, rp)
 }
 
 // replyReceipt answers a call with rc once rc is shown to be the client's own

@@ -15,8 +15,11 @@ import (
 // is waited for on. So the responder never waits for the projection to fold
 // what the log held before the call's request: the receipt is read once it
 // comes, and only then its first request. req's id is the asked one, or the
-// scoped one when the call is known to run there (callRepeat).
-func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client, asked string, ch chan wire.Receipt) {
+// scoped one when the call is known to run there (callRepeat). rp is the call
+// in calls.replying (nil for a chosen id): once a worker of this node has found
+// the asked id the client's own, its receipt there is handed over without
+// reading the first request.
+func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client, asked string, ch chan wire.Receipt, rp *replyingCall) {
 	scoped := wire.ScopedInvocationID(client, asked)
 	for {
 		rc, err := s.await(ctx, req, ch, nil, nil)
@@ -30,6 +33,9 @@ func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.Invoc
 			return
 		case req.InvocationID == scoped:
 			continue // the asked id's, once the call is known to run under the scoped one
+		case rp != nil && rp.own.Load():
+			s.replyOwn(c, req, client, &rc, nil)
+			return
 		}
 		first, err := s.firstCaller(ctx, asked)
 		if err == nil && first.Seq != 0 && first.Client != client {
