@@ -261,16 +261,54 @@ func deeper(data []byte, limit int) bool {
 }
 
 // writeResult writes the JSON-RPC response of id carrying res, encoded as the SDK
-// encodes it (HTML characters unescaped), as one application/json body.
+// encodes it (HTML characters unescaped by the encoder, escaped by the SDK's
+// MarshalJSON), as one application/json body.
 func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolResult) {
-	var buf bytes.Buffer
+	bp := resultBufs.Get().(*[]byte)
+	b := appendResponse((*bp)[:0], id, res)
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noCache
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	if cap(b) <= 64<<10 {
+		*bp = b
+		resultBufs.Put(bp)
+	}
+}
+
+// The fast path's response header values, shared by every response (net/http
+// only reads them).
+var (
+	jsonType = []string{"application/json"}
+	noCache  = []string{"no-cache, no-transform"}
+)
+
+// appendResponse appends the JSON-RPC response of id carrying res: written
+// field by field when appendResult takes res, else by encodeResponse.
+func appendResponse(dst []byte, id json.RawMessage, res *sdk.CallToolResult) []byte {
+	b := append(dst, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	if b, ok := appendResult(b, res); ok {
+		return append(b, '}')
+	}
+	return encodeResponse(dst, id, res)
+}
+
+// encodeResponse appends the JSON-RPC response of id carrying res, res encoded by
+// encoding/json as the SDK encodes it; an error encoding it is answered as the
+// JSON-RPC error -32603.
+func encodeResponse(dst []byte, id json.RawMessage, res *sdk.CallToolResult) []byte {
+	buf := bytes.NewBuffer(dst)
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
 	buf.WriteString(`,"result":`)
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
-		buf.Reset()
+		buf.Truncate(len(dst))
 		buf.WriteString(`{"jsonrpc":"2.0","id":`)
 		buf.Write(id)
 		buf.WriteString(`,"error":{"code":-32603,"message":`)
@@ -281,10 +319,5 @@ func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolRes
 		buf.Truncate(buf.Len() - 1) // Encode's newline
 	}
 	buf.WriteByte('}')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
+	return buf.Bytes()
 }
