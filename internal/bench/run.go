@@ -239,5 +239,5 @@ func (r *runner) mcp(ctx context.Context, e *Env) error {
 			r.add(ref, got)
 		}
 	}
-	return nil
+	return r.mcpSessions(ctx, e)
 }
