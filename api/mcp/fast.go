@@ -54,6 +54,15 @@ type fastParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// fastState is what the fast path reads and builds for one call, allocated at once.
+type fastState struct {
+	req    fastRequest
+	params fastParams
+	call   sdk.CallToolRequest
+	raw    sdk.CallToolParamsRaw
+	extra  sdk.RequestExtra
+}
+
 const fastFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitiveStructFields | sjson.ZeroCopy
 
 // serveSession serves a request of the open session s under its credential: a
@@ -160,24 +169,24 @@ func (h *Handler) fastCall(w http.ResponseWriter, r *http.Request, s *session, b
 	if len(trimmed) == 0 || trimmed[0] != '{' || deeper(trimmed, maxDepth) {
 		return false
 	}
-	var req fastRequest
-	if rest, err := sjson.Parse(trimmed, &req, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+	st := new(fastState)
+	req, p := &st.req, &st.params
+	if rest, err := sjson.Parse(trimmed, req, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 {
 		return false
 	}
 	if req.JSONRPC != "2.0" || req.Method != "tools/call" || !plainID(req.ID) || len(req.Params) == 0 || req.Params[0] != '{' {
 		return false
 	}
-	var p fastParams
-	if rest, err := sjson.Parse(req.Params, &p, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 || p.Name == nil {
+	if rest, err := sjson.Parse(req.Params, p, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 || p.Name == nil {
 		return false
 	}
 	if bytes.Equal(p.Arguments, []byte("null")) {
 		p.Arguments = nil // as the SDK reads an omitempty raw message
 	}
-	call := &sdk.CallToolRequest{
-		Params: &sdk.CallToolParamsRaw{Name: *p.Name, Arguments: p.Arguments},
-		Extra:  &sdk.RequestExtra{Header: r.Header},
-	}
+	st.raw = sdk.CallToolParamsRaw{Name: *p.Name, Arguments: p.Arguments}
+	st.extra = sdk.RequestExtra{Header: r.Header}
+	call := &st.call
+	*call = sdk.CallToolRequest{Params: &st.raw, Extra: &st.extra}
 	handler := s.fastHandler(*p.Name)
 	if handler == nil {
 		return false // search mode's unknown tool: the SDK's error
