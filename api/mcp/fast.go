@@ -276,9 +276,9 @@ func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolRes
 	bp := resultBufs.Get().(*[]byte)
 	b := appendResponse((*bp)[:0], id, res)
 	h := w.Header()
-	h["Content-Type"] = jsonType
-	h["Cache-Control"] = noCache
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	if cap(b) <= 64<<10 {
@@ -286,13 +286,6 @@ func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolRes
 		resultBufs.Put(bp)
 	}
 }
-
-// The fast path's response header values, shared by every response (net/http
-// only reads them).
-var (
-	jsonType = []string{"application/json"}
-	noCache  = []string{"no-cache, no-transform"}
-)
 
 // appendResponse appends the JSON-RPC response of id carrying res: written
 // field by field when appendResult takes res, else by encodeResponse.
