@@ -46,8 +46,14 @@ func TestWithTracestateRefusesWhatIsNoHeaderValue(t *testing.T) {
 	}
 	// A tracestate belongs to a trace: alone, it is refused before anything is sent.
 	for _, send := range []func(...wire.InvokeOption) error{
-		func(o ...wire.InvokeOption) error { _, err := wire.Invoke(t.Context(), nil, "c1", "K", "", o...); return err },
-		func(o ...wire.InvokeOption) error { _, err := wire.Call(t.Context(), nil, "c1", "K", "", o...); return err },
+		func(o ...wire.InvokeOption) error {
+			_, err := wire.Invoke(t.Context(), nil, "c1", "K", "", o...)
+			return err
+		},
+		func(o ...wire.InvokeOption) error {
+			_, err := wire.Call(t.Context(), nil, "c1", "K", "", o...)
+			return err
+		},
 	} {
 		if err := send(wire.WithTracestate("congo=t61rcWkgMzE")); !errors.Is(err, wire.ErrBadOption) || !strings.Contains(err.Error(), "WithTraceparent") {
 			t.Errorf("WithTracestate without WithTraceparent = %v, want ErrBadOption naming WithTraceparent", err)

@@ -40,8 +40,12 @@ func TestTraceBusClientTracestateReachesTheUpstream(t *testing.T) {
 		name string
 		send func(...wire.InvokeOption) (wire.Receipt, error)
 	}{
-		{"invoke", func(o ...wire.InvokeOption) (wire.Receipt, error) { return wire.Invoke(ctx, c1.nc, "c1", "PING", "", o...) }},
-		{"call", func(o ...wire.InvokeOption) (wire.Receipt, error) { return wire.Call(ctx, c1.nc, "c1", "PING", "", o...) }},
+		{"invoke", func(o ...wire.InvokeOption) (wire.Receipt, error) {
+			return wire.Invoke(ctx, c1.nc, "c1", "PING", "", o...)
+		}},
+		{"call", func(o ...wire.InvokeOption) (wire.Receipt, error) {
+			return wire.Call(ctx, c1.nc, "c1", "PING", "", o...)
+		}},
 	} {
 		before := len(up.Requests())
 		rc, err := c.send(tok, wire.WithTraceparent(callerTP), wire.WithTracestate(callerState))
