@@ -46,20 +46,28 @@ type calls struct {
 	slots chan struct{}
 
 	// replying holds the invocation ids, not chosen by their callers, of the calls
-	// this node is answering: their receipts need no notice (noticeTo).
+	// this node is answering, each with its caller (a replyingCall): their
+	// receipts need no notice (noticeTo).
 	replying sync.Map
 }
+
+// replyingCall is a key of calls.replying: the bus client whose call is answered
+// and its invocation id. Another client may have chosen the same id for a
+// request of its own: that one's receipt is told as any other.
+type replyingCall struct{ client, inv string }
 
 // noticeTo is the bus client to tell, on its notice subject, of the receipt of
 // invocation inv that client requested: client, unless the call is one this
 // node answers with a reply and its id was derived from the one event the
-// responder appended, so no one else can be waiting for a notice of it. A chosen
-// id is told: the same client may also wait for it on its notice subject.
+// responder appended, so no one else of that client can be waiting for a notice
+// of it. A chosen id is told: the same client may also wait for it on its notice
+// subject. So is another client's request under the same id (it chose the id
+// this call's event id derives): that client waits for its notice.
 func (c *calls) noticeTo(client, inv string) string {
 	if c == nil || client == "" {
 		return client
 	}
-	if _, ok := c.replying.Load(inv); ok {
+	if _, ok := c.replying.Load(replyingCall{client, inv}); ok {
 		return ""
 	}
 	return client
@@ -168,8 +176,9 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	defer s.waiters.remove(scoped, sch)
 	wait := ch
 	if !wire.Chosen(req.InvocationID, ev.ID) {
-		s.calls.replying.Store(req.InvocationID, struct{}{})
-		defer s.calls.replying.Delete(req.InvocationID)
+		replying := replyingCall{client, req.InvocationID}
+		s.calls.replying.Store(replying, struct{}{})
+		defer s.calls.replying.Delete(replying)
 	}
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
 	if err == nil {

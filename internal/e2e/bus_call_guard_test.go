@@ -27,7 +27,8 @@ import (
 // node's data projection is held back (an OnApplied hook) from before c1's
 // request until c1's receipt is in the log, and the node does not wait for its
 // projection (Settings.Wait of a nanosecond), so c2's call finds no first
-// request under X and waits there, and c1's receipt wakes it.
+// request under X and waits there, and c1's receipt wakes it. c1 is told of its
+// receipt on its notice subject all the same.
 func TestBusCallWokenByAnotherSendersReceiptIsRefused(t *testing.T) {
 	// The upstream holds the first run of each attempt's c1 request until the
 	// attempt lets it go (upGate).
@@ -100,11 +101,16 @@ func TestBusCallWokenByAnotherSendersReceiptIsRefused(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the projection never held")
 		}
-		// c1's request: its notice is not waited for (c2's call replying under
-		// the same id holds it back); its receipt is read from the log.
-		ictx, icancel := context.WithCancel(ctx)
-		defer icancel()
-		go wire.Invoke(ictx, c1.nc, "c1", "IDEM", fmt.Sprintf("held-c1-%d", i), wire.WithToken(tok1), wire.WithInvocationID(id))
+		// c1's request: it is told of its own receipt on its notice subject,
+		// c2's call replying under the same id notwithstanding.
+		mine := make(chan wire.Receipt, 1)
+		go func() {
+			rc, err := wire.Invoke(ctx, c1.nc, "c1", "IDEM", fmt.Sprintf("held-c1-%d", i), wire.WithToken(tok1), wire.WithInvocationID(id))
+			if err != nil {
+				t.Errorf("c1's request: %v", err)
+			}
+			mine <- rc
+		}()
 		select {
 		case <-arrived: // c1's request runs, held at the upstream
 		case <-ctx.Done():
@@ -142,7 +148,11 @@ func TestBusCallWokenByAnotherSendersReceiptIsRefused(t *testing.T) {
 			}
 		}
 		letGo()
-		return <-replies, call, id
+		reply := <-replies
+		if rc := <-mine; rc.InvocationID != id || !strings.Contains(rc.Result, "held-c1") {
+			t.Fatalf("c1's request: %+v %s; want its own receipt under %s", rc.ReceiptSummary, rc.Result, id)
+		}
+		return reply, call, id
 	}
 	for i := range 3 {
 		reply, call, id := attempt(i)
