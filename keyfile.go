@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/capdir/capdir/internal/keyfile"
@@ -17,18 +18,11 @@ const MaxKeyFileBytes = 4 << 10
 // The file is opened once and checked through the open file: one its group or
 // others may read is refused with ErrKeyFileMode (the message names the chmod),
 // one that is not a regular file (a FIFO, a device, a directory) or holds more
-// than MaxKeyFileBytes is refused naming the file, and an empty one is refused.
+// than MaxKeyFileBytes is refused naming the file, and an empty one is refused
+// (a key file is never written in place, see writeNewKeyFile: an empty one was
+// made so, and is not taken for an empty key).
 // A missing file is an error matching fs.ErrNotExist.
 func ReadKeyFile(path string) (string, error) {
-	key, err := readOwnerKey(path)
-	if err == nil && key == "" {
-		return "", fmt.Errorf("the owner key file %s is empty", path)
-	}
-	return key, err
-}
-
-// readOwnerKey is ReadKeyFile but for an empty file, which reads as "".
-func readOwnerKey(path string) (string, error) {
 	b, err := keyfile.Read(path, MaxKeyFileBytes)
 	var mode *keyfile.ModeError
 	switch {
@@ -39,24 +33,35 @@ func readOwnerKey(path string) (string, error) {
 	case err != nil:
 		return "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		return "", fmt.Errorf("the owner key file %s is empty; write the owner key into it, or remove it to have a new key generated at the next start", path)
+	}
+	return key, nil
 }
 
-// writeNewKeyFile writes key to a new file at path, mode 0600; fs.ErrExist when
-// there is a file (or a link) there already, which is never replaced.
+// writeNewKeyFile writes key to a new file at path, mode 0600, atomically: the key
+// goes whole into a temporary file in path's directory, synced, which is then
+// linked to path. The link fails with fs.ErrExist when there is a file (or a
+// link) at path already, which is never replaced; the temporary file is removed
+// either way. A reader of path finds no file or the whole key, never an empty or
+// a partial one, however many processes create it at once.
 func writeNewKeyFile(path, key string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*") // mode 0600
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name())
 	if _, err := f.WriteString(key + "\n"); err != nil {
 		f.Close()
-		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(path)
 		return err
 	}
-	return nil
+	return os.Link(f.Name(), path)
 }

@@ -455,7 +455,9 @@ func KeyPath(dataDir string) string { return filepath.Join(dataDir, "terminal.ke
 
 // TerminalKey returns the owner key: the environment's value when set, else the one
 // stored in dataDir/terminal.key, generated (mode 0600) on first use. created is true
-// when it was generated now. A stored key is read as ReadKeyFile reads it: one its
+// when it was generated now. It is created atomically (writeNewKeyFile): processes
+// starting on one data dir at once agree on one key, and none reads it half
+// written. A stored key is read as ReadKeyFile reads it (an empty one is refused): one its
 // group or others may read is refused (ErrKeyFileMode), as ssh refuses such a
 // private key, and so is one that is not a regular file or is too large.
 func TerminalKey(envValue, dataDir string) (key, path string, created bool, err error) {
@@ -463,7 +465,7 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 		return envValue, "", false, nil
 	}
 	path = KeyPath(dataDir)
-	if key, err := readOwnerKey(path); err == nil {
+	if key, err := ReadKeyFile(path); err == nil {
 		return key, path, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", path, false, err
@@ -475,7 +477,7 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 	rand.Read(raw)
 	key = hex.EncodeToString(raw)
 	if err := writeNewKeyFile(path, key); errors.Is(err, fs.ErrExist) {
-		key, err := readOwnerKey(path) // another process made it first
+		key, err := ReadKeyFile(path) // another process made it first, whole
 		return key, path, false, err
 	} else if err != nil {
 		return "", path, false, err

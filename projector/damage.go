@@ -218,17 +218,34 @@ func rebuildable(cfg Config, reason string) error {
 	if cfg.Log == nil {
 		return derr
 	}
+	stream, first, err := missingFromLog(cfg)
+	if err != nil {
+		return fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", derr, err)
+	}
+	if stream != "" {
+		derr.Stream, derr.FirstSeq = stream, first
+		return derr
+	}
+	return nil
+}
+
+// missingFromLog names a stream whose first events the log no longer holds
+// (retention removed them) and the first sequence it holds; "" when the log holds
+// every event of both streams, or when cfg has no log.
+func missingFromLog(cfg Config) (stream string, firstSeq uint64, err error) {
+	if cfg.Log == nil {
+		return "", 0, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), vetTimeout)
 	defer cancel()
 	for _, s := range wire.Streams {
 		st, err := cfg.Log.State(ctx, s)
 		if err != nil {
-			return fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", derr, err)
+			return "", 0, err
 		}
 		if st.LastSeq > 0 && st.FirstSeq > 1 {
-			derr.Stream, derr.FirstSeq = s, st.FirstSeq
-			return derr
+			return s, st.FirstSeq, nil
 		}
 	}
-	return nil
+	return "", 0, nil
 }

@@ -17,7 +17,8 @@ import (
 // in bbolt's sorted order. Two projections of the same log have the same digest.
 // It covers what the values hold, not how the file stores them: their checksums
 // (sum.go), checked on the way, and the file's and the snapshots' format marks
-// stay out of it, and a receipt counts as its data, however it is stored
+// and the fold version that built it
+// (foldversion.go) stay out of it, and a receipt counts as its data, however it is stored
 // (receipt_store.go), so a file an older version wrote digests as its replay does.
 func (p *Projector) Digest() (string, error) {
 	return digestDB(p.db)
@@ -40,8 +41,8 @@ func digestDB(db *bolt.DB) (string, error) {
 				continue // a file an older version wrote: an empty bucket
 			}
 			err := b.ForEach(func(k, v []byte) error {
-				if bytes.Equal(name, bucketMeta) && (bytes.Equal(k, snapFormatKey) || bytes.Equal(k, ledgerLayoutKey)) {
-					return nil // how the snapshots and the ledger are stored (snapshots_rebuild.go, ledger_layout.go)
+				if bytes.Equal(name, bucketMeta) && (bytes.Equal(k, snapFormatKey) || bytes.Equal(k, ledgerLayoutKey) || bytes.Equal(k, foldVersionKey)) {
+					return nil // how the snapshots and the ledger are stored, and which fold built them (snapshots_rebuild.go, ledger_layout.go, foldversion.go)
 				}
 				if summed {
 					if bytes.Equal(name, bucketMeta) && bytes.Equal(k, formatKey) {

@@ -28,6 +28,11 @@ var (
 	// from then on by the projector, when a value read while it runs does not
 	// match its checksum: the next Open sets the file aside and rebuilds it.
 	ErrDamaged = errors.New("projector: the projection is damaged")
+	// ErrFoldVersion is returned (inside a *FoldVersionError) by Open when the
+	// projection was built by another version of the fold (foldversion.go) and
+	// the log cannot rebuild all of it: this version would fold the same log
+	// to another projection, so it does not serve that one.
+	ErrFoldVersion = errors.New("projector: the projection was built by another version of the fold")
 	// ErrBeyondLog is returned (inside a *BeyondLogError) by the point-in-time
 	// queries for a sequence the control stream has not reached.
 	ErrBeyondLog = errors.New("projector: beyond the log")
@@ -81,6 +86,35 @@ func (e *DamagedError) Error() string {
 
 // Unwrap makes a DamagedError match ErrDamaged.
 func (e *DamagedError) Unwrap() error { return ErrDamaged }
+
+// FoldVersionError says which projection file another version of the fold built,
+// why the log cannot rebuild it, and what to do. It matches ErrFoldVersion.
+type FoldVersionError struct {
+	Path string
+	// Have is the fold version that built the file, Want this version's.
+	Have, Want uint64
+	// Stream is a stream whose events before FirstSeq the log no longer holds
+	// (retention removed them); empty when Open was given no log.
+	Stream   string
+	FirstSeq uint64
+}
+
+func (e *FoldVersionError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s was built by fold version %d, and this version of capdir folds version %d", ErrFoldVersion, e.Path, e.Have, e.Want)
+	if e.Stream != "" {
+		fmt.Fprintf(&b, "; the log cannot rebuild all of it: stream %s holds events from sequence %d on (retention removed those before it)", e.Stream, e.FirstSeq)
+	} else {
+		b.WriteString("; no log was given to rebuild it from")
+	}
+	b.WriteString(". capdir will not serve a projection its own fold would not build from the log." +
+		" Stop capdir and run `capdir replay` to rebuild the projection from the log as it is" +
+		" (without the events the log no longer holds), or go on with the version that built it")
+	return b.String()
+}
+
+// Unwrap makes a FoldVersionError match ErrFoldVersion.
+func (e *FoldVersionError) Unwrap() error { return ErrFoldVersion }
 
 // LogBehindError says which stream no longer matches the projection and what to do.
 // It matches ErrLogBehind.

@@ -74,7 +74,7 @@ func Open(cfg Config) (*Projector, error) {
 	if err := vet(cfg, wasDirty == nil); err != nil {
 		return nil, err
 	}
-	db, err := openBolt(cfg)
+	db, err := openFolded(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,12 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 		return nil, fmt.Errorf("projector: open %s: %w", cfg.Path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
+		if have, stale, err := staleFold(tx); err != nil || stale {
+			if err == nil {
+				err = &staleFoldError{have: have}
+			}
+			return err
+		}
 		for _, b := range append(allBuckets, bucketStreams) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -124,8 +130,15 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 		if err := addSums(tx); err != nil {
 			return err
 		}
-		return layoutLedger(tx)
+		if err := layoutLedger(tx); err != nil {
+			return err
+		}
+		return stampFold(tx)
 	})
+	if stale := (*staleFoldError)(nil); errors.As(err, &stale) {
+		db.Close()
+		return nil, err
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("projector: init %s: %w", cfg.Path, err)

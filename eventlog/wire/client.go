@@ -93,7 +93,11 @@ func invokeRequest(client, key, body string, opts []InvokeOption) (string, Event
 			return "", Event{}, InvocationRequest{}, err
 		}
 	}
-	return busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token, Traceparent: o.traceparent}, time.Now())
+	if o.tracestate != "" && o.traceparent == "" {
+		return "", Event{}, InvocationRequest{}, fmt.Errorf("%w: WithTracestate needs WithTraceparent: a tracestate belongs to a trace", ErrBadOption)
+	}
+	return busRequest(client, InvocationRequest{InvocationID: o.invocationID, Key: key, Body: body, Token: o.token,
+		Traceparent: o.traceparent, Tracestate: o.tracestate}, time.Now())
 }
 
 // publishError says why a request was not acknowledged. The server refuses a

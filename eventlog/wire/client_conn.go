@@ -120,10 +120,7 @@ func publishAndWait(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 	if err != nil {
 		return rc, err
 	}
-	msg := &nats.Msg{Subject: subject, Data: data}
-	if req.Traceparent != "" {
-		msg.Header = nats.Header{TraceparentHeader: []string{req.Traceparent}}
-	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: traceHeader(req)}
 	if _, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.ID)); err != nil {
 		return rc, publishError(nc, client, subject, err)
 	}

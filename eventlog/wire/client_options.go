@@ -10,6 +10,7 @@ type invokeOptions struct {
 	token        string
 	invocationID string
 	traceparent  string
+	tracestate   string
 }
 
 // MaxTokenLen bounds the capability token a request may carry.

@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+)
 
 // TraceparentHeader is the NATS header, named as the W3C HTTP header, that
 // carries a bus request's trace context.
@@ -37,4 +41,40 @@ func WithTraceparent(tp string) InvokeOption {
 		o.traceparent = tp
 		return nil
 	}
+}
+
+// WithTracestate sends ts, the W3C tracestate of the trace WithTraceparent names
+// (vendor data, "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"), with the request, in
+// the tracestate NATS header and the request's tracestate field: a node passes
+// it on with the trace, to the row's upstream among others. It needs
+// WithTraceparent: without one the call is refused here. A value that is not a
+// valid tracestate is dropped by the node (the trace goes on without it), never
+// refused; one that is empty, over MaxTracestateLen bytes, or holds a byte
+// outside printable ASCII (a space aside) is refused here.
+func WithTracestate(ts string) InvokeOption {
+	return func(o *invokeOptions) error {
+		if ts == "" || len(ts) > MaxTracestateLen {
+			return fmt.Errorf("%w: WithTracestate needs a tracestate of 1 to %d bytes, got %d", ErrBadOption, MaxTracestateLen, len(ts))
+		}
+		for i := 0; i < len(ts); i++ {
+			if c := ts[i]; c < ' ' || c >= 0x7f {
+				return fmt.Errorf("%w: WithTracestate: a tracestate is printable ASCII (byte %d is %q)", ErrBadOption, i, c)
+			}
+		}
+		o.tracestate = ts
+		return nil
+	}
+}
+
+// traceHeader is the NATS header that carries req's trace context: nil when it
+// has no traceparent.
+func traceHeader(req *InvocationRequest) nats.Header {
+	if req.Traceparent == "" {
+		return nil
+	}
+	h := nats.Header{TraceparentHeader: []string{req.Traceparent}}
+	if req.Tracestate != "" {
+		h[TracestateHeader] = []string{req.Tracestate}
+	}
+	return h
 }

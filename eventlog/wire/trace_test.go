@@ -35,3 +35,28 @@ func TestWithTraceparentRefusesWhatIsNoHeaderValue(t *testing.T) {
 		}
 	}
 }
+
+func TestWithTracestateRefusesWhatIsNoHeaderValue(t *testing.T) {
+	tp := wire.WithTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	for _, ts := range []string{"", strings.Repeat("a", wire.MaxTracestateLen+1), "congo=t\n61", "rojo=\x00", "rojo=é"} {
+		_, err := wire.Invoke(t.Context(), nil, "c1", "K", "", tp, wire.WithTracestate(ts))
+		if !errors.Is(err, wire.ErrBadOption) || !strings.Contains(err.Error(), "WithTracestate") {
+			t.Errorf("WithTracestate(%.20q) = %v, want ErrBadOption naming it", ts, err)
+		}
+	}
+	// A tracestate belongs to a trace: alone, it is refused before anything is sent.
+	for _, send := range []func(...wire.InvokeOption) error{
+		func(o ...wire.InvokeOption) error {
+			_, err := wire.Invoke(t.Context(), nil, "c1", "K", "", o...)
+			return err
+		},
+		func(o ...wire.InvokeOption) error {
+			_, err := wire.Call(t.Context(), nil, "c1", "K", "", o...)
+			return err
+		},
+	} {
+		if err := send(wire.WithTracestate("congo=t61rcWkgMzE")); !errors.Is(err, wire.ErrBadOption) || !strings.Contains(err.Error(), "WithTraceparent") {
+			t.Errorf("WithTracestate without WithTraceparent = %v, want ErrBadOption naming WithTraceparent", err)
+		}
+	}
+}

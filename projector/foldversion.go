@@ -1,0 +1,146 @@
+package projector
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/capdir/capdir/eventlog/wire"
+	bolt "go.etcd.io/bbolt"
+)
+
+// A projection is only served by the fold that would build it. When a version of
+// capdir folds some event differently from the versions before it, foldVersion
+// goes up, and a projection an older fold built is not served as it is: Open sets
+// it aside (<path>.fold<N>) and starts a fresh projection, which CatchUp and Run
+// fold from sequence 1, when the log still holds every event of both streams, and
+// refuses with a *FoldVersionError naming `capdir replay` when it does not.
+//
+// foldVersionKey, in the meta bucket, names the version of the fold that built the
+// projection. A projection without it was built by fold version 1. A fresh one
+// (nothing folded yet) gets the current version at once, and so does one that
+// folded no event of a stream a later fold changed (foldChanges): that fold
+// would build the same projection. The key says how the projection was built, not
+// what the log holds, so it stays out of the digest.
+var foldVersionKey = []byte("fold/version")
+
+// foldVersion is the version of this fold.
+//
+//  1. the first fold;
+//  2. a bus client's request under an invocation id another sender's request
+//     holds is folded as the client's own pending invocation, under the id scoped
+//     to it (wire.ScopedInvocationID); version 1 dropped it as a duplicate.
+const foldVersion uint64 = 2
+
+// foldChanges names, for each fold version, the streams whose fold it changed.
+var foldChanges = map[uint64][]string{2: {wire.DataStream}}
+
+// setAsideFoldPath is where a projection an older fold built is set aside.
+func setAsideFoldPath(path string, version uint64) string {
+	return fmt.Sprintf("%s.fold%d", path, version)
+}
+
+// metaValue is the value under k in the meta bucket of tx, before Open has given
+// a file an older version wrote its checksums (sum.go) or its buckets: nil when
+// either is absent.
+func metaValue(tx *bolt.Tx, k []byte) ([]byte, error) {
+	meta := tx.Bucket(bucketMeta)
+	switch {
+	case meta == nil:
+		return nil, nil
+	case summedFile(tx):
+		return get(tx, bucketMeta, k)
+	}
+	return meta.Get(k), nil
+}
+
+// staleFold reports whether an older fold (or a later one) built the projection
+// in tx, one that this fold would build otherwise, and which version did. It
+// writes nothing, so Open can refuse the file as it found it.
+func staleFold(tx *bolt.Tx) (have uint64, stale bool, err error) {
+	v, err := metaValue(tx, foldVersionKey)
+	if err != nil {
+		return 0, false, err
+	}
+	have = 1
+	if v != nil {
+		have = readU64(v)
+	}
+	if have == foldVersion {
+		return have, false, nil
+	}
+	for _, s := range wire.Streams {
+		ckpt, err := metaValue(tx, checkpointKey(s))
+		if err != nil {
+			return have, false, err
+		}
+		if readU64(ckpt) > 0 && foldChanged(have, s) {
+			return have, true, nil
+		}
+	}
+	return have, false, nil
+}
+
+// stampFold marks the projection in tx, which staleFold has found this fold
+// builds the same, as built by this fold.
+func stampFold(tx *bolt.Tx) error { return put(tx, bucketMeta, foldVersionKey, u64(foldVersion)) }
+
+// foldChanged reports whether a fold after version have, up to this one, folds
+// stream differently. A version this fold does not know (a later one's) is taken
+// to differ on every stream.
+func foldChanged(have uint64, stream string) bool {
+	if have > foldVersion {
+		return true
+	}
+	for v := have + 1; v <= foldVersion; v++ {
+		if slices.Contains(foldChanges[v], stream) {
+			return true
+		}
+	}
+	return false
+}
+
+// refold sets aside the projection at cfg.Path, which fold version have built,
+// when the log can rebuild it, and otherwise returns the *FoldVersionError that
+// refuses it. The file is closed.
+func refold(cfg Config, have uint64) error {
+	stream, first, err := missingFromLog(cfg)
+	if err != nil || stream != "" || cfg.Log == nil {
+		ferr := &FoldVersionError{Path: cfg.Path, Have: have, Want: foldVersion, Stream: stream, FirstSeq: first}
+		if err != nil {
+			return fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", ferr, err)
+		}
+		return ferr
+	}
+	aside := setAsideFoldPath(cfg.Path, have)
+	cfg.Logger.Warn("projection built by an older fold; setting it aside and rebuilding it from the log",
+		"path", cfg.Path, "fold_version", have, "current_fold_version", foldVersion, "set_aside", aside)
+	if err := os.Rename(cfg.Path, aside); err != nil {
+		return fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
+	}
+	return nil
+}
+
+// staleFoldError is openBolt's refusal of a projection an older fold built
+// (staleFold): Open sets it aside or refuses it (refold).
+type staleFoldError struct{ have uint64 }
+
+func (e *staleFoldError) Error() string {
+	return fmt.Sprintf("projector: the projection was built by fold version %d", e.have)
+}
+
+// openFolded opens the projection file (openBolt) when this fold built it or
+// would build it the same (staleFold). One an older fold built is set aside and a
+// fresh one opened in its place, or refused as it was (refold).
+func openFolded(cfg Config) (*bolt.DB, error) {
+	db, err := openBolt(cfg)
+	var stale *staleFoldError
+	if !errors.As(err, &stale) {
+		return db, err
+	}
+	if err := refold(cfg, stale.have); err != nil {
+		return nil, err
+	}
+	return openBolt(cfg)
+}
