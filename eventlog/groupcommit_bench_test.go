@@ -248,7 +248,7 @@ func fastBatch(js jetstream.JetStream) func([]*nats.Msg) (uint64, error) {
 
 // threeServers starts a cluster of three servers in process, listening on the
 // loopback interface, and returns their client URLs.
-func threeServers(b *testing.B) string {
+func threeServers(b testing.TB) string {
 	var opts []*server.Options
 	var routes []*url.URL
 	for i := range 3 {
@@ -276,7 +276,7 @@ func threeServers(b *testing.B) string {
 }
 
 // freePort is a loopback port free a moment ago.
-func freePort(b *testing.B) int {
+func freePort(b testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
