@@ -25,8 +25,10 @@ import (
 // Nats-Msg-Id to the data stream of a real embedded server and waiting for its
 // sequence, and
 //
-//   - pipeline: each append through AppendAsync (one publish, one PubAck);
-//   - atomic: a committer that takes every append waiting while its batch is in
+//   - pipeline: each append through AppendAsync (one publish, one PubAck),
+//     group commit off;
+//   - grouped: the same with Config.GroupCommit on (the log's own group commit);
+//   - atomic: a committer written on jetstreamext that takes every append waiting while its batch is in
 //     flight and sends them as one atomic batch (jetstreamext.PublishMsgBatch:
 //     one publish per append, one commit acknowledgement per batch), each
 //     append's sequence read from the BatchAck (last-count+1 .. last);
@@ -42,14 +44,14 @@ import (
 func BenchmarkGroupCommit(b *testing.B) {
 	for _, where := range []string{"r1-sync=" + eventlog.DefaultSync, "r1-sync=" + eventlog.SyncAlways, "r3"} {
 		b.Run(where, func(b *testing.B) {
-			open := func(b *testing.B) *eventlog.Log {
+			open := func(b *testing.B, groupCommit string) *eventlog.Log {
 				if where == "r3" {
-					return batchLog(b, eventlog.Config{NATSURL: threeServers(b), Replicas: 3})
+					return batchLog(b, eventlog.Config{NATSURL: threeServers(b), Replicas: 3, GroupCommit: groupCommit})
 				}
-				return batchLog(b, eventlog.Config{DataDir: b.TempDir(), Sync: strings.TrimPrefix(where, "r1-sync=")})
+				return batchLog(b, eventlog.Config{DataDir: b.TempDir(), Sync: strings.TrimPrefix(where, "r1-sync="), GroupCommit: groupCommit})
 			}
 			b.Run("pipeline", func(b *testing.B) {
-				l := open(b)
+				l := open(b, eventlog.GroupCommitOff)
 				runAppenders(b, l, func(subject string, ev wire.Event, msg *nats.Msg) (uint64, error) {
 					p, err := l.AppendAsync(subject, ev)
 					if err != nil {
@@ -58,14 +60,26 @@ func BenchmarkGroupCommit(b *testing.B) {
 					return eventlog.AwaitAck(context.Background(), p)
 				})
 			})
+			b.Run("grouped", func(b *testing.B) {
+				l := open(b, eventlog.GroupCommitOn)
+				runAppenders(b, l, func(subject string, ev wire.Event, msg *nats.Msg) (uint64, error) {
+					p, err := l.AppendAsync(subject, ev)
+					if err != nil {
+						return 0, err
+					}
+					return eventlog.AwaitAck(context.Background(), p)
+				})
+				batches, _ := l.GroupCommits()
+				b.ReportMetric(float64(b.N)/float64(max(batches, 1)), "appends/batch")
+			})
 			b.Run("atomic", func(b *testing.B) {
-				l := open(b)
+				l := open(b, eventlog.GroupCommitOff)
 				gc := &groupCommitter{send: atomicBatch(l.JetStream())}
 				runAppenders(b, l, func(_ string, _ wire.Event, msg *nats.Msg) (uint64, error) { return gc.append(msg) })
 				b.ReportMetric(float64(gc.appends.Load())/float64(max(gc.batches.Load(), 1)), "appends/batch")
 			})
 			b.Run("fast", func(b *testing.B) {
-				l := open(b)
+				l := open(b, eventlog.GroupCommitOff)
 				gc := &groupCommitter{send: fastBatch(l.JetStream())}
 				runAppenders(b, l, func(_ string, _ wire.Event, msg *nats.Msg) (uint64, error) { return gc.append(msg) })
 				b.ReportMetric(float64(gc.appends.Load())/float64(max(gc.batches.Load(), 1)), "appends/batch")
