@@ -197,7 +197,7 @@ func (c *Config) Validate() error {
 	switch c.GroupCommit {
 	case "", GroupCommitAuto, GroupCommitOn, GroupCommitOff:
 	default:
-		errs = append(errs, fmt.Errorf("eventlog: group commit must be %q, %q or %q, got %q", GroupCommitAuto, GroupCommitOn, GroupCommitOff, c.GroupCommit))
+		errs = append(errs, fmt.Errorf("eventlog: --log-group-commit must be %q, %q or %q, got %q", GroupCommitAuto, GroupCommitOn, GroupCommitOff, c.GroupCommit))
 	}
 	if c.Compression != "" && c.Compression != CompressionS2 && c.Compression != CompressionNone {
 		errs = append(errs, fmt.Errorf("eventlog: --log-compression must be %q or %q, got %q", CompressionS2, CompressionNone, c.Compression))

@@ -252,7 +252,7 @@ func TestGroupCommitDefault(t *testing.T) {
 		t.Fatal("sync every second: group commit is on")
 	}
 	err = eventlog.Config{DataDir: t.TempDir(), GroupCommit: "yes"}.ValidateSet()
-	if err == nil || !strings.Contains(err.Error(), "group commit") || !strings.Contains(err.Error(), `"yes"`) {
+	if err == nil || !strings.Contains(err.Error(), "--log-group-commit") || !strings.Contains(err.Error(), `"yes"`) {
 		t.Fatalf("an unknown group commit setting: %v", err)
 	}
 	if _, err := eventlog.Open(context.Background(), eventlog.Config{DataDir: t.TempDir(), GroupCommit: "yes"}); err == nil {
