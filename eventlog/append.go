@@ -151,7 +151,7 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 	}
 	p := &Pending{msg: msg}
 	expect(&p.msg, o)
-	if err := l.pl.send(p); err != nil {
+	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject)); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err

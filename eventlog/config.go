@@ -69,6 +69,17 @@ type Config struct {
 	// matching ErrElecting (DefaultElectionWait when 0). Sending it again is safe:
 	// with no answer nothing was stored, and an event's id is its Nats-Msg-Id.
 	ElectionWait time.Duration
+	// GroupCommit is whether the async appends to the data stream (the
+	// requests, the receipts) that arrive while one is in flight are sent
+	// together as one JetStream atomic batch, with one acknowledgement for the
+	// batch: GroupCommitAuto (the default when empty) turns it on where it was
+	// measured to pay, the embedded server with Sync "always" (one fsync per
+	// batch instead of one per append); GroupCommitOn and GroupCommitOff force
+	// it. When on, the data stream is created or updated to allow atomic
+	// batches; when off, to refuse them. Each append still gets its own
+	// outcome: a batch refused whole (an append's event id already stored, a
+	// limit of the stream's) is sent again one append at a time.
+	GroupCommit string
 	// Clock stamps new events; time.Now when nil.
 	Clock func() time.Time
 	// Logger receives the embedded NATS server's notices, warnings and errors
@@ -109,6 +120,25 @@ func (c *Config) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics, _ = NewMetrics(nil) // registers nothing, so it cannot fail
 	}
+}
+
+// Config.GroupCommit's values.
+const (
+	GroupCommitAuto = "auto"
+	GroupCommitOn   = "on"
+	GroupCommitOff  = "off"
+)
+
+// groupCommit reports whether c asks for group commit (Config.GroupCommit).
+func (c *Config) groupCommit() bool {
+	switch c.GroupCommit {
+	case GroupCommitOn:
+		return true
+	case GroupCommitOff:
+		return false
+	}
+	always, _, _ := c.syncPolicy()
+	return c.NATSURL == "" && always
 }
 
 // DefaultAckTimeout is Config.AckTimeout's default: as long as the dispatcher
@@ -163,6 +193,11 @@ func (c *Config) Validate() error {
 	}
 	if c.DataMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("eventlog: --data-max-bytes must be 0 (no bound) or a number of bytes, got %d", c.DataMaxBytes))
+	}
+	switch c.GroupCommit {
+	case "", GroupCommitAuto, GroupCommitOn, GroupCommitOff:
+	default:
+		errs = append(errs, fmt.Errorf("eventlog: --log-group-commit must be %q, %q or %q, got %q", GroupCommitAuto, GroupCommitOn, GroupCommitOff, c.GroupCommit))
 	}
 	if c.Compression != "" && c.Compression != CompressionS2 && c.Compression != CompressionNone {
 		errs = append(errs, fmt.Errorf("eventlog: --log-compression must be %q or %q, got %q", CompressionS2, CompressionNone, c.Compression))

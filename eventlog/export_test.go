@@ -6,3 +6,28 @@ func Unanswered() *Pending { return &Pending{} }
 
 // PendingAppends is how many of l's async appends await their acknowledgement.
 func (l *Log) PendingAppends() int { return l.pl.pending() }
+
+// GroupCommits is how many batches l's group commit sent, and how many of them
+// the stream refused whole (their appends then sent one at a time).
+func (l *Log) GroupCommits() (batches, refused uint64) {
+	return l.pl.group.batches.Load(), l.pl.group.refused.Load()
+}
+
+// HoldGroup makes l's group commit wait, as for a leader in flight that is
+// not answered, until release: the appends made meanwhile go out as one batch.
+func (l *Log) HoldGroup() (release func()) {
+	pl := l.pl
+	hold := &Pending{}
+	pl.mu.Lock()
+	if pl.group.leader == nil {
+		pl.group.leader = hold
+	}
+	pl.mu.Unlock()
+	return func() {
+		pl.mu.Lock()
+		if pl.group.leader == hold {
+			pl.handoffLocked()
+		}
+		pl.mu.Unlock()
+	}
+}

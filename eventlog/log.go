@@ -209,6 +209,8 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			Duplicates:  l.cfg.DuplicateWindow,
 			AllowDirect: true,
 			Compression: jetstream.NoCompression,
+			// Group commit's atomic batches, on the stream whose appends it sends.
+			AllowAtomicPublish: name == wire.DataStream && l.cfg.groupCommit(),
 		}
 		if l.cfg.Compression == CompressionS2 {
 			sc.Compression = jetstream.S2Compression
@@ -225,6 +227,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		l.streams[name] = s
 	}
+	l.startGroupCommit()
 	return nil
 }
 
@@ -265,6 +268,7 @@ func (l *Log) lookupStreams(ctx context.Context) error {
 		}
 		l.streams[name] = s
 	}
+	l.startGroupCommit()
 	return nil
 }
 

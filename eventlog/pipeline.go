@@ -42,6 +42,8 @@ type pipeline struct {
 	armed    bool
 	stall    chan struct{} // closed once inflight is below maxInflight again
 	idle     chan struct{} // closed once inflight is empty
+
+	group groupCommit // the appends sent together (groupcommit.go)
 }
 
 // maxInflight bounds the appends awaiting acknowledgement, as
@@ -74,6 +76,10 @@ type Pending struct {
 	pl         *pipeline
 	msg        nats.Msg      // as sent (and sent again while no stream answers)
 	ackTimeout time.Duration // Config.AckTimeout: when it fails unanswered
+
+	// members are the appends of a batch (group commit), when this is one: its
+	// msg is the batch's commit's reply subject only.
+	members []*Pending
 
 	// Under pl.mu, while in flight:
 	id       uint64
@@ -157,6 +163,9 @@ func (pl *pipeline) removeLocked(p *Pending) bool {
 		return false
 	}
 	delete(pl.inflight, p.id)
+	if p == pl.group.leader {
+		pl.handoffLocked()
+	}
 	if pl.stall != nil && len(pl.inflight) < maxInflight {
 		close(pl.stall)
 		pl.stall = nil
@@ -184,10 +193,19 @@ func (pl *pipeline) acknowledged(m *nats.Msg) {
 		pl.mu.Unlock()
 		return
 	}
+	if p.members != nil {
+		pl.removeLocked(p)
+		pl.mu.Unlock()
+		pl.batchAcknowledged(p, m)
+		return
+	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // no stream answered: no leader yet
 		if p.retries < pl.retries {
 			p.retries++
 			p.deadline = time.Time{} // the timeout starts again with the next send
+			if p == pl.group.leader {
+				pl.handoffLocked() // the appends waiting for it go on without it
+			}
 			pl.mu.Unlock()
 			time.AfterFunc(pl.retryWait, func() { pl.resend(p) })
 			return
@@ -216,7 +234,7 @@ func (pl *pipeline) resend(p *Pending) {
 		gone := pl.removeLocked(p)
 		pl.mu.Unlock()
 		if gone {
-			p.resolve(Ack{}, err)
+			p.finish(Ack{}, err)
 		}
 	}
 }
@@ -233,7 +251,7 @@ func (pl *pipeline) sweep() {
 		case p.deadline.IsZero(): // waits to be sent again: no timeout meanwhile
 		case !p.deadline.After(now):
 			pl.removeLocked(p)
-			p.resolve(Ack{}, jetstream.ErrAsyncPublishTimeout)
+			p.finish(Ack{}, jetstream.ErrAsyncPublishTimeout)
 		case next.IsZero() || p.deadline.Before(next):
 			next = p.deadline
 		}
@@ -252,7 +270,7 @@ func (pl *pipeline) watch(status <-chan nats.Status) {
 		pl.mu.Lock()
 		for _, p := range pl.inflight {
 			pl.removeLocked(p)
-			p.resolve(Ack{}, nats.ErrDisconnected)
+			p.finish(Ack{}, nats.ErrDisconnected)
 		}
 		pl.mu.Unlock()
 		if s == nats.CLOSED {

@@ -295,14 +295,15 @@ const retryBudget = 90 * time.Second
 // receipt; no invocation has two receipts; every request has its receipt.
 // CAPDIR_CLUSTER_KILLS sets the number of rounds (1 by default), each killing the
 // next server and the node after it; CAPDIR_CLUSTER_LOGS=DIR keeps the children's
-// output there.
+// output there; CAPDIR_CLUSTER_FLAGS adds serve flags to every node's (such as
+// "--log-group-commit on").
 func TestClusterSurvivesKill9OfAServerAndANode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server and capdir and kills them under load for about a minute; run without -short")
 	}
 	rounds := envCount(t, "CAPDIR_CLUSTER_KILLS", 1)
 	began := time.Now()
-	c := startKillCluster(t)
+	c := startKillCluster(t, strings.Fields(os.Getenv("CAPDIR_CLUSTER_FLAGS"))...)
 	t.Logf("kill -9 figures: three servers and three nodes up in %s", time.Since(began).Round(time.Millisecond))
 
 	us := upstreamtest.Start(t, upstreamtest.EchoQuery("b"))
