@@ -2,7 +2,6 @@ package projector
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/capdir/capdir/eventlog"
@@ -57,17 +56,13 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 		j := job{batch: slices.Clone(b), pre: make([]prepared, len(b))}
 		select {
 		case prepc <- j:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-ctx.Done(): // the reader returns at once, as it does when ctx ends
 		}
+		return nil
 	})
 	close(prepc)
 	if err := <-applied; err != nil {
 		return err
-	}
-	if errors.Is(rerr, context.Canceled) && ctx.Err() != nil {
-		return nil // as the reader returns when its context ends
 	}
 	return rerr
 }
