@@ -115,7 +115,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	var r requestHead
 	var err error
 	var value []byte // the request's invocations value, when prepared
-	if f.pre != nil && f.pre.request != nil {
+	if f.pre != nil && f.pre.kind == preparedRequestKind {
 		r, err, value = f.pre.request.head, f.pre.request.err, f.pre.request.value
 	} else {
 		r, err = checkRequest(s, subj)
@@ -167,8 +167,8 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	var pr *preparedReceipt
 	var r receiptHead
 	var err error
-	if f.pre != nil && f.pre.receipt != nil {
-		pr = f.pre.receipt
+	if f.pre != nil && f.pre.kind == preparedReceiptKind {
+		pr = &f.pre.receipt
 		r, err = pr.head, pr.err
 	} else {
 		r, err = checkReceipt(s, subj)

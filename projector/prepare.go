@@ -17,10 +17,21 @@ import (
 // fold stores is what it stores unprepared: prepare calls the same checks and
 // encoders the fold calls.
 type prepared struct {
-	subj    wire.Subject
-	receipt *preparedReceipt
-	request *preparedRequest
+	subj wire.Subject
+	// kind says which of receipt and request is prepared (none, for any other
+	// event): they are held by value, so a batch's are one allocation.
+	kind    preparedKind
+	receipt preparedReceipt
+	request preparedRequest
 }
+
+type preparedKind uint8
+
+const (
+	preparedNone preparedKind = iota
+	preparedReceiptKind
+	preparedRequestKind
+)
 
 type preparedReceipt struct {
 	head receiptHead
@@ -46,37 +57,36 @@ const receiptRoom = 1 + binary.MaxVarintLen64
 // prepare prepares every event of batch; out[i] is batch[i]'s.
 func prepare(batch []eventlog.Stored, out []prepared) {
 	for i := range batch {
-		out[i] = prepareOne(&batch[i])
+		prepareOne(&batch[i], &out[i])
 	}
 }
 
-func prepareOne(s *eventlog.Stored) prepared {
-	p := prepared{subj: wire.ParseSubject(s.Subject)}
+func prepareOne(s *eventlog.Stored, p *prepared) {
+	p.subj = wire.ParseSubject(s.Subject)
 	if s.Invalid != "" {
-		return p
+		return
 	}
 	switch s.Type {
 	case wire.TypeReceipt:
 		if p.subj.Family != wire.ReceiptFamily {
-			return p
+			return
 		}
-		r := &preparedReceipt{}
+		p.kind = preparedReceiptKind
+		r := &p.receipt
 		r.head, r.err = checkReceipt(s, p.subj)
 		if r.err == nil {
 			r.hash = tlog.RecordHash(s.Data)
 			v := make([]byte, receiptRoom, receiptRoom+1+s2.MaxEncodedLen(len(s.Data))+sumLen)
 			r.value = appendReceipt(v, []byte(r.head.InvocationID), s.Data, sumLen)
 		}
-		p.receipt = r
 	case wire.TypeInvocationRequested:
-		r := &preparedRequest{}
+		p.kind = preparedRequestKind
+		r := &p.request
 		r.head, r.err = checkRequest(s, p.subj)
 		if r.err == nil {
 			r.value = invocationValue(s, p.subj, &r.head)
 		}
-		p.request = r
 	}
-	return p
 }
 
 // putPreparedReceipt is putReceipt for a prepared receipt value (r.value).
