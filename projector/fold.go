@@ -43,6 +43,8 @@ type folder struct {
 	// ledger adds the batch's receipts to the ledger (ledger_batch.go); the
 	// batch's committer flushes it.
 	ledger *ledgerBatch
+	// pre is the event being folded prepared (prepare.go), nil when it was not.
+	pre *prepared
 	// snapEvery and snapFullEvery override the kept snapshots' intervals (tests).
 	snapEvery, snapFullEvery int
 }
@@ -50,7 +52,12 @@ type folder struct {
 // fold applies s if it passes the fold-time checks (check.go); otherwise it returns
 // a *skipError and applies nothing but s's place on its key's directory subject.
 func (f *folder) fold(s *eventlog.Stored) error {
-	subj := wire.ParseSubject(s.Subject)
+	var subj wire.Subject
+	if f.pre != nil {
+		subj = f.pre.subj
+	} else {
+		subj = wire.ParseSubject(s.Subject)
+	}
 	if subj.Family == wire.DirectoryFamily {
 		// JetStream counts every message on a key's subject, folded or not, and
 		// the key's next write expects the last one: a skipped event on it that
@@ -105,7 +112,14 @@ type requestHead struct {
 // client's own invocation, under the id scoped to it (wire.ScopedInvocationID),
 // as the worker runs it.
 func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
-	r, err := checkRequest(s, subj)
+	var r requestHead
+	var err error
+	var value []byte // the request's invocations value, when prepared
+	if f.pre != nil && f.pre.kind == preparedRequestKind {
+		r, err, value = f.pre.request.head, f.pre.request.err, f.pre.request.value
+	} else {
+		r, err = checkRequest(s, subj)
+	}
 	if err != nil {
 		return err
 	}
@@ -118,8 +132,12 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 		if b.Get([]byte(r.InvocationID)) != nil {
 			return nil
 		}
+		value = nil // prepared for the id unscoped
 	}
-	return f.ledger.put(bucketInvocations, []byte(r.InvocationID), invocationValue(s, subj, &r), nil)
+	if value == nil {
+		value = invocationValue(s, subj, &r)
+	}
+	return f.ledger.put(bucketInvocations, []byte(r.InvocationID), value, nil)
 }
 
 // takenFrom reports whether first, the invocations record of an id, is another
@@ -146,7 +164,15 @@ type receiptHead struct {
 }
 
 func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
-	r, err := checkReceipt(s, subj)
+	var pr *preparedReceipt
+	var r receiptHead
+	var err error
+	if f.pre != nil && f.pre.kind == preparedReceiptKind {
+		pr = &f.pre.receipt
+		r, err = pr.head, pr.err
+	} else {
+		r, err = checkReceipt(s, subj)
+	}
 	if err != nil {
 		return err
 	}
@@ -154,11 +180,21 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if f.tx.Bucket(bucketReceipts).Get(inv) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
-	leaf, err := f.ledger.add(r.InvocationID, s.Data)
+	var leaf int64
+	if pr != nil {
+		leaf, err = f.ledger.addHash(r.InvocationID, pr.hash)
+	} else {
+		leaf, err = f.ledger.add(r.InvocationID, s.Data)
+	}
 	if err != nil {
 		return err
 	}
-	if err := putReceipt(f.tx, []byte(r.InvocationID), s.Data, leaf); err != nil {
+	if pr != nil {
+		err = putPreparedReceipt(f, pr, leaf)
+	} else {
+		err = putReceipt(f.tx, []byte(r.InvocationID), s.Data, leaf)
+	}
+	if err != nil {
 		return err
 	}
 	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), leafValue(leaf)); err != nil {

@@ -60,6 +60,11 @@ func (b *ledgerBatch) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 // returns its index. The leaf's hash is stored beside inv in the leaves bucket,
 // the hashes above it at a kept level (ledgerStride) in the hashes bucket.
 func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
+	return b.addHash(inv, tlog.RecordHash(data))
+}
+
+// addHash is add given the receipt data's tlog.RecordHash, h.
+func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 	if !b.loaded {
 		n, err := ledgerSize(b.tx)
 		if err != nil {
@@ -72,7 +77,7 @@ func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
 		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, hint)
 	}
 	n := b.size
-	hs, err := tlog.StoredHashes(n, data, b)
+	hs, err := tlog.StoredHashesForRecordHash(n, h, b)
 	if err != nil {
 		return 0, err
 	}

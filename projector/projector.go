@@ -349,7 +349,7 @@ func (p *Projector) Run(ctx context.Context) error {
 				}
 			}
 			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
-				return p.apply(stream, b)
+				return p.apply(stream, b, nil)
 			})
 			if err != nil {
 				cancel()
@@ -399,16 +399,7 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 			return err
 		}
 		opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}
-		err = p.cfg.Log.ReadRangeWith(ctx, s, from(s), last, opts, func(b []eventlog.Stored) error {
-			if err := p.apply(s, b); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress(s, b[len(b)-1].Seq, last)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := p.foldRange(ctx, s, from(s), last, opts, progress); err != nil {
 			return err
 		}
 	}
@@ -416,8 +407,9 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 }
 
 // apply commits one batch with its checkpoint, then publishes the change. Once the
-// log no longer matches the projection it commits nothing.
-func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
+// log no longer matches the projection it commits nothing. pre, when not nil, is
+// the batch prepared (prepare.go): pre[i] is batch[i]'s.
+func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared) error {
 	if err := p.failure(); err != nil {
 		return err
 	}
@@ -433,6 +425,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless
+			}
+			if pre != nil {
+				f.pre = &pre[i]
 			}
 			if err := f.fold(&batch[i]); isDamage(err) {
 				return err // a value the fold read is damaged: fold nothing more
