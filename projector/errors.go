@@ -30,8 +30,8 @@ var (
 	ErrDamaged = errors.New("projector: the projection is damaged")
 	// ErrFoldVersion is returned (inside a *FoldVersionError) by Open when the
 	// projection was built by another version of the fold (foldversion.go) and
-	// the log cannot rebuild all of it: this version would fold the same log
-	// to another projection, so it does not serve that one.
+	// the log's state, which says whether the log can rebuild it, could not be
+	// read.
 	ErrFoldVersion = errors.New("projector: the projection was built by another version of the fold")
 	// ErrBeyondLog is returned (inside a *BeyondLogError) by the point-in-time
 	// queries for a sequence the control stream has not reached.
@@ -87,30 +87,20 @@ func (e *DamagedError) Error() string {
 // Unwrap makes a DamagedError match ErrDamaged.
 func (e *DamagedError) Unwrap() error { return ErrDamaged }
 
-// FoldVersionError says which projection file another version of the fold built,
-// why the log cannot rebuild it, and what to do. It matches ErrFoldVersion.
+// FoldVersionError says which projection file another version of the fold built
+// and that the log could not say whether it can rebuild it (its state could not be
+// read), and what to do. It matches ErrFoldVersion.
 type FoldVersionError struct {
 	Path string
 	// Have is the fold version that built the file, Want this version's.
 	Have, Want uint64
-	// Stream is a stream whose events before FirstSeq the log no longer holds
-	// (retention removed them); empty when Open was given no log.
-	Stream   string
-	FirstSeq uint64
 }
 
 func (e *FoldVersionError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s was built by fold version %d, and this version of capdir folds version %d", ErrFoldVersion, e.Path, e.Have, e.Want)
-	if e.Stream != "" {
-		fmt.Fprintf(&b, "; the log cannot rebuild all of it: stream %s holds events from sequence %d on (retention removed those before it)", e.Stream, e.FirstSeq)
-	} else {
-		b.WriteString("; no log was given to rebuild it from")
-	}
-	b.WriteString(". capdir will not serve a projection its own fold would not build from the log." +
-		" Stop capdir and run `capdir replay` to rebuild the projection from the log as it is" +
-		" (without the events the log no longer holds), or go on with the version that built it")
-	return b.String()
+	return fmt.Sprintf("%s: %s was built by fold version %d, and this version of capdir folds version %d;"+
+		" capdir rebuilds such a projection from the log when the log holds every event, and serves it as it is"+
+		" when it does not, but could not read the log's state to tell which: start capdir again once the log"+
+		" answers, or run `capdir replay` to rebuild the projection from the log", ErrFoldVersion, e.Path, e.Have, e.Want)
 }
 
 // Unwrap makes a FoldVersionError match ErrFoldVersion.

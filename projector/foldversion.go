@@ -14,8 +14,12 @@ import (
 // capdir folds some event differently from the versions before it, foldVersion
 // goes up, and a projection an older fold built is not served as it is: Open sets
 // it aside (<path>.fold<N>) and starts a fresh projection, which CatchUp and Run
-// fold from sequence 1, when the log still holds every event of both streams, and
-// refuses with a *FoldVersionError naming `capdir replay` when it does not.
+// fold from sequence 1, when the log still holds every event of both streams.
+// When it does not (retention removed some, or Open was given no log), folding
+// again would lose what the log no longer holds, the ledger's leaves among them,
+// so the projection is served as the older fold built it, with a warning each
+// time it is opened; when the log cannot say, Open refuses with a
+// *FoldVersionError.
 //
 // foldVersionKey, in the meta bucket, names the version of the fold that built the
 // projection. A projection without it was built by fold version 1. A fresh one
@@ -102,24 +106,32 @@ func foldChanged(have uint64, stream string) bool {
 }
 
 // refold sets aside the projection at cfg.Path, which fold version have built,
-// when the log can rebuild it, and otherwise returns the *FoldVersionError that
-// refuses it. The file is closed.
-func refold(cfg Config, have uint64) error {
+// when the log can rebuild it (asIs false). When it cannot, it warns and says to
+// serve the file as it is (asIs true); when the log cannot say, it returns the
+// *FoldVersionError that refuses the file. The file is closed.
+func refold(cfg Config, have uint64) (asIs bool, err error) {
 	stream, first, err := missingFromLog(cfg)
-	if err != nil || stream != "" || cfg.Log == nil {
-		ferr := &FoldVersionError{Path: cfg.Path, Have: have, Want: foldVersion, Stream: stream, FirstSeq: first}
-		if err != nil {
-			return fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", ferr, err)
+	if err != nil {
+		ferr := &FoldVersionError{Path: cfg.Path, Have: have, Want: foldVersion}
+		return false, fmt.Errorf("%w; and the log could not say whether it can rebuild it: %w", ferr, err)
+	}
+	if stream != "" || cfg.Log == nil {
+		why := "no log was given to rebuild it from"
+		if stream != "" {
+			why = fmt.Sprintf("stream %s holds events from sequence %d on (retention removed those before it)", stream, first)
 		}
-		return ferr
+		cfg.Logger.Warn("projection built by an older fold, which the log cannot rebuild: serving it as that fold built it; "+
+			"`capdir replay` would fold it again, without the events the log no longer holds (and their receipts' ledger leaves)",
+			"path", cfg.Path, "fold_version", have, "current_fold_version", foldVersion, "why", why)
+		return true, nil
 	}
 	aside := setAsideFoldPath(cfg.Path, have)
 	cfg.Logger.Warn("projection built by an older fold; setting it aside and rebuilding it from the log",
 		"path", cfg.Path, "fold_version", have, "current_fold_version", foldVersion, "set_aside", aside)
 	if err := os.Rename(cfg.Path, aside); err != nil {
-		return fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
+		return false, fmt.Errorf("projector: set aside %s: %w", cfg.Path, err)
 	}
-	return nil
+	return false, nil
 }
 
 // staleFoldError is openBolt's refusal of a projection an older fold built
@@ -132,15 +144,16 @@ func (e *staleFoldError) Error() string {
 
 // openFolded opens the projection file (openBolt) when this fold built it or
 // would build it the same (staleFold). One an older fold built is set aside and a
-// fresh one opened in its place, or refused as it was (refold).
+// fresh one opened in its place, served as it is, or refused as it was (refold).
 func openFolded(cfg Config) (*bolt.DB, error) {
-	db, err := openBolt(cfg)
+	db, err := openBolt(cfg, false)
 	var stale *staleFoldError
 	if !errors.As(err, &stale) {
 		return db, err
 	}
-	if err := refold(cfg, stale.have); err != nil {
+	asIs, err := refold(cfg, stale.have)
+	if err != nil {
 		return nil, err
 	}
-	return openBolt(cfg)
+	return openBolt(cfg, asIs)
 }

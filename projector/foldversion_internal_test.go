@@ -1,8 +1,10 @@
 package projector
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,10 +111,12 @@ func TestOpenRebuildsAProjectionAnOlderFoldBuilt(t *testing.T) {
 	}
 }
 
-// A projection fold version 1 built is refused, naming `capdir replay`, when the
-// log cannot rebuild it: no log given, or retention removed its first events.
-// The file stays as it was.
-func TestOpenRefusesAnOlderFoldsProjectionTheLogCannotRebuild(t *testing.T) {
+// A projection fold version 1 built is served as that fold built it, with a
+// warning naming `capdir replay`, when the log cannot rebuild it (no log given,
+// or retention removed its first events): folding it again would lose what the
+// log no longer holds. It is not set aside, not marked as this fold's (so it
+// warns again when opened again), and what it holds is what version 1 folded.
+func TestOpenServesAnOlderFoldsProjectionTheLogCannotRebuild(t *testing.T) {
 	cases := []struct {
 		name    string
 		log     bool
@@ -139,36 +143,48 @@ func TestOpenRefusesAnOlderFoldsProjectionTheLogCannotRebuild(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, err := fileSeal(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := Config{Path: path}
-			if tc.log {
-				cfg.Log = l
-			}
-			p, err := Open(cfg)
-			if err == nil {
-				p.Close()
-				t.Fatal("open served a projection fold version 1 built")
-			}
-			var ferr *FoldVersionError
-			if !errors.As(err, &ferr) || !errors.Is(err, ErrFoldVersion) || ferr.Have != 1 || ferr.Want != foldVersion {
-				t.Fatalf("open: %v; want a *FoldVersionError from version 1 to %d", err, foldVersion)
-			}
-			for _, s := range []string{path, "fold version 1", tc.message, "`capdir replay`"} {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("open: %v; want it to say %q", err, s)
+			want := digestOfFile(t, path)
+			for round := 1; round <= 2; round++ {
+				var logged bytes.Buffer
+				cfg := Config{Path: path, Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+				if tc.log {
+					cfg.Log = l
 				}
-			}
-			if after, err := fileSeal(path); err != nil || string(after) != string(before) {
-				t.Fatalf("the refused file changed: %s, %v; was %s", after, err, before)
-			}
-			if _, err := os.Stat(setAsideFoldPath(path, 1)); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("the refused file was set aside: %v", err)
+				p, err := Open(cfg)
+				if err != nil {
+					t.Fatalf("round %d: open: %v; want the projection served as it is", round, err)
+				}
+				got, err := p.Digest()
+				p.Close()
+				if err != nil || got != want {
+					t.Fatalf("round %d: digest %s, %v; want the old fold's %s", round, got, err, want)
+				}
+				for _, s := range []string{"older fold", "fold_version=1", tc.message, "capdir replay"} {
+					if !strings.Contains(logged.String(), s) {
+						t.Errorf("round %d: log %q; want it to say %q", round, logged.String(), s)
+					}
+				}
+				if _, err := os.Stat(setAsideFoldPath(path, 1)); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("round %d: the file was set aside: %v", round, err)
+				}
 			}
 		})
 	}
+}
+
+// digestOfFile is the digest of the projection file at path, read as it is.
+func digestOfFile(t *testing.T, path string) string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, err := digestDB(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // A projection without the key that folded no event of a stream a later fold

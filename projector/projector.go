@@ -110,13 +110,17 @@ func Open(cfg Config) (*Projector, error) {
 	return p, nil
 }
 
-func openBolt(cfg Config) (*bolt.DB, error) {
+// openBolt opens the projection file and readies it for this version. A file an
+// older fold built is refused (*staleFoldError) unless asIs, when it is served
+// as that fold built it, without this fold's mark (refold).
+func openBolt(cfg Config, asIs bool) (*bolt.DB, error) {
 	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: !cfg.Sync, NoGrowSync: !cfg.Sync, NoFreelistSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("projector: open %s: %w", cfg.Path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if have, stale, err := staleFold(tx); err != nil || stale {
+		have, stale, err := staleFold(tx)
+		if err != nil || (stale && !asIs) {
 			if err == nil {
 				err = &staleFoldError{have: have}
 			}
@@ -132,6 +136,9 @@ func openBolt(cfg Config) (*bolt.DB, error) {
 		}
 		if err := layoutLedger(tx); err != nil {
 			return err
+		}
+		if stale {
+			return nil // served as the older fold built it: not marked as this fold's
 		}
 		return stampFold(tx)
 	})
