@@ -191,7 +191,7 @@ var ErrAckTimeout = errors.New("eventlog: append not acknowledged in time")
 // AwaitAckWithin is AwaitAck bounded by d as well as ctx, without deriving a
 // context (for a caller that appends on every request).
 func AwaitAckWithin(ctx context.Context, p *Pending, d time.Duration) (uint64, error) {
-	if p.ackTimeout > 0 && p.ackTimeout <= d {
+	if p.ackTimeout > 0 && p.ackTimeout <= d && !p.grouped {
 		// The append fails with ErrAckTimeout first (Config.AckTimeout): no timer.
 		return awaitAck(ctx, p, nil)
 	}

@@ -91,7 +91,7 @@ func (pl *pipeline) submit(p *Pending, groupable bool) error {
 		}
 		return nil
 	case len(g.waiting) < maxBatch:
-		p.pl, p.ackTimeout = pl, pl.ackTimeout
+		p.pl, p.ackTimeout, p.grouped = pl, pl.ackTimeout, true
 		g.waiting = append(g.waiting, p)
 		pl.mu.Unlock()
 		return nil
@@ -183,9 +183,10 @@ type batchAck struct {
 // does not allow.
 const jsAtomicPublishDisabled = 10174
 
-// batchAcknowledged completes the batch p, out of flight, with the answer m:
-// each append its sequence, or, for a batch refused whole, each sent again
-// alone.
+// batchAcknowledged completes the batch p, out of flight and settling
+// (pipeline.settling), with the answer m: each append its sequence, or, for a
+// batch refused whole, each sent again alone. It ends p's settling once its
+// appends are completed or in flight again.
 func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // no leader yet: each goes on alone
 		pl.sendAlone(p.members)
@@ -194,6 +195,7 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 	var ack batchAck
 	if err := json.Unmarshal(m.Data, &ack); err != nil {
 		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
+		pl.settled()
 		return
 	}
 	if ack.Error != nil {
@@ -203,6 +205,7 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 		pl.sendAlone(p.members)
 		return
 	}
+	defer pl.settled()
 	n := uint64(len(p.members))
 	if ack.Stream == "" || ack.BatchSize != n || ack.Sequence < n {
 		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
@@ -216,10 +219,12 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 
 // sendAlone sends each of a batch refused whole again, alone, from another
 // goroutine (the inbox's handler must not wait for room in flight, which its own
-// answers make).
+// answers make), and ends the batch's settling once each is in flight again or
+// failed.
 func (pl *pipeline) sendAlone(members []*Pending) {
 	pl.group.refused.Add(1)
 	go func() {
+		defer pl.settled()
 		for _, a := range members {
 			a.msg.Reply = ""
 			if err := pl.send(a); err != nil {

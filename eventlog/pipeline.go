@@ -41,7 +41,11 @@ type pipeline struct {
 	timer    *time.Timer // runs sweep; set while armed
 	armed    bool
 	stall    chan struct{} // closed once inflight is below maxInflight again
-	idle     chan struct{} // closed once inflight is empty
+	idle     chan struct{} // closed once inflight is empty and nothing settles
+	// settling counts the batches out of flight whose appends are still being
+	// completed, or registered again one by one (group commit's sendAlone): the
+	// log is not idle while they are.
+	settling int
 
 	group groupCommit // the appends sent together (groupcommit.go)
 }
@@ -80,6 +84,10 @@ type Pending struct {
 	// members are the appends of a batch (group commit), when this is one: its
 	// msg is the batch's commit's reply subject only.
 	members []*Pending
+	// grouped says the append waited to go out in a batch (group commit): its
+	// Config.AckTimeout starts only when the batch is sent, so a caller's own
+	// bound (AwaitAckWithin) is kept with a timer of its own.
+	grouped bool
 
 	// Under pl.mu, while in flight:
 	id       uint64
@@ -108,7 +116,10 @@ func (pl *pipeline) send(p *Pending) error {
 	id := pl.next.Add(1)
 	var b [64]byte
 	p.msg.Reply = string(strconv.AppendUint(append(b[:0], pl.prefix...), id, 36))
-	p.id, p.pl, p.ackTimeout = id, pl, pl.ackTimeout
+	p.id = id
+	if p.pl == nil { // an append sent again (a batch refused whole) keeps what its caller reads
+		p.pl, p.ackTimeout = pl, pl.ackTimeout
+	}
 	pl.mu.Lock()
 	if len(pl.inflight) >= maxInflight {
 		var t *time.Timer
@@ -170,11 +181,24 @@ func (pl *pipeline) removeLocked(p *Pending) bool {
 		close(pl.stall)
 		pl.stall = nil
 	}
-	if pl.idle != nil && len(pl.inflight) == 0 {
+	pl.idleLocked()
+	return true
+}
+
+// idleLocked closes the idle channel once no append is in flight or settling.
+func (pl *pipeline) idleLocked() {
+	if pl.idle != nil && len(pl.inflight) == 0 && pl.settling == 0 {
 		close(pl.idle)
 		pl.idle = nil
 	}
-	return true
+}
+
+// settled ends the settling of a batch out of flight (pipeline.settling).
+func (pl *pipeline) settled() {
+	pl.mu.Lock()
+	pl.settling--
+	pl.idleLocked()
+	pl.mu.Unlock()
 }
 
 // acknowledged is the inbox's handler: the server's answer to the append its
@@ -194,6 +218,7 @@ func (pl *pipeline) acknowledged(m *nats.Msg) {
 		return
 	}
 	if p.members != nil {
+		pl.settling++ // until its appends are completed or in flight again
 		pl.removeLocked(p)
 		pl.mu.Unlock()
 		pl.batchAcknowledged(p, m)
@@ -283,7 +308,7 @@ func (pl *pipeline) watch(status <-chan nats.Status) {
 func (pl *pipeline) complete() <-chan struct{} {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	if len(pl.inflight) == 0 {
+	if len(pl.inflight) == 0 && pl.settling == 0 {
 		c := make(chan struct{})
 		close(c)
 		return c
@@ -298,7 +323,7 @@ func (pl *pipeline) complete() <-chan struct{} {
 func (pl *pipeline) pending() int {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	return len(pl.inflight)
+	return len(pl.inflight) + pl.settling
 }
 
 // resolve completes p with its acknowledgement or its error, once.
