@@ -123,7 +123,9 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
+	claim := s.waiters.claim(rc.InvocationID) // delivered below (waiters_local.go)
 	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID)); err != nil {
+		s.waiters.unclaim(rc.InvocationID, claim)
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again
@@ -336,7 +338,7 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
-	ev.ID = s.waiters.ids.of(rc.InvocationID)
+	ev.ID = s.waiters.eventID(rc.InvocationID)
 	size := len(ev.Data)
 	if size > s.cfg.Log.MaxPayload() {
 		return size, receiptTooLarge(size, eventlog.ErrMaxPayload)
