@@ -166,6 +166,7 @@ type heldSlot struct {
 	index    int
 	recorded bool
 	buf      [heldSlotSize]byte
+	tracked  trackedMsg // what take hands the worker, when recorded
 }
 
 func (h *heldSlot) hold(m eventlog.Msg) {
@@ -193,7 +194,10 @@ func (h *heldSlot) take(m eventlog.Msg) eventlog.Msg {
 	if h.recorded = h.file.write(h.index, &r, &h.buf); !h.recorded {
 		return m
 	}
-	return trackedMsg{Msg: m, slot: h}
+	// The slot's own wrapper, not a new one on the heap: nothing keeps the message
+	// past the worker's handling of it, and the slot holds one at a time.
+	h.tracked = trackedMsg{Msg: m, slot: h}
+	return &h.tracked
 }
 
 // forget blanks the slot's record, if it has one.
@@ -208,6 +212,7 @@ func (h *heldSlot) forget() {
 func (h *heldSlot) release() {
 	h.forget()
 	h.hold(nil)
+	h.tracked = trackedMsg{}
 }
 
 func (h *heldSlot) holding() bool {
