@@ -339,11 +339,10 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // for up to receiptRetryFor (while the log's disk is full, until it has room); one
 // it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
 func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
-	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
+	ev, err := wire.NewEventWithID(s.waiters.eventID(rc.InvocationID), rc.FinishedAt, wire.TypeReceipt, s.engineActor, rc)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
-	ev.ID = s.waiters.eventID(rc.InvocationID)
 	size := len(ev.Data)
 	if size > s.cfg.Log.MaxPayload() {
 		return size, receiptTooLarge(size, eventlog.ErrMaxPayload)
