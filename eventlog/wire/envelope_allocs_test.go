@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,3 +26,19 @@ func TestDecodeSharedAllocatesOnce(t *testing.T) {
 		t.Errorf("DecodeShared allocates %v times per event; want 1", n)
 	}
 }
+
+// A request's invocation id is its event id in lower case after the prefix, as
+// strings.ToLower gives it, in one allocation.
+func TestRequestInvocationIDLowersOnce(t *testing.T) {
+	for _, id := range []string{"01J0ABCDEFGHJKMNPQRSTVWXYZ", "", "already_lower-09", "ÀÉÎ-Mixed", "\xff\xfeBad"} {
+		if got, want := RequestInvocationID(id), InvocationPrefix+strings.ToLower(id); got != want {
+			t.Errorf("RequestInvocationID(%q) = %q, want %q", id, got, want)
+		}
+	}
+	id := "01J0ABCDEFGHJKMNPQRSTVWXYZ"
+	if n := testing.AllocsPerRun(100, func() { idSink = RequestInvocationID(id) }); n > 1 {
+		t.Errorf("RequestInvocationID allocates %v times; want 1", n)
+	}
+}
+
+var idSink string // what escapes, as an invocation id does
