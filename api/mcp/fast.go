@@ -54,6 +54,15 @@ type fastParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// fastState is what the fast path reads and builds for one call, allocated at once.
+type fastState struct {
+	req    fastRequest
+	params fastParams
+	call   sdk.CallToolRequest
+	raw    sdk.CallToolParamsRaw
+	extra  sdk.RequestExtra
+}
+
 const fastFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitiveStructFields | sjson.ZeroCopy
 
 // serveSession serves a request of the open session s under its credential: a
@@ -160,24 +169,24 @@ func (h *Handler) fastCall(w http.ResponseWriter, r *http.Request, s *session, b
 	if len(trimmed) == 0 || trimmed[0] != '{' || deeper(trimmed, maxDepth) {
 		return false
 	}
-	var req fastRequest
-	if rest, err := sjson.Parse(trimmed, &req, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+	st := new(fastState)
+	req, p := &st.req, &st.params
+	if rest, err := sjson.Parse(trimmed, req, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 {
 		return false
 	}
 	if req.JSONRPC != "2.0" || req.Method != "tools/call" || !plainID(req.ID) || len(req.Params) == 0 || req.Params[0] != '{' {
 		return false
 	}
-	var p fastParams
-	if rest, err := sjson.Parse(req.Params, &p, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 || p.Name == nil {
+	if rest, err := sjson.Parse(req.Params, p, fastFlags); err != nil || len(bytes.TrimSpace(rest)) != 0 || p.Name == nil {
 		return false
 	}
 	if bytes.Equal(p.Arguments, []byte("null")) {
 		p.Arguments = nil // as the SDK reads an omitempty raw message
 	}
-	call := &sdk.CallToolRequest{
-		Params: &sdk.CallToolParamsRaw{Name: *p.Name, Arguments: p.Arguments},
-		Extra:  &sdk.RequestExtra{Header: r.Header},
-	}
+	st.raw = sdk.CallToolParamsRaw{Name: *p.Name, Arguments: p.Arguments}
+	st.extra = sdk.RequestExtra{Header: r.Header}
+	call := &st.call
+	*call = sdk.CallToolRequest{Params: &st.raw, Extra: &st.extra}
 	handler := s.fastHandler(*p.Name)
 	if handler == nil {
 		return false // search mode's unknown tool: the SDK's error
@@ -261,16 +270,47 @@ func deeper(data []byte, limit int) bool {
 }
 
 // writeResult writes the JSON-RPC response of id carrying res, encoded as the SDK
-// encodes it (HTML characters unescaped), as one application/json body.
+// encodes it (HTML characters unescaped by the encoder, escaped by the SDK's
+// MarshalJSON), as one application/json body.
 func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolResult) {
-	var buf bytes.Buffer
+	bp := resultBufs.Get().(*[]byte)
+	b := appendResponse((*bp)[:0], id, res)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	if cap(b) <= 64<<10 {
+		*bp = b
+		resultBufs.Put(bp)
+	}
+}
+
+// appendResponse appends the JSON-RPC response of id carrying res: written
+// field by field when appendResult takes res, else by encodeResponse.
+func appendResponse(dst []byte, id json.RawMessage, res *sdk.CallToolResult) []byte {
+	b := append(dst, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	if b, ok := appendResult(b, res); ok {
+		return append(b, '}')
+	}
+	return encodeResponse(dst, id, res)
+}
+
+// encodeResponse appends the JSON-RPC response of id carrying res, res encoded by
+// encoding/json as the SDK encodes it; an error encoding it is answered as the
+// JSON-RPC error -32603.
+func encodeResponse(dst []byte, id json.RawMessage, res *sdk.CallToolResult) []byte {
+	buf := bytes.NewBuffer(dst)
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
 	buf.WriteString(`,"result":`)
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
-		buf.Reset()
+		buf.Truncate(len(dst))
 		buf.WriteString(`{"jsonrpc":"2.0","id":`)
 		buf.Write(id)
 		buf.WriteString(`,"error":{"code":-32603,"message":`)
@@ -281,10 +321,5 @@ func writeResult(w http.ResponseWriter, id json.RawMessage, res *sdk.CallToolRes
 		buf.Truncate(buf.Len() - 1) // Encode's newline
 	}
 	buf.WriteByte('}')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
+	return buf.Bytes()
 }

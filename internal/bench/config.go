@@ -48,7 +48,8 @@ var ScenarioTable = []ScenarioInfo{
 	{ScenarioHTTP, "the same through POST /api/dispatch over loopback HTTP (Go's client;\n" +
 		"at 64 in flight also a lean keep-alive client, as a load tool would be)"},
 	{ScenarioMCP, "the same through MCP tools/call (the Go SDK's client over streamable HTTP, then\n" +
-		"a lean keep-alive client), interleaved with POST /api/dispatch by the same kind of client"},
+		"a lean keep-alive client, then the SDK's over 8 sessions), interleaved with\n" +
+		"POST /api/dispatch by the same kind of client"},
 	{ScenarioReference, "a hand-tuned pipeline of the same shape (JetStream request, pull worker, receipt,\n" +
 		"bbolt fold; nothing else) against fn over HTTP (lean client) and a NATS call, 64 in flight, interleaved"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},

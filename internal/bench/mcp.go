@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,4 +49,51 @@ func MCPInvoke(cs *sdk.ClientSession) Op {
 		}
 		return nil
 	}
+}
+
+// MCPSessions is how many sessions the SDK's client opens for the row that
+// spreads Parallel callers over several sessions: the SDK's client serialises
+// part of every call on its session's connection (it decodes the request's
+// params again under the connection's lock to find a protocol version to send),
+// so callers that should not queue on one another use sessions of their own.
+const MCPSessions = 8
+
+// MCPInvokeSessions returns an Op that invokes the echo row as MCPInvoke does,
+// call i on session i mod len(css).
+func MCPInvokeSessions(css []*sdk.ClientSession) Op {
+	ops := make([]Op, len(css))
+	for i, cs := range css {
+		ops[i] = MCPInvoke(cs)
+	}
+	return func(ctx context.Context, i int) error { return ops[i%len(ops)](ctx, i) }
+}
+
+// mcpSessions measures the SDK's client with Parallel callers spread over
+// MCPSessions sessions against POST /api/dispatch with net/http's client,
+// interleaved: how the SDK's client runs when its callers do not queue on one
+// session's connection.
+func (r *runner) mcpSessions(ctx context.Context, e *Env) error {
+	css := make([]*sdk.ClientSession, 0, MCPSessions)
+	defer func() {
+		for _, cs := range css {
+			cs.Close()
+		}
+	}()
+	for range MCPSessions {
+		cs, err := e.MCPSession(ctx)
+		if err != nil {
+			return err
+		}
+		css = append(css, cs)
+	}
+	inFlight := ", " + strconv.Itoa(Parallel) + " in flight"
+	ref, got, err := Paired(ctx, ScenarioMCP, "fn via POST /api/dispatch"+inFlight+" (reference)",
+		"fn via MCP tools/call"+inFlight+" over "+strconv.Itoa(MCPSessions)+" sessions",
+		e.HTTPInvoke(), MCPInvokeSessions(css), r.c.invokePar, Parallel, r.c.budget)
+	if err != nil {
+		return err
+	}
+	got.noteRatio(ref, "POST /api/dispatch", "http_ratio")
+	r.add(ref, got)
+	return nil
 }

@@ -170,7 +170,7 @@ func (r *runner) shared(ctx context.Context) error {
 		r.add(bearer)
 	}
 	if r.cfg.wants(ScenarioMCP) {
-		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session) and POST /api/dispatch, interleaved, 1 and %d in flight, with the SDK's client and a lean one", Parallel)
+		r.progress(ScenarioMCP, "fn over MCP tools/call (one streamable HTTP session) and POST /api/dispatch, interleaved, 1 and %d in flight, with the SDK's client and a lean one, then the SDK's over %d sessions", Parallel, MCPSessions)
 		if err := r.mcp(ctx, e); err != nil {
 			return err
 		}
@@ -239,5 +239,5 @@ func (r *runner) mcp(ctx context.Context, e *Env) error {
 			r.add(ref, got)
 		}
 	}
-	return nil
+	return r.mcpSessions(ctx, e)
 }
