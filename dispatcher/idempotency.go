@@ -223,6 +223,9 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 	}
 	seq := md.StreamSeq
 	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
+		if from.client != "" {
+			s.cfg.Metrics.idWaits.Inc()
+		}
 		wait := func(ctx context.Context) error { return s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq-1) }
 		if !s.settled(ctx, m, req.InvocationID, wait) {
 			return false, false

@@ -18,6 +18,9 @@ type Metrics struct {
 	// byStatus holds the counter of every receipt status, resolved once: a receipt
 	// does not look its series up by name.
 	byStatus map[string]prometheus.Counter
+	// idWaits counts the bus requests a worker looked up only after waiting for
+	// this node's projection (duplicate).
+	idWaits prometheus.Counter
 }
 
 // receiptStatuses are the statuses a worker's receipt can have.
@@ -28,7 +31,10 @@ var receiptStatuses = []string{
 }
 
 // NewMetrics builds the dispatcher's metrics and registers them on reg:
-// capdir_invocations_total{status} and capdir_invocation_seconds. A nil reg
+// capdir_invocations_total{status}, capdir_invocation_seconds and
+// capdir_bus_id_waits_total: the bus requests whose invocation id a worker
+// looked up only after waiting for this node's projection to fold everything
+// the log held before the request. A nil reg
 // registers nothing (a private set, as a ServiceConfig without Metrics gets). An
 // error means reg holds a collector of the same name that differs.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
@@ -41,10 +47,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Help:    "Time from a worker taking a request to its receipt being built.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 	}))
-	if err := errors.Join(err1, err2); err != nil {
+	idWaits, err3 := promreg.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "capdir_bus_id_waits_total",
+		Help: "Bus requests whose invocation id a worker looked up only after waiting for this node's projection to fold what the log held before them.",
+	}))
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, fmt.Errorf("dispatcher: register metrics: %w", err)
 	}
-	m := &Metrics{invocations: invocations, runSeconds: runSeconds, byStatus: map[string]prometheus.Counter{}}
+	m := &Metrics{invocations: invocations, runSeconds: runSeconds, byStatus: map[string]prometheus.Counter{},
+		idWaits: idWaits}
 	for _, st := range receiptStatuses {
 		m.byStatus[st] = invocations.WithLabelValues(st)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/eventlog"
@@ -46,20 +47,34 @@ type calls struct {
 	slots chan struct{}
 
 	// replying holds the invocation ids, not chosen by their callers, of the calls
-	// this node is answering: their receipts need no notice (noticeTo).
+	// this node is answering, each with its client (a *replyingCall): their
+	// receipts need no notice (noticeTo).
 	replying sync.Map
+}
+
+// replyingCall is a call this node is answering under an id derived from its
+// event id: the client that sent it, and whether a worker of this node, about
+// to store the receipt of that client's request under the id, found the id the
+// client's own (noticeTo), so that its receipt needs no second look (awaitOwn).
+type replyingCall struct {
+	client string
+	own    atomic.Bool
 }
 
 // noticeTo is the bus client to tell, on its notice subject, of the receipt of
 // invocation inv that client requested: client, unless the call is one this
 // node answers with a reply and its id was derived from the one event the
 // responder appended, so no one else can be waiting for a notice of it. A chosen
-// id is told: the same client may also wait for it on its notice subject.
+// id is told: the same client may also wait for it on its notice subject. Only
+// a worker that ran client's request under inv, which it found client's own
+// (the first request under it, or one scoped to client), asks: the call
+// answered under inv is told so.
 func (c *calls) noticeTo(client, inv string) string {
 	if c == nil || client == "" {
 		return client
 	}
-	if _, ok := c.replying.Load(inv); ok {
+	if v, ok := c.replying.Load(inv); ok && v.(*replyingCall).client == client {
+		v.(*replyingCall).own.Store(true)
 		return ""
 	}
 	return client
@@ -158,18 +173,19 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	ctx, cancel := context.WithTimeout(ctx, s.callWait())
 	defer cancel()
 	asked := req.InvocationID
-	ch := s.waiters.add(asked)
-	defer s.waiters.remove(asked, ch) // a no-op once a receipt woke it
 	// The call may run under the id scoped to its client (another sender took
 	// its id first, which is known only once its request is stored): it waits
-	// there too from the start, so that no receipt under it comes before the wait.
+	// under both from the start, so that no receipt under either comes before
+	// the wait, and tells which is its own when a receipt comes (awaitOwn).
 	scoped := wire.ScopedInvocationID(client, asked)
-	sch := s.waiters.add(scoped)
-	defer s.waiters.remove(scoped, sch)
-	wait := ch
+	ch := s.waiters.addEither(asked, scoped)
+	defer s.waiters.remove(asked, ch) // no-ops once receipts woke it
+	defer s.waiters.remove(scoped, ch)
+	var rp *replyingCall
 	if !wire.Chosen(req.InvocationID, ev.ID) {
-		s.calls.replying.Store(req.InvocationID, struct{}{})
-		defer s.calls.replying.Delete(req.InvocationID)
+		rp = &replyingCall{client: client}
+		s.calls.replying.Store(req.InvocationID, rp)
+		defer s.calls.replying.CompareAndDelete(req.InvocationID, rp)
 	}
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
 	if err == nil {
@@ -186,14 +202,11 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 				}
 				return
 			}
-		} else if err == nil {
-			s.callScope(ctx, &req, client, seq)
-		}
-		if req.InvocationID != asked { // another sender's id: wait under the client's own (scoped)
-			wait = sch
-			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
-				s.replyReceipt(ctx, c, &req, client, &rc)
-				return
+			if req.InvocationID != asked { // another sender's id: the client's own is the scoped one
+				if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+					s.replyReceipt(ctx, c, &req, client, &rc)
+					return
+				}
 			}
 		}
 	}
@@ -203,11 +216,7 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		}
 		return
 	}
-	rc, err := s.await(ctx, &req, wait, nil, nil)
-	if err != nil {
-		return // the caller sends it again under the same id for its receipt
-	}
-	s.replyReceipt(ctx, c, &req, client, &rc)
+	s.awaitOwn(ctx, c, &req, client, asked, ch, rp)
 }
 
 // replyReceipt answers a call with rc once rc is shown to be the client's own
@@ -216,16 +225,17 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 // When the first request under rc's id cannot be read, the call is refused, to
 // be sent again under the same id.
 func (s *Service) replyReceipt(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client string, rc *wire.Receipt) {
-	inv, err := s.cfg.Projector.FirstRequest(rc.InvocationID)
-	if errors.Is(err, projector.ErrNotFound) { // read before the batch holding its request committed
-		if err = s.cfg.Projector.Settle(ctx, wire.DataStream); err == nil {
-			inv, err = s.cfg.Projector.FirstRequest(rc.InvocationID)
-		}
-	}
-	switch {
-	case err == nil && inv.Seq != 0 && inv.Client != client:
+	inv, err := s.firstCaller(ctx, rc.InvocationID)
+	if err == nil && inv.Seq != 0 && inv.Client != client {
 		err = fmt.Errorf("invocation %s is another caller's", rc.InvocationID)
-	case err == nil:
+	}
+	s.replyOwn(c, req, client, rc, err)
+}
+
+// replyOwn answers a call with rc, its own receipt, or, when err says it could
+// not be shown to be, with a refusal to send it again.
+func (s *Service) replyOwn(c eventlog.Call, req *wire.InvocationRequest, client string, rc *wire.Receipt, err error) {
+	if err == nil {
 		s.reply(c, req, wire.TypeReceipt, rc)
 		return
 	}
@@ -233,6 +243,19 @@ func (s *Service) replyReceipt(ctx context.Context, c eventlog.Call, req *wire.I
 	s.reply(c, req, wire.TypeCallRefused, wire.CallRefused{InvocationID: req.InvocationID, Key: req.Key, Retry: true,
 		Error:    fmt.Errorf("%w: this node could not yet tell the call's receipt from another caller's; its request is in the log and runs once", ErrCallUntold).Error(),
 		HowToFix: "send the same call again (the same invocation id): it is answered with its own receipt"})
+}
+
+// firstCaller reads the first request under invocation id inv, once the
+// projection holds it: a receipt may be read before the batch holding its
+// request committed.
+func (s *Service) firstCaller(ctx context.Context, inv string) (projector.Invocation, error) {
+	first, err := s.cfg.Projector.FirstRequest(inv)
+	if errors.Is(err, projector.ErrNotFound) {
+		if err = s.cfg.Projector.Settle(ctx, wire.DataStream); err == nil {
+			first, err = s.cfg.Projector.FirstRequest(inv)
+		}
+	}
+	return first, err
 }
 
 // callRequest reads a call: the request event it carries, the request as a
@@ -337,23 +360,6 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 	}
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
 	return typ, data, typ != ""
-}
-
-// callScope sets req's invocation id, derived from its event id, to the one
-// scoped to client when another sender's request took the id first (an event
-// id chosen to derive another caller's id): the worker runs it there, and the
-// other caller's receipt must not answer this call. Only what the log holds
-// before the request (seq) is waited for.
-func (s *Service) callScope(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) {
-	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
-		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
-		s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
-		cancel()
-	}
-	first, err := s.cfg.Projector.FirstRequest(req.InvocationID)
-	if err == nil && first.Seq != 0 && first.Seq < seq && first.Client != client {
-		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
-	}
 }
 
 // reply answers a call with an event of type typ. A reply that does not go out

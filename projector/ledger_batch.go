@@ -22,11 +22,22 @@ type ledgerBatch struct {
 	// transaction commits, so each is carved from a chunk shared by many
 	// instead of allocated on its own.
 	arena []byte
+	// events is how many events the transaction folds (0: unknown); the first
+	// chunk of the arena and the hashes' map are sized for them.
+	events int
 }
 
-func newLedgerBatch(tx *bolt.Tx) *ledgerBatch {
-	return &ledgerBatch{tx: tx}
+// newLedgerBatch is the ledger's batch for tx, which folds events events (0
+// when unknown: sized for a full batch).
+func newLedgerBatch(tx *bolt.Tx, events int) *ledgerBatch {
+	return &ledgerBatch{tx: tx, events: events}
 }
+
+// eventChunk is the arena a transaction's first chunk holds per event it folds:
+// a request's record, or a receipt's leaf and its share of the tree's hashes,
+// fit in it. A transaction of a few events (a batch committed at once because
+// someone waits for it) carves a chunk of its size, not a full arenaChunk.
+const eventChunk = 512
 
 // ReadHashes reads the hashes stored in this transaction from memory and the
 // others from bbolt (tlog.HashReader).
@@ -54,7 +65,11 @@ func (b *ledgerBatch) add(inv string, data []byte) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, 64)
+		hint := 64
+		if b.events > 0 {
+			hint = min(hint, 2*b.events+2) // a leaf stores two hashes on average
+		}
+		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, hint)
 	}
 	n := b.size
 	hs, err := tlog.StoredHashes(n, data, b)
@@ -96,7 +111,11 @@ func (b *ledgerBatch) put(name, k, v, w []byte) error {
 	m := len(v) + len(w)
 	n := m + sumLen
 	if cap(b.arena)-len(b.arena) < n {
-		b.arena = make([]byte, 0, max(arenaChunk, n))
+		chunk := arenaChunk
+		if b.arena == nil && b.events > 0 {
+			chunk = min(chunk, b.events*eventChunk)
+		}
+		b.arena = make([]byte, 0, max(chunk, n))
 	}
 	sv := b.arena[len(b.arena) : len(b.arena)+n : len(b.arena)+n]
 	b.arena = b.arena[:len(b.arena)+n]

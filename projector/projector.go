@@ -417,7 +417,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored) error {
 			return err
 		}
 		ckpt := readU64(v)
-		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
+		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx, len(batch)), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless

@@ -36,6 +36,8 @@ func driveOp(b *testing.B, e *bench.Env, conc int, op bench.Op) {
 	nc := e.Node.Log().Conn()
 	seq0 := lastDataSeq(b, e)
 	st0 := nc.Stats()
+	w0 := busIDWaits(b, e)
+	tx0 := dataBatches(b, e)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
@@ -50,12 +52,53 @@ func driveOp(b *testing.B, e *bench.Env, conc int, op bench.Op) {
 	b.ReportMetric(float64(lastDataSeq(b, e)-seq0)/n, "stored/op")
 	b.ReportMetric(float64(st.OutMsgs-st0.OutMsgs)/n, "msgs-out/op")
 	b.ReportMetric(float64(st.InMsgs-st0.InMsgs)/n, "msgs-in/op")
+	b.ReportMetric((dataBatches(b, e)-tx0)/n, "commits/op")
+	if w := busIDWaits(b, e); w > w0 {
+		b.ReportMetric((w-w0)/n, "id-waits/op")
+	}
 	l := bench.Summarize(lat)
 	b.ReportMetric(float64(len(lat))/el.Seconds(), "inv/s")
 	b.ReportMetric(float64(l.P50.Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	b.ReportMetric(cpu.Seconds()/el.Seconds()*100, "cpu%")
+}
+
+// busIDWaits reads capdir_bus_id_waits_total: the bus requests whose id a
+// worker looked up only after waiting for the projection.
+func busIDWaits(b *testing.B, e *bench.Env) float64 {
+	mfs, err := e.Node.Registry().Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "capdir_bus_id_waits_total" && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// dataBatches is the projection's committed batches (bbolt transactions) of
+// the data stream so far.
+func dataBatches(b *testing.B, e *bench.Env) float64 {
+	mfs, err := e.Node.Registry().Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "capdir_projector_batch_events" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stream" && l.GetValue() == wire.DataStream {
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // lastDataSeq is the data stream's last sequence.
