@@ -140,20 +140,28 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	} else {
 		rc, err = s.cfg.Dispatcher.Invoke(ctx, req)
 	}
+	if err != nil {
+		return s.dispatchFailed(w, in.Key, &rc, err)
+	}
+	return s.answer(w, &rc)
+}
+
+// dispatchFailed answers a dispatch whose Invoke returned err, rc the partial
+// receipt it came with. Apart from dispatch, so that what it reads the error
+// into is allocated only for a call that failed.
+func (s *Server) dispatchFailed(w http.ResponseWriter, key string, rc *wire.Receipt, err error) error {
 	var repeat *dispatcher.RefusedError
 	switch {
 	case errors.As(err, &repeat):
-		return repeatRefused(in.Key, repeat)
+		return repeatRefused(key, repeat)
 	case errors.Is(err, dispatcher.ErrPending):
 		writeJSON(w, http.StatusAccepted, s.runningAnswer(rc.InvocationID, rc.Trace))
 		return nil
 	case errors.As(err, new(*contract.ValidationError)), errors.Is(err, dispatcher.ErrPayloadTooLarge),
 		errors.Is(err, dispatcher.ErrBadIdempotencyKey), errors.Is(err, dispatcher.ErrIdempotencyKeyReused):
 		return err // the key, which Invoke checks; a body over the ceiling; the Idempotency-Key
-	case err != nil:
-		return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 	}
-	return s.answer(w, &rc)
+	return newError(ErrDispatchFailed, "dispatch failed: %w", err)
 }
 
 // answer writes the answer to the call whose receipt (or held state) is rc: 200
@@ -170,7 +178,8 @@ func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	if err := tokenRefusal(rc); err != nil {
 		return err
 	}
-	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Result: &rc.Result, Proof: s.proof(rc)}
+	out := DispatchResponse{OK: rc.OK, Ran: rc.Ran, Trace: rc.Trace, Proof: s.proof(rc), result: rc.Result}
+	out.Result = &out.result // the answer's own copy: the receipt stays off the heap
 	if rc.Status == wire.StatusShapeOnly {
 		out.Result = nil
 		out.Shape = rc.Extra["shape"]
@@ -178,7 +187,7 @@ func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	if rc.Status == wire.StatusRefusedInput {
 		return &InputRefusedError{Response: out}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, &out) // out itself: a copy in the interface would be a second allocation
 	return nil
 }
 
@@ -223,6 +232,8 @@ type DispatchResponse struct {
 	Result *string `json:"result,omitempty"`
 	Shape  any     `json:"shape,omitempty"`
 	Proof  Proof   `json:"proof"`
+
+	result string // what Result points at, when answer sets it
 }
 
 // Proof points at the receipt of a dispatch: api/answer's, which the Go client

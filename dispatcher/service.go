@@ -244,6 +244,7 @@ type Service struct {
 	elections     leaderElections // the dispatch consumer's (runonce.go)
 	heldFile      *heldFile       // nil without ServiceConfig.HeldFile
 	calls         *calls          // the bus clients' calls (responder.go); nil until Start
+	engineActor   string          // "engine:" and the node's name: a receipt's actor
 
 	mu      sync.Mutex
 	cc      eventlog.Consumption
@@ -275,7 +276,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	fit := cfg.Log.MaxPayload() - envelopeReserve
 	cfg.MaxPayload = min(cfg.MaxPayload, fit)
 	s := &Service{cfg: cfg, receiptBudget: fit, waiters: newWaiters(newReceiptIDs(cfg.TagSalt)), suggest: suggest.New(),
-		draining: make(chan struct{}), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log)}
+		draining: make(chan struct{}), closed: make(chan struct{}), sharedLog: sharedLog(cfg.Log), engineActor: "engine:" + cfg.Name}
 	g, err := gate.New(gate.Config{
 		MaxPayload: cfg.MaxPayload, Breaker: cfg.Breaker, Env: cfg.Env, TagSalt: cfg.TagSalt, Clock: cfg.Clock,
 		Suggest: func(key string) []string { return s.suggest.Suggest(key, cfg.Suggestions) },

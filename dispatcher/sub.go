@@ -164,11 +164,11 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 	}
 	ctx, sp := traceStep(ctx, name, &req)
 	defer sp.End()
-	ev, err := wire.NewEvent(s.cfg.Clock(), wire.TypeInvocationRequested, req.Credential, req)
+	// keyed: see receiptIDs.step
+	ev, err := wire.NewEventWithID(s.waiters.ids.step(req.InvocationID), s.cfg.Clock(), wire.TypeInvocationRequested, req.Credential, &req)
 	if err != nil {
 		return runner.Step{}, err
 	}
-	ev.ID = s.waiters.ids.step(req.InvocationID) // keyed: see receiptIDs.step
 	f, err := s.cfg.Log.AppendAsync(wire.StepSubject(key), ev)
 	if err != nil {
 		return runner.Step{}, err

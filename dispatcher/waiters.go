@@ -1,6 +1,7 @@
 package dispatcher
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/capdir/capdir/dispatcher/gate"
@@ -23,6 +24,8 @@ type waiters struct {
 type waiter struct {
 	chs     []chan wire.Receipt
 	eventID string
+	local   int             // workers of this process claiming it (waiters_local.go)
+	seen    json.RawMessage // its receipt's data, read while claimed
 }
 
 func newWaiters(ids receiptIDs) *waiters {
@@ -120,11 +123,15 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	if !ok || wire.ParseSubject(s.Subject).Family != wire.ReceiptFamily {
 		return
 	}
-	var rc wire.Receipt
-	if err := s.DataAs(&rc); err != nil || rc.InvocationID != inv {
+	w.mu.Lock()
+	if wt, ok := w.m[inv]; ok && wt.local > 0 {
+		// A worker of this process delivers it: kept undecoded in case it does not.
+		wt.seen = s.Data
+		w.mu.Unlock()
 		return
 	}
-	w.wake(inv, &rc)
+	w.mu.Unlock()
+	w.wakeWith(inv, s.Data)
 }
 
 // seenApproval wakes the waiter of a call another node's worker held for the

@@ -123,7 +123,9 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		}
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
+	claim := s.waiters.claim(rc.InvocationID) // delivered below (waiters_local.go)
 	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID)); err != nil {
+		s.waiters.unclaim(rc.InvocationID, claim)
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again
@@ -164,6 +166,7 @@ type heldSlot struct {
 	index    int
 	recorded bool
 	buf      [heldSlotSize]byte
+	tracked  trackedMsg // what take hands the worker, when recorded
 }
 
 func (h *heldSlot) hold(m eventlog.Msg) {
@@ -191,7 +194,10 @@ func (h *heldSlot) take(m eventlog.Msg) eventlog.Msg {
 	if h.recorded = h.file.write(h.index, &r, &h.buf); !h.recorded {
 		return m
 	}
-	return trackedMsg{Msg: m, slot: h}
+	// The slot's own wrapper, not a new one on the heap: nothing keeps the message
+	// past the worker's handling of it, and the slot holds one at a time.
+	h.tracked = trackedMsg{Msg: m, slot: h}
+	return &h.tracked
 }
 
 // forget blanks the slot's record, if it has one.
@@ -206,6 +212,7 @@ func (h *heldSlot) forget() {
 func (h *heldSlot) release() {
 	h.forget()
 	h.hold(nil)
+	h.tracked = trackedMsg{}
 }
 
 func (h *heldSlot) holding() bool {
@@ -332,11 +339,10 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // for up to receiptRetryFor (while the log's disk is full, until it has room); one
 // it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
 func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
-	ev, err := wire.NewEvent(rc.FinishedAt, wire.TypeReceipt, "engine:"+s.cfg.Name, rc)
+	ev, err := wire.NewEventWithID(s.waiters.eventID(rc.InvocationID), rc.FinishedAt, wire.TypeReceipt, s.engineActor, rc)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
 	}
-	ev.ID = s.waiters.ids.of(rc.InvocationID)
 	size := len(ev.Data)
 	if size > s.cfg.Log.MaxPayload() {
 		return size, receiptTooLarge(size, eventlog.ErrMaxPayload)

@@ -142,7 +142,8 @@ type FollowOptions struct {
 	// over at once (a reader waiting for the handler's result sends one).
 	Hurry <-chan struct{}
 	// Seen, when set, is called with every event as it arrives, in stream order,
-	// before the batch holding it is handed over. It must not block for long.
+	// before the batch holding it is handed over. It must not block for long, nor
+	// keep the pointer past its return (it may keep a copy of the event).
 	Seen func(*Stored)
 }
 
@@ -182,6 +183,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	quit := make(chan struct{})
 	go func() {
 		defer close(msgs)
+		// What Seen is handed: one for the follower, not one event's copy on the
+		// heap each.
+		seen := new(Stored)
 		for {
 			m, err := it.Next()
 			if err != nil {
@@ -207,7 +211,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			default:
 			}
 			if opts.Seen != nil {
-				opts.Seen(&s)
+				*seen = s
+				opts.Seen(seen)
+				*seen = Stored{}
 			}
 			select {
 			case msgs <- s:

@@ -302,7 +302,8 @@ func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
 // OnSeen registers fn to be called with every event this projector reads while it
 // follows the log, in stream order, as soon as it arrives: before the batch holding
 // it commits (see Config.Linger), so a reader of the projection may not see it yet.
-// fn runs on the goroutine reading that stream and must not block for long. It may
+// fn runs on the goroutine reading that stream and must not block for long, nor
+// keep s past its return (a copy of *s it may keep). It may
 // be called at any time, also while Run is folding.
 func (p *Projector) OnSeen(fn func(stream string, s *eventlog.Stored)) {
 	p.hooksMu.Lock()

@@ -46,9 +46,7 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 	if req.Trace == "" {
 		req.Trace = NewTrace()
 	}
-	ev, err := NewEvent(now, TypeInvocationRequested, req.Credential, *req)
-	ev.ID = id
-	return ev, err
+	return NewEventWithID(id, now, TypeInvocationRequested, req.Credential, req)
 }
 
 // Invoke is a bus client's whole invocation: subscribe to the receipt notice

@@ -79,11 +79,14 @@ func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 	if !ok {
 		return false
 	}
-	var id, typ, actor string
-	if id, rest, ok = cutString(rest, `,"type":"`); !ok {
+	// The id, the type and the actor are read as offsets into b and made strings
+	// at once, out of one string: one allocation per event, not three.
+	start := len(b) - len(rest)
+	var id, typ, actor span
+	if id, rest, ok = cutSpan(b, rest, `,"type":"`); !ok {
 		return false
 	}
-	if typ, rest, ok = cutString(rest, `,"at":"`); !ok {
+	if typ, rest, ok = cutSpan(b, rest, `,"at":"`); !ok {
 		return false
 	}
 	end := bytes.IndexByte(rest, '"')
@@ -96,7 +99,7 @@ func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"actor":"`)); !ok {
 		return false
 	}
-	if actor, rest, ok = cutString(rest, `,"data":`); !ok {
+	if actor, rest, ok = cutSpan(b, rest, `,"data":`); !ok {
 		return false
 	}
 	if len(rest) < 2 || rest[len(rest)-1] != '}' {
@@ -110,7 +113,8 @@ func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 	if err := e.At.UnmarshalJSON(quoted); err != nil {
 		return false
 	}
-	e.ID, e.Type, e.Actor = id, typ, actor
+	strs := string(b[start:actor.end])
+	e.ID, e.Type, e.Actor = id.in(strs, start), typ.in(strs, start), actor.in(strs, start)
 	if shared {
 		e.Data = json.RawMessage(data[:len(data):len(data)])
 	} else {
@@ -125,20 +129,27 @@ func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 // read pays it. FuzzValidAgreesWithEncodingJSON holds the two to the same answers.
 func validJSON(b []byte) bool { return gojson.Valid(b) }
 
-// cutString reads a plain string up to its closing quote, which must be followed
-// by next.
-func cutString(b []byte, next string) (string, []byte, bool) {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
+// span is where a string lies in an envelope: b[start:end].
+type span struct{ start, end int }
+
+// in is the span's string out of strs, the envelope's bytes from offset on.
+func (s span) in(strs string, offset int) string { return strs[s.start-offset : s.end-offset] }
+
+// cutSpan reads a plain string of b, whose tail rest is, up to its closing quote,
+// which must be followed by next.
+func cutSpan(b, rest []byte, next string) (span, []byte, bool) {
+	at := len(b) - len(rest)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
 		if c == '"' {
-			rest, ok := bytes.CutPrefix(b[i+1:], []byte(next))
-			return string(b[:i]), rest, ok
+			tail, ok := bytes.CutPrefix(rest[i+1:], []byte(next))
+			return span{at, at + i}, tail, ok
 		}
 		if c < 0x20 || c >= 0x7f || c == '\\' {
-			return "", nil, false
+			return span{}, nil, false
 		}
 	}
-	return "", nil, false
+	return span{}, nil, false
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -54,13 +54,20 @@ func decode(b []byte, shared bool) (Event, error) {
 		}
 		return ev, nil
 	}
-	if err := json.Unmarshal(b, &ev); err != nil {
+	return decodeJSON(b)
+}
+
+// decodeJSON is decode through encoding/json: apart, so that only this path's
+// event escapes to the heap.
+func decodeJSON(b []byte) (Event, error) {
+	ev := new(Event)
+	if err := json.Unmarshal(b, ev); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	if ev.ID == "" || ev.Type == "" {
 		return Event{}, fmt.Errorf("%w: missing id or type", ErrBadEvent)
 	}
-	return ev, nil
+	return *ev, nil
 }
 
 // DataAs decodes the event's data into v. Data is decoded with goccy/go-json, a

@@ -10,7 +10,22 @@ const InvocationPrefix = "inv_"
 
 // RequestInvocationID is the invocation id of a request that carries none (a bus
 // client may leave it empty): InvocationPrefix and its event id in lower case.
-func RequestInvocationID(eventID string) string { return InvocationPrefix + strings.ToLower(eventID) }
+func RequestInvocationID(eventID string) string {
+	var b strings.Builder // one allocation, where the prefix and strings.ToLower make two
+	b.Grow(len(InvocationPrefix) + len(eventID))
+	b.WriteString(InvocationPrefix)
+	for i := 0; i < len(eventID); i++ {
+		c := eventID[i]
+		if c >= 0x80 {
+			return InvocationPrefix + strings.ToLower(eventID) // Unicode's lower case
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
 
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {

@@ -1,0 +1,75 @@
+package dispatcher
+
+import (
+	"encoding/json"
+
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// A worker of this process that stores a receipt hands it over to the callers
+// waiting for it (deliver) once its append is acknowledged. Meanwhile the
+// projector may read the same receipt from the log (seen): decoding it there too
+// would be waste. A worker claims its invocation's waiter before the append;
+// while it holds the claim, seen keeps the receipt's data undecoded, and only a
+// claim given up without a delivery (the append failed, the worker stopped)
+// decodes it and wakes the callers with it.
+
+// claim marks inv's waiter, if anyone waits, as one a worker of this process is
+// to deliver to; nil when no one waits. Give it up with unclaim unless deliver
+// woke the waiter.
+func (w *waiters) claim(inv string) *waiter {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt, ok := w.m[inv]
+	if !ok {
+		return nil
+	}
+	wt.local++
+	return wt
+}
+
+// unclaim gives up a claim of inv's waiter wt (nil: none) that ended without a
+// delivery: when no other worker claims it, a receipt seen meanwhile wakes it
+// now.
+func (w *waiters) unclaim(inv string, wt *waiter) {
+	if wt == nil {
+		return
+	}
+	w.mu.Lock()
+	if w.m[inv] != wt { // woken, or given up by its callers
+		w.mu.Unlock()
+		return
+	}
+	wt.local--
+	data := wt.seen
+	if wt.local > 0 || data == nil {
+		w.mu.Unlock()
+		return
+	}
+	wt.seen = nil
+	w.mu.Unlock()
+	w.wakeWith(inv, data)
+}
+
+// wakeWith decodes data, a receipt read from the log for inv, and wakes inv's
+// callers with it.
+func (w *waiters) wakeWith(inv string, data json.RawMessage) {
+	ev := wire.Event{Type: wire.TypeReceipt, Data: data}
+	var rc wire.Receipt
+	if err := ev.DataAs(&rc); err != nil || rc.InvocationID != inv {
+		return
+	}
+	w.wake(inv, &rc)
+}
+
+// eventID is the event id of inv's receipt: its waiter's, when someone waits,
+// else derived again.
+func (w *waiters) eventID(inv string) string {
+	w.mu.Lock()
+	wt, ok := w.m[inv]
+	w.mu.Unlock()
+	if ok {
+		return wt.eventID
+	}
+	return w.ids.of(inv)
+}
