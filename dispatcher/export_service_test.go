@@ -13,6 +13,12 @@ func SetFailpoints(c *ServiceConfig, beforeReceipt, beforeAck func(*wire.Invocat
 	c.beforeReceipt, c.beforeAck = beforeReceipt, beforeAck
 }
 
+// SetBeforeReceiptAppend installs a hook run before each receipt append, with
+// the event about to be appended.
+func SetBeforeReceiptAppend(c *ServiceConfig, f func(rc *wire.Receipt, ev wire.Event)) {
+	c.beforeReceiptAppend = f
+}
+
 // Draining is closed once Drain (or Stop) has begun.
 func Draining(s *Service) <-chan struct{} { return s.draining }
 

@@ -163,7 +163,11 @@ type ServiceConfig struct {
 	// beforeReceipt, when set, runs after the runner and before the receipt is
 	// appended; returning an error abandons the request unacknowledged, as a
 	// crash there would (tests).
-	beforeReceipt func(req *wire.InvocationRequest) error
+	// beforeReceiptAppend, when set, runs before each append of a receipt, with
+	// the event the worker is about to append (tests: another node's receipt
+	// stored first).
+	beforeReceiptAppend func(rc *wire.Receipt, ev wire.Event)
+	beforeReceipt       func(req *wire.InvocationRequest) error
 	// beforeAck, when set, runs after the receipt is appended and before the request
 	// is acknowledged; returning an error abandons the ack (tests).
 	beforeAck func(req *wire.InvocationRequest) error

@@ -372,12 +372,24 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 }
 
 func (s *Service) tryAppendReceipt(ctx context.Context, rc *wire.Receipt, ev wire.Event, client string) error {
+	if s.cfg.beforeReceiptAppend != nil {
+		s.cfg.beforeReceiptAppend(rc, ev)
+	}
 	f, err := s.cfg.Log.AppendAsync(wire.ReceiptSubject(rc.Key), ev)
 	if err != nil {
 		return err
 	}
-	if _, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait); err != nil {
+	seq, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait)
+	if err != nil {
 		return err
+	}
+	if f.Duplicate() {
+		// The log holds a receipt under this event id already (another node's
+		// worker ran the invocation first, before this node's projection showed
+		// it): that one is the invocation's receipt, and the one callers get.
+		if err := s.storedReceipt(ctx, seq, rc); err != nil {
+			return err
+		}
 	}
 	// In the log: now tell a bus client waiting for it. A notice that does not go
 	// out loses nothing; the receipt is in the log.
@@ -387,6 +399,23 @@ func (s *Service) tryAppendReceipt(ctx context.Context, rc *wire.Receipt, ev wir
 	if err := s.cfg.Log.Notify(wire.ReceiptNoticeSubject(client, rc.Key, rc.InvocationID), f); err != nil {
 		s.cfg.Logger.Warn("dispatcher: receipt notice not published", "invocation", rc.InvocationID, "err", err)
 	}
+	return nil
+}
+
+// storedReceipt replaces *rc with the receipt the log holds at seq, the earlier
+// copy a duplicate append was answered with. A copy that is not a receipt of
+// rc's invocation leaves *rc as it is.
+func (s *Service) storedReceipt(ctx context.Context, seq uint64, rc *wire.Receipt) error {
+	st, err := s.cfg.Log.ReadSeq(ctx, wire.DataStream, seq)
+	if err != nil {
+		return fmt.Errorf("dispatcher: read the receipt stored before at %d: %w", seq, err)
+	}
+	var stored wire.Receipt
+	if err := st.DataAs(&stored); err != nil || stored.InvocationID != rc.InvocationID {
+		s.cfg.Logger.Warn("dispatcher: a receipt's event id is held by another event", "invocation", rc.InvocationID, "seq", seq, "err", err)
+		return nil
+	}
+	*rc = stored
 	return nil
 }
 

@@ -386,6 +386,16 @@ func (p *Pending) Failed() <-chan error {
 // outcome is p's acknowledgement or error once resolved; else ok is false and
 // done is closed when it is (made now, so an append acknowledged before its
 // wait begins costs no channel).
+// Duplicate reports whether the stream answered that the append's event id was
+// stored already: its sequence is then the earlier copy's, which may hold other
+// data than this append's (another node's receipt for the same invocation).
+// False until the append is acknowledged.
+func (p *Pending) Duplicate() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state == acked && p.ack.Duplicate
+}
+
 func (p *Pending) outcome() (seq uint64, err error, ok bool, done <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
