@@ -122,7 +122,7 @@ func (s *Service) holdForApproval(ctx context.Context, m eventlog.Msg, req *wire
 		m.NakWithDelay(time.Second)
 		return
 	}
-	s.waiters.deliver(&d.Receipt)
+	s.waiters.wakePending(d.Receipt.InvocationID, &d.Receipt)
 	m.Ack()
 }
 
@@ -306,7 +306,9 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 	ev.ID = s.waiters.ids.rerun(a.InvocationID)
 	var ch chan wire.Receipt
 	if wait {
-		ch = s.waiters.add(a.InvocationID)
+		// The first run's pending receipt may still be on its way to the held
+		// caller's waiter: it is not this wait's answer.
+		ch = s.waiters.addFinal(a.InvocationID)
 	}
 	actx, cancel := context.WithTimeout(ctx, receiptAckWait)
 	_, err = s.cfg.Log.Append(actx, wire.RequestSubject(a.Key), ev)

@@ -26,6 +26,10 @@ type waiter struct {
 	eventID string
 	local   int             // workers of this process claiming it (waiters_local.go)
 	seen    json.RawMessage // its receipt's data, read while claimed
+	// final holds the callers that wait for the invocation's final receipt only
+	// (an approved call's re-run, addFinal): a held call's pending receipt does
+	// not wake them (wakePending).
+	final map[chan wire.Receipt]bool
 }
 
 func newWaiters(ids receiptIDs) *waiters {
@@ -62,6 +66,7 @@ func (w *waiters) remove(inv string, ch chan wire.Receipt) {
 			break
 		}
 	}
+	delete(wt.final, ch)
 	if len(wt.chs) == 0 {
 		delete(w.m, inv)
 		delete(w.ev, wt.eventID)
@@ -88,6 +93,52 @@ func (w *waiters) take(inv string) ([]chan wire.Receipt, bool) {
 func (w *waiters) wake(inv string, rc *wire.Receipt) {
 	chs, _ := w.take(inv)
 	for _, ch := range chs {
+		ch <- *rc
+	}
+}
+
+// addFinal registers a caller waiting on inv for its final receipt: a held
+// call's pending receipt (wakePending) leaves it waiting. Remove it as add's.
+func (w *waiters) addFinal(inv string) chan wire.Receipt {
+	ch := w.add(inv)
+	w.mu.Lock()
+	if wt, ok := w.m[inv]; ok {
+		if wt.final == nil {
+			wt.final = map[chan wire.Receipt]bool{}
+		}
+		wt.final[ch] = true
+	}
+	w.mu.Unlock()
+	return ch
+}
+
+// wakePending hands rc, the pending receipt of a call held for approval, to the
+// callers waiting on its invocation, except those waiting for its final
+// receipt (addFinal): the approved call's re-run, whose waiter a late pending
+// receipt of the first run must not answer.
+func (w *waiters) wakePending(inv string, rc *wire.Receipt) {
+	w.mu.Lock()
+	wt, ok := w.m[inv]
+	if !ok {
+		w.mu.Unlock()
+		return
+	}
+	if len(wt.final) == 0 {
+		w.mu.Unlock()
+		w.wake(inv, rc)
+		return
+	}
+	var woken, kept []chan wire.Receipt
+	for _, ch := range wt.chs {
+		if wt.final[ch] {
+			kept = append(kept, ch)
+		} else {
+			woken = append(woken, ch)
+		}
+	}
+	wt.chs = kept
+	w.mu.Unlock()
+	for _, ch := range woken {
 		ch <- *rc
 	}
 }
@@ -154,5 +205,5 @@ func (w *waiters) seenApproval(s *eventlog.Stored) {
 	p := gate.PendingApprovalRefusal()
 	rc := wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: ar.InvocationID, Trace: ar.Trace, Actor: ar.Actor,
 		Key: ar.Key, Status: p.Status, StartedAt: ar.RequestedAt}, Result: p.Literal}
-	w.wake(subj.Key, &rc)
+	w.wakePending(subj.Key, &rc)
 }
