@@ -41,15 +41,21 @@ func newWaiters(ids receiptIDs) *waiters {
 func (w *waiters) add(inv string) chan wire.Receipt {
 	ch := make(chan wire.Receipt, 1)
 	w.mu.Lock()
+	wt := w.waiterLocked(inv)
+	wt.chs = append(wt.chs, ch)
+	w.mu.Unlock()
+	return ch
+}
+
+// waiterLocked is inv's waiter, made when no one waits on inv yet.
+func (w *waiters) waiterLocked(inv string) *waiter {
 	wt, ok := w.m[inv]
 	if !ok {
 		wt = &waiter{eventID: w.ids.of(inv)}
 		w.m[inv] = wt
 		w.ev[wt.eventID] = inv
 	}
-	wt.chs = append(wt.chs, ch)
-	w.mu.Unlock()
-	return ch
+	return wt
 }
 
 // remove unregisters the caller waiting on inv with ch; the others stay.
@@ -100,14 +106,14 @@ func (w *waiters) wake(inv string, rc *wire.Receipt) {
 // addFinal registers a caller waiting on inv for its final receipt: a held
 // call's pending receipt (wakePending) leaves it waiting. Remove it as add's.
 func (w *waiters) addFinal(inv string) chan wire.Receipt {
-	ch := w.add(inv)
+	ch := make(chan wire.Receipt, 1)
 	w.mu.Lock()
-	if wt, ok := w.m[inv]; ok {
-		if wt.final == nil {
-			wt.final = map[chan wire.Receipt]bool{}
-		}
-		wt.final[ch] = true
+	wt := w.waiterLocked(inv)
+	wt.chs = append(wt.chs, ch)
+	if wt.final == nil {
+		wt.final = map[chan wire.Receipt]bool{}
 	}
+	wt.final[ch] = true
 	w.mu.Unlock()
 	return ch
 }
@@ -123,11 +129,6 @@ func (w *waiters) wakePending(inv string, rc *wire.Receipt) {
 		w.mu.Unlock()
 		return
 	}
-	if len(wt.final) == 0 {
-		w.mu.Unlock()
-		w.wake(inv, rc)
-		return
-	}
 	var woken, kept []chan wire.Receipt
 	for _, ch := range wt.chs {
 		if wt.final[ch] {
@@ -137,6 +138,10 @@ func (w *waiters) wakePending(inv string, rc *wire.Receipt) {
 		}
 	}
 	wt.chs = kept
+	if len(kept) == 0 {
+		delete(w.m, inv)
+		delete(w.ev, wt.eventID)
+	}
 	w.mu.Unlock()
 	for _, ch := range woken {
 		ch <- *rc

@@ -11,12 +11,7 @@ func (w *waiters) addEither(a, b string) chan wire.Receipt {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, inv := range [2]string{a, b} {
-		wt, ok := w.m[inv]
-		if !ok {
-			wt = &waiter{eventID: w.ids.of(inv)}
-			w.m[inv] = wt
-			w.ev[wt.eventID] = inv
-		}
+		wt := w.waiterLocked(inv)
 		wt.chs = append(wt.chs, ch)
 	}
 	return ch
