@@ -60,15 +60,11 @@ func (l *Log) startGroupCommit() {
 	l.pl.group.on.Store(ok && l.cfg.groupCommit() && s.CachedInfo().Config.AllowAtomicPublish)
 }
 
+// dataSubjects is the prefix of every subject of the data stream.
+var dataSubjects = strings.TrimSuffix(wire.StreamSubjects(wire.DataStream)[0], ">")
+
 // isDataSubject reports whether subject is on the data stream.
-func isDataSubject(subject string) bool {
-	for _, f := range wire.StreamSubjects(wire.DataStream) {
-		if strings.HasPrefix(subject, strings.TrimSuffix(f, ">")) {
-			return true
-		}
-	}
-	return false
-}
+func isDataSubject(subject string) bool { return strings.HasPrefix(subject, dataSubjects) }
 
 // submit sends p: with group commit when groupable and on, else alone.
 func (pl *pipeline) submit(p *Pending, groupable bool) error {
