@@ -31,3 +31,7 @@ func (l *Log) HoldGroup() (release func()) {
 		pl.mu.Unlock()
 	}
 }
+
+// WaitReapers waits until every follower that has returned has had its
+// consumers deleted (see reap).
+func (l *Log) WaitReapers() { l.reapers.Wait() }
