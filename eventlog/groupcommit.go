@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type groupCommit struct {
 	on      atomic.Bool // the data stream allows atomic batches and the log asks for them
 	batches atomic.Uint64
 	refused atomic.Uint64 // batches refused whole and sent again one at a time
+	// limit is the largest batch the server takes, once it refused a larger one
+	// (learnLimit); 0 until then: maxBatch.
+	limit atomic.Int64
 
 	// Under pipeline.mu:
 	leader  *Pending   // in flight, or being sent: the appends arriving wait for it
@@ -86,7 +90,7 @@ func (pl *pipeline) submit(p *Pending, groupable bool) error {
 			return err
 		}
 		return nil
-	case len(g.waiting) < maxBatch:
+	case len(g.waiting) < g.maxSize():
 		p.pl, p.ackTimeout, p.grouped = pl, pl.ackTimeout, true
 		g.waiting = append(g.waiting, p)
 		pl.mu.Unlock()
@@ -103,6 +107,9 @@ func (pl *pipeline) handoffLocked() {
 	g := &pl.group
 	w := g.waiting
 	g.waiting = nil
+	if k := g.maxSize(); len(w) > k { // waiting since before the server said its limit
+		w, g.waiting = w[:k:k], w[k:]
+	}
 	if len(w) == 0 {
 		g.leader = nil
 		return
@@ -188,25 +195,31 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 		pl.sendAlone(p.members)
 		return
 	}
+	data := m.Data
+	if h := pl.hooks.batchAck.Load(); h != nil {
+		data = (*h)(data)
+	}
 	var ack batchAck
-	if err := json.Unmarshal(m.Data, &ack); err != nil {
-		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
-		pl.settled()
+	if err := json.Unmarshal(data, &ack); err != nil {
+		pl.batchUnmatched(p, err)
 		return
 	}
 	if ack.Error != nil {
-		if ack.Error.ErrorCode == jsAtomicPublishDisabled { // the stream no longer allows them
+		switch ack.Error.ErrorCode {
+		case jsAtomicPublishDisabled: // the stream no longer allows them
 			pl.group.on.Store(false)
+		case jsAtomicPublishTooLargeBatch: // the server's limit is below maxBatch
+			pl.group.learnLimit(ack.Error, len(p.members))
 		}
 		pl.sendAlone(p.members)
 		return
 	}
-	defer pl.settled()
 	n := uint64(len(p.members))
 	if ack.Stream == "" || ack.BatchSize != n || ack.Sequence < n {
-		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
+		pl.batchUnmatched(p, fmt.Errorf("stream %q, last sequence %d, %d messages, for a batch of %d", ack.Stream, ack.Sequence, ack.BatchSize, n))
 		return
 	}
+	defer pl.settled()
 	first := ack.Sequence - n + 1
 	for i, a := range p.members {
 		a.resolve(Ack{Stream: ack.Stream, Sequence: first + uint64(i), Domain: ack.Domain}, nil)
@@ -215,12 +228,21 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 
 // sendAlone sends each of a batch refused whole again, alone, from another
 // goroutine (the inbox's handler must not wait for room in flight, which its own
-// answers make), and ends the batch's settling once each is in flight again or
-// failed.
+// answers make).
 func (pl *pipeline) sendAlone(members []*Pending) {
 	pl.group.refused.Add(1)
+	pl.sendEachAgain(members)
+}
+
+// sendEachAgain sends each of members, a batch out of flight and settling,
+// again alone, from another goroutine, and ends the batch's settling once each
+// is in flight again or failed.
+func (pl *pipeline) sendEachAgain(members []*Pending) {
 	go func() {
 		defer pl.settled()
+		if h := pl.hooks.settling.Load(); h != nil {
+			(*h)()
+		}
 		for _, a := range members {
 			a.msg.Reply = ""
 			if err := pl.send(a); err != nil {
