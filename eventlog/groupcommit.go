@@ -27,8 +27,11 @@ import (
 // answers one alone with the first's sequence; an append over a limit of the
 // stream's; the batch's size; too many batches open; the stream not allowing
 // them) stored nothing, so its appends are sent again one at a time, each to
-// its own answer, as they would have been without group commit. A batch that
-// gets no answer fails every append in it as one alone would fail.
+// its own answer, as they would have been without group commit; one refused
+// for the server's max_batch_size caps the later batches at it (learnLimit). A
+// batch that gets no answer fails every append in it as one alone would fail;
+// one whose answer does not match it sends again alone the appends that carry
+// their event id, and fails the others (batchUnmatched).
 //
 // Appends that expect their subject's last sequence go alone (the server checks
 // a batch's expectations against the stream as the batch stands, which is not
@@ -49,7 +52,8 @@ type groupCommit struct {
 }
 
 // maxBatch bounds a batch, below the server's default (1000 messages); an
-// append that finds that many waiting goes alone.
+// append that finds that many waiting (or the server's lower limit, once it
+// said it) goes alone.
 const maxBatch = 256
 
 // groupHeadroom is what a grouped append leaves of the server's largest
