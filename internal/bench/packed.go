@@ -505,13 +505,31 @@ func (p *Packed) Close() error {
 
 // streamMsgs is how many messages stream holds.
 func streamMsgs(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
+	msgs, _, err := streamState(ctx, js, stream)
+	return msgs, err
+}
+
+// streamState is how many messages stream holds, and their bytes as the server
+// counts them (each message's subject, headers, payload and framing).
+func streamState(ctx context.Context, js jetstream.JetStream, stream string) (msgs, bytes uint64, err error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return info.State.Msgs, nil
+	return info.State.Msgs, info.State.Bytes, nil
+}
+
+// StreamState is how many messages the packed pipeline's stream holds and their
+// bytes.
+func (p *Packed) StreamState(ctx context.Context) (msgs, bytes uint64, err error) {
+	return streamState(ctx, p.js, packStream)
+}
+
+// StreamState is how many messages the reference's stream holds and their bytes.
+func (r *Reference) StreamState(ctx context.Context) (msgs, bytes uint64, err error) {
+	return streamState(ctx, r.js, refStream)
 }

@@ -75,14 +75,15 @@ func TestPackedAnswersEveryCallOnceAndFoldsIt(t *testing.T) {
 // refDrive runs b.N operations of op at conc in flight after a warm-up and
 // reports invocations/s and as a share of floor (the async publish rate measured
 // in the same process), p50 and p99, the process's CPU per operation, and the
-// messages the pipeline's stream stored per operation (msgs reads its count).
-func refDrive(b *testing.B, conc int, op bench.Op, msgs func(context.Context) (uint64, error), floor *float64) {
+// messages and bytes the pipeline's stream stored per operation (state reads
+// them).
+func refDrive(b *testing.B, conc int, op bench.Op, state func(context.Context) (uint64, uint64, error), floor *float64) {
 	b.Helper()
 	ctx := context.Background()
 	if _, _, err := bench.Drive(ctx, 200, conc, 0, op); err != nil {
 		b.Fatal(err)
 	}
-	m0, err := msgs(ctx)
+	m0, by0, err := state(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func refDrive(b *testing.B, conc int, op bench.Op, msgs func(context.Context) (u
 	if err != nil {
 		b.Fatal(err)
 	}
-	m1, err := msgs(ctx)
+	m1, by1, err := state(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,6 +111,7 @@ func refDrive(b *testing.B, conc int, op bench.Op, msgs func(context.Context) (u
 	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/op")
 	b.ReportMetric(float64(m1-m0)/n, "stored/op")
+	b.ReportMetric(float64(by1-by0)/n, "stream-B/op")
 }
 
 // BenchmarkPackedReference measures, in one process on one node's server, the
@@ -145,7 +147,7 @@ func BenchmarkPackedReference(b *testing.B) {
 		b.ReportMetric(floor, "async-pub/s")
 	})
 	for _, conc := range []int{1, 16, bench.Parallel} {
-		b.Run("one/par"+strconv.Itoa(conc), func(b *testing.B) { refDrive(b, conc, ref.Invoke(), ref.StreamMsgs, &floor) })
-		b.Run("packed/par"+strconv.Itoa(conc), func(b *testing.B) { refDrive(b, conc, p.Invoke(), p.StreamMsgs, &floor) })
+		b.Run("one/par"+strconv.Itoa(conc), func(b *testing.B) { refDrive(b, conc, ref.Invoke(), ref.StreamState, &floor) })
+		b.Run("packed/par"+strconv.Itoa(conc), func(b *testing.B) { refDrive(b, conc, p.Invoke(), p.StreamState, &floor) })
 	}
 }
