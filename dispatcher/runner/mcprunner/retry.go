@@ -42,8 +42,11 @@ func again(ctx context.Context, c conn, m *sentMark, err error) bool {
 // the session the result came from, released by the caller, and connected:
 // whether a session was made (an error before it is always unreachable). A
 // connection that failed is dropped, and so is one that gave no answer within
-// the runner's timeout (a wedged upstream); one whose caller gave up (caller's
-// context ended) is kept.
+// the runner's timeout or the caller's deadline (a wedged upstream); one whose
+// caller gave up (caller's context cancelled) is kept. A deadline is not a
+// giving up: a step of a flow runs under what is left of its parent's budget,
+// which can end before the runner's own timeout on every call, and a wedged
+// session kept for that would take every later call.
 func (r *Runner) callOnce(caller, ctx context.Context, u Upstream, do func(context.Context, conn) error) (c conn, connected bool, err error) {
 	for attempt := 0; ; attempt++ {
 		if c, err = r.pool.get(ctx, u); err != nil {
@@ -52,7 +55,7 @@ func (r *Runner) callOnce(caller, ctx context.Context, u Upstream, do func(conte
 		mctx, m := withSentMark(ctx)
 		err = do(mctx, c)
 		if err == nil || attempt > 0 || !again(ctx, c, m, err) {
-			if err != nil && answered(err) == nil && caller.Err() == nil {
+			if err != nil && answered(err) == nil && !errors.Is(caller.Err(), context.Canceled) {
 				r.pool.drop(u.Name, c.l) // the connection failed: the next call connects again
 			}
 			return c, true, err

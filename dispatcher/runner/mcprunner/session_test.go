@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,41 @@ func TestACancelledCallKeepsTheSession(t *testing.T) {
 	}
 	if n := connects.Load(); n != 1 {
 		t.Fatalf("%d sessions made, want 1: the cancelled call dropped the session", n)
+	}
+}
+
+// A call whose caller's deadline ends before the upstream answers drops the
+// session, as the runner's own timeout does: the upstream may be wedged, and
+// a step of a flow whose budget ends first on every call would otherwise send
+// each later call to the same wedged session.
+func TestACallersDeadlineOnAWedgedUpstreamDropsTheSession(t *testing.T) {
+	srv, hs := mcptest.Server(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv.AddTool(&mcp.Tool{Name: "wedge", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("released")
+	})
+	var connects atomic.Int64
+	r, err := New(Config{Upstreams: Static{"up": {Name: "up", URL: hs.URL}}, Env: runner.MapEnv(nil),
+		Connected: func(string) { connects.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	for i := 0; i < 2; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		o := r.Run(ctx, runner.Call{Row: mcpRow("up/wedge", "")})
+		cancel()
+		if o.OK() {
+			t.Fatalf("a call to a wedged tool answered: %q", o.Result)
+		}
+	}
+	if n := connects.Load(); n != 2 {
+		t.Fatalf("%d sessions made for two calls past their deadline, want 2: the wedged session was kept", n)
 	}
 }
 
