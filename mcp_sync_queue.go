@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// MCPSyncConcurrency bounds how many upstreams' tool lists are synced at once:
+// mcpSyncConcurrency bounds how many upstreams' tool lists are synced at once:
 // a slow or hung upstream holds one slot, never the others' syncs.
-const MCPSyncConcurrency = 4
+const mcpSyncConcurrency = 4
 
-// MCPSyncTimeout bounds one upstream's sync, its listing and the import of its
+// mcpSyncTimeout bounds one upstream's sync, its listing and the import of its
 // rows together; the listing alone is bounded by the mcp runner's timeout too.
-const MCPSyncTimeout = 2 * time.Minute
+const mcpSyncTimeout = 2 * time.Minute
 
-// syncQueue runs upstream syncs concurrently, at most MCPSyncConcurrency at
+// syncQueue runs upstream syncs concurrently, at most mcpSyncConcurrency at
 // once and one at a time per upstream: a sync asked for while that upstream's
 // is running runs once more after it (asks meanwhile coalesce). Every sync is
 // its own goroutine, owned by the queue: wait returns once all have ended,
@@ -31,7 +31,7 @@ type syncQueue struct {
 }
 
 func newSyncQueue(ctx context.Context, sync func(context.Context, string)) *syncQueue {
-	return &syncQueue{ctx: ctx, sync: sync, slot: make(chan struct{}, MCPSyncConcurrency),
+	return &syncQueue{ctx: ctx, sync: sync, slot: make(chan struct{}, mcpSyncConcurrency),
 		running: map[string]bool{}, again: map[string]bool{}}
 }
 
@@ -59,7 +59,7 @@ func (q *syncQueue) run(upstream string) {
 func (q *syncQueue) once(upstream string) bool {
 	select {
 	case q.slot <- struct{}{}:
-		ctx, cancel := context.WithTimeout(q.ctx, MCPSyncTimeout)
+		ctx, cancel := context.WithTimeout(q.ctx, mcpSyncTimeout)
 		q.sync(ctx, upstream)
 		cancel()
 		<-q.slot
