@@ -211,3 +211,18 @@ func (m trackedMsg) Term() error {
 // HeldPath is the held file of the node whose data dir is dataDir
 // (ServiceConfig.HeldFile).
 func HeldPath(dataDir string) string { return filepath.Join(dataDir, "dispatch-held") }
+
+// recordsHeld is the held file the workers record their requests in: none on a
+// log no other node shares. There a restart resets the consumer instead (reclaim),
+// and takeBack reads no record, so a record would be two writes a call for
+// nothing. The file is still opened at the start, which empties it of what an
+// earlier process on a shared log left. A log that becomes shared (a node
+// admitted) after a crash of a process that recorded nothing has no record of
+// that crash's calls: they wait for the ack wait, as without the file, and are
+// never run twice.
+func (s *Service) recordsHeld() *heldFile {
+	if !s.sharedLog {
+		return nil
+	}
+	return s.heldFile
+}
