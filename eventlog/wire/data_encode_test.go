@@ -168,3 +168,25 @@ func TestReceiptEventAllocatesOnce(t *testing.T) {
 		t.Errorf("NewEventWithID of a receipt allocates %v times; want 1", n)
 	}
 }
+
+// What a receipt's data costs to encode: directly, and through encoding/json.
+func BenchmarkReceiptData(b *testing.B) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 123456789, time.UTC)
+	rc := &Receipt{ReceiptSummary: ReceiptSummary{InvocationID: "inv_01jabcdefghjkmnpqrstvwxyz0", Trace: "t_0123456789abcdef", Actor: OwnerActor,
+		Key: "ECHO", Type: "fn", Runner: "fn", OK: true, Ran: true, Material: true, Status: StatusProvenMaterialResult,
+		StartedAt: at, FinishedAt: at.Add(time.Millisecond), DurationMS: 1.234, Fingerprints: Fingerprints{Input: Fingerprint("a"), Output: Fingerprint("b"), Contract: Fingerprint("c")}},
+		Body: "hello", Result: "hello", Worker: "node-1/3", BreakerGeneration: 1}
+	for _, c := range []struct {
+		name string
+		enc  func(any) ([]byte, error)
+	}{{"direct", marshalData}, {"encoding-json", json.Marshal}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.enc(rc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
