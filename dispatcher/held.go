@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -150,12 +151,20 @@ func (h *heldFile) write(i int, r *heldRecord, buf *[heldSlotSize]byte) bool {
 	if h.off.Load() {
 		return false
 	}
-	j, err := json.Marshal(r)
-	if err != nil || len(j) >= heldSlotSize {
-		return false // a subject this long is left to the ack wait
-	}
 	*buf = blankSlot
-	copy(buf[:], j)
+	// Written in the slot itself; a record it does not hold, or not written
+	// there, blanks the slot again.
+	if j, ok := appendHeld(buf[:0], r); !ok || len(j) >= heldSlotSize {
+		*buf = blankSlot
+		if ok {
+			return false // a subject this long is left to the ack wait
+		}
+		j, err := json.Marshal(r)
+		if err != nil || len(j) >= heldSlotSize {
+			return false
+		}
+		copy(buf[:], j)
+	}
 	return h.put(i, buf)
 }
 
@@ -211,3 +220,41 @@ func (m trackedMsg) Term() error {
 // HeldPath is the held file of the node whose data dir is dataDir
 // (ServiceConfig.HeldFile).
 func HeldPath(dataDir string) string { return filepath.Join(dataDir, "dispatch-held") }
+
+// recordsHeld is the held file the workers record their requests in: none on a
+// log no other node shares. There a restart resets the consumer instead (reclaim),
+// and takeBack reads no record, so a record would be two writes a call for
+// nothing. The file is still opened at the start, which empties it of what an
+// earlier process on a shared log left. A log that becomes shared (a node
+// admitted) after a crash of a process that recorded nothing has no record of
+// that crash's calls: they wait for the ack wait, as without the file, and are
+// never run twice.
+func (s *Service) recordsHeld() *heldFile {
+	if !s.sharedLog {
+		return nil
+	}
+	return s.heldFile
+}
+
+// appendHeld appends r as json.Marshal writes it, when its subject needs no
+// escaping (a subject JetStream makes), or reports false.
+func appendHeld(b []byte, r *heldRecord) ([]byte, bool) {
+	for i := 0; i < len(r.Reply); i++ {
+		if c := r.Reply[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return b, false
+		}
+	}
+	b = append(b, `{"reply":"`...)
+	b = append(b, r.Reply...)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendUint(b, r.Seq, 10)
+	b = append(b, `,"delivered":`...)
+	b = strconv.AppendUint(b, r.Delivered, 10)
+	b = append(b, `,"since":"`...)
+	at := len(b)
+	b = r.Since.AppendFormat(b, time.RFC3339Nano)
+	if t := b[at:]; len(t) < len("2006-01-02T15:04:05Z") || t[4] != '-' || (t[len(t)-1] != 'Z' && 10*(t[len(t)-5]-'0')+(t[len(t)-4]-'0') >= 24) {
+		return b, false // a time time.Time.MarshalJSON refuses
+	}
+	return append(b, `"}`...), true
+}

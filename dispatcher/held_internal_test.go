@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -140,5 +141,57 @@ func BenchmarkHeldFileRecordAndBlank(b *testing.B) {
 			b.Fatal("not recorded")
 		}
 		h.blank(0)
+	}
+}
+
+// A held record is written as json.Marshal writes it, in the slot itself without
+// an allocation, and read back; a subject that needs escaping, or a time
+// encoding/json refuses, goes through encoding/json as before. A file written
+// by json.Marshal's records reads the same.
+func TestHeldRecordWrittenAsEncodingJSON(t *testing.T) {
+	since := time.Date(2026, 12, 1, 12, 0, 0, 123456789, time.FixedZone("", 3600))
+	recs := []heldRecord{
+		{Reply: ackPrefix + "CAPDIR_DATA.capdir-dispatch.1.123456.123456.1796129146212154934.17", Seq: 123456, Delivered: 3, Since: since},
+		{Reply: ackPrefix + "dom.hash.CAPDIR_DATA.capdir-dispatch.1.2.2.1796129146212154934.0.rnd", Seq: 2, Delivered: 1, Since: since.UTC()},
+		{Reply: ackPrefix + "a<b>&\"\\\x01\u2028\xff", Seq: 1, Delivered: 1, Since: since},
+		{Reply: ackPrefix + "x", Seq: 1, Delivered: 1, Since: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Reply: ackPrefix + "x", Seq: 1, Delivered: 1, Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600))},
+		{Reply: ackPrefix + "x", Seq: ^uint64(0), Delivered: ^uint64(0), Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", -(23*3600+59*60)))},
+	}
+	for i, r := range recs {
+		want, werr := json.Marshal(&r)
+		var buf [heldSlotSize]byte
+		got, ok := appendHeld(buf[:0], &r)
+		if ok && (werr != nil || !bytes.Equal(got, want)) {
+			t.Errorf("record %d: appendHeld %s; json.Marshal %s, %v", i, got, want, werr)
+		}
+		if !ok && i < 2 {
+			t.Errorf("record %d: not written directly", i)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "dispatch-held")
+	h, _, err := openHeldFile(path, 2, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [heldSlotSize]byte
+	if n := testing.AllocsPerRun(100, func() { h.write(0, &recs[0], &buf) }); n != 0 {
+		t.Errorf("a held record's write allocates %v times; want none", n)
+	}
+	if !h.write(1, &recs[2], &buf) {
+		t.Fatal("a subject needing escapes was not recorded")
+	}
+	h.close()
+	old, _ := json.Marshal(&recs[1]) // a record as json.Marshal wrote it
+	b, _ := os.ReadFile(path)
+	b = append(b, slotOf(string(old))...)
+	got := parseHeld(b, func(slot int, why string) { t.Errorf("slot %d: %s", slot, why) })
+	if len(got) != 3 {
+		t.Fatalf("read back %d records; want 3", len(got))
+	}
+	for i, w := range []heldRecord{recs[0], {Reply: string(bytes.ToValidUTF8([]byte(recs[2].Reply), []byte("\ufffd"))), Seq: 1, Delivered: 1, Since: since}, recs[1]} {
+		if got[i].Reply != w.Reply || got[i].Seq != w.Seq || got[i].Delivered != w.Delivered || !got[i].Since.Equal(w.Since) {
+			t.Errorf("record %d read back %+v; want %+v", i, got[i], w)
+		}
 	}
 }

@@ -154,6 +154,8 @@ type ServiceConfig struct {
 	// HeldFile is where the workers record the requests they hold, so that a
 	// restart on the same file takes back at once the calls a crash cut (held.go);
 	// "" records nothing, and a crash's calls wait for AckWait on a shared log.
+	// On a log no other node shares nothing is recorded either (reclaim hands
+	// those calls back), but the file is still emptied at the start.
 	// One process at a time may use a file: give each node its own (HeldPath).
 	HeldFile string
 	// Tracer makes the spans of the calls this service handles (trace.go); nil
@@ -344,7 +346,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)
 	s.held = make([]heldSlot, s.cfg.Workers)
 	for i := range s.held {
-		s.held[i].file, s.held[i].index = s.heldFile, i
+		s.held[i].file, s.held[i].index = s.recordsHeld(), i
 		s.workers.Add(1)
 		go s.worker(runCtx, &s.held[i])
 	}

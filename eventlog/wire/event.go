@@ -31,7 +31,7 @@ type Event struct {
 
 // NewEvent builds an envelope with a fresh ULID stamped at t.
 func NewEvent(t time.Time, typ, actor string, data any) (Event, error) {
-	raw, err := json.Marshal(data)
+	raw, err := marshalData(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("wire: encode %s data: %w", typ, err)
 	}

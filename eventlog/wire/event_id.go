@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -9,7 +8,7 @@ import (
 // NewEventWithID is NewEvent for an event whose id its appender derives (a
 // receipt's, a step's request's): no ULID is minted only to be replaced.
 func NewEventWithID(id string, t time.Time, typ, actor string, data any) (Event, error) {
-	raw, err := json.Marshal(data)
+	raw, err := marshalData(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("wire: encode %s data: %w", typ, err)
 	}
