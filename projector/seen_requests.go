@@ -91,6 +91,13 @@ func (r *seenRequests) wakeLocked() {
 	r.waits = kept
 }
 
+// hasRead reports whether the follower has read the data stream up to upTo.
+func (r *seenRequests) hasRead(upTo uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read >= upTo
+}
+
 // waitRead waits until the follower has read the data stream up to upTo, or
 // ctx is done (false).
 func (r *seenRequests) waitRead(ctx context.Context, upTo uint64) bool {
@@ -163,10 +170,17 @@ func (p *Projector) InvocationBefore(ctx context.Context, id string, seq uint64)
 		return Invocation{}, false, nil
 	}
 	if seq > 1 && p.Applied(wire.DataStream) < seq-1 {
-		wctx, cancel := p.WaitContext(ctx)
-		read := p.seenReqs.waitRead(wctx, seq-1)
-		cancel()
-		if !read || !p.seenReqs.before(id, seq) || p.failure() != nil {
+		if !p.seenReqs.hasRead(seq - 1) {
+			// Not yet read: waited for under a deadline, which costs a timer,
+			// only then.
+			wctx, cancel := p.WaitContext(ctx)
+			read := p.seenReqs.waitRead(wctx, seq-1)
+			cancel()
+			if !read {
+				return Invocation{}, false, nil
+			}
+		}
+		if !p.seenReqs.before(id, seq) || p.failure() != nil {
 			return Invocation{}, false, nil
 		}
 	}
