@@ -51,7 +51,8 @@ var ScenarioTable = []ScenarioInfo{
 		"a lean keep-alive client, then the SDK's over 8 sessions), interleaved with\n" +
 		"POST /api/dispatch by the same kind of client"},
 	{ScenarioReference, "a hand-tuned pipeline of the same shape (JetStream request, pull worker, receipt,\n" +
-		"bbolt fold; nothing else) against fn over HTTP (lean client) and a NATS call, 64 in flight, interleaved"},
+		"bbolt fold; nothing else) against fn over HTTP (lean client) and a NATS call, 64 in flight, interleaved;\n" +
+		"then the same pipeline with several events packed in one message against it"},
 	{ScenarioHTTPRow, "an http row against a local upstream, against calling it directly"},
 	{ScenarioMCPUpstream, "tools/call through capdir's /mcp to an upstream MCP server (the Go SDK's, in process),\n" +
 		"against that server called directly"},

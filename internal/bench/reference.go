@@ -436,7 +436,7 @@ func (r *runner) reference(ctx context.Context, e *Env) error {
 		got.noteRatio(base, "the reference pipeline", "reference_ratio")
 		r.add(got, base)
 	}
-	return nil
+	return r.packedRow(ctx, e, ref, workers)
 }
 
 // URL is the base URL of the pipeline's HTTP handler.

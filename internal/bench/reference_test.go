@@ -89,7 +89,8 @@ func TestReferenceRefusesAMalformedBody(t *testing.T) {
 
 // TestRunReferenceScenario: `capdir bench --only reference` measures the floor,
 // both of capdir's rows and both of the reference's, each with its floor ratio,
-// and notes capdir ÷ the reference on capdir's rows.
+// and notes capdir ÷ the reference on capdir's rows; then the packed reference
+// beside the reference, noting its ratio and its stored messages per invocation.
 func TestRunReferenceScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a node and drives thousands of calls")
@@ -98,7 +99,7 @@ func TestRunReferenceScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refs, capdirs int
+	var refs, capdirs, packed int
 	for _, r := range res {
 		if r.Scenario != bench.ScenarioReference {
 			continue
@@ -107,6 +108,11 @@ func TestRunReferenceScenario(t *testing.T) {
 			t.Errorf("%s: no floor ratio", r.Name)
 		}
 		switch {
+		case strings.HasPrefix(r.Name, "packed reference pipeline"):
+			if r.Values["packed_ratio"] <= 0 || r.Values["stored_per_invocation"] <= 0 {
+				t.Errorf("%s: no ratio to the reference or no stored messages per invocation: %v", r.Name, r.Values)
+			}
+			packed++
 		case strings.HasPrefix(r.Name, "reference pipeline"):
 			refs++
 		case r.Values["reference_ratio"] > 0:
@@ -115,8 +121,8 @@ func TestRunReferenceScenario(t *testing.T) {
 			t.Errorf("%s: no ratio to the reference", r.Name)
 		}
 	}
-	if refs != 2 || capdirs != 2 {
-		t.Fatalf("%d reference rows and %d capdir rows, want 2 and 2: %+v", refs, capdirs, res)
+	if refs != 3 || capdirs != 2 || packed != 1 {
+		t.Fatalf("%d reference rows, %d capdir rows and %d packed, want 3, 2 and 1: %+v", refs, capdirs, packed, res)
 	}
 }
 

@@ -176,7 +176,7 @@ func (r *runner) shared(ctx context.Context) error {
 		}
 	}
 	if r.cfg.wants(ScenarioReference) {
-		r.progress(ScenarioReference, "a hand-tuned pipeline of the same shape against capdir, interleaved, %d in flight", Parallel)
+		r.progress(ScenarioReference, "a hand-tuned pipeline of the same shape against capdir, interleaved, %d in flight, then the same pipeline packed against it", Parallel)
 		if err := r.reference(ctx, e); err != nil {
 			return err
 		}
