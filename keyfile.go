@@ -3,6 +3,7 @@ package capdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,8 @@ const MaxKeyFileBytes = 4 << 10
 // one that is not a regular file (a FIFO, a device, a directory) or holds more
 // than MaxKeyFileBytes is refused naming the file, and an empty one is refused
 // (a key file is never written in place, see writeNewKeyFile: an empty one was
-// made so, and is not taken for an empty key).
+// made so, or is being created on a filesystem without hard links, which
+// TerminalKey waits a moment for, and is not taken for an empty key).
 // A missing file is an error matching fs.ErrNotExist.
 func ReadKeyFile(path string) (string, error) {
 	b, err := keyfile.Read(path, MaxKeyFileBytes)
@@ -35,7 +37,7 @@ func ReadKeyFile(path string) (string, error) {
 	}
 	key := strings.TrimSpace(string(b))
 	if key == "" {
-		return "", fmt.Errorf("the owner key file %s is empty; write the owner key into it, or remove it to have a new key generated at the next start", path)
+		return "", &emptyKeyFileError{path: path}
 	}
 	return key, nil
 }
@@ -45,7 +47,10 @@ func ReadKeyFile(path string) (string, error) {
 // linked to path. The link fails with fs.ErrExist when there is a file (or a
 // link) at path already, which is never replaced; the temporary file is removed
 // either way. A reader of path finds no file or the whole key, never an empty or
-// a partial one, however many processes create it at once.
+// a partial one, however many processes create it at once. On a filesystem
+// without hard links the link fails otherwise, and path is claimed with an
+// exclusive create instead (createKeyFileExcl): a reader may then find it empty
+// for a moment, and waits for the key (readStoredKey).
 func writeNewKeyFile(path, key string) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*") // mode 0600
 	if err != nil {
@@ -63,5 +68,12 @@ func writeNewKeyFile(path, key string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Link(f.Name(), path)
+	err = linkFile(f.Name(), path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if xerr := createKeyFileExcl(f.Name(), path); xerr != nil {
+		return fmt.Errorf("create %s: %w (a hard link to it failed first: %v)", path, xerr, err)
+	}
+	return nil
 }

@@ -465,7 +465,7 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 		return envValue, "", false, nil
 	}
 	path = KeyPath(dataDir)
-	if key, err := ReadKeyFile(path); err == nil {
+	if key, err := readStoredKey(path); err == nil {
 		return key, path, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", path, false, err
@@ -477,7 +477,7 @@ func TerminalKey(envValue, dataDir string) (key, path string, created bool, err 
 	rand.Read(raw)
 	key = hex.EncodeToString(raw)
 	if err := writeNewKeyFile(path, key); errors.Is(err, fs.ErrExist) {
-		key, err := ReadKeyFile(path) // another process made it first, whole
+		key, err := readStoredKey(path) // another process made it first
 		return key, path, false, err
 	} else if err != nil {
 		return "", path, false, err

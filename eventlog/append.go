@@ -313,6 +313,9 @@ func classify(err error) error {
 	if errors.Is(err, jetstream.ErrNoStreamResponse) { // sent again for Config.ElectionWait
 		return fmt.Errorf("%w: no server answered for the stream while it was sent again (%v); nothing was stored: send it again in a few seconds", ErrElecting, err)
 	}
+	if errors.Is(err, ErrBatchUnmatched) { // says all it has to
+		return err
+	}
 	if isOutOfStorage(err) {
 		return fmt.Errorf("%w: the log's servers refuse appends for lack of storage (%v); free space on their disks or raise their JetStream storage limit; nothing was stored", ErrDiskFull, err)
 	}

@@ -31,3 +31,22 @@ func (l *Log) HoldGroup() (release func()) {
 		pl.mu.Unlock()
 	}
 }
+
+// AlterBatchAcks makes l read f(the server's acknowledgement) as each batch's
+// acknowledgement: the server cannot be made to send one that does not match.
+func (l *Log) AlterBatchAcks(f func(ack []byte) []byte) { l.pl.hooks.batchAck.Store(&f) }
+
+// BeforeSendingAgain makes l run f before it sends again alone the appends of a
+// batch out of flight (refused whole, or its acknowledgement unmatched).
+func (l *Log) BeforeSendingAgain(f func()) { l.pl.hooks.settling.Store(&f) }
+
+// Idle reports whether l's pipeline holds no append in flight or settling, as
+// Close waits for.
+func (l *Log) Idle() bool {
+	select {
+	case <-l.pl.complete():
+		return true
+	default:
+		return false
+	}
+}

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,8 +27,11 @@ import (
 // answers one alone with the first's sequence; an append over a limit of the
 // stream's; the batch's size; too many batches open; the stream not allowing
 // them) stored nothing, so its appends are sent again one at a time, each to
-// its own answer, as they would have been without group commit. A batch that
-// gets no answer fails every append in it as one alone would fail.
+// its own answer, as they would have been without group commit; one refused
+// for the server's max_batch_size caps the later batches at it (learnLimit). A
+// batch that gets no answer fails every append in it as one alone would fail;
+// one whose answer does not match it sends again alone the appends that carry
+// their event id, and fails the others (batchUnmatched).
 //
 // Appends that expect their subject's last sequence go alone (the server checks
 // a batch's expectations against the stream as the batch stands, which is not
@@ -38,6 +42,9 @@ type groupCommit struct {
 	on      atomic.Bool // the data stream allows atomic batches and the log asks for them
 	batches atomic.Uint64
 	refused atomic.Uint64 // batches refused whole and sent again one at a time
+	// limit is the largest batch the server takes, once it refused a larger one
+	// (learnLimit); 0 until then: maxBatch.
+	limit atomic.Int64
 
 	// Under pipeline.mu:
 	leader  *Pending   // in flight, or being sent: the appends arriving wait for it
@@ -45,7 +52,8 @@ type groupCommit struct {
 }
 
 // maxBatch bounds a batch, below the server's default (1000 messages); an
-// append that finds that many waiting goes alone.
+// append that finds that many waiting (or the server's lower limit, once it
+// said it) goes alone.
 const maxBatch = 256
 
 // groupHeadroom is what a grouped append leaves of the server's largest
@@ -86,7 +94,7 @@ func (pl *pipeline) submit(p *Pending, groupable bool) error {
 			return err
 		}
 		return nil
-	case len(g.waiting) < maxBatch:
+	case len(g.waiting) < g.maxSize():
 		p.pl, p.ackTimeout, p.grouped = pl, pl.ackTimeout, true
 		g.waiting = append(g.waiting, p)
 		pl.mu.Unlock()
@@ -103,6 +111,9 @@ func (pl *pipeline) handoffLocked() {
 	g := &pl.group
 	w := g.waiting
 	g.waiting = nil
+	if k := g.maxSize(); len(w) > k { // waiting since before the server said its limit
+		w, g.waiting = w[:k:k], w[k:]
+	}
 	if len(w) == 0 {
 		g.leader = nil
 		return
@@ -188,25 +199,31 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 		pl.sendAlone(p.members)
 		return
 	}
+	data := m.Data
+	if h := pl.hooks.batchAck.Load(); h != nil {
+		data = (*h)(data)
+	}
 	var ack batchAck
-	if err := json.Unmarshal(m.Data, &ack); err != nil {
-		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
-		pl.settled()
+	if err := json.Unmarshal(data, &ack); err != nil {
+		pl.batchUnmatched(p, err)
 		return
 	}
 	if ack.Error != nil {
-		if ack.Error.ErrorCode == jsAtomicPublishDisabled { // the stream no longer allows them
+		switch ack.Error.ErrorCode {
+		case jsAtomicPublishDisabled: // the stream no longer allows them
 			pl.group.on.Store(false)
+		case jsAtomicPublishTooLargeBatch: // the server's limit is below maxBatch
+			pl.group.learnLimit(ack.Error, len(p.members))
 		}
 		pl.sendAlone(p.members)
 		return
 	}
-	defer pl.settled()
 	n := uint64(len(p.members))
 	if ack.Stream == "" || ack.BatchSize != n || ack.Sequence < n {
-		p.finish(Ack{}, jetstream.ErrInvalidJSAck)
+		pl.batchUnmatched(p, fmt.Errorf("stream %q, last sequence %d, %d messages, for a batch of %d", ack.Stream, ack.Sequence, ack.BatchSize, n))
 		return
 	}
+	defer pl.settled()
 	first := ack.Sequence - n + 1
 	for i, a := range p.members {
 		a.resolve(Ack{Stream: ack.Stream, Sequence: first + uint64(i), Domain: ack.Domain}, nil)
@@ -215,12 +232,21 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 
 // sendAlone sends each of a batch refused whole again, alone, from another
 // goroutine (the inbox's handler must not wait for room in flight, which its own
-// answers make), and ends the batch's settling once each is in flight again or
-// failed.
+// answers make).
 func (pl *pipeline) sendAlone(members []*Pending) {
 	pl.group.refused.Add(1)
+	pl.sendEachAgain(members)
+}
+
+// sendEachAgain sends each of members, a batch out of flight and settling,
+// again alone, from another goroutine, and ends the batch's settling once each
+// is in flight again or failed.
+func (pl *pipeline) sendEachAgain(members []*Pending) {
 	go func() {
 		defer pl.settled()
+		if h := pl.hooks.settling.Load(); h != nil {
+			(*h)()
+		}
 		for _, a := range members {
 			a.msg.Reply = ""
 			if err := pl.send(a); err != nil {

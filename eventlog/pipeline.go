@@ -48,6 +48,7 @@ type pipeline struct {
 	settling int
 
 	group groupCommit // the appends sent together (groupcommit.go)
+	hooks pipelineHooks
 }
 
 // maxInflight bounds the appends awaiting acknowledgement, as

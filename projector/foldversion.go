@@ -19,7 +19,11 @@ import (
 // again would lose what the log no longer holds, the ledger's leaves among them,
 // so the projection is served as the older fold built it, with a warning each
 // time it is opened; when the log cannot say, Open refuses with a
-// *FoldVersionError.
+// *FoldVersionError. A projection a later fold built (capdir downgraded) is
+// refused with a *NewerFoldError, the file as it was: this fold cannot tell what
+// the later one folds differently, and an operator going back a version for a
+// while expects to come forward again to the projection they left, not to a
+// rebuild (`capdir replay` rebuilds it with this fold when asked).
 //
 // foldVersionKey, in the meta bucket, names the version of the fold that built the
 // projection. A projection without it was built by fold version 1. A fresh one
@@ -92,7 +96,8 @@ func stampFold(tx *bolt.Tx) error { return put(tx, bucketMeta, foldVersionKey, u
 
 // foldChanged reports whether a fold after version have, up to this one, folds
 // stream differently. A version this fold does not know (a later one's) is taken
-// to differ on every stream.
+// to differ on every stream: openFolded refuses the file (*NewerFoldError) when
+// it folded any event.
 func foldChanged(have uint64, stream string) bool {
 	if have > foldVersion {
 		return true
@@ -150,6 +155,9 @@ func openFolded(cfg Config) (*bolt.DB, error) {
 	var stale *staleFoldError
 	if !errors.As(err, &stale) {
 		return db, err
+	}
+	if stale.have > foldVersion { // a downgrade: refused, the file as it was
+		return nil, &NewerFoldError{Path: cfg.Path, Have: stale.have, Want: foldVersion}
 	}
 	asIs, err := refold(cfg, stale.have)
 	if err != nil {
