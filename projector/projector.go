@@ -363,16 +363,8 @@ func (p *Projector) Run(ctx context.Context) error {
 					opts.LingerFrom = p.cfg.lingerFrom
 				}
 			}
-			var pre []prepared // the data stream's batch, as far as its requests were read (seen_requests.go)
 			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
-				if stream != wire.DataStream {
-					return p.apply(stream, b, nil)
-				}
-				pb := p.seenReqs.prepare(b, pre)
-				if pb != nil {
-					pre = pb
-				}
-				return p.apply(stream, b, pb)
+				return p.apply(stream, b, nil)
 			})
 			if err != nil {
 				cancel()

@@ -2,7 +2,6 @@ package projector
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/capdir/capdir/eventlog"
@@ -39,8 +38,8 @@ type seenID struct {
 }
 
 type seenRequest struct {
-	seq  uint64
-	head requestHead
+	seq uint64
+	id  string
 }
 
 func newSeenRequests() *seenRequests {
@@ -53,22 +52,21 @@ func newSeenRequests() *seenRequests {
 // asks about only after asking about the unscoped one. A request the fold
 // skips is not recorded: folding it changes nothing.
 func (r *seenRequests) see(s *eventlog.Stored) {
-	var h requestHead
+	var id string
 	if s.Type == wire.TypeInvocationRequested && s.Invalid == "" {
-		var err error
-		if h, err = checkRequest(s, wire.ParseSubject(s.Subject)); err != nil {
-			h = requestHead{}
+		if h, err := checkRequest(s, wire.ParseSubject(s.Subject)); err == nil {
+			id = h.InvocationID
 		}
 	}
 	r.mu.Lock()
-	if id := h.InvocationID; id != "" {
+	if id != "" {
 		e, ok := r.ids[id]
 		if !ok {
 			e.first = s.Seq
 		}
 		e.n++
 		r.ids[id] = e
-		r.order = append(r.order, seenRequest{seq: s.Seq, head: h})
+		r.order = append(r.order, seenRequest{seq: s.Seq, id: id})
 	}
 	if s.Seq > r.read {
 		r.read = s.Seq
@@ -133,7 +131,7 @@ func (r *seenRequests) committed(last uint64) {
 	r.mu.Lock()
 	n := 0
 	for n < len(r.order) && r.order[n].seq <= last {
-		id := r.order[n].head.InvocationID
+		id := r.order[n].id
 		if e := r.ids[id]; e.n <= 1 {
 			delete(r.ids, id)
 		} else {
@@ -146,33 +144,6 @@ func (r *seenRequests) committed(last uint64) {
 		r.order = append(r.order[:0], r.order[n:]...)
 	}
 	r.mu.Unlock()
-}
-
-// prepare fills pre, grown to batch's length, with what see read of batch's
-// requests (prepare.go): each event's subject, and a request's head, so that
-// the fold does not decode it again; a request see did not record is folded
-// unprepared. nil when no request is recorded.
-func (r *seenRequests) prepare(batch []eventlog.Stored, pre []prepared) []prepared {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.order) == 0 {
-		return nil
-	}
-	pre = slices.Grow(pre[:0], len(batch))[:len(batch)]
-	j := 0
-	for i := range batch {
-		p := &pre[i]
-		*p = prepared{subj: wire.ParseSubject(batch[i].Subject)}
-		seq := batch[i].Seq
-		for j < len(r.order) && r.order[j].seq < seq {
-			j++
-		}
-		if j < len(r.order) && r.order[j].seq == seq && batch[i].Type == wire.TypeInvocationRequested {
-			p.kind = preparedRequestKind
-			p.request.head = r.order[j].head
-		}
-	}
-	return pre
 }
 
 // before reports whether the follower has read the data stream up to seq-1
