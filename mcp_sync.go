@@ -48,10 +48,14 @@ func relistEvery(cfg Config) time.Duration {
 }
 
 // runMCPSync syncs every upstream once, then each one poked, and all of them
-// every relist interval (none when every is 0), until ctx ends.
+// every relist interval (none when every is 0), until ctx ends. The syncs run
+// concurrently (see syncQueue): one upstream's slow, hung or failing sync
+// delays or fails no other's. It returns once every sync has ended.
 func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Duration) error {
+	q := newSyncQueue(ctx, n.syncMCP)
+	defer q.wait()
 	for _, name := range ups.Names() {
-		n.syncMCP(ctx, name)
+		q.start(name)
 	}
 	var tick <-chan time.Time
 	if every > 0 {
@@ -64,10 +68,10 @@ func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Dur
 		case <-ctx.Done():
 			return nil
 		case name := <-n.mcpSync.wake:
-			n.syncMCP(ctx, name)
+			q.start(name)
 		case <-tick:
 			for _, name := range ups.Names() {
-				n.syncMCP(ctx, name)
+				q.start(name)
 			}
 		}
 	}

@@ -32,6 +32,10 @@ func (l *Log) HoldGroup() (release func()) {
 	}
 }
 
+// WaitReapers waits until every follower that has returned has had its
+// consumers deleted (see reap).
+func (l *Log) WaitReapers() { l.reapers.Wait() }
+
 // AlterBatchAcks makes l read f(the server's acknowledgement) as each batch's
 // acknowledgement: the server cannot be made to send one that does not match.
 func (l *Log) AlterBatchAcks(f func(ack []byte) []byte) { l.pl.hooks.batchAck.Store(&f) }

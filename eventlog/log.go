@@ -34,8 +34,10 @@ type Log struct {
 	calls callsConn
 
 	closeOnce sync.Once
-	closing   chan struct{} // closed when Close begins
-	diskDone  chan struct{} // closed when watchDisk has returned (nil: not started)
+	closing   chan struct{}  // closed when Close begins
+	reapMu    sync.Mutex     // orders starting a reaper before Close's wait for them
+	reapers   sync.WaitGroup // the followers' consumer reapers (see reap); Close waits for them
+	diskDone  chan struct{}  // closed when watchDisk has returned (nil: not started)
 	closed    chan struct{}
 }
 
@@ -354,7 +356,10 @@ func (l *Log) Done() <-chan struct{} { return l.closed }
 func (l *Log) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
+		l.reapMu.Lock()
 		close(l.closing)
+		l.reapMu.Unlock()
+		l.reapers.Wait()
 		if l.diskDone != nil {
 			<-l.diskDone
 		}

@@ -157,8 +157,8 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	if max < 1 {
 		max = 1
 	}
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
-	cons, err := l.js.OrderedConsumer(ctx, stream, cfg)
+	prefix := followPrefix()
+	cons, err := l.js.OrderedConsumer(ctx, stream, orderedConfig(from, prefix))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -167,6 +167,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(max*2), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
 	if err != nil {
+		l.reap(stream, prefix, closedChan) // Messages may have made the consumer before it failed
 		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
 	}
 	// Messages are decoded on the reading goroutine, so that decoding the next
@@ -176,12 +177,16 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	// iterator can miss a Stop that lands while it recreates its consumer (after
 	// the stream was deleted or its server restarted) and go on waiting on the new
 	// consumer, so a follower that waited for its reader would hang with it, and
-	// so would whoever waits for the follower. The reader then ends when the
-	// connection closes; until then it hands nothing over and reports nothing.
+	// so would whoever waits for the follower. Every way out of the follower
+	// hands the reader to a reaper (see Log.reap), which deletes the follower's
+	// consumers until the reader has returned; until then the reader hands
+	// nothing over and reports nothing.
 	msgs := make(chan Stored, max)
 	errc := make(chan error, 1)
 	quit := make(chan struct{})
+	readerDone := make(chan struct{})
 	go func() {
+		defer close(readerDone)
 		defer close(msgs)
 		// What Seen is handed: one for the follower, not one event's copy on the
 		// heap each.
@@ -227,6 +232,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	defer func() {
 		close(quit)
 		it.Stop()
+		l.reap(stream, prefix, readerDone)
 	}()
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over

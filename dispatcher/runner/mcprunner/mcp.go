@@ -127,19 +127,19 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	}
 	tctx, cancel := r.cfg.Bound(ctx)
 	defer cancel()
-	s, err := r.pool.get(tctx, u)
-	if err != nil {
-		return r.failure(ctx, tctx, name, tool, err, false)
+	var res *mcp.CallToolResult
+	s, connected, err := r.callOnce(ctx, tctx, u, func(ctx context.Context, s conn) (err error) {
+		ctx, sp := tracing.Child(ctx, tracing.SpanUpstream, trace.SpanKindClient)
+		sp.Str(tracing.AttrUpstream, name)
+		res, err = s.cs.CallTool(ctx, callParams(ctx, tool, args))
+		sp.End()
+		return err
+	})
+	if connected {
+		defer s.release()
 	}
-	tctx, sp := tracing.Child(tctx, tracing.SpanUpstream, trace.SpanKindClient)
-	sp.Str(tracing.AttrUpstream, name)
-	res, err := s.cs.CallTool(tctx, callParams(tctx, tool, args))
-	sp.End()
 	if err != nil {
-		if answered(err) == nil {
-			r.pool.drop(name, s.cs)
-		}
-		return r.failure(ctx, tctx, name, tool, err, true)
+		return r.failure(ctx, tctx, name, tool, err, connected)
 	}
 	return r.outcome(name, s, res)
 }
@@ -274,25 +274,28 @@ func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, 
 	}
 	tctx, cancel := r.cfg.Bound(ctx)
 	defer cancel()
-	s, err := r.pool.get(tctx, u)
-	if err != nil {
-		return nil, r.failure(ctx, tctx, name, "tools/list", err, false).Err
-	}
 	var tools []*mcp.Tool
-	params := &mcp.ListToolsParams{}
-	for page := 0; page < maxToolPages && len(tools) <= max; page++ {
-		res, err := s.cs.ListTools(tctx, params)
-		if err != nil {
-			if answered(err) == nil {
-				r.pool.drop(name, s.cs)
+	s, connected, err := r.callOnce(ctx, tctx, u, func(ctx context.Context, s conn) error {
+		tools = tools[:0]
+		params := &mcp.ListToolsParams{}
+		for page := 0; page < maxToolPages && len(tools) <= max; page++ {
+			res, err := s.cs.ListTools(ctx, params)
+			if err != nil {
+				return err
 			}
-			return nil, r.failure(ctx, tctx, name, "tools/list", err, true).Err
+			tools = append(tools, res.Tools...)
+			if res.NextCursor == "" {
+				break
+			}
+			params.Cursor = res.NextCursor
 		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			break
-		}
-		params.Cursor = res.NextCursor
+		return nil
+	})
+	if connected {
+		s.release()
+	}
+	if err != nil {
+		return nil, r.failure(ctx, tctx, name, "tools/list", err, connected).Err
 	}
 	if len(tools) > max+1 {
 		tools = tools[:max+1]

@@ -19,8 +19,10 @@ import (
 // errClosed is what a call made after Stop gets from the pool.
 var errClosed = errors.New("runner stopped")
 
-// pool holds one client session per upstream, made on first use and dropped
-// when its connection fails or the upstream's registration changes.
+// pool holds one client session per upstream, made on first use and retired
+// when its connection fails or the upstream's registration changes. A retired
+// session is closed once the last call using it has ended (see live), so no
+// call meets a session closed under it.
 type pool struct {
 	cfg *Config
 
@@ -29,23 +31,28 @@ type pool struct {
 	closed   bool
 }
 
-// session is one connected upstream. mu serialises connecting, so concurrent
-// first calls make one session.
+// session is one upstream's place in the pool. mu serialises connecting, so
+// concurrent first calls make one session.
 type session struct {
 	mu          sync.Mutex
 	fingerprint string
-	cs          *mcp.ClientSession
-	redact      runner.Redactor
-	tag         string
+	cur         *live
 }
 
-// conn is a session as one call uses it, copied under the session's lock: another
-// call may drop or replace the session meanwhile.
+// conn is a session as one call uses it: it holds a use of l until release, so
+// another call may retire the session meanwhile but not close it.
 type conn struct {
+	l      *live
 	cs     *mcp.ClientSession
 	redact runner.Redactor
 	tag    string
+	// tracked says that sent reports whether a call's request was handed to the
+	// upstream's transport (HTTP upstreams; see sentMark).
+	tracked bool
 }
+
+// release ends the call's use of its session.
+func (c conn) release() { c.l.release() }
 
 func (p *pool) entry(name string) (*session, error) {
 	p.mu.Lock()
@@ -62,7 +69,8 @@ func (p *pool) entry(name string) (*session, error) {
 }
 
 // get returns a connected session for u, connecting within ctx when there is
-// none (or the one there is was made for another registration of u).
+// none (or the one there is was made for another registration of u). The
+// caller releases it when its call has ended.
 func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	s, err := p.entry(u.Name)
 	if err != nil {
@@ -70,12 +78,12 @@ func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cs != nil && s.fingerprint == u.fingerprint() {
-		return conn{cs: s.cs, redact: s.redact, tag: s.tag}, nil
+	if s.cur != nil && s.fingerprint == u.fingerprint() && s.cur.acquire() {
+		return s.cur.conn(), nil
 	}
-	if s.cs != nil {
-		s.cs.Close()
-		s.cs = nil
+	if s.cur != nil {
+		s.cur.retire()
+		s.cur = nil
 	}
 	t, cred, err := p.transport(u)
 	if err != nil {
@@ -85,12 +93,23 @@ func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	if err != nil {
 		return conn{}, err
 	}
-	s.cs, s.fingerprint = cs, u.fingerprint()
-	s.redact, s.tag = runner.NewRedactor(cred.Secrets()), cred.Tag(p.cfg.TagSalt)
+	l := &live{cs: cs, redact: runner.NewRedactor(cred.Secrets()), tag: cred.Tag(p.cfg.TagSalt), tracked: len(u.Command) == 0}
+	if p.isClosed() { // Stop came while connecting: close it, nobody else will
+		cs.Close()
+		return conn{}, errClosed
+	}
+	s.cur, s.fingerprint = l, u.fingerprint()
+	l.acquire()
 	if p.cfg.Connected != nil {
 		p.cfg.Connected(u.Name)
 	}
-	return conn{cs: s.cs, redact: s.redact, tag: s.tag}, nil
+	return l.conn(), nil
+}
+
+func (p *pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // client is an SDK client whose tool list changes reach Config.ListChanged.
@@ -124,22 +143,24 @@ func (p *pool) transport(u Upstream) (mcp.Transport, runner.Credential, error) {
 	return &mcp.StreamableClientTransport{Endpoint: req.URL, HTTPClient: hc, MaxRetries: -1}, cred, nil
 }
 
-// drop closes name's session if it is still cs (a failed connection); a cs
-// another call dropped already is not there to close.
-func (p *pool) drop(name string, cs *mcp.ClientSession) {
+// drop retires name's session if it is still l (its connection failed): the
+// next call connects again, and l is closed once the calls using it have
+// ended. An l another call dropped already is not there to drop.
+func (p *pool) drop(name string, l *live) {
 	s, err := p.entry(name)
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cs != nil && s.cs == cs {
-		s.cs.Close()
-		s.cs = nil
+	if l != nil && s.cur == l {
+		s.cur.retire()
+		s.cur = nil
 	}
 }
 
-// close closes every session; later calls fail.
+// close retires every session; later calls fail. A session a call still uses
+// is closed when that call ends.
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
@@ -148,9 +169,9 @@ func (p *pool) close() {
 	p.mu.Unlock()
 	for _, s := range sessions {
 		s.mu.Lock()
-		if s.cs != nil {
-			s.cs.Close()
-			s.cs = nil
+		if s.cur != nil {
+			s.cur.retire()
+			s.cur = nil
 		}
 		s.mu.Unlock()
 	}
@@ -183,6 +204,7 @@ type headerTransport struct {
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	markSent(r.Context())               // past here the upstream may have the request: see again
 	tp := tracing.Outgoing(r.Context()) // a call's, when tracing: see trace.go
 	if (len(h.headers) > 0 || tp != "") && runner.Origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())

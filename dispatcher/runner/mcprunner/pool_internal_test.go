@@ -10,7 +10,7 @@ func TestPoolDropOfADroppedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.drop("up", nil)
-	if s := p.sessions["up"]; s == nil || s.cs != nil {
+	if s := p.sessions["up"]; s == nil || s.cur != nil {
 		t.Fatalf("session after drop: %+v", s)
 	}
 }
