@@ -14,8 +14,9 @@ import (
 // node's projector has read that far and holds no request under inv before
 // seq still to commit, it is read at once (projector.InvocationBefore): a
 // request's look-up waits for a commit only when an earlier request under its
-// id is in the batch being folded, or the projector has not yet read up to it
-// (a wait capdir_bus_id_waits_total counts for a bus client's). looked is
+// id is in the batch being folded or has no receipt folded, or the projector
+// has not read up to it in the projection wait (a wait
+// capdir_bus_id_waits_total counts for a bus client's). looked is
 // false when the projection could not be brought up to the request (see
 // settled): m must not run now.
 func (s *Service) invocationBefore(ctx context.Context, m eventlog.Msg, inv, client string, seq uint64) (first projector.Invocation, looked bool, err error) {
@@ -23,7 +24,11 @@ func (s *Service) invocationBefore(ctx context.Context, m eventlog.Msg, inv, cli
 		first, err = s.cfg.Projector.Invocation(inv)
 		return first, true, err
 	}
-	if first, known, err := s.cfg.Projector.InvocationBefore(ctx, inv, seq); known {
+	// An earlier request without a receipt folded is looked up again once
+	// folded up to the request: its receipt may be in the batch not yet
+	// committed, and a repeat is answered with it.
+	if first, known, err := s.cfg.Projector.InvocationBefore(ctx, inv, seq); known &&
+		(err != nil || first.Seq == 0 || first.Seq >= seq || first.Receipt != nil) {
 		return first, true, err
 	}
 	if client != "" {
