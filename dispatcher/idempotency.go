@@ -222,21 +222,17 @@ func (s *Service) duplicate(ctx context.Context, m eventlog.Msg, req *wire.Invoc
 		return false, true // a bus client's id is looked up even when derived: it may be another's
 	}
 	seq := md.StreamSeq
-	if seq > 1 && s.cfg.Projector.Applied(wire.DataStream) < seq-1 {
-		if from.client != "" {
-			s.cfg.Metrics.idWaits.Inc()
-		}
-		wait := func(ctx context.Context) error { return s.cfg.Projector.WaitFor(ctx, wire.DataStream, seq-1) }
-		if !s.settled(ctx, m, req.InvocationID, wait) {
-			return false, false
-		}
+	first, looked, err := s.invocationBefore(ctx, m, req.InvocationID, from.client, seq)
+	if !looked {
+		return false, false
 	}
-	first, err := s.cfg.Projector.Invocation(req.InvocationID)
 	if err == nil && from.client != "" && first.Seq != 0 && first.Seq < seq && first.Client != from.client {
 		// Another sender's id: this client's call runs under the id scoped to
 		// it, as the fold records it, and is looked up there.
 		req.InvocationID = wire.ScopedInvocationID(from.client, req.InvocationID)
-		first, err = s.cfg.Projector.Invocation(req.InvocationID)
+		if first, looked, err = s.invocationBefore(ctx, m, req.InvocationID, from.client, seq); !looked {
+			return false, false
+		}
 	}
 	if errors.Is(err, projector.ErrNotFound) || err == nil && (first.Seq == 0 || first.Seq >= seq) {
 		return false, true // the first request under this id (or one folded before the sequence was kept: the receipt check holds)

@@ -159,7 +159,7 @@ func (v *invoker) Invoke(ctx context.Context, name, key string, in runner.Input)
 		Credential: v.req.Credential, Token: v.req.Token,
 		Parent: v.req.InvocationID, Depth: lin.depth + 1, Chain: strings.Join(lin.chain, ">"),
 	}
-	if st, done, err := s.doneStep(&req); done || err != nil {
+	if st, done, err := s.doneStep(ctx, &req); done || err != nil {
 		return st, err
 	}
 	ctx, sp := traceStep(ctx, name, &req)
@@ -228,8 +228,20 @@ func checkStep(name, key string) error {
 // that completed before, and reuses their results. A receipt for another key or
 // body, or one whose result was cut, is an error: the step is neither reused
 // nor run again.
-func (s *Service) doneStep(req *wire.InvocationRequest) (runner.Step, bool, error) {
+//
+// A receipt not yet folded is looked for once the projection has folded what
+// the log holds now: a call under the step's id (a bus client's, which chose
+// it) may have been receipted a moment ago, its batch not yet committed.
+func (s *Service) doneStep(ctx context.Context, req *wire.InvocationRequest) (runner.Step, bool, error) {
 	rc, _, err := s.cfg.Projector.Receipt(req.InvocationID)
+	if errors.Is(err, projector.ErrNotFound) {
+		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
+		serr := s.cfg.Projector.Settle(sctx, wire.DataStream)
+		cancel()
+		if serr == nil {
+			rc, _, err = s.cfg.Projector.Receipt(req.InvocationID)
+		}
+	}
 	switch {
 	case errors.Is(err, projector.ErrNotFound):
 		return runner.Step{}, false, nil

@@ -30,6 +30,8 @@ type Log struct {
 	// restarts, its streams are missing for a moment, and a reader of State must
 	// not take that for a log that lost them.
 	restart sync.RWMutex
+	// calls is the responders' connection (respond.go), opened by the first.
+	calls callsConn
 
 	closeOnce sync.Once
 	closing   chan struct{}  // closed when Close begins
@@ -368,6 +370,7 @@ func (l *Log) Close() error {
 				err = errors.New("eventlog: pending appends not acknowledged within 5s")
 			}
 		}
+		l.calls.close()
 		if l.nc != nil {
 			l.nc.Close()
 		}

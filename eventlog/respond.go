@@ -21,8 +21,8 @@ func (c Call) Data() []byte { return c.m.Data }
 // waiting gets nothing; the error is only the connection's.
 func (c Call) Reply(data []byte) error { return c.m.Respond(data) }
 
-// Responder is a queue subscription of the log's connection answering NATS
-// requests (Log.Respond). Stop is idempotent.
+// Responder is a queue subscription answering NATS requests (Log.Respond).
+// Stop is idempotent.
 type Responder struct {
 	sub  *nats.Subscription
 	once sync.Once
@@ -34,12 +34,21 @@ type Responder struct {
 // going to one. handle is called from the subscription's one goroutine, in the
 // order the requests arrive: it must hand a call that waits on to a goroutine of
 // its own. The subscription is flushed to the server before Respond returns.
+//
+// Calls come in and replies go out on a connection of the responders' own, not
+// the log's: a NATS connection writes to the server under its one lock, so on the
+// log's a reply would queue behind every append, acknowledgement and follower's
+// pull the node sends, and they behind it.
 func (l *Log) Respond(subject, queue string, handle func(Call)) (*Responder, error) {
-	sub, err := l.nc.QueueSubscribe(subject, queue, func(m *nats.Msg) { handle(Call{m}) })
+	nc, err := l.calls.get(l)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: respond on %s: %w", subject, err)
 	}
-	if err := l.nc.Flush(); err != nil {
+	sub, err := nc.QueueSubscribe(subject, queue, func(m *nats.Msg) { handle(Call{m}) })
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: respond on %s: %w", subject, err)
+	}
+	if err := nc.Flush(); err != nil {
 		sub.Unsubscribe()
 		return nil, fmt.Errorf("eventlog: respond on %s: %w", subject, err)
 	}
@@ -56,4 +65,37 @@ func (r *Responder) Stop() error {
 		}
 	})
 	return r.err
+}
+
+// callsConn is the responders' connection: opened by the first Respond, closed
+// with the log (a responder stopped may still be answering the calls it took).
+type callsConn struct {
+	mu     sync.Mutex
+	nc     *nats.Conn
+	closed bool
+}
+
+func (c *callsConn) get(l *Log) (*nats.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, nats.ErrConnectionClosed
+	}
+	if c.nc == nil {
+		nc, err := l.NewConn(nats.Name("capdir-calls"), nats.MaxReconnects(-1))
+		if err != nil {
+			return nil, err
+		}
+		c.nc = nc
+	}
+	return c.nc, nil
+}
+
+func (c *callsConn) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.nc != nil {
+		c.nc.Close()
+	}
 }

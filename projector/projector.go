@@ -27,6 +27,9 @@ type Projector struct {
 	revoked *revokedSet
 	// upstreams holds the upstream registrations folded so far (upstreams.go).
 	upstreams *upstreamSet
+	// seenReqs holds the data stream's requests read and not yet committed
+	// (seen_requests.go).
+	seenReqs *seenRequests
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -89,6 +92,7 @@ func Open(cfg Config) (*Projector, error) {
 		rows:      newRowCache(),
 		revoked:   newRevokedSet(cfg.Clock),
 		upstreams: newUpstreamSet(),
+		seenReqs:  newSeenRequests(),
 		applied:   map[string]*atomic.Uint64{},
 		hurry:     map[string]chan struct{}{},
 		changed:   make(chan struct{}),
@@ -312,6 +316,9 @@ func (p *Projector) OnSeen(fn func(stream string, s *eventlog.Stored)) {
 }
 
 func (p *Projector) seen(stream string, s *eventlog.Stored) {
+	if stream == wire.DataStream {
+		p.seenReqs.see(s)
+	}
 	p.hooksMu.RLock()
 	defer p.hooksMu.RUnlock()
 	for _, fn := range p.seenSubs {
@@ -485,6 +492,9 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared
 	}
 	if last := batch[len(batch)-1].Seq; last > p.applied[stream].Load() {
 		p.applied[stream].Store(last)
+	}
+	if stream == wire.DataStream {
+		p.seenReqs.committed(batch[len(batch)-1].Seq)
 	}
 	p.mu.Lock()
 	close(p.changed)

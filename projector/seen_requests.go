@@ -1,0 +1,189 @@
+package projector
+
+import (
+	"context"
+	"sync"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// seenRequests are the data stream's requests this projector has read and not
+// yet committed: with them, whether an invocation id has a request before a
+// given sequence is known once the follower has read that far, without waiting
+// for the batch that holds them to commit (InvocationBefore).
+type seenRequests struct {
+	mu sync.Mutex
+	// read is the last data-stream sequence the follower has read (Seen).
+	read uint64
+	// ids holds, by invocation id, the requests read and not yet committed.
+	ids map[string]seenID
+	// order holds them in stream order, so that a commit forgets what it folded.
+	order []seenRequest
+	// waits are the callers waiting for the follower to read up to a sequence.
+	waits []readWait
+}
+
+type readWait struct {
+	upTo uint64
+	ch   chan struct{}
+}
+
+// seenID is an invocation id's requests read and not yet committed: the first
+// one's sequence (kept while any is left: it is never later than theirs) and
+// how many there are.
+type seenID struct {
+	first uint64
+	n     int
+}
+
+type seenRequest struct {
+	seq uint64
+	id  string
+}
+
+func newSeenRequests() *seenRequests {
+	return &seenRequests{ids: map[string]seenID{}}
+}
+
+// see records s, read by the data stream's follower. A request is recorded
+// under the invocation id it names (checkRequest, as the fold reads it): the
+// fold records it there, or under the id scoped to its client, which a caller
+// asks about only after asking about the unscoped one. A request the fold
+// skips is not recorded: folding it changes nothing.
+func (r *seenRequests) see(s *eventlog.Stored) {
+	var id string
+	if s.Type == wire.TypeInvocationRequested && s.Invalid == "" {
+		if h, err := checkRequest(s, wire.ParseSubject(s.Subject)); err == nil {
+			id = h.InvocationID
+		}
+	}
+	r.mu.Lock()
+	if id != "" {
+		e, ok := r.ids[id]
+		if !ok {
+			e.first = s.Seq
+		}
+		e.n++
+		r.ids[id] = e
+		r.order = append(r.order, seenRequest{seq: s.Seq, id: id})
+	}
+	if s.Seq > r.read {
+		r.read = s.Seq
+	}
+	if len(r.waits) > 0 {
+		r.wakeLocked()
+	}
+	r.mu.Unlock()
+}
+
+// wakeLocked wakes the callers waiting for what the follower has read.
+func (r *seenRequests) wakeLocked() {
+	kept := r.waits[:0]
+	for _, w := range r.waits {
+		if w.upTo <= r.read {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(r.waits[len(kept):])
+	r.waits = kept
+}
+
+// hasRead reports whether the follower has read the data stream up to upTo.
+func (r *seenRequests) hasRead(upTo uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read >= upTo
+}
+
+// waitRead waits until the follower has read the data stream up to upTo, or
+// ctx is done (false).
+func (r *seenRequests) waitRead(ctx context.Context, upTo uint64) bool {
+	r.mu.Lock()
+	if r.read >= upTo {
+		r.mu.Unlock()
+		return true
+	}
+	w := readWait{upTo: upTo, ch: make(chan struct{})}
+	r.waits = append(r.waits, w)
+	r.mu.Unlock()
+	select {
+	case <-w.ch:
+		return true
+	case <-ctx.Done():
+		r.mu.Lock()
+		for i := range r.waits {
+			if r.waits[i].ch == w.ch {
+				r.waits = append(r.waits[:i], r.waits[i+1:]...)
+				break
+			}
+		}
+		r.mu.Unlock()
+		return false
+	}
+}
+
+// committed forgets the requests up to sequence last: a read of the
+// projection sees them now.
+func (r *seenRequests) committed(last uint64) {
+	r.mu.Lock()
+	n := 0
+	for n < len(r.order) && r.order[n].seq <= last {
+		id := r.order[n].id
+		if e := r.ids[id]; e.n <= 1 {
+			delete(r.ids, id)
+		} else {
+			e.n--
+			r.ids[id] = e
+		}
+		n++
+	}
+	if n > 0 {
+		r.order = append(r.order[:0], r.order[n:]...)
+	}
+	r.mu.Unlock()
+}
+
+// before reports whether the follower has read the data stream up to seq-1
+// and holds no request under id before seq that is not yet committed.
+func (r *seenRequests) before(id string, seq uint64) bool {
+	r.mu.Lock()
+	e, pending := r.ids[id]
+	ok := r.read+1 >= seq && !(pending && e.first < seq)
+	r.mu.Unlock()
+	return ok
+}
+
+// InvocationBefore is Invocation(id) as it stands once the projection has
+// folded the data stream up to seq-1, answered without waiting for that fold
+// to commit when it can be: it waits, at most the projection wait
+// (Settings.Wait) and without cutting a lingering batch short, for the
+// follower to read up to seq-1. known is false when it has not read that far
+// by then, or has read a request under id before seq whose batch has not
+// committed: the caller then waits (WaitFor) and reads Invocation. What the
+// projection holds past seq-1 may be in the answer, as it is in Invocation's
+// after WaitFor.
+func (p *Projector) InvocationBefore(ctx context.Context, id string, seq uint64) (inv Invocation, known bool, err error) {
+	if p.failure() != nil {
+		return Invocation{}, false, nil
+	}
+	if seq > 1 && p.Applied(wire.DataStream) < seq-1 {
+		if !p.seenReqs.hasRead(seq - 1) {
+			// Not yet read: waited for under a deadline, which costs a timer,
+			// only then.
+			wctx, cancel := p.WaitContext(ctx)
+			read := p.seenReqs.waitRead(wctx, seq-1)
+			cancel()
+			if !read {
+				return Invocation{}, false, nil
+			}
+		}
+		if !p.seenReqs.before(id, seq) || p.failure() != nil {
+			return Invocation{}, false, nil
+		}
+	}
+	inv, err = p.Invocation(id)
+	return inv, true, err
+}
