@@ -211,9 +211,6 @@ func TestSubstituteAmplificationBounded(t *testing.T) {
 		if alloc > bound {
 			t.Errorf("%v: allocated %d bytes, want at most %d", tc.mode, alloc, bound)
 		}
-		if took > 2*time.Second {
-			t.Errorf("%v: took %v", tc.mode, took)
-		}
 		t.Logf("%v: refused in %v after allocating %.1f MiB", tc.mode, took, float64(alloc)/(1<<20))
 	}
 }
