@@ -231,16 +231,20 @@ func checkStep(name, key string) error {
 //
 // A receipt not yet folded is looked for once the projection has folded what
 // the log holds now: a call under the step's id (a bus client's, which chose
-// it) may have been receipted a moment ago, its batch not yet committed.
+// it) may have been receipted a moment ago, its batch not yet committed. That
+// costs a commit only when a request under the id is in the log: once the
+// follower has read what the log holds, none there means none ran
+// (InvocationNow), and the step runs without waiting for the batch to commit.
 func (s *Service) doneStep(ctx context.Context, req *wire.InvocationRequest) (runner.Step, bool, error) {
 	rc, _, err := s.cfg.Projector.Receipt(req.InvocationID)
 	if errors.Is(err, projector.ErrNotFound) {
 		sctx, cancel := s.cfg.Projector.WaitContext(ctx)
-		serr := s.cfg.Projector.Settle(sctx, wire.DataStream)
-		cancel()
-		if serr == nil {
-			rc, _, err = s.cfg.Projector.Receipt(req.InvocationID)
+		if _, known, ierr := s.cfg.Projector.InvocationNow(sctx, req.InvocationID); !known || !errors.Is(ierr, projector.ErrNotFound) {
+			if serr := s.cfg.Projector.Settle(sctx, wire.DataStream); serr == nil {
+				rc, _, err = s.cfg.Projector.Receipt(req.InvocationID)
+			}
 		}
+		cancel()
 	}
 	switch {
 	case errors.Is(err, projector.ErrNotFound):

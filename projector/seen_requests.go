@@ -187,3 +187,17 @@ func (p *Projector) InvocationBefore(ctx context.Context, id string, seq uint64)
 	inv, err = p.Invocation(id)
 	return inv, true, err
 }
+
+// InvocationNow is Invocation(id) as it stands once the projection has folded
+// what the data stream holds now (a round trip to the log, as Settle), answered
+// without waiting for a commit when it can be (InvocationBefore): known is false
+// when the follower has not read that far within the projection wait, or has
+// read a request under id not yet committed; the caller then settles (Settle)
+// and reads again.
+func (p *Projector) InvocationNow(ctx context.Context, id string) (inv Invocation, known bool, err error) {
+	st, err := p.verify(ctx, wire.DataStream)
+	if err != nil {
+		return Invocation{}, false, err
+	}
+	return p.InvocationBefore(ctx, id, st.LastSeq+1)
+}

@@ -72,6 +72,13 @@ func TestInvocationBeforeAnswersWithoutACommit(t *testing.T) {
 	if _, known, _ := before("inv_x", c); known {
 		t.Fatalf("inv_x before %d is known while its request at %d has not committed", c, a)
 	}
+	// InvocationNow reads the log's last sequence itself.
+	if _, known, err := p.InvocationNow(wctx, "inv_z"); !known || !errors.Is(err, projector.ErrNotFound) {
+		t.Fatalf("InvocationNow of an id without requests: known %v, err %v; want known, not found, without a commit", known, err)
+	}
+	if _, known, _ := p.InvocationNow(wctx, "inv_y"); known {
+		t.Fatalf("InvocationNow of inv_y is known while its request at %d has not committed", b)
+	}
 	if applied := p.Applied(wire.DataStream); applied >= a {
 		t.Fatalf("applied %d: the batch holding %d committed while held", applied, a)
 	}
