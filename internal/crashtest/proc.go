@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -41,13 +42,31 @@ func build(ctx context.Context, dir, name, pkg string) (string, error) {
 // FreeAddr returns a loopback address no one listens on now. Every child of a test
 // serves on the same one, so a client needs no new URL after a restart.
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return "", errors.New("crashtest: no loopback port this process has not handed out already")
 }
+
+// handedOut are the addresses FreeAddr returned: a port is closed before its
+// user binds it, and the kernel may offer it again meanwhile, so a test that
+// asks for several (a cluster's client and route ports) could be given one
+// twice and find a server that never listens.
+var handedOut = struct {
+	mu    sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
 
 // Server is one `capdir serve` child process (or a nats-server's: SpawnNATS).
 type Server struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/httprunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/crashtest"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/internal/upstreamtest"
 	"github.com/capdir/capdir/projector"
@@ -331,12 +331,10 @@ func TestBreakerRunEndsOnOtherAnswer(t *testing.T) {
 // freePort returns a loopback address nothing listens on.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := crashtest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	return addr
 }
 
