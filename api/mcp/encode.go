@@ -4,9 +4,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/capdir/capdir/internal/jsonenc"
 )
 
 // The fast path's tool results written without reflection. A result of the
@@ -63,9 +64,9 @@ func appendResult(dst []byte, res *sdk.CallToolResult) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
-			b = appendString(b, res.Meta[k].(string))
+			b = jsonenc.AppendString(b, res.Meta[k].(string))
 		}
 		b = append(b, `},`...)
 	}
@@ -79,7 +80,7 @@ func appendResult(dst []byte, res *sdk.CallToolResult) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"text","text":`...)
-			b = appendString(b, c.(*sdk.TextContent).Text)
+			b = jsonenc.AppendString(b, c.(*sdk.TextContent).Text)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -87,79 +88,23 @@ func appendResult(dst []byte, res *sdk.CallToolResult) ([]byte, bool) {
 	if sc != nil {
 		p := &sc.Proof
 		b = append(b, `,"structuredContent":{"result":`...)
-		b = appendString(b, sc.Result)
+		b = jsonenc.AppendString(b, sc.Result)
 		b = append(b, `,"proof":{"ok":`...)
 		b = strconv.AppendBool(b, p.OK)
 		b = append(b, `,"ran":`...)
 		b = strconv.AppendBool(b, p.Ran)
 		b = append(b, `,"status":`...)
-		b = appendString(b, p.Status)
+		b = jsonenc.AppendString(b, p.Status)
 		b = append(b, `,"invocation_id":`...)
-		b = appendString(b, p.InvocationID)
+		b = jsonenc.AppendString(b, p.InvocationID)
 		b = append(b, `,"trace":`...)
-		b = appendString(b, p.Trace)
+		b = jsonenc.AppendString(b, p.Trace)
 		b = append(b, `,"public_receipt":`...)
-		b = appendString(b, p.PublicReceipt)
+		b = jsonenc.AppendString(b, p.PublicReceipt)
 		b = append(b, `}}`...)
 	}
 	if res.IsError {
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, '}'), true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string as json.Marshal writes it: quotes,
-// backslashes and control characters escaped (\b \f \n \r \t by name), <, > and
-// & as \u003c \u003e \u0026, U+2028 and U+2029 escaped, and each byte of invalid
-// UTF-8 as \ufffd.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

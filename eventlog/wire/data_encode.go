@@ -5,7 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/capdir/capdir/internal/jsonenc"
 )
 
 // A receipt and an invocation request are the data of nearly every event, one
@@ -62,20 +63,20 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 	}
 	var ok bool
 	b = append(b, `{"invocation_id":`...)
-	b = appendString(b, rc.InvocationID)
+	b = jsonenc.AppendString(b, rc.InvocationID)
 	b = append(b, `,"trace":`...)
-	b = appendString(b, rc.Trace)
+	b = jsonenc.AppendString(b, rc.Trace)
 	b = append(b, `,"actor":`...)
-	b = appendString(b, rc.Actor)
+	b = jsonenc.AppendString(b, rc.Actor)
 	b = append(b, `,"key":`...)
-	b = appendString(b, rc.Key)
+	b = jsonenc.AppendString(b, rc.Key)
 	if rc.Type != "" {
 		b = append(b, `,"type":`...)
-		b = appendString(b, rc.Type)
+		b = jsonenc.AppendString(b, rc.Type)
 	}
 	if rc.Runner != "" {
 		b = append(b, `,"runner":`...)
-		b = appendString(b, rc.Runner)
+		b = jsonenc.AppendString(b, rc.Runner)
 	}
 	b = append(b, `,"ok":`...)
 	b = strconv.AppendBool(b, rc.OK)
@@ -84,7 +85,7 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 	b = append(b, `,"material":`...)
 	b = strconv.AppendBool(b, rc.Material)
 	b = append(b, `,"status":`...)
-	b = appendString(b, rc.Status)
+	b = jsonenc.AppendString(b, rc.Status)
 	if rc.Upstream != 0 {
 		b = append(b, `,"upstream_status":`...)
 		b = strconv.AppendInt(b, int64(rc.Upstream), 10)
@@ -106,31 +107,31 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 		return b, false
 	}
 	b = append(b, `,"fingerprints":{"input":`...)
-	b = appendString(b, rc.Fingerprints.Input)
+	b = jsonenc.AppendString(b, rc.Fingerprints.Input)
 	b = append(b, `,"output":`...)
-	b = appendString(b, rc.Fingerprints.Output)
+	b = jsonenc.AppendString(b, rc.Fingerprints.Output)
 	b = append(b, `,"contract":`...)
-	b = appendString(b, rc.Fingerprints.Contract)
+	b = jsonenc.AppendString(b, rc.Fingerprints.Contract)
 	b = append(b, `},"body":`...)
-	b = appendString(b, rc.Body)
+	b = jsonenc.AppendString(b, rc.Body)
 	b = append(b, `,"result":`...)
-	b = appendString(b, rc.Result)
+	b = jsonenc.AppendString(b, rc.Result)
 	if h := rc.HMAC; h != nil {
 		b = append(b, `,"fingerprint_hmac":{`...)
 		if h.Salt != "" {
 			b = append(b, `"salt":`...)
-			b = appendString(b, h.Salt)
+			b = jsonenc.AppendString(b, h.Salt)
 			b = append(b, ',')
 		}
 		b = append(b, `"input":`...)
-		b = appendString(b, h.Input)
+		b = jsonenc.AppendString(b, h.Input)
 		b = append(b, `,"output":`...)
-		b = appendString(b, h.Output)
+		b = jsonenc.AppendString(b, h.Output)
 		b = append(b, '}')
 	}
 	if rc.Parent != "" {
 		b = append(b, `,"parent":`...)
-		b = appendString(b, rc.Parent)
+		b = jsonenc.AppendString(b, rc.Parent)
 	}
 	if len(rc.Children) != 0 {
 		b = append(b, `,"children":[`...)
@@ -138,7 +139,7 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, c)
+			b = jsonenc.AppendString(b, c)
 		}
 		b = append(b, ']')
 	}
@@ -152,17 +153,17 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 	}
 	if rc.CredTag != "" {
 		b = append(b, `,"cred_tag":`...)
-		b = appendString(b, rc.CredTag)
+		b = jsonenc.AppendString(b, rc.CredTag)
 	}
 	b = append(b, `,"breaker_generation":`...)
 	b = strconv.AppendUint(b, rc.BreakerGeneration, 10)
 	if rc.BreakerKind != "" {
 		b = append(b, `,"breaker_kind":`...)
-		b = appendString(b, rc.BreakerKind)
+		b = jsonenc.AppendString(b, rc.BreakerKind)
 	}
 	if rc.Worker != "" {
 		b = append(b, `,"worker":`...)
-		b = appendString(b, rc.Worker)
+		b = jsonenc.AppendString(b, rc.Worker)
 	}
 	if rc.ContractSeq != 0 {
 		b = append(b, `,"contract_seq":`...)
@@ -170,7 +171,7 @@ func appendReceipt(b []byte, rc *Receipt) ([]byte, bool) {
 	}
 	if rc.TraceID != "" {
 		b = append(b, `,"trace_id":`...)
-		b = appendString(b, rc.TraceID)
+		b = jsonenc.AppendString(b, rc.TraceID)
 	}
 	return append(b, '}'), true
 }
@@ -187,21 +188,21 @@ func appendRequest(b []byte, req *InvocationRequest) ([]byte, bool) {
 		return b, false // encoding/json checks and compacts it
 	}
 	b = append(b, `{"invocation_id":`...)
-	b = appendString(b, req.InvocationID)
+	b = jsonenc.AppendString(b, req.InvocationID)
 	b = append(b, `,"trace":`...)
-	b = appendString(b, req.Trace)
+	b = jsonenc.AppendString(b, req.Trace)
 	b = append(b, `,"key":`...)
-	b = appendString(b, req.Key)
+	b = jsonenc.AppendString(b, req.Key)
 	b = append(b, `,"body":`...)
-	b = appendString(b, req.Body)
+	b = jsonenc.AppendString(b, req.Body)
 	if req.Shape {
 		b = append(b, `,"shape":true`...)
 	}
 	b = append(b, `,"credential":`...)
-	b = appendString(b, req.Credential)
+	b = jsonenc.AppendString(b, req.Credential)
 	if req.Token != "" {
 		b = append(b, `,"token":`...)
-		b = appendString(b, req.Token)
+		b = jsonenc.AppendString(b, req.Token)
 	}
 	if req.DirSeq != 0 {
 		b = append(b, `,"dir_seq":`...)
@@ -209,7 +210,7 @@ func appendRequest(b []byte, req *InvocationRequest) ([]byte, bool) {
 	}
 	if req.Parent != "" {
 		b = append(b, `,"parent":`...)
-		b = appendString(b, req.Parent)
+		b = jsonenc.AppendString(b, req.Parent)
 	}
 	if req.Depth != 0 {
 		b = append(b, `,"depth":`...)
@@ -217,15 +218,15 @@ func appendRequest(b []byte, req *InvocationRequest) ([]byte, bool) {
 	}
 	if req.Chain != "" {
 		b = append(b, `,"chain":`...)
-		b = appendString(b, req.Chain)
+		b = jsonenc.AppendString(b, req.Chain)
 	}
 	if req.Traceparent != "" {
 		b = append(b, `,"traceparent":`...)
-		b = appendString(b, req.Traceparent)
+		b = jsonenc.AppendString(b, req.Traceparent)
 	}
 	if req.Tracestate != "" {
 		b = append(b, `,"tracestate":`...)
-		b = appendString(b, req.Tracestate)
+		b = jsonenc.AppendString(b, req.Tracestate)
 	}
 	return append(b, '}'), true
 }
@@ -252,60 +253,4 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 		return b, false
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64), true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string as json.Marshal writes it: quotes,
-// backslashes and control characters escaped (\b \f \n \r \t by name), <, > and
-// & as \u003c \u003e \u0026, U+2028 and U+2029 escaped, and each byte of invalid
-// UTF-8 as \ufffd.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' { // DEL is written as is
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
