@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -105,38 +104,13 @@ type Packed struct {
 // StartPacked starts the packed reference on nc's server with workers worker
 // goroutines and its bbolt file in dir. Close stops it and deletes its stream.
 func StartPacked(ctx context.Context, nc *nats.Conn, dir string, workers int) (*Packed, error) {
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	js, s, db, err := openPipelineStore(ctx, nc, dir, "packed reference", packStream, []string{packReqSubj, packRcptSubj}, "packed.db")
 	if err != nil {
-		return nil, fmt.Errorf("bench: packed reference: %w", err)
+		return nil, err
 	}
-	_ = js.DeleteStream(ctx, packStream) // a stream left by an earlier run
-	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: packStream, Subjects: []string{packReqSubj, packRcptSubj}, Storage: jetstream.FileStorage,
-		Duplicates: 2 * time.Minute,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: packed reference stream: %w", err)
-	}
-	db, err := bolt.Open(filepath.Join(dir, "packed.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true, NoGrowSync: true, NoFreelistSync: true})
-	if err != nil {
-		js.DeleteStream(context.Background(), packStream)
-		return nil, fmt.Errorf("bench: packed reference projection: %w", err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{refBucket, refMeta} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 	rctx, cancel := context.WithCancel(context.Background())
 	p := &Packed{js: js, db: db, pfx: strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 		waiters: map[string]chan packOutcome{}, wake: make(chan struct{}, 1), cancel: cancel}
-	if err != nil {
-		p.Close()
-		return nil, fmt.Errorf("bench: packed reference projection: %w", err)
-	}
 	// The packer: one append in flight, the requests arriving meanwhile packed
 	// into the next.
 	p.wg.Add(1)

@@ -85,38 +85,13 @@ type Reference struct {
 // /api/dispatch {"key","body"}) on 127.0.0.1:0. Close stops it and deletes its
 // stream.
 func StartReference(ctx context.Context, nc *nats.Conn, dir string, workers int) (*Reference, error) {
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	js, s, db, err := openPipelineStore(ctx, nc, dir, "reference", refStream, []string{refReqSubj, refRcptSubj}, "reference.db")
 	if err != nil {
-		return nil, fmt.Errorf("bench: reference: %w", err)
+		return nil, err
 	}
-	_ = js.DeleteStream(ctx, refStream) // a stream left by an earlier run
-	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: refStream, Subjects: []string{refReqSubj, refRcptSubj}, Storage: jetstream.FileStorage,
-		Duplicates: 2 * time.Minute,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: reference stream: %w", err)
-	}
-	db, err := bolt.Open(filepath.Join(dir, "reference.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true, NoGrowSync: true, NoFreelistSync: true})
-	if err != nil {
-		js.DeleteStream(context.Background(), refStream)
-		return nil, fmt.Errorf("bench: reference projection: %w", err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{refBucket, refMeta} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Reference{nc: nc, js: js, db: db, pfx: strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 		waiters: map[string]chan refReceipt{}, cancel: cancel}
-	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("bench: reference projection: %w", err)
-	}
 	// The workers' durable pull consumer.
 	wc, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable: refWorkers, FilterSubject: refReqSubj, AckPolicy: jetstream.AckExplicitPolicy,
@@ -441,3 +416,40 @@ func (r *runner) reference(ctx context.Context, e *Env) error {
 
 // URL is the base URL of the pipeline's HTTP handler.
 func (r *Reference) URL() string { return r.url }
+
+// openPipelineStore makes the stream (deleting one an earlier run left) and the
+// bbolt file, with its buckets, that a bench pipeline of reference's shape runs
+// on; what names the pipeline in errors.
+func openPipelineStore(ctx context.Context, nc *nats.Conn, dir, what, stream string, subjects []string, file string) (jetstream.JetStream, jetstream.Stream, *bolt.DB, error) {
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("bench: %s: %w", what, err)
+	}
+	_ = js.DeleteStream(ctx, stream) // a stream left by an earlier run
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: stream, Subjects: subjects, Storage: jetstream.FileStorage,
+		Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("bench: %s stream: %w", what, err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, file), 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true, NoGrowSync: true, NoFreelistSync: true})
+	if err != nil {
+		js.DeleteStream(context.Background(), stream)
+		return nil, nil, nil, fmt.Errorf("bench: %s projection: %w", what, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{refBucket, refMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		js.DeleteStream(context.Background(), stream)
+		return nil, nil, nil, fmt.Errorf("bench: %s projection: %w", what, err)
+	}
+	return js, s, db, nil
+}
