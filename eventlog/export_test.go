@@ -13,6 +13,15 @@ func (l *Log) GroupCommits() (batches, refused uint64) {
 	return l.pl.group.batches.Load(), l.pl.group.refused.Load()
 }
 
+// GroupRefusal is the reason the stream gave for the last batch it refused
+// whole, or "" if none was.
+func (l *Log) GroupRefusal() string {
+	if why := l.pl.group.why.Load(); why != nil {
+		return *why
+	}
+	return ""
+}
+
 // HoldGroup makes l's group commit wait, as for a leader in flight that is
 // not answered, until release: the appends made meanwhile go out as one batch.
 func (l *Log) HoldGroup() (release func()) {

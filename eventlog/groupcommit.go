@@ -42,6 +42,8 @@ type groupCommit struct {
 	on      atomic.Bool // the data stream allows atomic batches and the log asks for them
 	batches atomic.Uint64
 	refused atomic.Uint64 // batches refused whole and sent again one at a time
+	// why is the last refusal's reason, as the server gave it.
+	why atomic.Pointer[string]
 	// limit is the largest batch the server takes, once it refused a larger one
 	// (learnLimit); 0 until then: maxBatch.
 	limit atomic.Int64
@@ -196,7 +198,7 @@ const jsAtomicPublishDisabled = 10174
 // appends are completed or in flight again.
 func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // no leader yet: each goes on alone
-		pl.sendAlone(p.members)
+		pl.sendAlone(p.members, "503 "+m.Header.Get("Description"))
 		return
 	}
 	data := m.Data
@@ -215,7 +217,7 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 		case jsAtomicPublishTooLargeBatch: // the server's limit is below maxBatch
 			pl.group.learnLimit(ack.Error, len(p.members))
 		}
-		pl.sendAlone(p.members)
+		pl.sendAlone(p.members, ack.Error.Error())
 		return
 	}
 	n := uint64(len(p.members))
@@ -233,7 +235,8 @@ func (pl *pipeline) batchAcknowledged(p *Pending, m *nats.Msg) {
 // sendAlone sends each of a batch refused whole again, alone, from another
 // goroutine (the inbox's handler must not wait for room in flight, which its own
 // answers make).
-func (pl *pipeline) sendAlone(members []*Pending) {
+func (pl *pipeline) sendAlone(members []*Pending, why string) {
+	pl.group.why.Store(&why)
 	pl.group.refused.Add(1)
 	pl.sendEachAgain(members)
 }

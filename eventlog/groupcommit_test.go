@@ -268,7 +268,10 @@ func TestGroupCommitConcurrentAppenders(t *testing.T) {
 }
 
 // On a three-server cluster, the R3 data stream allows batches and the appends
-// sent together are each answered with their own sequence.
+// sent together are each answered with their own sequence. A cluster just
+// formed may still be telling its servers where the stream's leader is (a
+// batch's commit then meets no responder, and its appends go again alone,
+// each to its own answer); a batch is tried again only for that reason.
 func TestGroupCommitCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-server cluster")
@@ -281,16 +284,25 @@ func TestGroupCommitCluster(t *testing.T) {
 	if !allowsBatches(t, l) {
 		t.Fatal("the R3 data stream does not allow atomic batches")
 	}
-	evs := events(t, l, 30)
-	for i, p := range groupAppendEvents(t, l, evs) {
-		seq, err := eventlog.AwaitAck(context.Background(), p)
-		if err != nil {
-			t.Fatalf("append %d: %v", i, err)
+	for try := 1; ; try++ {
+		batches, refused := l.GroupCommits()
+		evs := events(t, l, 30)
+		for i, p := range groupAppendEvents(t, l, evs) {
+			seq, err := eventlog.AwaitAck(context.Background(), p)
+			if err != nil {
+				t.Fatalf("append %d: %v", i, err)
+			}
+			holdsAt(t, l, evs[i], seq)
 		}
-		holdsAt(t, l, evs[i], seq)
-	}
-	if batches, refused := l.GroupCommits(); batches != 1 || refused != 0 {
-		t.Fatalf("%d batches sent, %d refused; want one", batches, refused)
+		b, r := l.GroupCommits()
+		if b-batches == 1 && r == refused {
+			break
+		}
+		why := l.GroupRefusal()
+		if b-batches != 1 || !strings.HasPrefix(why, "503") || try == 3 {
+			t.Fatalf("try %d: %d batches sent, %d refused (the last for %q); want one taken", try, b-batches, r-refused, why)
+		}
+		t.Logf("try %d: the batch met no responder (%s); its appends went alone", try, why)
 	}
 	checkConcurrent(t, l)
 }
