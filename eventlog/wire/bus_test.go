@@ -36,8 +36,10 @@ func TestParseSubjectBusClient(t *testing.T) {
 			t.Errorf("ParseSubject(%q) = %+v; want %+v", tt.subject, got, tt.want)
 		}
 	}
-	// The consumer takes both families that workers run, and not steps.
-	if len(wire.AllRequestSubjects) != 2 || wire.AllRequestSubjects[0] != wire.RequestSubjects || wire.AllRequestSubjects[1] != wire.BusRequestSubjects {
+	// The consumer takes both families that workers run and the packs of
+	// capdir's own requests, and not steps.
+	if len(wire.AllRequestSubjects) != 3 || wire.AllRequestSubjects[0] != wire.RequestSubjects || wire.AllRequestSubjects[1] != wire.BusRequestSubjects ||
+		wire.AllRequestSubjects[2] != wire.RequestPackSubject {
 		t.Errorf("AllRequestSubjects = %v", wire.AllRequestSubjects)
 	}
 }

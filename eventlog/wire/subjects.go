@@ -22,6 +22,7 @@ const (
 	busPrefix       = dataPrefix + "bus."
 	stepPrefix      = dataPrefix + "step."
 	receiptPrefix   = dataPrefix + "rcpt."
+	packPrefix      = dataPrefix + "pack."
 	tokenPrefix     = controlPrefix + "token."
 	noticePrefix    = capdirToken + ".receipt."
 	callPrefix      = capdirToken + ".call."
@@ -65,10 +66,40 @@ func BusClientSubjects(client string) string { return busPrefix + client + ".>" 
 // BusRequestSubjects matches every bus client's requests.
 const BusRequestSubjects = busPrefix + ">"
 
-// AllRequestSubjects are both request families a worker takes from the queue,
-// capdir's own and the bus clients': what the dispatcher's consumer filters. Step
+// AllRequestSubjects are what a worker takes from the queue, and what the
+// dispatcher's consumer filters: both request families, capdir's own and the bus
+// clients', and the packs of capdir's own requests (RequestPackSubject). Step
 // requests (StepSubject) are not among them: their caller's worker runs them.
-var AllRequestSubjects = []string{RequestSubjects, BusRequestSubjects}
+var AllRequestSubjects = []string{RequestSubjects, BusRequestSubjects, RequestPackSubject}
+
+// RequestPackSubject is where capdir appends a pack: several of its own requests
+// (events of RequestSubject) appended at about the same time, carried in one
+// message of the data stream, each with its own subject and its own bytes, as
+// the log would have held it alone (see eventlog's packs). Only capdir's own
+// connections may publish here, as on RequestSubject.
+const RequestPackSubject = packPrefix + "req"
+
+// ReceiptPackSubject is where capdir appends a pack of receipts (events of
+// ReceiptSubject), as RequestPackSubject holds requests.
+const ReceiptPackSubject = packPrefix + "rcpt"
+
+// PackSubject is the subject of the pack that may carry an event appended on
+// subject, and whether one may: only capdir's own requests and receipts are
+// packed.
+func PackSubject(subject string) (string, bool) {
+	switch {
+	case strings.HasPrefix(subject, requestPrefix):
+		return RequestPackSubject, true
+	case strings.HasPrefix(subject, receiptPrefix):
+		return ReceiptPackSubject, true
+	}
+	return "", false
+}
+
+// IsPackSubject reports whether subject is one where packs are appended.
+func IsPackSubject(subject string) bool {
+	return subject == RequestPackSubject || subject == ReceiptPackSubject
+}
 
 // StepSubject is where the requests of steps are appended: the invocations a
 // composing row (a flow, an agent) makes on behalf of its call, which the worker

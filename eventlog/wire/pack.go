@@ -1,0 +1,112 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Packs. Several of capdir's own events appended at about the same time (the
+// facade's requests, the workers' receipts) may share one message of the data
+// stream: the message is a pack, on the pack subject of their kind
+// (PackSubject), and carries each event's subject and bytes as the log would
+// have held it alone. The log's readers hand a pack's events over one by one
+// (see eventlog's Stored.Part). Only capdir's own connections may publish on a
+// pack subject, as on the subjects of the events it carries.
+//
+// A pack's data is PackFormat, then each event as the length of its subject (a
+// uvarint), the subject, the length of its bytes (a uvarint) and the bytes.
+
+// PackFormat is the first byte of a pack's data.
+const PackFormat = 0x01
+
+// MaxPackEvents bounds the events of a pack; data claiming more is not a pack.
+const MaxPackEvents = 1024
+
+// maxPackSubject bounds an event's subject in a pack (a row key is at most 128
+// bytes; capdir's subjects add a few tokens).
+const maxPackSubject = 512
+
+// ErrNotPack is Unpack's error for data that is not a pack.
+var ErrNotPack = errors.New("wire: not a pack")
+
+// AppendPacked appends one event, data on subject, to a pack's data b (begun
+// with PackFormat).
+func AppendPacked(b []byte, subject string, data []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(subject)))
+	b = append(b, subject...)
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	return append(b, data...)
+}
+
+// PackedSize is what AppendPacked adds for data on subject.
+func PackedSize(subject string, data []byte) int {
+	return uvarintLen(len(subject)) + len(subject) + uvarintLen(len(data)) + len(data)
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// PackedEvent is one event of a pack: its subject, and its bytes (a slice of
+// the pack's data).
+type PackedEvent struct {
+	Subject string
+	Data    []byte
+}
+
+// Unpack reads the events of data, a pack's data. It fails, matching
+// ErrNotPack, for data that is not one: another format byte, a length past the
+// end, no event, more than MaxPackEvents, an empty subject or one over 512
+// bytes. It does not check the subjects' kinds: see PackCarries.
+func Unpack(data []byte) ([]PackedEvent, error) {
+	if len(data) == 0 || data[0] != PackFormat {
+		return nil, fmt.Errorf("%w: its data does not start with format %d", ErrNotPack, PackFormat)
+	}
+	rest := data[1:]
+	n := 0
+	for r := rest; len(r) > 0; n++ { // count first, to allocate once
+		if n == MaxPackEvents {
+			return nil, fmt.Errorf("%w: more than %d events", ErrNotPack, MaxPackEvents)
+		}
+		var err error
+		if r, _, _, err = nextPacked(r); err != nil {
+			return nil, fmt.Errorf("%w: event %d: %w", ErrNotPack, n, err)
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no event", ErrNotPack)
+	}
+	evs := make([]PackedEvent, 0, n)
+	for len(rest) > 0 {
+		var subject, ev []byte
+		rest, subject, ev, _ = nextPacked(rest)
+		evs = append(evs, PackedEvent{Subject: string(subject), Data: ev})
+	}
+	return evs, nil
+}
+
+// nextPacked splits the first event off b.
+func nextPacked(b []byte) (rest, subject, data []byte, err error) {
+	sl, k := binary.Uvarint(b)
+	if k <= 0 || sl == 0 || sl > maxPackSubject || uint64(len(b)-k) < sl {
+		return nil, nil, nil, errors.New("bad subject length")
+	}
+	subject, b = b[k:k+int(sl)], b[k+int(sl):]
+	dl, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < dl {
+		return nil, nil, nil, errors.New("bad event length")
+	}
+	return b[k+int(dl):], subject, b[k : k+int(dl)], nil
+}
+
+// PackCarries reports whether a pack on packSubject may carry an event on
+// subject.
+func PackCarries(packSubject, subject string) bool {
+	ps, ok := PackSubject(subject)
+	return ok && ps == packSubject
+}

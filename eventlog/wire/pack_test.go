@@ -1,0 +1,88 @@
+package wire_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+var packedEvent = []byte(`{"id":"01J0000000000000000000000A","type":"RECEIPT","at":"2026-01-01T00:00:00Z","actor":"engine:n","data":{"invocation_id":"inv_1"}}`)
+
+// A pack reads back as the events written into it, in order; what is not a
+// pack is refused as one.
+func TestUnpackReadsWhatWasPacked(t *testing.T) {
+	b := []byte{wire.PackFormat}
+	subjects := []string{wire.ReceiptSubject("A"), wire.ReceiptSubject("B"), wire.ReceiptSubject("A")}
+	for i, s := range subjects {
+		b = wire.AppendPacked(b, s, append(bytes.Clone(packedEvent), byte('0'+i)))
+	}
+	evs, err := wire.Unpack(b)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("Unpack = %d events, %v", len(evs), err)
+	}
+	for i, e := range evs {
+		if e.Subject != subjects[i] || !bytes.Equal(e.Data, append(bytes.Clone(packedEvent), byte('0'+i))) {
+			t.Fatalf("event %d = %s %q", i, e.Subject, e.Data)
+		}
+		if !wire.PackCarries(wire.ReceiptPackSubject, e.Subject) || wire.PackCarries(wire.RequestPackSubject, e.Subject) {
+			t.Fatalf("%s: carried by the wrong pack", e.Subject)
+		}
+	}
+	if n := wire.PackedSize(subjects[0], packedEvent); n != len(wire.AppendPacked(nil, subjects[0], packedEvent)) {
+		t.Fatalf("PackedSize = %d", n)
+	}
+	many := []byte{wire.PackFormat}
+	for range wire.MaxPackEvents + 1 {
+		many = wire.AppendPacked(many, "s", nil)
+	}
+	for name, data := range map[string][]byte{
+		"empty": nil, "an event": packedEvent, "no event": {wire.PackFormat}, "cut": b[:len(b)-1],
+		"empty subject": wire.AppendPacked([]byte{wire.PackFormat}, "", packedEvent), "too many": many,
+		"a subject too long": wire.AppendPacked([]byte{wire.PackFormat}, string(bytes.Repeat([]byte("s"), 513)), nil),
+	} {
+		if _, err := wire.Unpack(data); !errors.Is(err, wire.ErrNotPack) {
+			t.Errorf("%s: %v; want ErrNotPack", name, err)
+		}
+	}
+	for _, s := range []string{wire.StepSubject("K"), wire.BusRequestSubject("c", "K"), wire.DirectorySubject("K"), wire.BreakerSubject("K"), wire.RequestPackSubject} {
+		if _, ok := wire.PackSubject(s); ok {
+			t.Errorf("%s may be packed", s)
+		}
+	}
+}
+
+// FuzzUnpack holds the pack reader to its promises on any data: it never
+// panics; it hands over at most MaxPackEvents events, each with a subject of 1
+// to 512 bytes; and what it reads writes back, event by event, to data (or to
+// shorter data, where a length was written longer than it needs).
+func FuzzUnpack(f *testing.F) {
+	f.Add(wire.AppendPacked(wire.AppendPacked([]byte{wire.PackFormat}, wire.ReceiptSubject("K"), packedEvent), wire.ReceiptSubject("L"), packedEvent))
+	f.Add(wire.AppendPacked([]byte{wire.PackFormat}, wire.DirectorySubject("K"), packedEvent))
+	f.Add([]byte{wire.PackFormat})
+	f.Add([]byte{wire.PackFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add(packedEvent)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs, err := wire.Unpack(data)
+		if err != nil {
+			if !errors.Is(err, wire.ErrNotPack) {
+				t.Fatalf("error %v is not ErrNotPack", err)
+			}
+			return
+		}
+		if len(evs) == 0 || len(evs) > wire.MaxPackEvents {
+			t.Fatalf("%d events read", len(evs))
+		}
+		b := []byte{wire.PackFormat}
+		for _, e := range evs {
+			if e.Subject == "" || len(e.Subject) > 512 {
+				t.Fatalf("a subject of %d bytes", len(e.Subject))
+			}
+			b = wire.AppendPacked(b, e.Subject, e.Data)
+		}
+		if !bytes.Equal(b, data) && len(b) >= len(data) {
+			t.Fatalf("read back as %d bytes from %d", len(b), len(data))
+		}
+	})
+}
