@@ -24,6 +24,26 @@ type AppendOption func(*appendOpts) error
 type appendOpts struct {
 	expectSubjectSeq *uint64
 	noMsgID          bool
+	packed           bool
+}
+
+// Packed lets an async append share one message of the log with others made at
+// about the same time (a pack: see pack.go and packer.go), when the log packs
+// (Config.Pack) and the append is of a kind packs carry (wire.PackSubject):
+// capdir's own requests and receipts. Every reader sees the event on its own
+// subject, as if appended alone; the stream's duplicate detection knows the
+// pack's id, not the event's, so a caller must not append the same event again
+// in another append while a copy may be stored: mark an append Packed only when
+// nothing else can append its event (a request under an invocation id just
+// minted, the receipt of a call no other worker can be running). Its Pending
+// is answered with the pack's sequence; one that gets no answer is sent again
+// by the log itself (see packer) and fails only after half the duplicate
+// window, with ErrAckTimeout.
+func Packed() AppendOption {
+	return func(o *appendOpts) error {
+		o.packed = true
+		return nil
+	}
 }
 
 // WithoutDedupe appends without the event id as Nats-Msg-Id, so the log does not
@@ -151,7 +171,7 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 	}
 	p := &Pending{msg: msg}
 	expect(&p.msg, o)
-	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject)); err != nil {
+	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject), o.packed && o.expectSubjectSeq == nil); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err

@@ -80,6 +80,15 @@ type Config struct {
 	// outcome: a batch refused whole (an append's event id already stored, a
 	// limit of the stream's) is sent again one append at a time.
 	GroupCommit string
+	// Pack is whether capdir's own requests and receipts appended at about the
+	// same time may share one message of the data stream (a pack: see Packed):
+	// PackAuto (the default when empty) packs on a log no other node shares (the
+	// embedded server without node identities), since every node that consumes
+	// the log must read packs; PackOn packs on any log (set it once every node
+	// of a cluster runs a version that reads them); PackOff never packs. Logs
+	// hold packs and single events side by side: the setting changes what is
+	// appended next, never what is stored.
+	Pack string
 	// Clock stamps new events; time.Now when nil.
 	Clock func() time.Time
 	// Logger receives the embedded NATS server's notices, warnings and errors
@@ -141,6 +150,25 @@ func (c *Config) groupCommit() bool {
 	return c.NATSURL == "" && always
 }
 
+// Config.Pack's values.
+const (
+	PackAuto = "auto"
+	PackOn   = "on"
+	PackOff  = "off"
+)
+
+// pack reports whether c asks for packs (Config.Pack) on a log that other nodes
+// share or not.
+func (c *Config) pack(otherNodes bool) bool {
+	switch c.Pack {
+	case PackOn:
+		return true
+	case PackOff:
+		return false
+	}
+	return !otherNodes
+}
+
 // DefaultAckTimeout is Config.AckTimeout's default: as long as the dispatcher
 // waits for a receipt's acknowledgement and the facade for a write's.
 const DefaultAckTimeout = 10 * time.Second
@@ -193,6 +221,11 @@ func (c *Config) Validate() error {
 	}
 	if c.DataMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("eventlog: --data-max-bytes must be 0 (no bound) or a number of bytes, got %d", c.DataMaxBytes))
+	}
+	switch c.Pack {
+	case "", PackAuto, PackOn, PackOff:
+	default:
+		errs = append(errs, fmt.Errorf("eventlog: --log-pack must be %q, %q or %q, got %q", PackAuto, PackOn, PackOff, c.Pack))
 	}
 	switch c.GroupCommit {
 	case "", GroupCommitAuto, GroupCommitOn, GroupCommitOff:

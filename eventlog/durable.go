@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -25,6 +26,7 @@ type Durable struct {
 type Consumer struct {
 	l            *Log
 	stream, name string
+	ackWait      time.Duration
 	c            jetstream.Consumer
 }
 
@@ -50,7 +52,7 @@ func (l *Log) OpenDurable(ctx context.Context, stream string, d Durable) (*Consu
 	if err != nil {
 		return nil, err
 	}
-	return &Consumer{l: l, stream: stream, name: d.Name, c: c}, nil
+	return &Consumer{l: l, stream: stream, name: d.Name, ackWait: d.AckWait, c: c}, nil
 }
 
 // Backlog is what the consumer counted when opened: the messages delivered and not
@@ -72,10 +74,29 @@ func (c *Consumer) Reset(ctx context.Context) error {
 }
 
 // Consume delivers the consumer's messages to h, pulling up to batch at a time in
-// the pulls every reader of the log makes (PullExpiry, PullHeartbeat).
+// the pulls every reader of the log makes (PullExpiry, PullHeartbeat). A pack is
+// delivered as its events, one call of h each (Parts); until they are all
+// answered, the pack is kept in progress every third of the consumer's AckWait,
+// while the consumption runs.
 func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
-	return c.c.Consume(func(m jetstream.Msg) { h(&delivery{Msg: m}) }, jetstream.PullMaxMessages(batch),
-		jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
+	open := newOpenPacks()
+	cc, err := c.c.Consume(func(m jetstream.Msg) {
+		d := &delivery{Msg: m}
+		if !wire.IsPackSubject(m.Subject()) {
+			h(d)
+			return
+		}
+		for _, pt := range parts(d, open) {
+			h(pt)
+		}
+	}, jetstream.PullMaxMessages(batch), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
+	if err != nil {
+		return nil, err
+	}
+	if c.ackWait > 0 {
+		go open.keep(cc.Closed(), c.ackWait/3)
+	}
+	return cc, nil
 }
 
 // consumerLeaderElected is the subject of JetStream's announcement that a

@@ -1,5 +1,7 @@
 package eventlog
 
+import "sync/atomic"
+
 // Unanswered is an append whose acknowledgement never comes, for a test that
 // stands in for the stream.
 func Unanswered() *Pending { return &Pending{} }
@@ -39,6 +41,36 @@ func (l *Log) HoldGroup() (release func()) {
 		}
 		pl.mu.Unlock()
 	}
+}
+
+// HoldPacks makes l's packer of packSubject wait, as for a leader in flight
+// that is not answered, until release: the Packed appends made meanwhile go out
+// as one pack.
+func (l *Log) HoldPacks(packSubject string) (release func()) {
+	pl := l.pl
+	k := pl.packs.of(packSubject)
+	hold := &Pending{}
+	pl.mu.Lock()
+	if k.leader == nil {
+		k.leader, hold.leads = hold, k
+	}
+	pl.mu.Unlock()
+	return func() {
+		pl.mu.Lock()
+		if k.leader == hold {
+			pl.handoffPackLocked(k)
+		}
+		pl.mu.Unlock()
+	}
+}
+
+// DropPackAnswers makes l lose the next n answers to its packs, as if they
+// never came.
+func (l *Log) DropPackAnswers(n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	f := func() bool { return left.Add(-1) >= 0 }
+	l.pl.hooks.dropPackAck.Store(&f)
 }
 
 // WaitReapers waits until every follower that has returned has had its

@@ -76,8 +76,14 @@ var dataSubjects = strings.TrimSuffix(wire.StreamSubjects(wire.DataStream)[0], "
 // isDataSubject reports whether subject is on the data stream.
 func isDataSubject(subject string) bool { return strings.HasPrefix(subject, dataSubjects) }
 
-// submit sends p: with group commit when groupable and on, else alone.
-func (pl *pipeline) submit(p *Pending, groupable bool) error {
+// submit sends p: in a pack when packable and packs are on, with group commit
+// when groupable and on, else alone.
+func (pl *pipeline) submit(p *Pending, groupable, packable bool) error {
+	if packable && pl.packs.on.Load() {
+		if ps, ok := wire.PackSubject(p.msg.Subject); ok {
+			return pl.submitPacked(p, pl.packs.of(ps))
+		}
+	}
 	if !groupable || !pl.group.on.Load() || len(p.msg.Data) > int(pl.nc.MaxPayload())-groupHeadroom {
 		return pl.send(p)
 	}
@@ -137,7 +143,7 @@ func (pl *pipeline) handoffLocked() {
 // publish sends p, registered in flight: an append alone, or a batch.
 func (pl *pipeline) publish(p *Pending) {
 	var err error
-	if p.members == nil {
+	if p.members == nil || p.packed {
 		err = pl.nc.PublishMsg(&p.msg)
 	} else {
 		err = pl.publishBatch(p)

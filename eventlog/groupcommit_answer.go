@@ -37,6 +37,9 @@ type pipelineHooks struct {
 	// (refused whole, or its acknowledgement unmatched) are sent again alone,
 	// while the batch settles (pipeline.settling).
 	settling atomic.Pointer[func()]
+	// dropPackAck, when set and true for an answer to a pack, makes the log
+	// read nothing of it, as if it were lost on its way.
+	dropPackAck atomic.Pointer[func() bool]
 }
 
 // maxSize is the most appends a batch holds: maxBatch, or less once the server

@@ -232,6 +232,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		l.streams[name] = s
 	}
 	l.startGroupCommit()
+	l.startPacking()
 	return nil
 }
 
@@ -273,6 +274,7 @@ func (l *Log) lookupStreams(ctx context.Context) error {
 		l.streams[name] = s
 	}
 	l.startGroupCommit()
+	l.startPacking()
 	return nil
 }
 

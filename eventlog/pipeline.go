@@ -48,6 +48,7 @@ type pipeline struct {
 	settling int
 
 	group groupCommit // the appends sent together (groupcommit.go)
+	packs packers     // the appends packed in one message (packer.go)
 	hooks pipelineHooks
 }
 
@@ -85,10 +86,18 @@ type Pending struct {
 	// members are the appends of a batch (group commit), when this is one: its
 	// msg is the batch's commit's reply subject only.
 	members []*Pending
-	// grouped says the append waited to go out in a batch (group commit): its
-	// Config.AckTimeout starts only when the batch is sent, so a caller's own
-	// bound (AwaitAckWithin) is kept with a timer of its own.
+	// grouped says the append waited to go out in a batch (group commit) or a
+	// pack: its Config.AckTimeout starts only when the batch is sent, so a
+	// caller's own bound (AwaitAckWithin) is kept with a timer of its own.
 	grouped bool
+	// packed says this is a pack (packer.go): its msg is the pack, members its
+	// appends. unsure says a send of it got no answer (it may be stored), and
+	// keepUntil is when it stops being sent again.
+	packed    bool
+	unsure    bool
+	keepUntil time.Time
+	// leads is the packer this append or pack leads, while it does.
+	leads *packer
 
 	// Under pl.mu, while in flight:
 	id       uint64
@@ -178,6 +187,9 @@ func (pl *pipeline) removeLocked(p *Pending) bool {
 	if p == pl.group.leader {
 		pl.handoffLocked()
 	}
+	if p.leads != nil && p.leads.leader == p {
+		pl.handoffPackLocked(p.leads)
+	}
 	if pl.stall != nil && len(pl.inflight) < maxInflight {
 		close(pl.stall)
 		pl.stall = nil
@@ -218,19 +230,31 @@ func (pl *pipeline) acknowledged(m *nats.Msg) {
 		pl.mu.Unlock()
 		return
 	}
-	if p.members != nil {
+	if h := pl.hooks.dropPackAck.Load(); p.packed && h != nil && (*h)() {
+		pl.mu.Unlock()
+		return
+	}
+	noStream := len(m.Data) == 0 && m.Header.Get("Status") == "503" // no stream answered: no leader yet
+	if p.members != nil && !(p.packed && noStream) {
 		pl.settling++ // until its appends are completed or in flight again
 		pl.removeLocked(p)
 		pl.mu.Unlock()
-		pl.batchAcknowledged(p, m)
+		if p.packed {
+			pl.packAcknowledged(p, m)
+		} else {
+			pl.batchAcknowledged(p, m)
+		}
 		return
 	}
-	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // no stream answered: no leader yet
-		if p.retries < pl.retries {
+	if noStream {
+		if p.retries < pl.retries || p.packed && time.Now().Before(p.keepUntil) {
 			p.retries++
 			p.deadline = time.Time{} // the timeout starts again with the next send
 			if p == pl.group.leader {
 				pl.handoffLocked() // the appends waiting for it go on without it
+			}
+			if p.leads != nil && p.leads.leader == p {
+				pl.handoffPackLocked(p.leads)
 			}
 			pl.mu.Unlock()
 			time.AfterFunc(pl.retryWait, func() { pl.resend(p) })
@@ -238,7 +262,11 @@ func (pl *pipeline) acknowledged(m *nats.Msg) {
 		}
 		pl.removeLocked(p)
 		pl.mu.Unlock()
-		p.resolve(Ack{}, jetstream.ErrNoStreamResponse)
+		err := jetstream.ErrNoStreamResponse
+		if p.unsure { // an earlier send may be stored
+			err = jetstream.ErrAsyncPublishTimeout
+		}
+		p.finish(Ack{}, err)
 		return
 	}
 	pl.removeLocked(p)
@@ -256,6 +284,9 @@ func (pl *pipeline) resend(p *Pending) {
 	pl.startLocked(p)
 	pl.mu.Unlock()
 	if err := pl.nc.PublishMsg(&p.msg); err != nil {
+		if p.packed && p.unsure {
+			return // stays in flight: sent again when its timeout passes (packUnanswered)
+		}
 		pl.mu.Lock()
 		gone := pl.removeLocked(p)
 		pl.mu.Unlock()
@@ -276,6 +307,9 @@ func (pl *pipeline) sweep() {
 		switch {
 		case p.deadline.IsZero(): // waits to be sent again: no timeout meanwhile
 		case !p.deadline.After(now):
+			if p.packed && pl.packUnanswered(p, now) {
+				continue
+			}
 			pl.removeLocked(p)
 			p.finish(Ack{}, jetstream.ErrAsyncPublishTimeout)
 		case next.IsZero() || p.deadline.Before(next):
@@ -295,6 +329,13 @@ func (pl *pipeline) watch(status <-chan nats.Status) {
 	for s := range status {
 		pl.mu.Lock()
 		for _, p := range pl.inflight {
+			if p.packed && s != nats.CLOSED {
+				// It may be stored, and its id keeps a copy sent again from
+				// being stored twice: its timeout sends it again
+				// (packUnanswered).
+				p.unsure = true
+				continue
+			}
 			pl.removeLocked(p)
 			p.finish(Ack{}, nats.ErrDisconnected)
 		}

@@ -29,7 +29,19 @@ func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) e
 	if err != nil {
 		return err
 	}
-	return l.ReadRange(ctx, stream, from, last, 1, func(b []Stored) error { return h(b[0]) })
+	return l.ReadRange(ctx, stream, from, last, 1, eachStored(h))
+}
+
+// eachStored hands h a batch's events one by one.
+func eachStored(h Handler) BatchHandler {
+	return func(b []Stored) error {
+		for i := range b {
+			if err := h(b[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // ReadRange delivers the stream's events in order, in batches of up to max, from
@@ -109,15 +121,16 @@ const (
 
 // Follow delivers the stream's events in order from sequence from, and then every
 // new event as it is appended, until ctx is done or h returns an error. It returns
-// nil when stopped by ctx, else h's error. Delivery is one message at a time in
+// nil when stopped by ctx, else h's error. Delivery is one event at a time in
 // order; batching is the handler's business (see [Log.FollowBatches]).
 func (l *Log) Follow(ctx context.Context, stream string, from uint64, h Handler) error {
-	return l.FollowBatches(ctx, stream, from, FollowOptions{Max: 1}, func(batch []Stored) error {
-		return h(batch[0])
-	})
+	return l.FollowBatches(ctx, stream, from, FollowOptions{Max: 1}, eachStored(h))
 }
 
-// BatchHandler receives events in stream order, in batches of at least one.
+// BatchHandler receives events in stream order, in batches of at least one. A
+// batch holds every event of its last message: the events of a pack (Stored.Part)
+// are never split between two batches, so a batch may hold a few more than
+// FollowOptions.Max.
 type BatchHandler func([]Stored) error
 
 // FollowOptions shape the batches FollowBatches hands over.
@@ -191,6 +204,20 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		// What Seen is handed: one for the follower, not one event's copy on the
 		// heap each.
 		seen := new(Stored)
+		hand := func(s Stored) bool {
+			if opts.Seen != nil {
+				*seen = s
+				opts.Seen(seen)
+				*seen = Stored{}
+			}
+			select {
+			case msgs <- s:
+				return true
+			case <-quit:
+			case <-ctx.Done():
+			}
+			return false
+		}
 		for {
 			m, err := it.Next()
 			if err != nil {
@@ -202,7 +229,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				}
 				return
 			}
-			s, err := toStored(stream, m)
+			one, pack, err := toStored(stream, m)
 			if err != nil {
 				select {
 				case errc <- err:
@@ -215,17 +242,16 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				return
 			default:
 			}
-			if opts.Seen != nil {
-				*seen = s
-				opts.Seen(seen)
-				*seen = Stored{}
+			if pack == nil {
+				if !hand(one) {
+					return
+				}
+				continue
 			}
-			select {
-			case msgs <- s:
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
+			for _, s := range pack {
+				if !hand(s) {
+					return
+				}
 			}
 		}
 	}()
@@ -269,6 +295,24 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
 			batch = linger(ctx, batch, max, msgs, opts)
 		}
+		// The rest of the last message's events, which the reader is handing
+		// over now: a batch ends with a message whole.
+		for batch[len(batch)-1].More() {
+			select {
+			case s, ok := <-msgs:
+				if !ok {
+					select {
+					case err := <-errc:
+						return err
+					default:
+						return nil
+					}
+				}
+				batch = append(batch, s)
+			case <-ctx.Done():
+				return nil
+			}
+		}
 		prev = len(batch)
 		if err := h(batch); err != nil {
 			if errors.Is(err, errStopFollow) {
@@ -310,12 +354,16 @@ func linger(ctx context.Context, batch []Stored, max int, msgs <-chan Stored, op
 	return batch
 }
 
-func toStored(stream string, m jetstream.Msg) (Stored, error) {
+// toStored is the event of m, or, for a pack, its events (pack not nil).
+func toStored(stream string, m jetstream.Msg) (one Stored, pack []Stored, err error) {
 	meta, err := m.Metadata()
 	if err != nil {
-		return Stored{}, fmt.Errorf("eventlog: message metadata: %w", err)
+		return Stored{}, nil, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
-	return newStored(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil
+	if wire.IsPackSubject(m.Subject()) {
+		return Stored{}, storedEvents(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil
+	}
+	return newStored(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil, nil
 }
 
 // newStored decodes data, the body of the message at seq on subject, whose bytes

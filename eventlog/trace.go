@@ -28,13 +28,14 @@ func header(m Msg, name string) string {
 	return ""
 }
 
-// ReadSeqTraced reads the one event at seq in stream as ReadSeq does, with the
-// traceparent and tracestate headers it was published with ("" for none).
-func (l *Log) ReadSeqTraced(ctx context.Context, stream string, seq uint64) (st Stored, traceparent, tracestate string, err error) {
+// ReadEventsTraced reads the events at seq in stream as ReadEvents does, with
+// the traceparent and tracestate headers their message was published with (""
+// for none; a pack has none: its events carry their trace in their data).
+func (l *Log) ReadEventsTraced(ctx context.Context, stream string, seq uint64) (evs []Stored, traceparent, tracestate string, err error) {
 	m, err := l.ReadRaw(ctx, stream, seq)
 	if err != nil {
-		return Stored{}, "", "", err
+		return nil, "", "", err
 	}
-	st = newStored(stream, m.Subject, m.Sequence, m.Data)
-	return st, m.Header.Get(wire.TraceparentHeader), m.Header.Get(wire.TracestateHeader), nil
+	evs = storedEvents(stream, m.Subject, m.Sequence, m.Data)
+	return evs, m.Header.Get(wire.TraceparentHeader), m.Header.Get(wire.TracestateHeader), nil
 }

@@ -1,0 +1,406 @@
+package eventlog_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// openPacking opens an embedded log in dir with packs as mode says.
+func openPacking(t *testing.T, cfg eventlog.Config) *eventlog.Log {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	l, err := eventlog.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// packAppend appends n requests (on keys K0..K2) marked Packed while l's
+// request packer is held, so that they go out as one pack, and returns the
+// events and their appends.
+func packAppend(t *testing.T, l *eventlog.Log, n int, subject func(i int) string) ([]wire.Event, []*eventlog.Pending) {
+	t.Helper()
+	release := l.HoldPacks(wire.RequestPackSubject)
+	evs := events(t, l, n)
+	ps := make([]*eventlog.Pending, n)
+	for i, ev := range evs {
+		p, err := l.AppendAsync(subject(i), ev, eventlog.Packed())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	release()
+	return evs, ps
+}
+
+func requestOn(i int) string { return wire.RequestSubject(fmt.Sprintf("K%d", i%3)) }
+
+// Appends marked Packed and made together share one message: each is answered
+// with its sequence, every reader sees each event on its own subject, in order,
+// with its place in the pack, and the log counts one pack.
+func TestPackedAppendsShareOneMessage(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	if !l.Packing() {
+		t.Fatal("an embedded log no other node shares does not pack by default")
+	}
+	evs, ps := packAppend(t, l, 10, requestOn)
+	var seq uint64
+	for i, p := range ps {
+		s, err := eventlog.AwaitAck(context.Background(), p)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if i > 0 && s != seq {
+			t.Fatalf("append %d at %d, append 0 at %d: not one message", i, s, seq)
+		}
+		seq = s
+	}
+	if last, _ := l.LastSeq(context.Background(), wire.DataStream); last != seq {
+		t.Fatalf("the stream's last sequence is %d; want the pack's, %d", last, seq)
+	}
+	if packs, packed := l.Packs(); packs != 1 || packed != 10 {
+		t.Fatalf("Packs() = %d, %d; want 1, 10", packs, packed)
+	}
+	var got []eventlog.Stored
+	if err := l.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+		got = append(got, s)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 {
+		t.Fatalf("read %d events; want 10", len(got))
+	}
+	for i, s := range got {
+		if s.Invalid != "" || s.ID != evs[i].ID || string(s.Data) != string(evs[i].Data) || s.Subject != requestOn(i) ||
+			s.Seq != seq || s.Part != i || s.Parts != 10 {
+			t.Fatalf("event %d read as %+v; want %s on %s at %d, part %d of 10", i, s, evs[i].ID, requestOn(i), seq, i)
+		}
+	}
+	read, err := l.ReadEvents(context.Background(), wire.DataStream, seq)
+	if err != nil || len(read) != 10 || read[3].ID != evs[3].ID || read[3].Part != 3 {
+		t.Fatalf("ReadEvents(%d) = %d events, %v", seq, len(read), err)
+	}
+	if one, err := l.ReadSeq(context.Background(), wire.DataStream, seq); err != nil || one.Invalid == "" {
+		t.Fatalf("ReadSeq of a pack = %+v, %v; want it refused as a pack", one, err)
+	}
+}
+
+// Without Packed, with packs off, or on a subject no pack carries, every
+// append is a message of its own.
+func TestUnpackedAppendsGoAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pack    string
+		subject func(int) string
+		opts    []eventlog.AppendOption
+	}{
+		{"not marked", "", requestOn, nil},
+		{"packs off", eventlog.PackOff, requestOn, []eventlog.AppendOption{eventlog.Packed()}},
+		{"a step", eventlog.PackOn, func(i int) string { return wire.StepSubject("K") }, []eventlog.AppendOption{eventlog.Packed()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := openPacking(t, eventlog.Config{Pack: tc.pack})
+			release := l.HoldPacks(wire.RequestPackSubject)
+			var ps []*eventlog.Pending
+			for i, ev := range events(t, l, 5) {
+				p, err := l.AppendAsync(tc.subject(i), ev, tc.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ps = append(ps, p)
+			}
+			release()
+			for i, p := range ps {
+				if seq, err := eventlog.AwaitAck(context.Background(), p); err != nil || seq != uint64(i+1) {
+					t.Fatalf("append %d: %d, %v; want sequence %d", i, seq, err, i+1)
+				}
+			}
+			if packs, _ := l.Packs(); packs != 0 {
+				t.Fatalf("%d packs", packs)
+			}
+		})
+	}
+}
+
+// Config.Pack: auto packs on a log no other node shares, on and off force it,
+// and anything else is refused naming the setting.
+func TestPackSetting(t *testing.T) {
+	if l := openPacking(t, eventlog.Config{Pack: eventlog.PackOff}); l.Packing() {
+		t.Fatal("off packs")
+	}
+	if l := openPacking(t, eventlog.Config{Pack: eventlog.PackOn}); !l.Packing() {
+		t.Fatal("on does not pack")
+	}
+	err := eventlog.Config{DataDir: t.TempDir(), Pack: "yes"}.ValidateSet()
+	if err == nil || !strings.Contains(err.Error(), "--log-pack") || !strings.Contains(err.Error(), `"yes"`) {
+		t.Fatalf("an unknown pack setting: %v", err)
+	}
+}
+
+// A follower's batch never splits a pack: a batch ends with the last event of
+// its message, whatever Max says, and every event comes once, in order.
+func TestBatchesKeepAPackWhole(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	var want []string
+	for round := 0; round < 3; round++ {
+		if _, err := l.Append(context.Background(), wire.ReceiptSubject("K"), mustEvent(t, l, wire.TypeReceipt, map[string]int{"r": round})); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "single")
+		evs, ps := packAppend(t, l, 7, requestOn)
+		for _, p := range ps {
+			if _, err := eventlog.AwaitAck(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ev := range evs {
+			want = append(want, ev.ID)
+		}
+	}
+	last, _ := l.LastSeq(context.Background(), wire.DataStream)
+	var got []string
+	err := l.ReadRange(context.Background(), wire.DataStream, 1, last, 3, func(b []eventlog.Stored) error {
+		if b[len(b)-1].More() {
+			t.Errorf("a batch of %d ends with part %d of %d", len(b), b[len(b)-1].Part, b[len(b)-1].Parts)
+		}
+		for _, s := range b {
+			if s.Parts > 1 {
+				got = append(got, s.ID)
+			} else {
+				got = append(got, "single")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("read %v\nwant %v", got, want)
+	}
+}
+
+// A pack the stream refuses whole (here: over the stream's largest message,
+// though each of its appends is not) stored nothing, and its appends are sent
+// again alone, each to its own answer.
+func TestPackRefusedWholeGoesAlone(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	ctx := context.Background()
+	s, err := l.JetStream().Stream(ctx, wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := s.CachedInfo().Config
+	sc.MaxMsgSize = 600
+	if _, err := l.JetStream().UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	evs, ps := packAppend(t, l, 6, requestOn)
+	seen := map[uint64]bool{}
+	for i, p := range ps {
+		seq, err := eventlog.AwaitAck(ctx, p)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if seen[seq] {
+			t.Fatalf("append %d at %d, as another", i, seq)
+		}
+		seen[seq] = true
+		holdsAt(t, l, evs[i], seq)
+	}
+	if packs, _ := l.Packs(); packs != 0 {
+		t.Fatalf("%d packs stored", packs)
+	}
+}
+
+// A pack whose answer is lost is sent again, the same, and the log stores it
+// once: each append is answered with the one copy's sequence.
+func TestPackWithoutAnswerSentAgainStoredOnce(t *testing.T) {
+	l := openPacking(t, eventlog.Config{AckTimeout: 300 * time.Millisecond})
+	l.DropPackAnswers(2)
+	_, ps := packAppend(t, l, 5, requestOn)
+	var seq uint64
+	for i, p := range ps {
+		s, err := eventlog.AwaitAck(context.Background(), p)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		seq = s
+	}
+	if last, _ := l.LastSeq(context.Background(), wire.DataStream); last != 1 || seq != 1 {
+		t.Fatalf("the stream holds %d messages, the appends at %d; want the one pack at 1", last, seq)
+	}
+	n := 0
+	l.Read(context.Background(), wire.DataStream, 1, func(eventlog.Stored) error { n++; return nil })
+	if n != 5 {
+		t.Fatalf("%d events in the log; want 5", n)
+	}
+}
+
+// A message on a pack subject that is not a pack, or a pack carrying an event
+// of a kind its subject may not carry, is read as not valid, and the log reads
+// on past it.
+func TestHostilePacksReadAsNotValid(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	ctx := context.Background()
+	ev := mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"key": "K"})
+	data, _ := wire.Encode(&ev)
+	entry := func(subject string, d []byte) []byte { return wire.AppendPacked(nil, subject, d) }
+	hostile := map[string][]byte{
+		"empty":              {},
+		"json":               data,
+		"wrong format":       append([]byte{0x7f}, entry(wire.RequestSubject("K"), data)...),
+		"length past end":    append([]byte{0x01}, entry(wire.RequestSubject("K"), data)[:20]...),
+		"no event":           {0x01},
+		"empty subject":      append([]byte{0x01}, entry("", data)...),
+		"huge length":        append([]byte{0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, data...),
+		"directory in a req": append([]byte{0x01}, entry(wire.DirectorySubject("K"), data)...),
+		"receipt in a req":   append([]byte{0x01}, entry(wire.ReceiptSubject("K"), data)...),
+	}
+	names := []string{}
+	for name, d := range hostile {
+		if _, err := l.JetStream().Publish(ctx, wire.RequestPackSubject, d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		names = append(names, name)
+	}
+	good, err := l.Append(ctx, wire.RequestSubject("K"), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []eventlog.Stored
+	if err := l.Read(ctx, wire.DataStream, 1, func(s eventlog.Stored) error { got = append(got, s); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(names)+1 {
+		t.Fatalf("read %d events; want %d", len(got), len(names)+1)
+	}
+	for i, s := range got[:len(names)] {
+		if s.Invalid == "" || s.Subject != wire.RequestPackSubject || s.Type != "" {
+			t.Errorf("hostile pack %d read as %+v; want it not valid, on the pack's subject", i, s)
+		}
+	}
+	if last := got[len(got)-1]; last.Invalid != "" || last.Seq != good || last.ID != ev.ID {
+		t.Fatalf("the event after them read as %+v", last)
+	}
+}
+
+// A durable consumer hands a pack over as its events, each answered on its
+// own; the pack is acknowledged once all are, and delivered again, whole, when
+// any asked for it.
+func TestConsumerHandsOverAPackAsItsEvents(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	ctx := context.Background()
+	cons, err := l.OpenDurable(ctx, wire.DataStream, eventlog.Durable{Name: "parts", Subjects: wire.AllRequestSubjects, AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, ps := packAppend(t, l, 3, requestOn)
+	for _, p := range ps {
+		if _, err := eventlog.AwaitAck(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan eventlog.Msg, 16)
+	cc, err := cons.Consume(8, func(m eventlog.Msg) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Drain()
+	take := func(n int) []eventlog.Msg {
+		var ms []eventlog.Msg
+		for range n {
+			select {
+			case m := <-got:
+				ms = append(ms, m)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%d of %d events handed over", len(ms), n)
+			}
+		}
+		return ms
+	}
+	first := take(3)
+	for i, m := range first {
+		md, err := m.Metadata()
+		if err != nil || md.NumDelivered != 1 || m.Subject() != requestOn(i) || !strings.Contains(string(m.Data()), evs[i].ID) {
+			t.Fatalf("event %d handed over as %s %q (%+v, %v)", i, m.Subject(), m.Data(), md, err)
+		}
+	}
+	first[0].Ack()
+	first[1].Term()
+	first[2].Nak()
+	again := take(3)
+	for i, m := range again {
+		if md, _ := m.Metadata(); md.NumDelivered != 2 || m.Subject() != requestOn(i) {
+			t.Fatalf("event %d delivered again as %s, delivery %d", i, m.Subject(), md.NumDelivered)
+		}
+		m.Ack()
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("%s delivered again after every event of its pack was acknowledged", m.Subject())
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// A pack whose events wait for a handler to take them is kept in progress by
+// its consumption past the ack wait; once every event was taken, only their
+// handlers keep it, and one abandoned without an answer (a crash) brings the
+// pack back after the ack wait.
+func TestAPackIsKeptInProgressUntilItsEventsAreTaken(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	ctx := context.Background()
+	const ackWait = 600 * time.Millisecond
+	cons, err := l.OpenDurable(ctx, wire.DataStream, eventlog.Durable{Name: "taken", Subjects: wire.AllRequestSubjects, AckWait: ackWait, MaxDeliver: 5, MaxAckPending: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ps := packAppend(t, l, 3, requestOn)
+	for _, p := range ps {
+		if _, err := eventlog.AwaitAck(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan eventlog.Msg, 16)
+	cc, err := cons.Consume(8, func(m eventlog.Msg) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Drain()
+	var first []eventlog.Msg
+	for range 3 {
+		first = append(first, <-got)
+	}
+	// Untaken for three ack waits: not delivered again.
+	select {
+	case m := <-got:
+		md, _ := m.Metadata()
+		t.Fatalf("an event of a pack waiting for its handlers delivered again (delivery %d)", md.NumDelivered)
+	case <-time.After(3 * ackWait):
+	}
+	for _, m := range first {
+		eventlog.Taken(m)
+	}
+	first[0].Ack()
+	first[1].Ack() // the third is abandoned, unanswered
+	select {
+	case m := <-got:
+		if md, _ := m.Metadata(); md.NumDelivered != 2 {
+			t.Fatalf("delivery %d", md.NumDelivered)
+		}
+	case <-time.After(10 * ackWait):
+		t.Fatal("a pack whose taken event was abandoned was not delivered again")
+	}
+}
