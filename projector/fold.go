@@ -197,7 +197,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq), leafValue(leaf)); err != nil {
+	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq, s.Part), leafValue(leaf)); err != nil {
 		return err
 	}
 	return f.observe(&r)

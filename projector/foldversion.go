@@ -39,10 +39,14 @@ var foldVersionKey = []byte("fold/version")
 //  2. a bus client's request under an invocation id another sender's request
 //     holds is folded as the client's own pending invocation, under the id scoped
 //     to it (wire.ScopedInvocationID); version 1 dropped it as a duplicate.
-const foldVersion uint64 = 2
+//  3. packs (several of capdir's requests or receipts in one message) are folded
+//     event by event; no event that a version before folded is folded
+//     differently, so a projection version 2 built is this fold's as it is, but
+//     version 2 would skip a pack, and refuses a projection this one built.
+const foldVersion uint64 = 3
 
 // foldChanges names, for each fold version, the streams whose fold it changed.
-var foldChanges = map[uint64][]string{2: {wire.DataStream}}
+var foldChanges = map[uint64][]string{2: {wire.DataStream}, 3: nil}
 
 // setAsideFoldPath is where a projection an older fold built is set aside.
 func setAsideFoldPath(path string, version uint64) string {

@@ -91,6 +91,13 @@ func (r *seenRequests) wakeLocked() {
 	r.waits = kept
 }
 
+// readUpTo is the last data-stream sequence the follower has read.
+func (r *seenRequests) readUpTo() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read
+}
+
 // hasRead reports whether the follower has read the data stream up to upTo.
 func (r *seenRequests) hasRead(upTo uint64) bool {
 	r.mu.Lock()
@@ -154,6 +161,17 @@ func (r *seenRequests) before(id string, seq uint64) bool {
 	ok := r.read+1 >= seq && !(pending && e.first < seq)
 	r.mu.Unlock()
 	return ok
+}
+
+// Read is the last sequence of the data stream this projector has read while
+// following it (OnSeen was told of every event up to it), whether or not its
+// batch has committed: Applied catches up with it. For another stream, it is
+// Applied.
+func (p *Projector) Read(stream string) uint64 {
+	if stream != wire.DataStream {
+		return p.Applied(stream)
+	}
+	return max(p.seenReqs.readUpTo(), p.Applied(stream))
 }
 
 // InvocationBefore is Invocation(id) as it stands once the projection has

@@ -13,7 +13,7 @@ var (
 	bucketDirSeq      = []byte("dirseq")       // key -> seq of the key's last mutation (kept after delete)
 	bucketInvocations = []byte("invocations")  // invocation id -> its first request (invocations.go)
 	bucketReceipts    = []byte("receipts")     // invocation id -> receipt, stored compactly (receipt_store.go)
-	bucketByKey       = []byte("receipts_key") // key 0x00 seq -> the receipt's ledger leaf (a uvarint; the invocation id in the ledger's first layout)
+	bucketByKey       = []byte("receipts_key") // key 0x00 seq [part] -> the receipt's ledger leaf (a uvarint; the invocation id in the ledger's first layout)
 	bucketBreakers    = []byte("breakers")     // key -> breaker.State JSON
 	bucketRevoked     = []byte("revoked")      // token id -> exp (Unix seconds), see revoked.go
 	// Approvals (approvals.go): invocation id -> Approval JSON; the undecided ones;
@@ -79,9 +79,17 @@ func readLeafValue(v []byte) (leaf int64, ok bool) {
 	return int64(x), true
 }
 
-func byKeyKey(key string, seq uint64) []byte {
-	b := make([]byte, 0, len(key)+9)
+// byKeyKey is the by-key index's key of a receipt of key at data-stream
+// sequence seq, the part-th event of its message: key, 0, seq; a receipt after
+// the first of a pack (eventlog.Stored.Part) is told apart by its part after
+// the sequence, two bytes, so the index keeps the log's order.
+func byKeyKey(key string, seq uint64, part int) []byte {
+	b := make([]byte, 0, len(key)+11)
 	b = append(b, key...)
 	b = append(b, 0)
-	return binary.BigEndian.AppendUint64(b, seq)
+	b = binary.BigEndian.AppendUint64(b, seq)
+	if part > 0 {
+		b = binary.BigEndian.AppendUint16(b, uint16(part))
+	}
+	return b
 }
