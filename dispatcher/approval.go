@@ -262,7 +262,7 @@ func (s *Service) ApprovalBody(ctx context.Context, a *projector.Approval) (stri
 // request on a request subject of a's key, of a's invocation, with a's body.
 func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.InvocationRequest, string, error) {
 	var req wire.InvocationRequest
-	st, traceparent, tracestate, err := s.cfg.Log.ReadSeqTraced(ctx, wire.DataStream, a.RequestSeq)
+	evs, traceparent, tracestate, err := s.cfg.Log.ReadEventsTraced(ctx, wire.DataStream, a.RequestSeq)
 	if err != nil {
 		if errors.Is(err, eventlog.ErrNoMessage) {
 			return req, "", fmt.Errorf("%w (sequence %d of %s; the data stream's retention may have removed it): %w",
@@ -270,6 +270,7 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 		}
 		return req, "", err
 	}
+	st := approvalRequestOf(evs, a.InvocationID)
 	subj := wire.ParseSubject(st.Subject)
 	if st.Invalid != "" || st.Type != wire.TypeInvocationRequested || subj.Key != a.Key ||
 		subj.Family != wire.RequestFamily && subj.Family != wire.BusRequestFamily || st.DataAs(&req) != nil {
@@ -286,6 +287,25 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 	}
 	heldTrace(&req, traceparent, tracestate)
 	return req, st.Subject, nil
+}
+
+// approvalRequestOf is, of evs (the events of one message), the request of
+// invocation inv: the message's one event, or the event of a pack that carries
+// inv (the facade packs the requests under ids it minted, so a pack holds one
+// request of each). heldRequest checks what it gets.
+func approvalRequestOf(evs []eventlog.Stored, inv string) *eventlog.Stored {
+	if len(evs) == 1 {
+		return &evs[0]
+	}
+	for i := range evs {
+		var h struct {
+			InvocationID string `json:"invocation_id"`
+		}
+		if evs[i].Invalid == "" && evs[i].DataAs(&h) == nil && h.InvocationID == inv {
+			return &evs[i]
+		}
+	}
+	return &evs[0]
 }
 
 // runApproved appends the approved call again on capdir's own request subject,
@@ -378,7 +398,7 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	d.refuse(r.Status, r.Literal, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)
 	rc.Fingerprints.Input = a.BodyFingerprint
-	if err := s.storeReceipt(ctx, &rc, client); err != nil {
+	if err := s.storeReceipt(ctx, &rc, client, false); err != nil {
 		return rc, err
 	}
 	s.cfg.Metrics.receipt(&rc)

@@ -588,13 +588,24 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 	// The receipt implies the request was stored, so the append's acknowledgement
 	// is not awaited on its own: only its failure ends the wait early, and a wait
 	// that ends without a receipt hands out the ids only for a stored request.
-	f, err := s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	f, err := s.appendRequest(&req, ev)
 	sp.End()
 	if err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
 	}
 	return s.await(ctx, &req, ch, f, s.resender(&req, ev))
+}
+
+// appendRequest appends ev, the event of req, on capdir's own request subject:
+// in a pack with others (eventlog.Packed) when its invocation id was minted
+// from its event id, so that no other request carries it and a worker never
+// needs to tell two of them apart within one message; alone under a chosen id.
+func (s *Service) appendRequest(req *wire.InvocationRequest, ev wire.Event) (*eventlog.Pending, error) {
+	if wire.Chosen(req.InvocationID, ev.ID) {
+		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
+	}
+	return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.Packed())
 }
 
 // resender appends ev, req's request, again when its append's connection was lost
@@ -617,7 +628,7 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 	req := wire.InvocationRequest{InvocationID: inv}
 	for {
 		ch := s.waiters.add(inv)
-		if rc, _, err := s.cfg.Projector.Receipt(inv); err == nil {
+		if rc, ok := s.receiptRead(ctx, inv); ok {
 			s.waiters.remove(inv, ch)
 			return rc, nil
 		}
@@ -626,6 +637,29 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 			return rc, err
 		}
 	}
+}
+
+// receiptRead is the receipt of inv that this node's projector has read by
+// now, if any: the one the projection holds, or, when its batch is still to
+// commit, the one it holds once the batch has (a receipt read before a waiter
+// was added woke no one, and is in that batch). The wait is the projection
+// wait (Settings.Wait) at most.
+func (s *Service) receiptRead(ctx context.Context, inv string) (wire.Receipt, bool) {
+	if rc, _, err := s.cfg.Projector.Receipt(inv); err == nil {
+		return rc, true
+	}
+	read := s.cfg.Projector.Read(wire.DataStream)
+	if s.cfg.Projector.Applied(wire.DataStream) >= read {
+		return wire.Receipt{}, false
+	}
+	wctx, cancel := s.cfg.Projector.WaitContext(ctx)
+	err := s.cfg.Projector.WaitFor(wctx, wire.DataStream, read)
+	cancel()
+	if err != nil {
+		return wire.Receipt{}, false
+	}
+	rc, _, err := s.cfg.Projector.Receipt(inv)
+	return rc, err == nil
 }
 
 // CheckRow is the failure every call of row will have on this node's runners

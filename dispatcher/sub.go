@@ -330,7 +330,7 @@ func (s *Service) finishStep(stop context.Context, d *draft, ack *pendingAppend)
 	result := d.Result
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
 	stored := rc.Result
-	if err := s.storeReceipt(stop, &rc, ""); err != nil {
+	if err := s.storeReceipt(stop, &rc, "", false); err != nil {
 		return runner.Step{}, err
 	}
 	if rc.Result != stored { // a failure receipt took its place

@@ -31,16 +31,18 @@ func (s *Service) takeBack(ctx context.Context, cons *eventlog.Consumer, recs []
 		return nil
 	}
 	var taken []eventlog.Msg
+	claimed := map[string]bool{} // the deliveries taken: the workers holding a pack's events each recorded it
 	for i := range recs {
-		if recs[i].Seq <= st.AckFloor {
-			continue // acknowledged: its receipt is in the log
+		if recs[i].Seq <= st.AckFloor || claimed[recs[i].Reply] {
+			continue // acknowledged (its receipt is in the log), or taken already
 		}
+		claimed[recs[i].Reply] = true
 		m, err := s.takeBackOne(ctx, cons, st, &recs[i])
 		if err != nil {
 			s.cfg.Logger.Warn("dispatcher: a request an earlier process held is left to the ack wait", "seq", recs[i].Seq, "why", err)
 			continue
 		}
-		taken = append(taken, m)
+		taken = append(taken, eventlog.Parts(m)...)
 	}
 	if len(taken) > 0 {
 		s.cfg.Logger.Info("dispatcher: requests an earlier process held are run again at once", "requests", len(taken), "of", len(recs))

@@ -58,7 +58,12 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 			return
 		}
 	}
-	checkReceipt := ""
+	// fresh: a first delivery, recent, since this start and the consumer's
+	// last election. No other worker can be running the invocation (a second
+	// request under its id is a repeat that duplicate does not run), so its
+	// receipt may share a message of the log with others (eventlog.Packed;
+	// see packReceipt).
+	checkReceipt, fresh := "", false
 	if mdErr != nil || md.NumDelivered > 1 || md.StreamSeq <= s.startSeq || time.Since(md.Timestamp) > s.cfg.AckWait/2 ||
 		s.elections.electedSince(md.Timestamp) {
 		checkReceipt = req.InvocationID
@@ -71,7 +76,9 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	} else if from.client != "" || wire.Chosen(req.InvocationID, from.eventID) {
 		// A bus client may choose its invocation ids, and so may an HTTP caller
 		// (an Idempotency-Key): one that already has a receipt is not run again.
-		checkReceipt = req.InvocationID
+		checkReceipt, fresh = req.InvocationID, true
+	} else {
+		fresh = true
 	}
 	g := s.cfg.Projector.Gate(req.Key, checkReceipt)
 	if errors.Is(g.RowErr, projector.ErrNotFound) {
@@ -124,7 +131,8 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	}
 	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
 	claim := s.waiters.claim(rc.InvocationID) // delivered below (waiters_local.go)
-	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID)); err != nil {
+	packed := fresh && !in.Rerun && s.packReceipt(md)
+	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID), packed); err != nil {
 		s.waiters.unclaim(rc.InvocationID, claim)
 		switch {
 		case permanent(err):
@@ -179,6 +187,7 @@ func (h *heldSlot) hold(m eventlog.Msg) {
 // worker is to handle: m itself, or m wrapped so that its record is blanked
 // before its delivery ends.
 func (h *heldSlot) take(m eventlog.Msg) eventlog.Msg {
+	eventlog.Taken(m)
 	h.hold(m)
 	if h.file == nil {
 		return m
@@ -311,19 +320,30 @@ func (s *Service) BreakerDecision(st breaker.State, caller string) breaker.Decis
 	return s.gate.Decide(st, auth, caller)
 }
 
+// packReceipt reports whether the receipt of a fresh delivery, stored at md,
+// may be appended in a pack (eventlog.Packed): only while no other worker can
+// have been handed the request, which takes the ack wait from its delivery
+// (the server's clock; md.Timestamp is no later), less the clocks' allowance
+// and the time a pack may take to be acknowledged. Later, the receipt goes
+// alone under its own event id, which the log's duplicate detection knows.
+func (s *Service) packReceipt(md *eventlog.MsgMetadata) bool {
+	return md != nil && time.Since(md.Timestamp) < s.cfg.AckWait/3
+}
+
 // storeReceipt appends rc (see appendReceipt). When the log refuses it for good
 // (too large, unencodable: see appendFailure), it appends the small failure
 // receipt of failureReceipt instead and replaces *rc with it: the call is not run
 // again for a receipt that could never be stored. client is the bus client that
-// requested the call, told on its notice subject; "" for none.
-func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client string) error {
-	size, err := s.appendReceipt(ctx, rc, client)
+// requested the call, told on its notice subject; "" for none. packed lets the
+// receipt share a message with others (packReceipt): only its first attempt.
+func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client string, packed bool) error {
+	size, err := s.appendReceipt(ctx, rc, client, packed)
 	if err == nil || !permanent(err) {
 		return err
 	}
 	s.cfg.Logger.Error("dispatcher: receipt refused by the log; storing a failure receipt instead", "invocation", rc.InvocationID, "bytes", size, "err", err)
 	f := failureReceipt(rc, err, size)
-	if _, err := s.appendReceipt(ctx, &f, client); err != nil {
+	if _, err := s.appendReceipt(ctx, &f, client, false); err != nil {
 		return err
 	}
 	*rc = f
@@ -338,7 +358,9 @@ func (s *Service) storeReceipt(ctx context.Context, rc *wire.Receipt, client str
 // responders while the stream elects a leader) is retried with the same event id,
 // for up to receiptRetryFor (while the log's disk is full, until it has room); one
 // it cannot mend is returned at once, classified by appendFailure. It returns the length of the receipt's data.
-func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string) (int, error) {
+// A packed first attempt (eventlog.Packed) is waited for as long as the log
+// sends its pack again; the attempts after it go alone.
+func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client string, packed bool) (int, error) {
 	ev, err := wire.NewEventWithID(s.waiters.eventID(rc.InvocationID), rc.FinishedAt, wire.TypeReceipt, s.engineActor, rc)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReceiptUnstorable, err)
@@ -349,10 +371,11 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 	}
 	give := time.Now().Add(receiptRetryFor)
 	for wait := receiptRetryFirst; ; wait = min(2*wait, receiptRetryMax) {
-		err = s.tryAppendReceipt(ctx, rc, ev, client)
+		err = s.tryAppendReceipt(ctx, rc, ev, client, packed)
 		if err == nil {
 			return size, nil
 		}
+		packed = false
 		err = appendFailure(err, size)
 		// A full disk keeps the receipt retrying as long as it lasts: handed back,
 		// the call would run again, and be refused again, until MaxDeliver dropped it.
@@ -371,15 +394,29 @@ func (s *Service) appendReceipt(ctx context.Context, rc *wire.Receipt, client st
 	}
 }
 
-func (s *Service) tryAppendReceipt(ctx context.Context, rc *wire.Receipt, ev wire.Event, client string) error {
+func (s *Service) tryAppendReceipt(ctx context.Context, rc *wire.Receipt, ev wire.Event, client string, packed bool) error {
 	if s.cfg.beforeReceiptAppend != nil {
 		s.cfg.beforeReceiptAppend(rc, ev)
 	}
-	f, err := s.cfg.Log.AppendAsync(wire.ReceiptSubject(rc.Key), ev)
+	var f *eventlog.Pending
+	var err error
+	if packed {
+		f, err = s.cfg.Log.AppendAsync(wire.ReceiptSubject(rc.Key), ev, eventlog.Packed())
+	} else {
+		f, err = s.cfg.Log.AppendAsync(wire.ReceiptSubject(rc.Key), ev)
+	}
 	if err != nil {
 		return err
 	}
-	seq, err := eventlog.AwaitAckWithin(ctx, f, receiptAckWait)
+	var seq uint64
+	if packed {
+		// The log sends a pack that got no answer again, the same, for a
+		// bounded time: appending the receipt again meanwhile could store it
+		// twice.
+		seq, err = eventlog.AwaitAck(ctx, f)
+	} else {
+		seq, err = eventlog.AwaitAckWithin(ctx, f, receiptAckWait)
+	}
 	if err != nil {
 		return err
 	}
