@@ -77,6 +77,7 @@ func serveCmd() *cobra.Command {
 	f.Int64Var(&cfg.Node.Log.DataMaxBytes, "data-max-bytes", 0, "bytes the log's data stream may hold; past it the oldest requests and receipts leave the log (0 = no bound)")
 	f.StringVar(&cfg.Node.Log.Compression, "log-compression", eventlog.CompressionS2, `how the log's streams store their full blocks: "s2" (compressed) or "none"`)
 	f.StringVar(&cfg.Node.Log.GroupCommit, "log-group-commit", eventlog.GroupCommitAuto, `send the requests and receipts that arrive while one is in flight as one atomic batch: "auto" (on with the embedded server and --sync always), "on" or "off"`)
+	f.StringVar(&cfg.Node.Log.Pack, "log-pack", eventlog.PackAuto, `let capdir's own requests, and its receipts, made at about the same time share one message of the log: "auto" (on unless other nodes share the log), "on" (every node must run a version that reads packs) or "off"`)
 	f.BoolVar(&cfg.Node.Projector.Sync, "projection-fsync", false, "fsync every projection batch (the projection is rebuildable from the log either way)")
 	f.DurationVar(&cfg.Node.Projector.Linger, "projection-linger", projector.DefaultLinger, "how long a batch of invocation events may wait for more before the projection commits it (0 = commit at once)")
 	f.IntVar(&cfg.Node.Dispatch.Workers, "workers", 0, "dispatcher workers in this process (0 = 16 per CPU)")

@@ -50,7 +50,7 @@ type flagGroup struct {
 // (--help) is listed last, under "Other flags".
 var serveFlagGroups = []flagGroup{
 	{"Listeners", []string{"http", "public-url", "console", "nats-listen"}},
-	{"Log and projection", []string{"data", "sync", "data-retention", "data-max-bytes", "log-compression", "log-group-commit", "projection-fsync", "projection-linger"}},
+	{"Log and projection", []string{"data", "sync", "data-retention", "data-max-bytes", "log-compression", "log-group-commit", "log-pack", "projection-fsync", "projection-linger"}},
 	{"Cluster (an existing NATS cluster instead of the embedded server)", []string{"nats-url", "nats-creds", "replicas"}},
 	{"Dispatch", []string{"workers", "max-calls", "ack-wait", "approval-ttl", "breaker-threshold", "breaker-cooldown", "breaker-quorum", "zone", "shutdown-timeout"}},
 	{"HTTP runner", []string{"http-timeout", "http-max-per-origin"}},

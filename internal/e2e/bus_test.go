@@ -69,6 +69,12 @@ func startGuardedNode(t *testing.T) *guardedNode {
 
 // busClient is a real NATS client over TCP, connected as one identity, with the
 // asynchronous errors the server sends it (permission violations) on errs.
+// packOf is a pack (as capdir appends several of its events in one message)
+// carrying data on subject.
+func packOf(subject string, data []byte) []byte {
+	return wire.AppendPacked([]byte{wire.PackFormat}, subject, data)
+}
+
 type busClient struct {
 	nc   *nats.Conn
 	errs chan error
@@ -194,6 +200,8 @@ func TestBusRefusesWhatAClientMayNotDo(t *testing.T) {
 		{"a receipt", wire.ReceiptSubject("GREET"), rcptX},
 		{"a breaker reset", wire.BreakerSubject("GREET"), envelope(t, wire.TypeBreakerReset, wire.OwnerActor, map[string]string{"key": "GREET"})},
 		{"a request on capdir's own subject", wire.RequestSubject("GREET"), reqX},
+		{"a pack of requests", wire.RequestPackSubject, packOf(wire.RequestSubject("GREET"), reqX)},
+		{"a pack of receipts", wire.ReceiptPackSubject, packOf(wire.ReceiptSubject("GREET"), rcptX)},
 		{"a request on another client's subject", wire.BusRequestSubject("c2", "GREET"), reqX},
 		{"a receipt notice to another client", wire.ReceiptNoticeSubject("c2", "GREET", "inv_x"), rcptX},
 		{"a call on another client's call subject", wire.CallSubject("c2", "GREET"), reqX},
