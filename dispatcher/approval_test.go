@@ -209,3 +209,57 @@ func TestABusClientsHeldCallIsAnnouncedOnceDecided(t *testing.T) {
 		}
 	}
 }
+
+// Calls held for approval whose requests came in one pack are each read back
+// from it when approved: each runs once, with its own arguments.
+func TestApprovedCallsOfOnePackRunWithTheirOwnArguments(t *testing.T) {
+	st, s, tok := approvalStack(t)
+	data := []byte{wire.PackFormat}
+	var ids []string
+	bodies := []string{"11", "12", "13"}
+	for _, b := range bodies {
+		req := wire.InvocationRequest{Key: "PAY", Body: b, Credential: wire.BearerCredential, Token: tok}
+		ev, err := wire.PrepareRequest(time.Now(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := wire.Encode(&ev)
+		data = wire.AppendPacked(data, wire.RequestSubject("PAY"), enc)
+		ids = append(ids, req.InvocationID)
+	}
+	if _, err := st.log.JetStream().PublishMsg(context.Background(), &nats.Msg{Subject: wire.RequestPackSubject, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var seq uint64
+	for i, id := range ids {
+		var a projector.Approval
+		for {
+			var err error
+			if a, err = s.LookupApproval(ctx, id); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("call %d never held: %v", i, err)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		if i > 0 && a.RequestSeq != seq {
+			t.Fatalf("held requests at %d and %d: not one pack", seq, a.RequestSeq)
+		}
+		seq = a.RequestSeq
+		if body, err := s.ApprovalBody(ctx, &a); err != nil || body != bodies[i] {
+			t.Fatalf("approval %d reads its body as %q, %v; want %q", i, body, err, bodies[i])
+		}
+	}
+	for i, id := range ids {
+		if _, err := s.DecideApproval(ctx, id, wire.DecisionApprove, wire.OwnerActor); err != nil {
+			t.Fatalf("approve %d: %v", i, err)
+		}
+		if rc := awaitOneReceipt(t, st, id); rc.Status != wire.StatusProvenMaterialResult || rc.Result != bodies[i] {
+			t.Fatalf("approved call %d: %+v", i, rc)
+		}
+	}
+}
