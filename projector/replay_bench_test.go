@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/internal/bench"
 )
@@ -16,9 +17,15 @@ import (
 // bench.GenerateLog writes (directory mutations, requests, receipts) and reports events/s, CPU and allocations per event (the whole
 // process's, the log's server included). The log is generated once, outside the
 // timer.
-func BenchmarkReplay(b *testing.B) {
+func BenchmarkReplay(b *testing.B) { benchmarkReplay(b, bench.GenerateLog) }
+
+// BenchmarkReplayPacked is BenchmarkReplay over a log whose requests and
+// receipts are packed as capdir packs them under load (bench.GeneratePackedLog).
+func BenchmarkReplayPacked(b *testing.B) { benchmarkReplay(b, bench.GeneratePackedLog) }
+
+func benchmarkReplay(b *testing.B, generate func(context.Context, *eventlog.Log, int) (int, error)) {
 	l := logtest.Open(b, "")
-	n, err := bench.GenerateLog(context.Background(), l, bench.ReplayEvents)
+	n, err := generate(context.Background(), l, bench.ReplayEvents)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,10 +37,11 @@ func BenchmarkReplay(b *testing.B) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		cpu0 := bench.CPUTime()
-		el, got, err := bench.MeasureRebuild(context.Background(), l, path)
+		el, err := bench.MeasureRebuild(context.Background(), l, path)
 		if err != nil {
 			b.Fatal(err)
 		}
+		got := n
 		events += got
 		b.ReportMetric(float64(got)/el.Seconds(), "events/s")
 		// CPU per event is steadier than wall time on a shared machine.
