@@ -68,10 +68,10 @@ func (e *Env) HTTPInvoke() Op {
 }
 
 // Invocations measures op at 1 and at par callers in flight.
-func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration) ([]Result, error) {
+func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration, stored func() uint64) ([]Result, error) {
 	var out []Result
 	for _, c := range []struct{ conc, n int }{{1, nSeq}, {par, nPar}} {
-		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget)
+		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget, stored)
 		if err != nil {
 			return nil, err
 		}
@@ -81,14 +81,35 @@ func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, p
 }
 
 // Invocation measures op at conc callers in flight after a warm-up, as the row
-// named measure.
-func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration) (Result, error) {
+// named measure. stored, when not nil, is the data stream's last sequence: the
+// row then notes the messages the log stored per invocation.
+func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration, stored func() uint64) (Result, error) {
 	if err := warmup(ctx, max(200, n/20), conc, op); err != nil {
 		return Result{}, fmt.Errorf("bench: %s warm-up: %w", scenario, err)
+	}
+	var s0 uint64
+	if stored != nil {
+		s0 = stored()
 	}
 	lat, el, err := Drive(ctx, n, conc, budget, op)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", scenario, err)
 	}
-	return rateResult(scenario, measure, "invocations", len(lat), el, lat), nil
+	r := rateResult(scenario, measure, "invocations", len(lat), el, lat)
+	if stored != nil && len(lat) > 0 {
+		per := float64(stored()-s0) / float64(len(lat))
+		r.Note = joinNote(r.Note, fmt.Sprintf("%.2f stored messages per invocation", per))
+		if r.Values == nil {
+			r.Values = map[string]float64{}
+		}
+		r.Values["stored_per_invocation"] = per
+	}
+	return r, nil
+}
+
+// StoredMessages is the data stream's last sequence on e's node (0 when it
+// cannot be read): what Invocation counts stored messages with.
+func (e *Env) StoredMessages() uint64 {
+	seq, _ := e.Node.Log().LastSeq(context.Background(), wire.DataStream)
+	return seq
 }

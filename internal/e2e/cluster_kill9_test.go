@@ -196,9 +196,26 @@ func (c *killCluster) await(d time.Duration, what string, ok func() bool) {
 	end := time.Now().Add(d)
 	for !ok() {
 		if time.Now().After(end) {
+			c.dumpLogs()
 			c.t.Fatalf("no %s within %s", what, d)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// dumpLogs writes the last lines of every capdir child's output to the test's
+// log, so that a run that stalls says what its nodes were doing (the files
+// themselves go with the test's temp dir unless CAPDIR_CLUSTER_LOGS keeps them).
+func (c *killCluster) dumpLogs() {
+	paths, _ := filepath.Glob(filepath.Join(c.logs, "capdir-n*.log"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		lines = lines[max(0, len(lines)-40):]
+		c.t.Logf("the last %d lines of %s:\n%s", len(lines), filepath.Base(p), strings.Join(lines, "\n"))
 	}
 }
 
