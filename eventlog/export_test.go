@@ -1,6 +1,9 @@
 package eventlog
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Unanswered is an append whose acknowledgement never comes, for a test that
 // stands in for the stream.
@@ -71,6 +74,23 @@ func (l *Log) DropPackAnswers(n int) {
 	left.Store(int64(n))
 	f := func() bool { return left.Add(-1) >= 0 }
 	l.pl.hooks.dropPackAck.Store(&f)
+}
+
+// StallFollowers makes l's followers stop an iterator as stalled once it has
+// been waited on for after while the stream holds more, and makes the first
+// iterator of each follower go silent after it has delivered n messages, as a
+// client's ordered consumer was seen to after a cluster's server was killed.
+func (l *Log) StallFollowers(after time.Duration, n int) {
+	l.followStall = after
+	var delivered atomic.Int64
+	var hung atomic.Bool
+	l.followHang = func(stopped <-chan struct{}) bool {
+		if delivered.Add(1) <= int64(n) || !hung.CompareAndSwap(false, true) {
+			return false
+		}
+		<-stopped
+		return true
+	}
 }
 
 // WaitReapers waits until every follower that has returned has had its

@@ -39,6 +39,11 @@ type Log struct {
 	reapers   sync.WaitGroup // the followers' consumer reapers (see reap); Close waits for them
 	diskDone  chan struct{}  // closed when watchDisk has returned (nil: not started)
 	closed    chan struct{}
+
+	// followStall and followHang stand in, for tests, for the follower's stall
+	// timings and for an iterator that goes silent (follow_source.go).
+	followStall time.Duration
+	followHang  func(stopped <-chan struct{}) bool
 }
 
 // Open starts the embedded server (or connects to cfg.NATSURL), waits until JetStream

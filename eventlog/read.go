@@ -170,19 +170,15 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	if max < 1 {
 		max = 1
 	}
-	prefix := followPrefix()
-	cons, err := l.js.OrderedConsumer(ctx, stream, orderedConfig(from, prefix))
-	if err != nil {
+	src := &followSource{l: l, stream: stream, hang: l.followHang,
+		opts: []jetstream.PullMessagesOpt{jetstream.PullMaxMessages(max * 2), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat)}}
+	if err := src.open(ctx, from); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
 		}
-		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
+		return errFollow(stream, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(max*2), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat))
-	if err != nil {
-		l.reap(stream, prefix, closedChan) // Messages may have made the consumer before it failed
-		return fmt.Errorf("eventlog: follow %s: %w", stream, err)
-	}
+	src.read.Store(from - 1)
 	// Messages are decoded on the reading goroutine, so that decoding the next
 	// events overlaps with the handler applying the last batch.
 	//
@@ -219,11 +215,11 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			return false
 		}
 		for {
-			m, err := it.Next()
+			m, err := src.next(ctx, quit)
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 					select {
-					case errc <- fmt.Errorf("eventlog: follow %s: %w", stream, err):
+					case errc <- errFollow(stream, err):
 					default:
 					}
 				}
@@ -236,6 +232,11 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				default:
 				}
 				return
+			}
+			if pack != nil {
+				src.read.Store(pack[0].Seq)
+			} else {
+				src.read.Store(one.Seq)
 			}
 			select {
 			case <-quit:
@@ -255,10 +256,14 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			}
 		}
 	}()
+	stallAfter, stallCheck := followStallAfter, followStallCheck
+	if l.followStall > 0 {
+		stallAfter, stallCheck = l.followStall, l.followStall/3
+	}
+	go src.watch(quit, stallAfter, stallCheck)
 	defer func() {
 		close(quit)
-		it.Stop()
-		l.reap(stream, prefix, readerDone)
+		src.stop(readerDone)
 	}()
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over

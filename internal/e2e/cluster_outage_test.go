@@ -20,6 +20,7 @@ import (
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/crashtest"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -344,7 +345,7 @@ func envCount(t *testing.T, name string, def int) int {
 // acknowledged write is served by every node; every node and the bus clients
 // succeeded during each outage (the longest wait for a success is a figure, not a
 // bound: see clusterPatience); the returning server's replicas caught up and it serves a client connected to it alone; the three
-// projections have one digest, a fresh replay's. CAPDIR_CLUSTER_OUTAGES sets the
+// projections have one digest, a fresh replay's. The nodes pack (--log-pack on). CAPDIR_CLUSTER_OUTAGES sets the
 // number of outages (2 by default); CAPDIR_CLUSTER_LOGS=DIR writes each node's
 // log there.
 func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
@@ -374,6 +375,9 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 		nodes[i] = nodetest.Start(t, func(cfg *capdir.Config) {
 			cfg.Log.NATSURL, cfg.Log.Creds, cfg.Log.Replicas = c.urls(i), nodeCreds, 3
 			cfg.Name, cfg.Dispatch.Workers, cfg.Dispatch.AckWait = "capdir-"+s.name, 2, 5*time.Second
+			// Packs on, as a cluster whose nodes all read them runs: a pack that
+			// meets the outage is sent again until stored, once.
+			cfg.Log.Pack = eventlog.PackOn
 			if i > 0 {
 				cfg.TokenKeyFile = nodes[0].Config().TokenKeyFile
 			}
@@ -577,8 +581,9 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 		writes, ledger.Count("POST", crashtest.Unknown)+ledger.Count("PUT", crashtest.Unknown),
 		len(acked)-busAcked, ledger.Count("dispatch", crashtest.Unknown), busAcked, bus.unchecked, bus.failed)
 	for i, n := range counts {
-		t.Logf("cluster figures: node %d (capdir-%s) 2xx answers: %v; reconnects %d, now on %s; async appends never acknowledged %d", i+1, c.servers[i].name, n,
-			nodes[i].Log().Conn().Stats().Reconnects, nodes[i].Log().Conn().ConnectedUrl(), nodes[i].Log().JetStream().PublishAsyncPending())
+		packs, packed := nodes[i].Log().Packs()
+		t.Logf("cluster figures: node %d (capdir-%s) 2xx answers: %v; reconnects %d, now on %s; async appends never acknowledged %d; %d packs of %d events", i+1, c.servers[i].name, n,
+			nodes[i].Log().Conn().Stats().Reconnects, nodes[i].Log().Conn().ConnectedUrl(), nodes[i].Log().JetStream().PublishAsyncPending(), packs, packed)
 	}
 	t.Logf("cluster figures: bus receipts: %v", busCount)
 	t.Logf("cluster figures: log: %d events, %d requests, %d receipts; %d rows; digest %s on the three nodes and after a replay",
