@@ -187,4 +187,6 @@ func (s *followSource) stop(readerDone <-chan struct{}) {
 }
 
 // errFollow wraps a follower's error.
-func errFollow(stream string, err error) error { return fmt.Errorf("eventlog: follow %s: %w", stream, err) }
+func errFollow(stream string, err error) error {
+	return fmt.Errorf("eventlog: follow %s: %w", stream, err)
+}
