@@ -215,7 +215,7 @@ func TestImportConcurrencyBound(t *testing.T) {
 
 	// Another import is refused once the first holds the slot. (Until then it runs:
 	// its one row fails validation, so it appends nothing either way.)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		before := nodetest.ControlSeq(t, n)
 		resp, err := http.DefaultClient.Do(importReq(strings.NewReader(`{"key":"SECOND","type":"lambda"}`)))
@@ -236,9 +236,15 @@ func TestImportConcurrencyBound(t *testing.T) {
 			}
 			break
 		}
+		select {
+		case a := <-first:
+			t.Fatalf("the first import ended before its body did: %v HTTP %d %s", a.err, a.status, a.body)
+		default:
+		}
 		if resp.StatusCode != http.StatusOK || time.Now().After(deadline) {
 			t.Fatalf("a second import while the first runs: HTTP %d %s", resp.StatusCode, b)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	// The first import finishes; the slot is free again.

@@ -20,6 +20,8 @@ import (
 type packDelivery struct {
 	m     Msg
 	since time.Time // when it was handed over
+	md    *MsgMetadata
+	mdErr error // the pack's metadata, read once before its parts are handed over (they may run at once)
 
 	mu       sync.Mutex
 	untaken  int           // parts no handler has taken yet (Taken)
@@ -54,6 +56,7 @@ func parts(m Msg, open *openPacks) []Msg {
 		return []Msg{m}
 	}
 	d := &packDelivery{m: m, since: time.Now(), left: len(evs), untaken: len(evs)}
+	d.md, d.mdErr = m.Metadata()
 	out := make([]Msg, len(evs))
 	for i, e := range evs {
 		pt := &packPart{pack: d, subject: e.Subject, data: e.Data}
@@ -72,7 +75,7 @@ func (p *packPart) Subject() string                 { return p.subject }
 func (p *packPart) Data() []byte                    { return p.data }
 func (p *packPart) Reply() string                   { return p.pack.m.Reply() }
 func (p *packPart) ID() string                      { return "" } // appended in the pack, under the pack's id
-func (p *packPart) Metadata() (*MsgMetadata, error) { return p.pack.m.Metadata() }
+func (p *packPart) Metadata() (*MsgMetadata, error) { return p.pack.md, p.pack.mdErr }
 func (p *packPart) Ack() error                      { return p.answer(false, 0) }
 func (p *packPart) Term() error                     { return p.answer(false, 0) }
 func (p *packPart) Nak() error                      { return p.answer(true, 0) }
