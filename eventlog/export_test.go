@@ -76,6 +76,9 @@ func (l *Log) DropPackAnswers(n int) {
 	l.pl.hooks.dropPackAck.Store(&f)
 }
 
+// OnPackMade gives f the data of each pack l makes, as it is made.
+func (l *Log) OnPackMade(f func(data []byte)) { l.pl.hooks.packMade.Store(&f) }
+
 // StallFollowers makes l's followers stop an iterator as stalled once it has
 // been waited on for after while the stream holds more, and makes the first
 // iterator of each follower go silent after it has delivered n messages, as a

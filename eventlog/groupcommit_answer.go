@@ -40,6 +40,8 @@ type pipelineHooks struct {
 	// dropPackAck, when set and true for an answer to a pack, makes the log
 	// read nothing of it, as if it were lost on its way.
 	dropPackAck atomic.Pointer[func() bool]
+	// packMade, when set, is given each pack's data as it is made.
+	packMade atomic.Pointer[func([]byte)]
 }
 
 // maxSize is the most appends a batch holds: maxBatch, or less once the server

@@ -55,7 +55,19 @@ func TestPackedAppendsShareOneMessage(t *testing.T) {
 	if !l.Packing() {
 		t.Fatal("an embedded log no other node shares does not pack by default")
 	}
+	// A pack's data is made in one buffer of its size (not grown from one byte
+	// as its events are added, which allocates several times its bytes).
+	made := make(chan [2]int, 4)
+	l.OnPackMade(func(data []byte) { made <- [2]int{len(data), cap(data)} })
 	evs, ps := packAppend(t, l, 10, requestOn)
+	select {
+	case m := <-made:
+		if m[0] != m[1] {
+			t.Errorf("a pack of %d bytes was made in a buffer of %d", m[0], m[1])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pack made")
+	}
 	var seq uint64
 	for i, p := range ps {
 		s, err := eventlog.AwaitAck(context.Background(), p)

@@ -110,7 +110,7 @@ func (pl *pipeline) submitPacked(p *Pending, k *packer) error {
 // handoffPackLocked makes the appends waiting in k the next leader, in flight
 // at once: one alone, more as a pack, sent by another goroutine.
 func (pl *pipeline) handoffPackLocked(k *packer) {
-	w := k.waiting
+	w, size := k.waiting, k.size
 	k.waiting, k.size = nil, 0
 	if len(w) == 0 {
 		k.leader = nil
@@ -118,7 +118,7 @@ func (pl *pipeline) handoffPackLocked(k *packer) {
 	}
 	next := w[0]
 	if len(w) > 1 {
-		next = pl.newPack(k, w)
+		next = pl.newPack(k.subject, w, size)
 	}
 	next.leads = k
 	k.leader = next
@@ -131,16 +131,20 @@ func (pl *pipeline) handoffPackLocked(k *packer) {
 	go pl.publish(next)
 }
 
-// newPack is the pack of members, the appends waiting in k: one message on k's
-// subject carrying each member's subject and event.
-func (pl *pipeline) newPack(k *packer, members []*Pending) *Pending {
-	data := make([]byte, 1, 1+k.size)
+// newPack is the pack of members, the appends that waited in a packer: one
+// message on its pack subject carrying each member's subject and event, size
+// bytes of them (wire.PackedSize).
+func (pl *pipeline) newPack(subject string, members []*Pending, size int) *Pending {
+	data := make([]byte, 1, 1+size)
 	data[0] = wire.PackFormat
 	for _, m := range members {
 		data = wire.AppendPacked(data, m.msg.Subject, m.msg.Data)
 	}
+	if h := pl.hooks.packMade.Load(); h != nil {
+		(*h)(data)
+	}
 	p := &Pending{pl: pl, ackTimeout: pl.ackTimeout, members: members, packed: true, keepUntil: time.Now().Add(pl.packs.keep)}
-	p.msg = nats.Msg{Subject: k.subject, Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{"pack-" + ulid.Make().String()}}}
+	p.msg = nats.Msg{Subject: subject, Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{"pack-" + ulid.Make().String()}}}
 	return p
 }
 
