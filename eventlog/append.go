@@ -27,6 +27,9 @@ type appendOpts struct {
 	packed           bool
 }
 
+// packable says an async append with these options may go in a pack.
+func (o appendOpts) packable() bool { return o.packed && o.expectSubjectSeq == nil }
+
 // Packed lets an async append share one message of the log with others made at
 // about the same time (a pack: see pack.go and packer.go), when the log packs
 // (Config.Pack) and the append is of a kind packs carry (wire.PackSubject):
@@ -165,13 +168,16 @@ func unanswered(err error) bool {
 // AppendAsync writes ev without waiting; the returned Pending resolves to the
 // stream's acknowledgement. Use it where many appends are in flight at once.
 func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (*Pending, error) {
-	msg, o, err := l.encode(subject, ev, opts)
+	msg, o, err := l.encode(subject, ev, opts, true)
 	if err != nil {
 		return nil, err
 	}
 	p := &Pending{msg: msg}
+	if o.packable() && !o.noMsgID {
+		p.msgID = ev.ID // its header is made when it goes alone (Pending.withMsgID)
+	}
 	expect(&p.msg, o)
-	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject), o.packed && o.expectSubjectSeq == nil); err != nil {
+	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject), o.packable()); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err
@@ -247,7 +253,10 @@ func awaitOutcome(seq uint64, err error) (uint64, error) {
 
 // encode is ev's message to subject, with its Nats-Msg-Id header unless opts
 // say otherwise, and the options applied.
-func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption) (nats.Msg, appendOpts, error) {
+// encode makes ev's message on subject. With async, an append a pack may carry
+// gets no Nats-Msg-Id header: its Pending keeps the id (msgID) until it is sent
+// alone.
+func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption, async bool) (nats.Msg, appendOpts, error) {
 	select {
 	case <-l.closed:
 		return nats.Msg{}, appendOpts{}, ErrClosed
@@ -271,7 +280,7 @@ func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption) (nats.M
 		return nats.Msg{}, o, fmt.Errorf("eventlog: encode event: %w", err)
 	}
 	msg := nats.Msg{Subject: subject, Data: body}
-	if !o.noMsgID {
+	if !o.noMsgID && !(async && o.packable()) {
 		// The header jetstream.WithMsgID would set, without its option's closure
 		// and the per-append option slice.
 		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}
@@ -280,7 +289,7 @@ func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption) (nats.M
 }
 
 func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
-	msg, o, err := l.encode(subject, ev, opts)
+	msg, o, err := l.encode(subject, ev, opts, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -84,6 +84,7 @@ func (pl *pipeline) submit(p *Pending, groupable, packable bool) error {
 			return pl.submitPacked(p, pl.packs.of(ps))
 		}
 	}
+	p.withMsgID()
 	if !groupable || !pl.group.on.Load() || len(p.msg.Data) > int(pl.nc.MaxPayload())-groupHeadroom {
 		return pl.send(p)
 	}

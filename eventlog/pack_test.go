@@ -10,6 +10,7 @@ import (
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // openPacking opens an embedded log in dir with packs as mode says.
@@ -147,6 +148,59 @@ func TestUnpackedAppendsGoAlone(t *testing.T) {
 	}
 }
 
+// storedWithID checks that the message at seq carries ev alone, under ev's id
+// (Nats-Msg-Id): the log's duplicate detection knows it.
+func storedWithID(t *testing.T, l *eventlog.Log, ev wire.Event, seq uint64) {
+	t.Helper()
+	holdsAt(t, l, ev, seq)
+	s, err := l.JetStream().Stream(context.Background(), wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMsg(context.Background(), seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Header.Get(jetstream.MsgIDHeader); got != ev.ID {
+		t.Fatalf("the message at %d carries Nats-Msg-Id %q, want %s", seq, got, ev.ID)
+	}
+}
+
+// An append a pack may carry that goes alone (nothing in flight to wait for,
+// packs off, or its pack refused whole) is sent under its event id, as any
+// append is: sent again, the log stores it once.
+func TestAnAppendAPackMayCarryGoesAloneUnderItsID(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{eventlog.PackOn, eventlog.PackOff} {
+		l := openPacking(t, eventlog.Config{Pack: mode})
+		ev := events(t, l, 1)[0]
+		var seqs []uint64
+		for range 2 {
+			p, err := l.AppendAsync(requestOn(0), ev, eventlog.Packed())
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq, err := eventlog.AwaitAck(ctx, p)
+			if err != nil {
+				t.Fatalf("packs %s: %v", mode, err)
+			}
+			seqs = append(seqs, seq)
+		}
+		if seqs[0] != seqs[1] {
+			t.Fatalf("packs %s: the same event appended twice alone stored at %v", mode, seqs)
+		}
+		storedWithID(t, l, ev, seqs[0])
+	}
+	// One that waited for a pack in flight and found no other to share it.
+	l := openPacking(t, eventlog.Config{Pack: eventlog.PackOn})
+	evs, ps := packAppend(t, l, 1, requestOn)
+	seq, err := eventlog.AwaitAck(ctx, ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	storedWithID(t, l, evs[0], seq)
+}
+
 // Config.Pack: auto packs on a log no other node shares, on and off force it,
 // and anything else is refused naming the setting.
 func TestPackSetting(t *testing.T) {
@@ -231,7 +285,7 @@ func TestPackRefusedWholeGoesAlone(t *testing.T) {
 			t.Fatalf("append %d at %d, as another", i, seq)
 		}
 		seen[seq] = true
-		holdsAt(t, l, evs[i], seq)
+		storedWithID(t, l, evs[i], seq)
 	}
 	if packs, _ := l.Packs(); packs != 0 {
 		t.Fatalf("%d packs stored", packs)

@@ -119,6 +119,8 @@ func (pl *pipeline) handoffPackLocked(k *packer) {
 	next := w[0]
 	if len(w) > 1 {
 		next = pl.newPack(k.subject, w, size)
+	} else {
+		next.withMsgID() // alone
 	}
 	next.leads = k
 	k.leader = next

@@ -98,6 +98,10 @@ type Pending struct {
 	keepUntil time.Time
 	// leads is the packer this append or pack leads, while it does.
 	leads *packer
+	// msgID is the event id of an append a pack may carry, whose msg gets its
+	// Nats-Msg-Id header only when it is sent alone (withMsgID): in a pack the
+	// pack's id stands for it, and the header would be made for nothing.
+	msgID string
 
 	// Under pl.mu, while in flight:
 	id       uint64
@@ -123,6 +127,7 @@ const (
 
 // send registers p under a new id and publishes it.
 func (pl *pipeline) send(p *Pending) error {
+	p.withMsgID()
 	id := pl.next.Add(1)
 	var b [64]byte
 	p.msg.Reply = string(strconv.AppendUint(append(b[:0], pl.prefix...), id, 36))
@@ -451,4 +456,14 @@ func (p *Pending) outcome() (seq uint64, err error, ok bool, done <-chan struct{
 		p.done = make(chan struct{})
 	}
 	return 0, nil, false, p.done
+}
+
+// withMsgID gives p's message the Nats-Msg-Id header its event id was kept for
+// (msgID), as it is about to be sent alone or in a batch.
+func (p *Pending) withMsgID() {
+	if p.msgID == "" {
+		return
+	}
+	p.msg.Header = nats.Header{jetstream.MsgIDHeader: []string{p.msgID}}
+	p.msgID = ""
 }
