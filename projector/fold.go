@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -47,6 +48,21 @@ type folder struct {
 	pre *prepared
 	// snapEvery and snapFullEvery override the kept snapshots' intervals (tests).
 	snapEvery, snapFullEvery int
+	// invocations and receipts look keys up in their buckets (lookup).
+	invocations, receipts *bolt.Cursor
+}
+
+// lookup is (*bolt.Bucket).Get through *c, a cursor of bucket made once per
+// batch: a Get makes a cursor, and its search path, each time.
+func (f *folder) lookup(c **bolt.Cursor, bucket []byte, key []byte) []byte {
+	if *c == nil {
+		*c = f.tx.Bucket(bucket).Cursor()
+	}
+	k, v := (*c).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }
 
 // fold applies s if it passes the fold-time checks (check.go); otherwise it returns
@@ -123,13 +139,12 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	b := f.tx.Bucket(bucketInvocations)
-	if v := b.Get([]byte(r.InvocationID)); v != nil {
+	if v := f.lookup(&f.invocations, bucketInvocations, []byte(r.InvocationID)); v != nil {
 		if !takenFrom(v, subj) {
 			return nil
 		}
 		r.InvocationID = wire.ScopedInvocationID(subj.Client, r.InvocationID)
-		if b.Get([]byte(r.InvocationID)) != nil {
+		if f.lookup(&f.invocations, bucketInvocations, []byte(r.InvocationID)) != nil {
 			return nil
 		}
 		value = nil // prepared for the id unscoped
@@ -177,7 +192,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 		return err
 	}
 	inv := []byte(r.InvocationID)
-	if f.tx.Bucket(bucketReceipts).Get(inv) != nil {
+	if f.lookup(&f.receipts, bucketReceipts, inv) != nil {
 		return nil // one receipt per invocation: the first one stands
 	}
 	var leaf int64

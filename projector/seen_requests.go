@@ -18,8 +18,10 @@ type seenRequests struct {
 	read uint64
 	// ids holds, by invocation id, the requests read and not yet committed.
 	ids map[string]seenID
-	// order holds them in stream order, so that a commit forgets what it folded.
-	order []seenRequest
+	// order holds them in stream order, so that a commit forgets what it folded;
+	// its first decoded are recorded in ids (decodeLocked).
+	order   []seenRequest
+	decoded int
 	// waits are the callers waiting for the follower to read up to a sequence.
 	waits []readWait
 }
@@ -37,9 +39,15 @@ type seenID struct {
 	n     int
 }
 
+// seenRequest is a request read and not yet committed. It is decoded
+// (checkRequest) only when a caller asks about what was read (before), which
+// is rare: until then it holds a copy of the event, which the follower never
+// changes, and afterwards only the invocation id it names ("" for a request
+// the fold skips).
 type seenRequest struct {
 	seq uint64
 	id  string
+	ev  eventlog.Stored // until decoded
 }
 
 func newSeenRequests() *seenRequests {
@@ -47,26 +55,16 @@ func newSeenRequests() *seenRequests {
 }
 
 // see records s, read by the data stream's follower. A request is recorded
-// under the invocation id it names (checkRequest, as the fold reads it): the
-// fold records it there, or under the id scoped to its client, which a caller
-// asks about only after asking about the unscoped one. A request the fold
-// skips is not recorded: folding it changes nothing.
+// under the invocation id it names (checkRequest, as the fold reads it), once
+// a caller asks (decodeLocked): the fold records it there, or under the id
+// scoped to its client, which a caller asks about only after asking about the
+// unscoped one. A request the fold skips is not recorded: folding it changes
+// nothing.
 func (r *seenRequests) see(s *eventlog.Stored) {
-	var id string
-	if s.Type == wire.TypeInvocationRequested && s.Invalid == "" {
-		if h, err := checkRequest(s, wire.ParseSubject(s.Subject)); err == nil {
-			id = h.InvocationID
-		}
-	}
+	isRequest := s.Type == wire.TypeInvocationRequested && s.Invalid == ""
 	r.mu.Lock()
-	if id != "" {
-		e, ok := r.ids[id]
-		if !ok {
-			e.first = s.Seq
-		}
-		e.n++
-		r.ids[id] = e
-		r.order = append(r.order, seenRequest{seq: s.Seq, id: id})
+	if isRequest {
+		r.order = append(r.order, seenRequest{seq: s.Seq, ev: *s})
 	}
 	if s.Seq > r.read {
 		r.read = s.Seq
@@ -75,6 +73,25 @@ func (r *seenRequests) see(s *eventlog.Stored) {
 		r.wakeLocked()
 	}
 	r.mu.Unlock()
+}
+
+// decodeLocked records the requests read since the last call under the
+// invocation ids they name.
+func (r *seenRequests) decodeLocked() {
+	for i := r.decoded; i < len(r.order); i++ {
+		q := &r.order[i]
+		if h, err := checkRequest(&q.ev, wire.ParseSubject(q.ev.Subject)); err == nil {
+			q.id = h.InvocationID
+			e, ok := r.ids[q.id]
+			if !ok {
+				e.first = q.seq
+			}
+			e.n++
+			r.ids[q.id] = e
+		}
+		q.ev = eventlog.Stored{}
+	}
+	r.decoded = len(r.order)
 }
 
 // wakeLocked wakes the callers waiting for what the follower has read.
@@ -138,17 +155,21 @@ func (r *seenRequests) committed(last uint64) {
 	r.mu.Lock()
 	n := 0
 	for n < len(r.order) && r.order[n].seq <= last {
-		id := r.order[n].id
-		if e := r.ids[id]; e.n <= 1 {
-			delete(r.ids, id)
-		} else {
-			e.n--
-			r.ids[id] = e
+		if id := r.order[n].id; n < r.decoded && id != "" {
+			if e := r.ids[id]; e.n <= 1 {
+				delete(r.ids, id)
+			} else {
+				e.n--
+				r.ids[id] = e
+			}
 		}
 		n++
 	}
 	if n > 0 {
-		r.order = append(r.order[:0], r.order[n:]...)
+		kept := copy(r.order, r.order[n:])
+		clear(r.order[kept:]) // the events they held
+		r.order = r.order[:kept]
+		r.decoded = max(r.decoded-n, 0)
 	}
 	r.mu.Unlock()
 }
@@ -157,6 +178,7 @@ func (r *seenRequests) committed(last uint64) {
 // and holds no request under id before seq that is not yet committed.
 func (r *seenRequests) before(id string, seq uint64) bool {
 	r.mu.Lock()
+	r.decodeLocked()
 	e, pending := r.ids[id]
 	ok := r.read+1 >= seq && !(pending && e.first < seq)
 	r.mu.Unlock()

@@ -1,0 +1,61 @@
+package projector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog"
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// The requests read are decoded only when a caller asks, and a commit forgets
+// what it folded whether or not it was decoded: asked between reads and
+// commits in any order, the answers are those of every request read being
+// recorded as it was read.
+func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
+	r := newSeenRequests()
+	see := func(seq uint64, inv string) {
+		t.Helper()
+		ev, err := wire.NewEvent(time.Unix(0, 0), wire.TypeInvocationRequested, "owner", wire.InvocationRequest{InvocationID: inv, Key: "K", Body: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.see(&eventlog.Stored{Event: ev, Stream: wire.DataStream, Subject: wire.RequestSubject("K"), Seq: seq})
+	}
+	// A request the fold skips (its key is not its subject's) is not recorded.
+	bad, err := wire.NewEvent(time.Unix(0, 0), wire.TypeInvocationRequested, "owner", wire.InvocationRequest{InvocationID: "inv_bad", Key: "OTHER"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(id string, seq uint64, ok bool) {
+		t.Helper()
+		if got := r.before(id, seq); got != ok {
+			t.Fatalf("before(%s, %d) = %v, want %v", id, seq, got, ok)
+		}
+	}
+	see(1, "inv_a")
+	see(2, "inv_b")
+	if len(r.ids) != 0 {
+		t.Fatalf("decoded before anyone asked: %v", r.ids)
+	}
+	want("inv_a", 2, false) // its request at 1 is not committed
+	want("inv_a", 1, true)
+	see(3, "inv_a")
+	r.see(&eventlog.Stored{Event: bad, Stream: wire.DataStream, Subject: wire.RequestSubject("K"), Seq: 4})
+	see(5, "inv_c")
+	r.committed(2) // inv_a's first and inv_b's, decoded; none after
+	want("inv_b", 6, true)
+	want("inv_a", 3, true)
+	want("inv_a", 4, false) // its second, at 3
+	want("inv_bad", 6, true)
+	r.committed(4)
+	see(6, "inv_d")
+	r.committed(5) // inv_c decoded, inv_d not
+	want("inv_c", 7, true)
+	want("inv_d", 7, false)
+	r.committed(6)
+	want("inv_d", 7, true)
+	if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
+		t.Fatalf("after every commit: ids %v, %d held, %d decoded", r.ids, len(r.order), r.decoded)
+	}
+}
