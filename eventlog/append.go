@@ -17,18 +17,21 @@ func (l *Log) NewEvent(typ, actor string, data any) (wire.Event, error) {
 	return wire.NewEvent(l.cfg.Clock(), typ, actor, data)
 }
 
-// AppendOption adjusts one append. Options return an error so a bad value fails
-// before anything is sent.
-type AppendOption func(*appendOpts) error
+// AppendOption adjusts one append (Packed, WithoutDedupe,
+// ExpectLastSubjectSeq). It is a value, so that applying options allocates
+// nothing.
+type AppendOption struct{ o appendOpts }
 
+// appendOpts are an append's options; an AppendOption sets some of them.
 type appendOpts struct {
-	expectSubjectSeq *uint64
-	noMsgID          bool
-	packed           bool
+	expect    bool   // ExpectLastSubjectSeq: expectSeq is set
+	expectSeq uint64 // the last subject sequence expected, when expect
+	noMsgID   bool
+	packed    bool
 }
 
 // packable says an async append with these options may go in a pack.
-func (o appendOpts) packable() bool { return o.packed && o.expectSubjectSeq == nil }
+func (o appendOpts) packable() bool { return o.packed && !o.expect }
 
 // Packed lets an async append share one message of the log with others made at
 // about the same time (a pack: see pack.go and packer.go), when the log packs
@@ -42,12 +45,7 @@ func (o appendOpts) packable() bool { return o.packed && o.expectSubjectSeq == n
 // is answered with the pack's sequence; one that gets no answer is sent again
 // by the log itself (see packer) and fails only after half the duplicate
 // window, with ErrAckTimeout.
-func Packed() AppendOption {
-	return func(o *appendOpts) error {
-		o.packed = true
-		return nil
-	}
-}
+func Packed() AppendOption { return AppendOption{appendOpts{packed: true}} }
 
 // WithoutDedupe appends without the event id as Nats-Msg-Id, so the log does not
 // remember it for duplicate detection. For events appended exactly once, whose
@@ -55,21 +53,13 @@ func Packed() AppendOption {
 // bookkeeping and every reader's header parsing. Such an append is never sent
 // again (an append that got no answer may be stored), so a failover refuses it
 // where it would have resent one with its id.
-func WithoutDedupe() AppendOption {
-	return func(o *appendOpts) error {
-		o.noMsgID = true
-		return nil
-	}
-}
+func WithoutDedupe() AppendOption { return AppendOption{appendOpts{noMsgID: true}} }
 
 // ExpectLastSubjectSeq makes the append succeed only if the last message on its
 // subject has this sequence (0: the subject has no message yet). Otherwise Append
 // returns an error matching ErrConflict.
 func ExpectLastSubjectSeq(seq uint64) AppendOption {
-	return func(o *appendOpts) error {
-		o.expectSubjectSeq = &seq
-		return nil
-	}
+	return AppendOption{appendOpts{expect: true, expectSeq: seq}}
 }
 
 // Append writes ev to subject and returns its stream sequence once JetStream has
@@ -177,7 +167,7 @@ func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (
 		p.msgID = ev.ID // its header is made when it goes alone (Pending.withMsgID)
 	}
 	expect(&p.msg, o)
-	if err := l.pl.submit(p, o.expectSubjectSeq == nil && isDataSubject(subject), o.packable()); err != nil {
+	if err := l.pl.submit(p, !o.expect && isDataSubject(subject), o.packable()); err != nil {
 		err = classify(err)
 		l.cfg.Metrics.countAppend(ev.Type, err)
 		return nil, err
@@ -265,13 +255,7 @@ func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption, async b
 	if err := l.disk.refusal(); err != nil {
 		return nats.Msg{}, appendOpts{}, err
 	}
-	var o appendOpts
-	if len(opts) > 0 {
-		var err error
-		if o, err = applyAppendOpts(opts); err != nil {
-			return nats.Msg{}, o, err
-		}
-	}
+	o := applyAppendOpts(opts)
 	if ev.ID == "" || ev.Type == "" {
 		return nats.Msg{}, o, fmt.Errorf("%w: an event needs an id and a type", wire.ErrBadEvent)
 	}
@@ -300,25 +284,27 @@ func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats
 // expect sets msg's expected-last-subject-sequence header when o asks for one
 // (ExpectLastSubjectSeq), as Append and AppendAsync both send it.
 func expect(msg *nats.Msg, o appendOpts) {
-	if o.expectSubjectSeq == nil {
+	if !o.expect {
 		return
 	}
 	if msg.Header == nil {
 		msg.Header = nats.Header{}
 	}
-	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(*o.expectSubjectSeq, 10)}
+	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(o.expectSeq, 10)}
 }
 
-// applyAppendOpts is opts applied in order (apart, so that an append without
-// options does not move its options to the heap).
-func applyAppendOpts(opts []AppendOption) (appendOpts, error) {
+// applyAppendOpts is opts together, later ones adding to earlier ones.
+func applyAppendOpts(opts []AppendOption) appendOpts {
 	var o appendOpts
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return o, err
+		a := opt.o
+		o.noMsgID = o.noMsgID || a.noMsgID
+		o.packed = o.packed || a.packed
+		if a.expect {
+			o.expect, o.expectSeq = true, a.expectSeq
 		}
 	}
-	return o, nil
+	return o
 }
 
 // electionRetryWait is the pause before an append no server answered for is sent
