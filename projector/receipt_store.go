@@ -202,16 +202,15 @@ func packHex(data []byte) ([]byte, bool) { return packHexTo(make([]byte, 0, len(
 func packHexTo(out, data []byte) ([]byte, bool) {
 	from := 0 // data[from:i] is copied as it is when the next run is packed
 	for i := 0; i < len(data); {
-		c := data[i]
-		if !isLowerHex(c) {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-				return nil, false
-			}
+		switch byteClass[data[i]] {
+		case plainByte:
 			i++
 			continue
+		case controlByte:
+			return nil, false
 		}
 		j := i + 1
-		for j < len(data) && isLowerHex(data[j]) {
+		for j < len(data) && byteClass[data[j]] == hexDigit {
 			j++
 		}
 		if j-i < minHexRun {
@@ -222,13 +221,49 @@ func packHexTo(out, data []byte) ([]byte, bool) {
 		for j-i >= 2 {
 			n := min((j-i)/2, 255)
 			out = append(out, hexRun, byte(n))
-			out, _ = hex.AppendDecode(out, data[i:i+2*n])
+			for k := i; k < i+2*n; k += 2 {
+				out = append(out, hexValue[data[k]]<<4|hexValue[data[k+1]])
+			}
 			i += 2 * n
 		}
 		from = i // an odd digit left at the run's end is copied as it is
 	}
 	return append(out, data[from:]...), true
 }
+
+// byteClass sorts bytes for packHex: a lowercase hex digit, a control byte JSON
+// cannot hold unescaped (below 0x20 but tab, line feed and carriage return), or
+// any other.
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case isLowerHex(byte(c)):
+			t[c] = hexDigit
+		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
+			t[c] = controlByte
+		}
+	}
+	return t
+}()
+
+const (
+	plainByte = iota
+	hexDigit
+	controlByte
+)
+
+// hexValue is a lowercase hex digit's value.
+var hexValue = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		}
+	}
+	return t
+}()
 
 // unpackHex is packHex's inverse.
 func unpackHex(packed []byte) ([]byte, error) {

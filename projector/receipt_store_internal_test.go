@@ -111,3 +111,12 @@ func TestReceiptEncodingRefusesAHugeClaimedLength(t *testing.T) {
 		t.Fatalf("decodeReceipt(a 4 GiB claim) allocated %d bytes before refusing it", n)
 	}
 }
+
+func BenchmarkPackHex(b *testing.B) {
+	data := []byte(engineReceipt)
+	out := make([]byte, 0, len(data))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		packHexTo(out[:0], data)
+	}
+}
