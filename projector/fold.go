@@ -152,7 +152,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	if value == nil {
 		value = invocationValue(s, subj, &r)
 	}
-	return f.ledger.put(bucketInvocations, []byte(r.InvocationID), value, nil)
+	return f.ledger.put(bucketInvocations, f.ledger.stringKey(r.InvocationID), value, nil)
 }
 
 // takenFrom reports whether first, the invocations record of an id, is another
@@ -212,7 +212,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if err := put(f.tx, bucketByKey, byKeyKey(r.Key, s.Seq, s.Part), leafValue(leaf)); err != nil {
+	if err := f.ledger.putLeafValue(bucketByKey, f.ledger.byKeyKey(r.Key, s.Seq, s.Part), leaf); err != nil {
 		return err
 	}
 	return f.observe(&r)

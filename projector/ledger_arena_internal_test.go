@@ -1,10 +1,13 @@
 package projector
 
 import (
+	"fmt"
+	"math/bits"
 	"path/filepath"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // A transaction folding a few events (a batch committed at once because a
@@ -32,6 +35,97 @@ func TestLedgerArenaSizedForTheBatch(t *testing.T) {
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memHashes is a tlog.HashReader of hashes held in a map.
+type memHashes map[int64]tlog.Hash
+
+func (m memHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		out[i] = m[x]
+	}
+	return out, nil
+}
+
+// The hashes a batch stores for each leaf are tlog's, whether the hashes it
+// reads were stored in its own transaction or in one before; and adding a leaf
+// allocates nothing for them.
+func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := memHashes{}
+	const leaves, perTx = 1100, 37
+	for n := int64(0); n < leaves; {
+		err := db.Update(func(tx *bolt.Tx) error {
+			b := newLedgerBatch(tx, perTx)
+			for end := min(n+perTx, leaves); n < end; n++ {
+				h := tlog.RecordHash([]byte(fmt.Sprint("receipt ", n)))
+				hs, err := tlog.StoredHashesForRecordHash(n, h, want)
+				if err != nil {
+					return err
+				}
+				for i, h := range hs {
+					want[tlog.StoredHashIndex(0, n)+int64(i)] = h
+				}
+				if leaf, err := b.addHash(fmt.Sprint("inv_", n), h); err != nil || leaf != n {
+					return fmt.Errorf("leaf %d added as %d: %v", n, leaf, err)
+				}
+				var room [65]tlog.Hash
+				got, err := b.storedHashes(room[:0], n+1, tlog.Hash{})
+				if err != nil {
+					return err
+				}
+				if n+1 < leaves && len(got) != 1+bits.TrailingZeros64(uint64(n+2)) {
+					return fmt.Errorf("leaf %d: %d hashes", n+1, len(got))
+				}
+				inTx := true // the hashes leaf n+1 reads were stored in this transaction
+				for i := range bits.TrailingZeros64(uint64(n + 2)) {
+					_, ok := b.stored[tlog.StoredHashIndex(i, (n+1)>>uint(i)-1)]
+					inTx = inTx && ok
+				}
+				if allocs := testing.AllocsPerRun(10, func() { b.storedHashes(room[:0], n+1, tlog.Hash{}) }); inTx && allocs != 0 {
+					return fmt.Errorf("leaf %d: storedHashes allocates %v times", n+1, allocs)
+				}
+				for i, h := range hs {
+					if b.stored[tlog.StoredHashIndex(0, n)+int64(i)] != h {
+						return fmt.Errorf("leaf %d: hash %d is not tlog's", n, i)
+					}
+				}
+			}
+			return b.flush()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		for n := int64(1); n <= leaves; n++ {
+			got, err := tlog.TreeHash(n, txHashes{tx})
+			if err != nil {
+				return err
+			}
+			if w, _ := tlog.TreeHash(n, want); got != w {
+				return fmt.Errorf("tree of %d leaves: %s, want %s", n, got, w)
+			}
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }

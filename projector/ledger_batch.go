@@ -2,6 +2,7 @@ package projector
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/tlog"
@@ -22,6 +23,8 @@ type ledgerBatch struct {
 	// transaction commits, so each is carved from a chunk shared by many
 	// instead of allocated on its own.
 	arena []byte
+	// key is where the keys of the batch's puts are built (indexKey).
+	key []byte
 	// events is how many events the transaction folds (0: unknown); the first
 	// chunk of the arena and the hashes' map are sized for them.
 	events int
@@ -39,21 +42,26 @@ func newLedgerBatch(tx *bolt.Tx, events int) *ledgerBatch {
 // someone waits for it) carves a chunk of its size, not a full arenaChunk.
 const eventChunk = 512
 
-// ReadHashes reads the hashes stored in this transaction from memory and the
-// others from bbolt (tlog.HashReader).
-func (b *ledgerBatch) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(indexes))
-	for i, x := range indexes {
-		if h, ok := b.stored[x]; ok {
-			out[i] = h
-			continue
+// storedHashes appends to dst the hashes leaf n of record hash h stores:
+// tlog.StoredHashesForRecordHash(n, h, b), without its allocations (a slice of
+// hashes, one of indexes and one of the hashes read, for every leaf).
+func (b *ledgerBatch) storedHashes(dst []tlog.Hash, n int64, h tlog.Hash) ([]tlog.Hash, error) {
+	dst = append(dst, h)
+	// Each trailing 1 bit of n completes a subtree, hashed with the stored
+	// hash of the subtree beside it.
+	for i := range bits.TrailingZeros64(uint64(n + 1)) {
+		x := tlog.StoredHashIndex(i, n>>uint(i)-1)
+		left, ok := b.stored[x]
+		if !ok {
+			var err error
+			if left, err = readStoredHash(b.tx, x); err != nil {
+				return nil, err
+			}
 		}
-		var err error
-		if out[i], err = readStoredHash(b.tx, x); err != nil {
-			return nil, err
-		}
+		h = tlog.NodeHash(left, h)
+		dst = append(dst, h)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // add appends the receipt data of invocation inv as the tree's next leaf, and
@@ -77,7 +85,8 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, hint)
 	}
 	n := b.size
-	hs, err := tlog.StoredHashesForRecordHash(n, h, b)
+	var room [65]tlog.Hash
+	hs, err := b.storedHashes(room[:0], n, h)
 	if err != nil {
 		return 0, err
 	}
@@ -88,11 +97,11 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 		if level, _ := tlog.SplitStoredHashIndex(x); level == 0 || !keptLevel(level) {
 			continue // the leaf's own, kept with the leaf, or one computed when read
 		}
-		if err := b.put(bucketLedgerHashes, index(x), h[:], nil); err != nil {
+		if err := b.put(bucketLedgerHashes, b.indexKey(x), h[:], nil); err != nil {
 			return 0, err
 		}
 	}
-	if err := b.put(bucketLedgerLeaves, index(n), hs[0][:], []byte(inv)); err != nil {
+	if err := b.putString(bucketLedgerLeaves, b.indexKey(n), hs[0][:], inv); err != nil {
 		return 0, err
 	}
 	b.size, b.changed = n+1, true
@@ -110,11 +119,60 @@ func index(x int64) []byte {
 // values of about a hundred leaves.
 const arenaChunk = 16 << 10
 
+// The keys of a batch's puts are built in one buffer, b.key, used again for
+// the next: bbolt copies a key before Put returns, and a key that was its own
+// slice was an allocation (bbolt's Put hands it to its logger, so it never
+// stays on the stack). A key built there is good until the next is built.
+
+// indexKey is index(x) built in b.key.
+func (b *ledgerBatch) indexKey(x int64) []byte {
+	b.key = binary.BigEndian.AppendUint64(b.key[:0], uint64(x))
+	return b.key
+}
+
+// stringKey is s built in b.key.
+func (b *ledgerBatch) stringKey(s string) []byte {
+	b.key = append(b.key[:0], s...)
+	return b.key
+}
+
+// byKeyKey is byKeyKey(key, seq, part) built in b.key.
+func (b *ledgerBatch) byKeyKey(key string, seq uint64, part int) []byte {
+	b.key = appendByKeyKey(b.key[:0], key, seq, part)
+	return b.key
+}
+
+// putLeafValue is put of leafValue(leaf).
+func (b *ledgerBatch) putLeafValue(name, k []byte, leaf int64) error {
+	var v [binary.MaxVarintLen64]byte
+	return b.put(name, k, v[:binary.PutUvarint(v[:], uint64(leaf))], nil)
+}
+
 // put is put with the value v followed by w, and its checksum, carved from the
 // arena.
 func (b *ledgerBatch) put(name, k, v, w []byte) error {
-	m := len(v) + len(w)
-	n := m + sumLen
+	sv := b.carve(len(v) + len(w) + sumLen)
+	copy(sv[copy(sv, v):], w)
+	return b.putCarved(name, k, sv)
+}
+
+// putString is put with w a string.
+func (b *ledgerBatch) putString(name, k, v []byte, w string) error {
+	sv := b.carve(len(v) + len(w) + sumLen)
+	copy(sv[copy(sv, v):], w)
+	return b.putCarved(name, k, sv)
+}
+
+// putCarved puts under k sv, carved from the arena, with its checksum written
+// in its last sumLen bytes.
+func (b *ledgerBatch) putCarved(name, k, sv []byte) error {
+	m := len(sv) - sumLen
+	binary.BigEndian.PutUint64(sv[m:], valueSum(k, sv[:m]))
+	return b.tx.Bucket(name).Put(k, sv)
+}
+
+// carve is n bytes of the arena, kept until the transaction ends.
+func (b *ledgerBatch) carve(n int) []byte {
 	if cap(b.arena)-len(b.arena) < n {
 		chunk := arenaChunk
 		if b.arena == nil && b.events > 0 {
@@ -124,9 +182,7 @@ func (b *ledgerBatch) put(name, k, v, w []byte) error {
 	}
 	sv := b.arena[len(b.arena) : len(b.arena)+n : len(b.arena)+n]
 	b.arena = b.arena[:len(b.arena)+n]
-	copy(sv[copy(sv, v):], w)
-	binary.BigEndian.PutUint64(sv[m:], valueSum(k, sv[:m]))
-	return b.tx.Bucket(name).Put(k, sv)
+	return sv
 }
 
 // flush writes the tree's size, once for the transaction, when leaves were added.

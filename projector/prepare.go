@@ -96,7 +96,7 @@ func putPreparedReceipt(f *folder, r *preparedReceipt, leaf int64) error {
 	h = binary.AppendUvarint(h, uint64(leaf))
 	v := r.value[receiptRoom-len(h):]
 	copy(v, h)
-	inv := []byte(r.head.InvocationID)
+	inv := f.ledger.stringKey(r.head.InvocationID)
 	v = binary.BigEndian.AppendUint64(v, valueSum(inv, v))
 	return f.tx.Bucket(bucketReceipts).Put(inv, v)
 }

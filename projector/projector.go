@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,11 +116,26 @@ func Open(cfg Config) (*Projector, error) {
 	return p, nil
 }
 
+// initialMmapSize is the address space the projection file is mapped into when
+// opened: a file that grows past its mapping is mapped again, and each time the
+// write transaction copies every node it holds out of the old mapping and waits
+// for every reader to finish. Reserving it up front (address space, not memory:
+// only the file's pages in use are read in) spares a growing projection those
+// stalls until it is this large. Not on Windows, where bbolt grows the file to
+// its mapping, nor where addresses are 32 bits.
+var initialMmapSize = func() int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
+}()
+
 // openBolt opens the projection file and readies it for this version. A file an
 // older fold built is refused (*staleFoldError) unless asIs, when it is served
 // as that fold built it, without this fold's mark (refold).
 func openBolt(cfg Config, asIs bool) (*bolt.DB, error) {
-	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: !cfg.Sync, NoGrowSync: !cfg.Sync, NoFreelistSync: true})
+	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: !cfg.Sync, NoGrowSync: !cfg.Sync, NoFreelistSync: true,
+		InitialMmapSize: initialMmapSize})
 	if err != nil {
 		return nil, fmt.Errorf("projector: open %s: %w", cfg.Path, err)
 	}

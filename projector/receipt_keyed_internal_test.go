@@ -21,6 +21,7 @@ func TestReceiptStoredUnderItsKeyGivesBackTheBytes(t *testing.T) {
 		"key in hex":       `{"h":"` + strings.Repeat("ab", 20) + inv + strings.Repeat("cd", 20) + `"}`,
 		"no key":           `{"invocation_id":"inv_other"}`,
 		"raw control byte": "{\"body\":\"\x01" + inv + "\"}",
+		"control after":    "{\"body\":\"" + inv + "\x01\"}",
 		"keyed byte":       "\x05" + inv,
 	}
 	for name, data := range cases {
@@ -28,6 +29,19 @@ func TestReceiptStoredUnderItsKeyGivesBackTheBytes(t *testing.T) {
 		got, err := decodeReceiptFor([]byte(inv), stored)
 		if err != nil || !bytes.Equal(got, []byte(data)) {
 			t.Errorf("%s: decoded %q (%v), want %q", name, got, err, data)
+		}
+	}
+	// What holds a control byte, before or after the key or in it, is not JSON:
+	// it is stored as it is.
+	const ctlInv = "inv_01m8s2xe\x01w2smrsr8k77ywwc6v"
+	for _, c := range [][2]string{{inv, cases["raw control byte"]}, {inv, cases["control after"]}, {ctlInv, `{"id":"` + ctlInv + `"}`}} {
+		key, data := c[0], c[1]
+		stored := encodeReceiptFor([]byte(key), []byte(data))
+		if !bytes.Equal(stored, []byte(data)) {
+			t.Errorf("%q under %q stored as %q, want it as it is", data, key, stored)
+		}
+		if got, err := decodeReceiptFor([]byte(key), stored); err != nil || !bytes.Equal(got, []byte(data)) {
+			t.Errorf("%q under %q decoded %q (%v)", data, key, got, err)
 		}
 	}
 	keyed := encodeReceiptFor([]byte(inv), []byte(engineReceipt))

@@ -92,14 +92,25 @@ func appendReceipt(dst, inv, data []byte, spare int) []byte {
 	buf := packedPool.Get().(*[]byte)
 	defer packedPool.Put(buf)
 	format := byte(receiptCompact)
-	packed, ok := packHexTo((*buf)[:0], data)
-	if i := bytes.Index(data, inv); ok && len(inv) >= minKeyRef && i >= 0 {
-		packed, _ = packHexTo(packed[:0], data[:i])
-		packed = append(packed, keyRef)
-		packed, _ = packHexTo(packed, data[i+len(inv):])
-		format = receiptKeyed
+	i := -1
+	if len(inv) >= minKeyRef {
+		i = bytes.Index(data, inv)
 	}
-	if cap(packed) <= 64<<10 {
+	var packed []byte
+	var ok bool
+	if i < 0 {
+		packed, ok = packHexTo((*buf)[:0], data)
+	} else {
+		// One pass over data: the parts around the key are packed, and data is
+		// JSON-like (ok) when they and the key are.
+		format = receiptKeyed
+		if packed, ok = packHexTo((*buf)[:0], data[:i]); ok {
+			packed = append(packed, keyRef)
+			packed, ok = packHexTo(packed, data[i+len(inv):])
+		}
+		ok = ok && !hasControlByte(inv)
+	}
+	if ok && cap(packed) <= 64<<10 {
 		*buf = packed
 	}
 	if !ok {
@@ -229,6 +240,16 @@ func packHexTo(out, data []byte) ([]byte, bool) {
 		from = i // an odd digit left at the run's end is copied as it is
 	}
 	return append(out, data[from:]...), true
+}
+
+// hasControlByte reports whether b holds a byte packHex refuses.
+func hasControlByte(b []byte) bool {
+	for _, c := range b {
+		if byteClass[c] == controlByte {
+			return true
+		}
+	}
+	return false
 }
 
 // byteClass sorts bytes for packHex: a lowercase hex digit, a control byte JSON

@@ -84,7 +84,11 @@ func readLeafValue(v []byte) (leaf int64, ok bool) {
 // the first of a pack (eventlog.Stored.Part) is told apart by its part after
 // the sequence, two bytes, so the index keeps the log's order.
 func byKeyKey(key string, seq uint64, part int) []byte {
-	b := make([]byte, 0, len(key)+11)
+	return appendByKeyKey(make([]byte, 0, len(key)+11), key, seq, part)
+}
+
+// appendByKeyKey appends byKeyKey(key, seq, part) to b.
+func appendByKeyKey(b []byte, key string, seq uint64, part int) []byte {
 	b = append(b, key...)
 	b = append(b, 0)
 	b = binary.BigEndian.AppendUint64(b, seq)
