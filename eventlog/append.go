@@ -158,13 +158,18 @@ func unanswered(err error) bool {
 // AppendAsync writes ev without waiting; the returned Pending resolves to the
 // stream's acknowledgement. Use it where many appends are in flight at once.
 func (l *Log) AppendAsync(subject string, ev wire.Event, opts ...AppendOption) (*Pending, error) {
-	msg, o, err := l.encode(subject, ev, opts, true)
+	msg, o, err := l.encode(subject, ev, opts)
 	if err != nil {
 		return nil, err
 	}
 	p := &Pending{msg: msg}
-	if o.packable() && !o.noMsgID {
-		p.msgID = ev.ID // its header is made when it goes alone (Pending.withMsgID)
+	if !o.noMsgID {
+		p.msgID = ev.ID
+	}
+	if !o.packable() {
+		// One a pack may carry gets its header only if it is sent alone: in a
+		// pack, the pack's id stands for it.
+		p.withMsgID()
 	}
 	expect(&p.msg, o)
 	if err := l.pl.submit(p, !o.expect && isDataSubject(subject), o.packable()); err != nil {
@@ -241,12 +246,10 @@ func awaitOutcome(seq uint64, err error) (uint64, error) {
 	return seq, nil
 }
 
-// encode is ev's message to subject, with its Nats-Msg-Id header unless opts
-// say otherwise, and the options applied.
-// encode makes ev's message on subject. With async, an append a pack may carry
-// gets no Nats-Msg-Id header: its Pending keeps the id (msgID) until it is sent
-// alone.
-func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption, async bool) (nats.Msg, appendOpts, error) {
+// encode is ev's message to subject, without headers, and the options applied:
+// its caller gives it its Nats-Msg-Id header (msgIDHeader) unless they say
+// otherwise.
+func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption) (nats.Msg, appendOpts, error) {
 	select {
 	case <-l.closed:
 		return nats.Msg{}, appendOpts{}, ErrClosed
@@ -263,19 +266,20 @@ func (l *Log) encode(subject string, ev wire.Event, opts []AppendOption, async b
 	if err != nil {
 		return nats.Msg{}, o, fmt.Errorf("eventlog: encode event: %w", err)
 	}
-	msg := nats.Msg{Subject: subject, Data: body}
-	if !o.noMsgID && !(async && o.packable()) {
-		// The header jetstream.WithMsgID would set, without its option's closure
-		// and the per-append option slice.
-		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}
-	}
-	return msg, o, nil
+	return nats.Msg{Subject: subject, Data: body}, o, nil
 }
 
+// msgIDHeader is the header jetstream.WithMsgID would set for id, without its
+// option's closure and the per-append option slice.
+func msgIDHeader(id string) nats.Header { return nats.Header{jetstream.MsgIDHeader: []string{id}} }
+
 func (l *Log) prepare(subject string, ev wire.Event, opts []AppendOption) (*nats.Msg, []jetstream.PublishOpt, error) {
-	msg, o, err := l.encode(subject, ev, opts, false)
+	msg, o, err := l.encode(subject, ev, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !o.noMsgID {
+		msg.Header = msgIDHeader(ev.ID)
 	}
 	expect(&msg, o)
 	return &msg, l.retry, nil

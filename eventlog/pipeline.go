@@ -459,11 +459,12 @@ func (p *Pending) outcome() (seq uint64, err error, ok bool, done <-chan struct{
 }
 
 // withMsgID gives p's message the Nats-Msg-Id header its event id was kept for
-// (msgID), as it is about to be sent alone or in a batch.
+// (msgID), as it is about to be sent alone or in a batch. It comes before any
+// other header: p's message has none yet.
 func (p *Pending) withMsgID() {
 	if p.msgID == "" {
 		return
 	}
-	p.msg.Header = nats.Header{jetstream.MsgIDHeader: []string{p.msgID}}
+	p.msg.Header = msgIDHeader(p.msgID)
 	p.msgID = ""
 }

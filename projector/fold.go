@@ -152,7 +152,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 	if value == nil {
 		value = invocationValue(s, subj, &r)
 	}
-	return f.ledger.put(bucketInvocations, f.ledger.stringKey(r.InvocationID), value, nil)
+	return f.ledger.put(bucketInvocations, f.ledger.stringKey(r.InvocationID), value, "")
 }
 
 // takenFrom reports whether first, the invocations record of an id, is another

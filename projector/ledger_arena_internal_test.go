@@ -25,7 +25,7 @@ func TestLedgerArenaSizedForTheBatch(t *testing.T) {
 		}
 		for _, c := range []struct{ events, want int }{{1, eventChunk}, {3, 3 * eventChunk}, {1000, arenaChunk}, {0, arenaChunk}} {
 			b := newLedgerBatch(tx, c.events)
-			if err := b.put(bucketInvocations, []byte("inv_a"), []byte("value"), nil); err != nil {
+			if err := b.put(bucketInvocations, []byte("inv_a"), []byte("value"), ""); err != nil {
 				return err
 			}
 			if got := cap(b.arena); got != c.want {

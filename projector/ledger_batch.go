@@ -97,11 +97,11 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 		if level, _ := tlog.SplitStoredHashIndex(x); level == 0 || !keptLevel(level) {
 			continue // the leaf's own, kept with the leaf, or one computed when read
 		}
-		if err := b.put(bucketLedgerHashes, b.indexKey(x), h[:], nil); err != nil {
+		if err := b.put(bucketLedgerHashes, b.indexKey(x), h[:], ""); err != nil {
 			return 0, err
 		}
 	}
-	if err := b.putString(bucketLedgerLeaves, b.indexKey(n), hs[0][:], inv); err != nil {
+	if err := b.put(bucketLedgerLeaves, b.indexKey(n), hs[0][:], inv); err != nil {
 		return 0, err
 	}
 	b.size, b.changed = n+1, true
@@ -145,28 +145,15 @@ func (b *ledgerBatch) byKeyKey(key string, seq uint64, part int) []byte {
 // putLeafValue is put of leafValue(leaf).
 func (b *ledgerBatch) putLeafValue(name, k []byte, leaf int64) error {
 	var v [binary.MaxVarintLen64]byte
-	return b.put(name, k, v[:binary.PutUvarint(v[:], uint64(leaf))], nil)
+	return b.put(name, k, v[:binary.PutUvarint(v[:], uint64(leaf))], "")
 }
 
 // put is put with the value v followed by w, and its checksum, carved from the
 // arena.
-func (b *ledgerBatch) put(name, k, v, w []byte) error {
-	sv := b.carve(len(v) + len(w) + sumLen)
+func (b *ledgerBatch) put(name, k, v []byte, w string) error {
+	m := len(v) + len(w)
+	sv := b.carve(m + sumLen)
 	copy(sv[copy(sv, v):], w)
-	return b.putCarved(name, k, sv)
-}
-
-// putString is put with w a string.
-func (b *ledgerBatch) putString(name, k, v []byte, w string) error {
-	sv := b.carve(len(v) + len(w) + sumLen)
-	copy(sv[copy(sv, v):], w)
-	return b.putCarved(name, k, sv)
-}
-
-// putCarved puts under k sv, carved from the arena, with its checksum written
-// in its last sumLen bytes.
-func (b *ledgerBatch) putCarved(name, k, sv []byte) error {
-	m := len(sv) - sumLen
 	binary.BigEndian.PutUint64(sv[m:], valueSum(k, sv[:m]))
 	return b.tx.Bucket(name).Put(k, sv)
 }

@@ -155,7 +155,7 @@ func (r *seenRequests) committed(last uint64) {
 	r.mu.Lock()
 	n := 0
 	for n < len(r.order) && r.order[n].seq <= last {
-		if id := r.order[n].id; n < r.decoded && id != "" {
+		if id := r.order[n].id; id != "" { // decoded, and named an id
 			if e := r.ids[id]; e.n <= 1 {
 				delete(r.ids, id)
 			} else {
