@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,24 +59,47 @@ func (s *Server) dispatchPost(w http.ResponseWriter, r *http.Request) error {
 // readDispatchBody decodes a dispatch body of at most limit bytes, read to its end:
 // one JSON object, nothing after it. Errors: ErrPayloadTooLarge, ErrBodyTimeout, or
 // an ErrBadRequest whose text is dispatchBodyError's sentence.
+//
+// The body is read whole into a pooled buffer. A body of the plain form
+// (parseDispatchBody) is decoded by hand; any other, and every malformed one, is
+// read by encoding/json's decoder, whose answer (its value or its error) is the
+// API's.
 func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (dispatchBody, error) {
 	const what = "the request body"
 	var in dispatchBody
 	if r.ContentLength > limit {
 		return in, command.TooLarge(what, r.ContentLength, limit)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	bp := bodyBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBody {
+			bodyBufs.Put(bp)
+		}
+	}()
+	if r.ContentLength > int64(cap(*bp)) {
+		*bp = make([]byte, 0, r.ContentLength+1) // +1: the read that meets the end
+	}
+	b, err := readAllInto((*bp)[:0], http.MaxBytesReader(w, r.Body, limit))
+	*bp = b[:0]
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return in, bodyError(err, what, r.ContentLength, limit)
+		}
+		return in, badRequest(dispatchBodyError(err))
+	}
+	if parseDispatchBody(b, &in) {
+		return in, nil
+	}
+	in = dispatchBody{}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&in)
+	err = dec.Decode(&in)
 	if err == nil {
 		if _, err = dec.Token(); err == nil {
 			err = errors.New("data after the JSON object")
 		} else if err == io.EOF {
 			return in, nil
 		}
-	}
-	if errors.As(err, new(*http.MaxBytesError)) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return in, bodyError(err, what, r.ContentLength, limit)
 	}
 	return in, badRequest(dispatchBodyError(err))
 }
@@ -187,7 +211,7 @@ func (s *Server) answer(w http.ResponseWriter, rc *wire.Receipt) error {
 	if rc.Status == wire.StatusRefusedInput {
 		return &InputRefusedError{Response: out}
 	}
-	writeJSON(w, http.StatusOK, &out) // out itself: a copy in the interface would be a second allocation
+	writeDispatchResponse(w, &out)
 	return nil
 }
 
