@@ -85,7 +85,7 @@ func (pl *pipeline) submit(p *Pending, groupable, packable bool) error {
 		}
 	}
 	p.withMsgID()
-	if !groupable || !pl.group.on.Load() || len(p.msg.Data) > int(pl.nc.MaxPayload())-groupHeadroom {
+	if !groupable || !pl.group.on.Load() || len(p.msg.Data) > int(pl.maxPayload.Load())-groupHeadroom {
 		return pl.send(p)
 	}
 	g := &pl.group

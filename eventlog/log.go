@@ -298,7 +298,7 @@ const EmbeddedMaxPayload = 8 << 20
 
 // MaxPayload is the largest message the connected server accepts: an event's whole
 // envelope must fit in it.
-func (l *Log) MaxPayload() int { return int(l.nc.MaxPayload()) }
+func (l *Log) MaxPayload() int { return int(l.pl.maxPayload.Load()) }
 
 // EnvelopeReserve is what an event needs beside its data: the envelope's id, type,
 // time and actor, and the message headers. An event's data fits in the log when it

@@ -96,7 +96,7 @@ func (pl *pipeline) submitPacked(p *Pending, k *packer) error {
 			return err
 		}
 		return nil
-	case len(k.waiting) < maxPacked && 1+k.size+size <= int(pl.nc.MaxPayload())-packHeadroom:
+	case len(k.waiting) < maxPacked && 1+k.size+size <= int(pl.maxPayload.Load())-packHeadroom:
 		p.pl, p.ackTimeout, p.grouped = pl, pl.ackTimeout, true
 		k.waiting = append(k.waiting, p)
 		k.size += size

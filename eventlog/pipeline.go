@@ -35,6 +35,12 @@ type pipeline struct {
 	retryWait  time.Duration // between the sends of an append no stream answered
 	retries    int           // how many times such an append is sent again
 	next       atomic.Uint64 // the last id given
+	// maxPayload is the connected server's largest message, as nc.MaxPayload
+	// says after each connect: read without nc's lock, which its flusher holds
+	// while it writes (on the embedded server's in-process pipe, until the server
+	// has read it), so that a packer deciding where an append goes does not wait
+	// on it with pl.mu held.
+	maxPayload atomic.Int64
 
 	mu       sync.Mutex
 	inflight map[uint64]*Pending
@@ -73,7 +79,21 @@ func newPipeline(nc *nats.Conn, ackTimeout, retryWait time.Duration, retries int
 	}
 	pl.sub = sub
 	go pl.watch(nc.StatusChanged(nats.RECONNECTING, nats.CLOSED))
+	connected := nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
+	pl.maxPayload.Store(nc.MaxPayload())
+	go pl.followMaxPayload(connected)
 	return pl, nil
+}
+
+// followMaxPayload keeps maxPayload the server's after each reconnect, until the
+// connection closes.
+func (pl *pipeline) followMaxPayload(status <-chan nats.Status) {
+	for s := range status {
+		if s == nats.CLOSED {
+			return
+		}
+		pl.maxPayload.Store(pl.nc.MaxPayload())
+	}
 }
 
 // Pending is an append on its way to the stream, AppendAsync's answer: AwaitAck
