@@ -11,8 +11,8 @@ import (
 
 // BenchmarkHTTPCeiling is net/http alone at 64 in flight, driven by the lean
 // client as BenchmarkFnHTTP/par64-lean drives capdir: a handler that decodes a
-// dispatch body with encoding/json as POST /api/dispatch does and answers a
-// receipt's size of JSON, with nothing behind it (no log, no worker, no
+// dispatch body with encoding/json's decoder (POST /api/dispatch parses the
+// plain form by hand, for less) and answers a receipt's size of JSON, with nothing behind it (no log, no worker, no
 // projection). Its rate is a ceiling for any dispatch served by net/http on the
 // machine; compare it with the publish floor (BenchmarkPublishFloor) and with
 // BenchmarkFnHTTP in the same session.
