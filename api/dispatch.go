@@ -76,8 +76,8 @@ func readDispatchBody(w http.ResponseWriter, r *http.Request, limit int64) (disp
 			bodyBufs.Put(bp)
 		}
 	}()
-	if r.ContentLength > int64(cap(*bp)) {
-		*bp = make([]byte, 0, r.ContentLength+1) // +1: the read that meets the end
+	if n := r.ContentLength; n > int64(cap(*bp)) && n < maxPooledBody {
+		*bp = make([]byte, 0, n+1) // +1: the read that meets the end. A larger body grows the buffer as it arrives: a length declared is not memory taken before the bytes come
 	}
 	b, err := readAllInto((*bp)[:0], http.MaxBytesReader(w, r.Body, limit))
 	*bp = b[:0]

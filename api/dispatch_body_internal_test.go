@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,23 @@ func TestDispatchBodyErrorsAreTheDecodersSentences(t *testing.T) {
 		if _, err := read(t, big, chunked, 64); !errors.Is(err, ErrPayloadTooLarge) {
 			t.Errorf("a body over the limit (chunked %v): %v, want ErrPayloadTooLarge", chunked, err)
 		}
+	}
+}
+
+// A length declared is not memory taken: a body that says it is 16 MiB gets a
+// buffer as large as what arrives, not as what it declared.
+func TestDispatchBodyDeclaredLengthIsNotAllocatedAhead(t *testing.T) {
+	const declared = 16 << 20
+	r := httptest.NewRequest(http.MethodPost, "/api/dispatch", strings.NewReader(`{"key":"K","body":"x"}`))
+	r.ContentLength = declared
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	in, err := readDispatchBody(httptest.NewRecorder(), r, declared)
+	runtime.ReadMemStats(&after)
+	if err != nil || in.Key != "K" {
+		t.Fatalf("read %+v, %v", in, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Fatalf("reading a 22-byte body declared as %d bytes allocated %d bytes", declared, got)
 	}
 }
