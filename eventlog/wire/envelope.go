@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -16,7 +17,10 @@ import (
 
 // Encode returns the JSON of ev, byte for byte what json.Marshal(ev) gives.
 func Encode(ev *Event) ([]byte, error) {
-	if !ev.compact || len(ev.Data) == 0 || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
+	if ev.enc != nil && ev.holdsItsEnvelope() {
+		return ev.enc, nil
+	}
+	if !ev.compactData() || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
 		return marshalEvent(*ev)
 	}
 	b := make([]byte, 0, len(`{"id":"","type":"","at":"","actor":"","data":}`)+len(ev.ID)+len(ev.Type)+len(time.RFC3339Nano)+len(ev.Actor)+len(ev.Data))
@@ -49,6 +53,98 @@ func strictRFC3339(t []byte) bool {
 	}
 	z := t[len(t)-len("Z07:00"):]
 	return (z[0] == '+' || z[0] == '-') && 10*(z[1]-'0')+(z[2]-'0') < 24
+}
+
+// envelopeHead is the room of an envelope around its data, time and strings.
+const envelopeHead = len(`{"id":"","type":"","at":"","actor":"","data":}`) + len(time.RFC3339Nano)
+
+// newEvent is the event of id, at (UTC), typ and actor carrying data as
+// json.Marshal writes it. A receipt or a request (the data of every
+// invocation, which have encoders of their own) is written straight into its
+// envelope when the strings are plain: one buffer, which Encode then gives back
+// as it is, instead of the data's and a copy of it in the envelope's.
+func newEvent(id string, at time.Time, typ, actor string, data any) (Event, error) {
+	if plain(id) && plain(typ) && plain(actor) {
+		if ev, ok := enveloped(id, at, typ, actor, data); ok {
+			return ev, nil
+		}
+	}
+	raw, err := marshalData(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("wire: encode %s data: %w", typ, err)
+	}
+	return Event{ID: id, Type: typ, At: at, Actor: actor, Data: raw, made: raw}, nil
+}
+
+// enveloped is newEvent's one buffer, or false for data without its own
+// encoder or that it leaves to encoding/json.
+func enveloped(id string, at time.Time, typ, actor string, data any) (Event, bool) {
+	var rc *Receipt
+	var req *InvocationRequest
+	size := envelopeHead + len(id) + len(typ) + len(actor)
+	switch v := data.(type) {
+	case *Receipt:
+		if rc = v; v == nil {
+			return Event{}, false
+		}
+		size += receiptSize(v)
+	case *InvocationRequest:
+		if req = v; v == nil {
+			return Event{}, false
+		}
+		size += requestSize(v)
+	default:
+		return Event{}, false
+	}
+	b := appendEnvelopeHead(make([]byte, 0, size), id, at, typ, actor)
+	if b == nil {
+		return Event{}, false
+	}
+	start := len(b)
+	var ok bool
+	if rc != nil {
+		b, ok = appendReceipt(b, rc)
+	} else {
+		b, ok = appendRequest(b, req)
+	}
+	if !ok {
+		return Event{}, false
+	}
+	end := len(b)
+	b = append(b, '}')
+	raw := b[start:end:end]
+	return Event{ID: id, Type: typ, At: at, Actor: actor, Data: raw, made: raw, enc: b}, true
+}
+
+// appendEnvelopeHead appends an envelope's fields up to its data, as
+// json.Marshal writes them for plain strings; nil when at is not a time
+// json.Marshal writes.
+func appendEnvelopeHead(b []byte, id string, at time.Time, typ, actor string) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, id...)
+	b = append(b, `","type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","at":"`...)
+	t := len(b)
+	b = at.AppendFormat(b, time.RFC3339Nano)
+	if !strictRFC3339(b[t:]) {
+		return nil
+	}
+	b = append(b, `","actor":"`...)
+	b = append(b, actor...)
+	return append(b, `","data":`...)
+}
+
+// holdsItsEnvelope reports whether ev still holds what its envelope (enc) was
+// written from: the same strings and time, and its data the same slice of it.
+func (ev *Event) holdsItsEnvelope() bool {
+	start := len(ev.enc) - 1 - len(ev.Data)
+	if !ev.compactData() || start < 0 || &ev.enc[start] != &ev.Data[0] || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
+		return false
+	}
+	var buf [160]byte
+	head := appendEnvelopeHead(buf[:0], ev.ID, ev.At, ev.Type, ev.Actor)
+	return head != nil && string(head) == string(ev.enc[:start])
 }
 
 // marshalEvent is Encode through encoding/json, on a copy of the event: only this

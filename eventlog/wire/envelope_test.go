@@ -15,6 +15,8 @@ func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
 	datas := []any{
 		map[string]any{"k": "v", "html": "<a&b>", "uni": "é\u2028"},
 		InvocationRequest{InvocationID: "inv_1", Key: "K", Body: "x\"y\\z\n"},
+		&InvocationRequest{InvocationID: "inv_1", Key: "K", Body: "x\"y\\z\n"},
+		&Receipt{ReceiptSummary: ReceiptSummary{InvocationID: "inv_2", Key: "K", Status: "s<&>"}, Result: "é\u2028"},
 		"plain", nil, 12.5, []int{1, 2},
 	}
 	strs := []string{"", "owner:terminal-key", "a<b", "é", "tab\t", `q"`, "01J0000000000000000000000Z"}

@@ -26,17 +26,25 @@ type Event struct {
 	Actor string          `json:"actor"` // who caused it, e.g. owner:terminal-key
 	Data  json.RawMessage `json:"data"`
 
-	compact bool // Data came from json.Marshal (see Encode)
+	// made is Data as newEvent made it, json.Marshal's bytes: while Data is
+	// still that slice, Encode writes it as it is (compactData).
+	made []byte
+	// enc is the whole envelope when it was written with its data, in one
+	// buffer of which made is a slice (newEvent); Encode gives it back while the
+	// event still holds what it was written from.
+	enc []byte
+}
+
+// compactData reports whether Data is still the slice newEvent made, as
+// json.Marshal wrote it: valid and compact, to be written as it is.
+func (ev *Event) compactData() bool {
+	return len(ev.Data) > 0 && len(ev.Data) == len(ev.made) && &ev.Data[0] == &ev.made[0]
 }
 
 // NewEvent builds an envelope with a fresh ULID stamped at t.
 func NewEvent(t time.Time, typ, actor string, data any) (Event, error) {
-	raw, err := marshalData(data)
-	if err != nil {
-		return Event{}, fmt.Errorf("wire: encode %s data: %w", typ, err)
-	}
 	t = t.UTC()
-	return Event{ID: ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), Type: typ, At: t, Actor: actor, Data: raw, compact: true}, nil
+	return newEvent(ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), t, typ, actor, data)
 }
 
 // Decode parses a stored message body into an Event.
