@@ -15,10 +15,13 @@ import (
 // came from json.Marshal. Anything else goes through encoding/json, so the bytes
 // written and the values read are exactly encoding/json's.
 
-// Encode returns the JSON of ev, byte for byte what json.Marshal(ev) gives.
+// Encode returns the JSON of ev, byte for byte what json.Marshal(ev) gives. The
+// bytes of an event written with its envelope (an invocation's request or
+// receipt) are that envelope, shared with the event: read them, do not change
+// them (an append to them makes a copy).
 func Encode(ev *Event) ([]byte, error) {
 	if ev.enc != nil && ev.holdsItsEnvelope() {
-		return ev.enc, nil
+		return ev.enc[:len(ev.enc):len(ev.enc)], nil
 	}
 	if !ev.compactData() || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
 		return marshalEvent(*ev)

@@ -60,6 +60,9 @@ func TestEventChangedAfterItWasWrittenIsWrittenAgain(t *testing.T) {
 	if &got[0] != &ev.enc[0] {
 		t.Fatal("Encode copied an envelope it could give back")
 	}
+	if more := append(got, "x"...); &more[0] == &ev.enc[0] {
+		t.Fatal("an append to Encode's bytes wrote into the event's envelope")
+	}
 	if n := testing.AllocsPerRun(100, func() { Encode(&ev) }); n != 0 {
 		t.Fatalf("Encode of an event written with its envelope allocates %v times; want 0", n)
 	}
