@@ -150,12 +150,7 @@ func (pl *pipeline) publish(p *Pending) {
 		err = pl.publishBatch(p)
 	}
 	if err != nil {
-		pl.mu.Lock()
-		gone := pl.removeLocked(p)
-		pl.mu.Unlock()
-		if gone {
-			p.finish(Ack{}, err)
-		}
+		pl.failInFlight(p, err)
 	}
 }
 

@@ -285,18 +285,20 @@ func (pl *pipeline) acknowledged(m *nats.Msg) {
 			time.AfterFunc(pl.retryWait, func() { pl.resend(p) })
 			return
 		}
-		pl.removeLocked(p)
-		pl.mu.Unlock()
 		err := jetstream.ErrNoStreamResponse
 		if p.unsure { // an earlier send may be stored
 			err = jetstream.ErrAsyncPublishTimeout
 		}
 		p.finish(Ack{}, err)
+		pl.removeLocked(p)
+		pl.mu.Unlock()
 		return
 	}
+	// Answered before it leaves flight: the log is idle (Close returns) only
+	// once every append in it is answered.
+	p.resolve(parsePubAck(m.Data))
 	pl.removeLocked(p)
 	pl.mu.Unlock()
-	p.resolve(parsePubAck(m.Data))
 }
 
 // resend sends p again, unless it left flight meanwhile.
@@ -312,12 +314,19 @@ func (pl *pipeline) resend(p *Pending) {
 		if p.packed && p.unsure {
 			return // stays in flight: sent again when its timeout passes (packUnanswered)
 		}
-		pl.mu.Lock()
-		gone := pl.removeLocked(p)
-		pl.mu.Unlock()
-		if gone {
-			p.finish(Ack{}, err)
-		}
+		pl.failInFlight(p, err)
+	}
+}
+
+// failInFlight fails p with err if it is still in flight, and takes it out:
+// answered first, so that the log is idle only once every append is answered.
+// It takes pl.mu.
+func (pl *pipeline) failInFlight(p *Pending, err error) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.inflight[p.id] == p {
+		p.finish(Ack{}, err)
+		pl.removeLocked(p)
 	}
 }
 
@@ -335,8 +344,8 @@ func (pl *pipeline) sweep() {
 			if p.packed && pl.packUnanswered(p, now) {
 				continue
 			}
-			pl.removeLocked(p)
 			p.finish(Ack{}, jetstream.ErrAsyncPublishTimeout)
+			pl.removeLocked(p)
 		case next.IsZero() || p.deadline.Before(next):
 			next = p.deadline
 		}
@@ -361,8 +370,8 @@ func (pl *pipeline) watch(status <-chan nats.Status) {
 				p.unsure = true
 				continue
 			}
-			pl.removeLocked(p)
 			p.finish(Ack{}, nats.ErrDisconnected)
+			pl.removeLocked(p)
 		}
 		pl.mu.Unlock()
 		if s == nats.CLOSED {
