@@ -248,14 +248,23 @@ func (pl *pipeline) sendAlone(members []*Pending, why string) {
 // is in flight again or failed.
 func (pl *pipeline) sendEachAgain(members []*Pending) {
 	go func() {
-		defer pl.settled()
 		if h := pl.hooks.settling.Load(); h != nil {
 			(*h)()
 		}
-		for _, a := range members {
+		if len(members) == 0 {
+			pl.settled()
+			return
+		}
+		for i, a := range members {
 			a.msg.Reply = ""
-			if err := pl.send(a); err != nil {
+			// The last one ends the batch's settling as it goes into flight: an
+			// answer to it cannot find the log still settling the batch.
+			ended, err := pl.sendSettling(a, i == len(members)-1)
+			if err != nil {
 				a.resolve(Ack{}, err)
+			}
+			if i == len(members)-1 && !ended {
+				pl.settled()
 			}
 		}
 	}()

@@ -147,6 +147,15 @@ const (
 
 // send registers p under a new id and publishes it.
 func (pl *pipeline) send(p *Pending) error {
+	_, err := pl.sendSettling(p, false)
+	return err
+}
+
+// sendSettling is send; with settle, it also ends a batch's settling (settled)
+// in the moment p goes into flight, so that the log is never idle, nor busy,
+// between the two. It reports whether it ended it: not when p never went into
+// flight (no slot came within stallWait).
+func (pl *pipeline) sendSettling(p *Pending, settle bool) (bool, error) {
 	p.withMsgID()
 	id := pl.next.Add(1)
 	var b [64]byte
@@ -171,21 +180,22 @@ func (pl *pipeline) send(p *Pending) error {
 			select {
 			case <-stall:
 			case <-t.C:
-				return jetstream.ErrTooManyStalledMsgs
+				return false, jetstream.ErrTooManyStalledMsgs
 			}
 			pl.mu.Lock()
 		}
 	}
 	pl.inflight[id] = p
 	pl.startLocked(p)
+	if settle {
+		pl.settling-- // p is in flight: the log is not idle
+	}
 	pl.mu.Unlock()
 	if err := pl.nc.PublishMsg(&p.msg); err != nil {
-		pl.mu.Lock()
-		pl.removeLocked(p)
-		pl.mu.Unlock()
-		return err
+		pl.failInFlight(p, err)
+		return settle, err
 	}
-	return nil
+	return settle, nil
 }
 
 // startLocked sets p's deadline, and the timer when none is set: every other
