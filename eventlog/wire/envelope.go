@@ -26,20 +26,10 @@ func Encode(ev *Event) ([]byte, error) {
 	if !ev.compactData() || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
 		return marshalEvent(*ev)
 	}
-	b := make([]byte, 0, len(`{"id":"","type":"","at":"","actor":"","data":}`)+len(ev.ID)+len(ev.Type)+len(time.RFC3339Nano)+len(ev.Actor)+len(ev.Data))
-	b = append(b, `{"id":"`...)
-	b = append(b, ev.ID...)
-	b = append(b, `","type":"`...)
-	b = append(b, ev.Type...)
-	b = append(b, `","at":"`...)
-	at := len(b)
-	b = ev.At.AppendFormat(b, time.RFC3339Nano) // as time.Time.MarshalJSON writes it
-	if !strictRFC3339(b[at:]) {
+	b := appendEnvelopeHead(make([]byte, 0, envelopeHead+len(ev.ID)+len(ev.Type)+len(ev.Actor)+len(ev.Data)), ev.ID, ev.At, ev.Type, ev.Actor)
+	if b == nil {
 		return marshalEvent(*ev) // the error time.Time.MarshalJSON gives, from encoding/json
 	}
-	b = append(b, `","actor":"`...)
-	b = append(b, ev.Actor...)
-	b = append(b, `","data":`...)
 	b = append(b, ev.Data...)
 	b = append(b, '}')
 	return b, nil
@@ -139,15 +129,16 @@ func appendEnvelopeHead(b []byte, id string, at time.Time, typ, actor string) []
 }
 
 // holdsItsEnvelope reports whether ev still holds what its envelope (enc) was
-// written from: the same strings and time, and its data the same slice of it.
+// written from: its data still the slice of enc it was made as (compactData:
+// made is that slice), and a head written from its strings and time now the
+// one enc starts with.
 func (ev *Event) holdsItsEnvelope() bool {
-	start := len(ev.enc) - 1 - len(ev.Data)
-	if !ev.compactData() || start < 0 || &ev.enc[start] != &ev.Data[0] || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
+	if !ev.compactData() {
 		return false
 	}
 	var buf [160]byte
 	head := appendEnvelopeHead(buf[:0], ev.ID, ev.At, ev.Type, ev.Actor)
-	return head != nil && string(head) == string(ev.enc[:start])
+	return head != nil && string(head) == string(ev.enc[:len(ev.enc)-1-len(ev.Data)])
 }
 
 // marshalEvent is Encode through encoding/json, on a copy of the event: only this
