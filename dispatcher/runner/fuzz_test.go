@@ -92,33 +92,46 @@ func FuzzApplyAuth(f *testing.F) {
 		shape, _ := json.Marshal(RedactDeep(req.Shape(), cred.Secrets()))
 		var back any
 		json.Unmarshal(shape, &back)
-		if strings.Contains(flatten(back), secret) {
+		if leaked := holding(back, secret); leaked != "" {
 			t.Fatalf("ApplyAuth(%q): the redacted shape still holds the secret: %s", spec, shape)
 		}
 	})
 }
 
-// flatten concatenates every string in a decoded JSON value, keys included.
-func flatten(v any) string {
-	var b strings.Builder
-	var walk func(any)
-	walk = func(v any) {
-		switch t := v.(type) {
-		case string:
-			b.WriteString(t)
-			b.WriteByte(0)
-		case map[string]any:
-			for k, e := range t {
-				b.WriteString(k)
-				b.WriteByte(0)
-				walk(e)
+// holding returns the first string in a decoded JSON value, keys included, that
+// holds secret outside the redaction marker, or "". Each string is looked at on
+// its own, and each stretch of it between markers on its own: a secret spelled
+// across two strings, or by the marker and the text beside it ("ED b" in
+// "REDACTED b"), is not there.
+func holding(v any, secret string) string {
+	has := func(s string) bool {
+		for _, piece := range strings.Split(s, Redacted) {
+			if strings.Contains(piece, secret) {
+				return true
 			}
-		case []any:
-			for _, e := range t {
-				walk(e)
+		}
+		return false
+	}
+	switch t := v.(type) {
+	case string:
+		if has(t) {
+			return t
+		}
+	case map[string]any:
+		for k, e := range t {
+			if has(k) {
+				return k
+			}
+			if s := holding(e, secret); s != "" {
+				return s
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if s := holding(e, secret); s != "" {
+				return s
 			}
 		}
 	}
-	walk(v)
-	return b.String()
+	return ""
 }
