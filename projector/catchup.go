@@ -2,7 +2,6 @@ package projector
 
 import (
 	"context"
-	"slices"
 
 	"github.com/capdir/capdir/eventlog"
 )
@@ -14,20 +13,24 @@ import (
 // applier folds and commits them, one transaction a batch, as apply does. So on
 // two cores the next batch is read and prepared while one commits. At most one
 // batch waits between two stages.
+//
+// A batch's buffers (its events, their prepared forms and the values prepared
+// for bbolt) go back to a free list once it has committed, and the next batches
+// take them from there: a catch-up of many batches allocates them a few times,
+// not once a batch.
 func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint64, opts eventlog.FollowOptions, progress Progress) error {
-	type job struct {
-		batch []eventlog.Stored
-		pre   []prepared
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prepc := make(chan job, 1)
-	applyc := make(chan job, 1)
+	prepc := make(chan *foldJob, 1)
+	applyc := make(chan *foldJob, 1)
+	// Up to one batch in each stage, one waiting between each two, and one being
+	// handed back.
+	free := make(chan *foldJob, 6)
 	applied := make(chan error, 1)
 	go func() {
 		defer close(applyc)
 		for j := range prepc {
-			prepare(j.batch, j.pre)
+			prepare(j.batch, j.pre, &j.values)
 			select {
 			case applyc <- j:
 			case <-ctx.Done():
@@ -41,19 +44,30 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 			if err != nil {
 				continue // the first error stands; the rest is dropped
 			}
-			if err = p.apply(stream, j.batch, j.pre); err != nil {
+			if err = p.apply(stream, j.batch, j.pre, &j.values); err != nil {
 				cancel()
 				continue
 			}
 			if progress != nil {
 				progress(stream, j.batch[len(j.batch)-1].Seq, to)
 			}
+			j.release()
+			select {
+			case free <- j:
+			default:
+			}
 		}
 		applied <- err
 	}()
 	rerr := p.cfg.Log.ReadRangeWith(ctx, stream, from, to, opts, func(b []eventlog.Stored) error {
 		// The reader reuses b for its next batch.
-		j := job{batch: slices.Clone(b), pre: make([]prepared, len(b))}
+		var j *foldJob
+		select {
+		case j = <-free:
+		default:
+			j = new(foldJob)
+		}
+		j.take(b)
 		select {
 		case prepc <- j:
 		case <-ctx.Done(): // the reader returns at once, as it does when ctx ends
@@ -65,4 +79,68 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 		return err
 	}
 	return rerr
+}
+
+// foldJob is one batch of a catch-up on its way through foldRange's stages.
+type foldJob struct {
+	batch []eventlog.Stored
+	pre   []prepared
+	// values holds what prepare and apply build for bbolt's puts, which bbolt
+	// keeps until the batch's transaction commits.
+	values arena
+}
+
+// take makes j batch b's, copied (the reader reuses b).
+func (j *foldJob) take(b []eventlog.Stored) {
+	j.batch = append(j.batch[:0], b...)
+	if cap(j.pre) < len(b) {
+		j.pre = make([]prepared, len(b))
+	} else {
+		j.pre = j.pre[:len(b)]
+	}
+}
+
+// release drops what j's committed batch refers to (the events' data, their
+// prepared forms), so that only the buffers stay, and empties its arena.
+func (j *foldJob) release() {
+	clear(j.batch)
+	clear(j.pre)
+	j.batch, j.pre = j.batch[:0], j.pre[:0]
+	j.values.reset()
+}
+
+// arena hands out byte slices from a few large chunks, all of them given back
+// at once by reset. A nil *arena hands out fresh allocations.
+type arena struct {
+	chunks [][]byte
+	cur    int // the chunk being handed out from; those before it are full
+}
+
+// foldArenaChunk is the size of one arena chunk; a slice of more than a quarter of
+// it is allocated on its own.
+const foldArenaChunk = 256 << 10
+
+// take returns an empty slice with room for n bytes, which nothing else is
+// handed until reset.
+func (a *arena) take(n int) []byte {
+	if a == nil || n > foldArenaChunk/4 {
+		return make([]byte, 0, n)
+	}
+	for ; a.cur < len(a.chunks); a.cur++ {
+		c := a.chunks[a.cur]
+		if off := len(c); cap(c)-off >= n {
+			a.chunks[a.cur] = c[:off+n]
+			return c[off : off : off+n]
+		}
+	}
+	a.chunks = append(a.chunks, make([]byte, n, foldArenaChunk))
+	return a.chunks[a.cur][0:0:n]
+}
+
+// reset gives every slice handed out back to the arena.
+func (a *arena) reset() {
+	for i := range a.chunks {
+		a.chunks[i] = a.chunks[i][:0]
+	}
+	a.cur = 0
 }

@@ -47,6 +47,11 @@ type requestDigestHead struct {
 // its sequence, its bus client (length-prefixed), its digest when it carried a
 // chosen id (a flag byte, then the digest), then its key.
 func invocationValue(s *eventlog.Stored, subj wire.Subject, r *requestHead) []byte {
+	return invocationValueTo(nil, s, subj, r)
+}
+
+// invocationValueTo is invocationValue built in a slice values hands out.
+func invocationValueTo(values *arena, s *eventlog.Stored, subj wire.Subject, r *requestHead) []byte {
 	var digest []byte
 	if wire.Chosen(r.InvocationID, s.ID) {
 		var h requestDigestHead
@@ -55,7 +60,7 @@ func invocationValue(s *eventlog.Stored, subj wire.Subject, r *requestHead) []by
 			digest = d[:]
 		}
 	}
-	v := make([]byte, 0, 1+8+1+len(subj.Client)+1+len(digest)+len(r.Key))
+	v := values.take(1 + 8 + 1 + len(subj.Client) + 1 + len(digest) + len(r.Key))
 	v = append(v, invocationFormat)
 	v = binary.BigEndian.AppendUint64(v, s.Seq)
 	v = append(v, byte(len(subj.Client)))

@@ -155,7 +155,7 @@ func buildLedger(tx *bolt.Tx) error {
 		return err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-	led := newLedgerBatch(tx, 0)
+	led := newLedgerBatch(tx, 0, nil)
 	for _, f := range all {
 		v, err := get(tx, bucketReceipts, []byte(f.inv))
 		if err != nil {

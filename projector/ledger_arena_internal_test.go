@@ -24,7 +24,7 @@ func TestLedgerArenaSizedForTheBatch(t *testing.T) {
 			return err
 		}
 		for _, c := range []struct{ events, want int }{{1, eventChunk}, {3, 3 * eventChunk}, {1000, arenaChunk}, {0, arenaChunk}} {
-			b := newLedgerBatch(tx, c.events)
+			b := newLedgerBatch(tx, c.events, nil)
 			if err := b.put(bucketInvocations, []byte("inv_a"), []byte("value"), ""); err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
 	const leaves, perTx = 1100, 37
 	for n := int64(0); n < leaves; {
 		err := db.Update(func(tx *bolt.Tx) error {
-			b := newLedgerBatch(tx, perTx)
+			b := newLedgerBatch(tx, perTx, nil)
 			for end := min(n+perTx, leaves); n < end; n++ {
 				h := tlog.RecordHash([]byte(fmt.Sprint("receipt ", n)))
 				hs, err := tlog.StoredHashesForRecordHash(n, h, want)

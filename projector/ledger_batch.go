@@ -23,6 +23,9 @@ type ledgerBatch struct {
 	// transaction commits, so each is carved from a chunk shared by many
 	// instead of allocated on its own.
 	arena []byte
+	// values, when not nil, is where the values are carved instead: a
+	// catch-up's, which keeps its chunks from one batch to the next.
+	values *arena
 	// key is where the keys of the batch's puts are built (indexKey).
 	key []byte
 	// events is how many events the transaction folds (0: unknown); the first
@@ -32,8 +35,8 @@ type ledgerBatch struct {
 
 // newLedgerBatch is the ledger's batch for tx, which folds events events (0
 // when unknown: sized for a full batch).
-func newLedgerBatch(tx *bolt.Tx, events int) *ledgerBatch {
-	return &ledgerBatch{tx: tx, events: events}
+func newLedgerBatch(tx *bolt.Tx, events int, values *arena) *ledgerBatch {
+	return &ledgerBatch{tx: tx, events: events, values: values}
 }
 
 // eventChunk is the arena a transaction's first chunk holds per event it folds:
@@ -160,6 +163,9 @@ func (b *ledgerBatch) put(name, k, v []byte, w string) error {
 
 // carve is n bytes of the arena, kept until the transaction ends.
 func (b *ledgerBatch) carve(n int) []byte {
+	if b.values != nil {
+		return b.values.take(n)[:n]
+	}
 	if cap(b.arena)-len(b.arena) < n {
 		chunk := arenaChunk
 		if b.arena == nil && b.events > 0 {

@@ -54,14 +54,15 @@ type preparedRequest struct {
 // stored form, for its format byte and its leaf index.
 const receiptRoom = 1 + binary.MaxVarintLen64
 
-// prepare prepares every event of batch; out[i] is batch[i]'s.
-func prepare(batch []eventlog.Stored, out []prepared) {
+// prepare prepares every event of batch; out[i] is batch[i]'s. The values it
+// builds for bbolt come from values, when not nil.
+func prepare(batch []eventlog.Stored, out []prepared, values *arena) {
 	for i := range batch {
-		prepareOne(&batch[i], &out[i])
+		prepareOne(&batch[i], &out[i], values)
 	}
 }
 
-func prepareOne(s *eventlog.Stored, p *prepared) {
+func prepareOne(s *eventlog.Stored, p *prepared, values *arena) {
 	p.subj = wire.ParseSubject(s.Subject)
 	if s.Invalid != "" {
 		return
@@ -76,7 +77,7 @@ func prepareOne(s *eventlog.Stored, p *prepared) {
 		r.head, r.err = checkReceipt(s, p.subj)
 		if r.err == nil {
 			r.hash = tlog.RecordHash(s.Data)
-			v := make([]byte, receiptRoom, receiptRoom+1+s2.MaxEncodedLen(len(s.Data))+sumLen)
+			v := values.take(receiptRoom + 1 + s2.MaxEncodedLen(len(s.Data)) + sumLen)[:receiptRoom]
 			r.value = appendReceipt(v, []byte(r.head.InvocationID), s.Data, sumLen)
 		}
 	case wire.TypeInvocationRequested:
@@ -84,7 +85,7 @@ func prepareOne(s *eventlog.Stored, p *prepared) {
 		r := &p.request
 		r.head, r.err = checkRequest(s, p.subj)
 		if r.err == nil {
-			r.value = invocationValue(s, p.subj, &r.head)
+			r.value = invocationValueTo(values, s, p.subj, &r.head)
 		}
 	}
 }

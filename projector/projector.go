@@ -312,7 +312,8 @@ func (p *Projector) WatchDirectory(fn func(key string, deleted bool)) {
 }
 
 // OnApplied registers fn to be called after every committed batch, on the goroutine
-// that follows that stream, in stream order. fn must not block for long. It may be
+// that follows that stream, in stream order. fn must not block for long, nor keep
+// batch after it returns: a catch-up reuses it for a later batch. It may be
 // called at any time, also while Run is folding.
 func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
 	p.hooksMu.Lock()
@@ -381,7 +382,7 @@ func (p *Projector) Run(ctx context.Context) error {
 				}
 			}
 			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
-				return p.apply(stream, b, nil)
+				return p.apply(stream, b, nil, nil)
 			})
 			if err != nil {
 				cancel()
@@ -440,8 +441,10 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 
 // apply commits one batch with its checkpoint, then publishes the change. Once the
 // log no longer matches the projection it commits nothing. pre, when not nil, is
-// the batch prepared (prepare.go): pre[i] is batch[i]'s.
-func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared) error {
+// the batch prepared (prepare.go): pre[i] is batch[i]'s. values, when not nil, is
+// where the values of the batch's puts are built, kept until the caller resets it
+// after apply returns.
+func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared, values *arena) error {
 	if err := p.failure(); err != nil {
 		return err
 	}
@@ -453,7 +456,7 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared
 			return err
 		}
 		ckpt := readU64(v)
-		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx, len(batch)), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
+		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx, len(batch), values), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless
