@@ -88,7 +88,10 @@ func CheckCredentialOrigin(r *Row) error {
 	if strings.TrimSpace(r.Auth) == "" || r.EffectiveRunner() != TypeHTTP {
 		return nil
 	}
-	if !strings.Contains(originPart(strings.TrimSpace(r.Target)), "$") {
+	// The method and the URL are read apart, as the runner reads them: a method
+	// that holds "://" itself must not be taken for the URL's scheme.
+	method, u := CutHTTPTarget(r.Target)
+	if !strings.Contains(method, "$") && !strings.Contains(originPart(u), "$") {
 		return nil
 	}
 	return fieldErr(ErrInvalid, "target",

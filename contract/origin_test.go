@@ -66,6 +66,10 @@ func TestCreateRefusesCredentialOriginSlots(t *testing.T) {
 		{"GET http://api.acme.test$2+", "bearer:ACME_API_KEY"},
 		{"GET http://api.acme.test\\$$1", "bearer:ACME_API_KEY"},
 		{"GET https://$1.acme.test/", " Bearer:ACME_API_KEY "},
+		{"$1 https://api.acme.test/", "bearer:ACME_API_KEY"},
+		// A method that holds "://" is not the URL's scheme: the slot is in the host.
+		{":// http://$1/", "bearer:ACME_API_KEY"},
+		{"GET://x http://$1/", "bearer:ACME_API_KEY"},
 	}
 	for _, c := range refused {
 		_, err := contract.Create(mustDecode(t, row(c.target, c.auth)), now)
