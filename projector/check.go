@@ -128,8 +128,11 @@ func checkMutation(s *eventlog.Stored, key string) (contract.DirectoryMutation, 
 // name.
 func checkRequest(s *eventlog.Stored, subj wire.Subject) (requestHead, error) {
 	var r requestHead
-	if err := decodeData(s, &r); err != nil {
-		return r, err
+	if !decodeRequestHead(s.Data, subj.Key, &r) {
+		r = requestHead{}
+		if err := decodeData(s, &r); err != nil {
+			return r, err
+		}
 	}
 	if r.Key == "" {
 		r.Key = subj.Key
@@ -150,8 +153,11 @@ func checkRequest(s *eventlog.Stored, subj wire.Subject) (requestHead, error) {
 // when the subject names one (the layout of older logs), and subj's key.
 func checkReceipt(s *eventlog.Stored, subj wire.Subject) (receiptHead, error) {
 	var r receiptHead
-	if err := decodeData(s, &r); err != nil {
-		return r, err
+	if !decodeReceiptHead(s.Data, subj.Key, &r) {
+		r = receiptHead{}
+		if err := decodeData(s, &r); err != nil {
+			return r, err
+		}
 	}
 	if r.InvocationID == "" {
 		return r, skipf(reasonBadData, "a receipt without an invocation id")
