@@ -150,7 +150,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 		value = nil // prepared for the id unscoped
 	}
 	if value == nil {
-		value = invocationValue(s, subj, &r)
+		value = invocationValue(nil, s, subj, &r)
 	}
 	return f.ledger.put(bucketInvocations, f.ledger.stringKey(r.InvocationID), value, "")
 }

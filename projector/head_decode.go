@@ -32,64 +32,66 @@ import (
 // decodeReceiptHead fills r from data and reports whether it could; key is the
 // receipt subject's key.
 func decodeReceiptHead(data []byte, key string, r *receiptHead) bool {
-	var seen uint8
-	return eachMember(data, func(name, v []byte) bool {
-		var bit uint8
-		var ok bool
+	return eachField(data, receiptHeadNames, func(name, v []byte) (field int, ok bool) {
 		switch string(name) {
 		case "invocation_id":
-			bit = 1
 			r.InvocationID, ok = plainString(v)
+			return 0, ok
 		case "key":
-			bit = 2
 			r.Key, ok = plainString(v, key)
+			return 1, ok
 		case "actor":
-			bit = 4
 			r.Actor, ok = plainString(v, wire.OwnerActor)
+			return 2, ok
 		case "finished_at":
-			bit = 8
-			ok = len(v) > 0 && v[0] == '"' && r.FinishedAt.UnmarshalJSON(v) == nil
+			return 3, len(v) > 0 && v[0] == '"' && r.FinishedAt.UnmarshalJSON(v) == nil
 		case "cred_tag":
-			bit = 16
 			r.CredTag, ok = plainString(v)
+			return 4, ok
 		case "breaker_generation":
-			bit = 32
 			r.BreakerGeneration, ok = plainUint(v)
+			return 5, ok
 		case "breaker_kind":
-			bit = 64
 			r.BreakerKind, ok = plainString(v, kindNames...)
-		default:
-			return !foldsToField(name, receiptHeadNames)
+			return 6, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return -1, false
 	})
 }
 
 // decodeRequestHead fills r from data and reports whether it could; key is the
 // request subject's key.
 func decodeRequestHead(data []byte, key string, r *requestHead) bool {
-	var seen uint8
-	return eachMember(data, func(name, v []byte) bool {
-		var bit uint8
-		var ok bool
+	return eachField(data, requestHeadNames, func(name, v []byte) (field int, ok bool) {
 		switch string(name) {
 		case "invocation_id":
-			bit = 1
 			r.InvocationID, ok = plainString(v)
+			return 0, ok
 		case "key":
-			bit = 2
 			r.Key, ok = plainString(v, key)
-		default:
-			return !foldsToField(name, requestHeadNames)
+			return 1, ok
 		}
-		if !ok || seen&bit != 0 {
+		return -1, false
+	})
+}
+
+// eachField calls set with each member of the JSON object data, its name and
+// its value as written; set reads the members named exactly one of names,
+// saying which (its index in names, at most 7) and whether it could, and returns
+// -1 for any other. eachField reports whether data was such an object and set
+// read each of its fields, given once: it gives up on a field given twice, and
+// on a member named one of names in another case; it skips every other member.
+func eachField(data []byte, names []string, set func(name, v []byte) (field int, ok bool)) bool {
+	var seen uint8
+	return eachMember(data, func(name, v []byte) bool {
+		field, ok := set(name, v)
+		if field < 0 {
+			return !foldsToField(name, names)
+		}
+		if !ok || seen&(1<<field) != 0 {
 			return false
 		}
-		seen |= bit
+		seen |= 1 << field
 		return true
 	})
 }
@@ -141,10 +143,8 @@ func plainString(v []byte, same ...string) (string, bool) {
 		return "", false
 	}
 	v = v[1 : len(v)-1]
-	for _, c := range v {
-		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
-			return "", false
-		}
+	if !plainASCII(v) {
+		return "", false
 	}
 	for _, s := range same {
 		if string(v) == s {
@@ -152,6 +152,17 @@ func plainString(v []byte, same ...string) (string, bool) {
 		}
 	}
 	return string(v), true
+}
+
+// plainASCII reports whether b is printable ASCII without a quote or a
+// backslash: the text of a JSON string that has no escape, as it is written.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return true
 }
 
 // plainUint is v, a JSON number of at most 19 plain digits (no sign, fraction

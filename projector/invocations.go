@@ -46,12 +46,8 @@ type requestDigestHead struct {
 // invocationValue encodes the first request of an invocation: the format byte,
 // its sequence, its bus client (length-prefixed), its digest when it carried a
 // chosen id (a flag byte, then the digest), then its key.
-func invocationValue(s *eventlog.Stored, subj wire.Subject, r *requestHead) []byte {
-	return invocationValueTo(nil, s, subj, r)
-}
-
-// invocationValueTo is invocationValue built in a slice values hands out.
-func invocationValueTo(values *arena, s *eventlog.Stored, subj wire.Subject, r *requestHead) []byte {
+// It is built in a slice values hands out (a fresh one when values is nil).
+func invocationValue(values *arena, s *eventlog.Stored, subj wire.Subject, r *requestHead) []byte {
 	var digest []byte
 	if wire.Chosen(r.InvocationID, s.ID) {
 		var h requestDigestHead

@@ -85,7 +85,7 @@ func prepareOne(s *eventlog.Stored, p *prepared, values *arena) {
 		r := &p.request
 		r.head, r.err = checkRequest(s, p.subj)
 		if r.err == nil {
-			r.value = invocationValueTo(values, s, p.subj, &r.head)
+			r.value = invocationValue(values, s, p.subj, &r.head)
 		}
 	}
 }
