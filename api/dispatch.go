@@ -151,8 +151,6 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	}
 	r, sp := s.traceFacade(r, in.Key)
 	defer sp.End()
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
-	defer cancel()
 	req := wire.InvocationRequest{Key: in.Key, Body: in.Body.Pipe, Args: in.Body.Args, Shape: in.Shape, Credential: OwnerActor}
 	if tok != "" {
 		req.Credential, req.Token = wire.BearerCredential, tok
@@ -160,9 +158,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, in dispatchBod
 	var rc wire.Receipt
 	var err error
 	if idem != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DispatchWait)
 		rc, err = s.cfg.Dispatcher.InvokeOnce(ctx, req, *idem)
+		cancel()
 	} else {
-		rc, err = s.cfg.Dispatcher.Invoke(ctx, req)
+		rc, err = s.cfg.Dispatcher.InvokeWait(r.Context(), req, s.cfg.DispatchWait)
 	}
 	if err != nil {
 		return s.dispatchFailed(w, in.Key, &rc, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/capdir/capdir/api/ownerkey"
 	"github.com/capdir/capdir/breaker"
@@ -23,6 +24,9 @@ type Dispatcher interface {
 	// Invoke appends the request and waits for its receipt. When ctx ends first it
 	// returns the request (with its invocation id) and ctx's error.
 	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
+	// InvokeWait is Invoke waiting at most wait for the receipt (ctx still ends
+	// the wait early): the entry points' bounded wait, without a context per call.
+	InvokeWait(ctx context.Context, req wire.InvocationRequest, wait time.Duration) (wire.Receipt, error)
 	// InvokeOnce is Invoke for a request sent with an Idempotency-Key: however
 	// often it is sent, it runs once and every copy gets the same receipt.
 	InvokeOnce(ctx context.Context, req wire.InvocationRequest, idem dispatcher.Idempotency) (wire.Receipt, error)

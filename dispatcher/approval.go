@@ -339,7 +339,7 @@ func (s *Service) runApproved(ctx context.Context, a *projector.Approval, orig *
 		}
 		return pending, err
 	}
-	rc, err := s.await(ctx, &req, ch, nil, nil)
+	rc, err := s.await(ctx, 0, &req, ch, nil, nil)
 	if err != nil {
 		rc.Actor = a.Actor // pending: still the held caller's call
 	}

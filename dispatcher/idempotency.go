@@ -106,7 +106,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(&req), err
 		}
-		rc, err := s.await(ctx, &req, ch, f, s.resender(&req, ev))
+		rc, err := s.await(ctx, 0, &req, ch, f, &ev)
 		if err == nil {
 			// Another request under the id may have been stored first (sent at
 			// once, under another token of the caller's): its receipt is ours only
@@ -138,7 +138,7 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		s.waiters.remove(req.InvocationID, ch)
 		return wire.Receipt{}, err
 	}
-	return s.await(ctx, &req, ch, nil, nil)
+	return s.await(ctx, 0, &req, ch, nil, nil)
 }
 
 // repeatRefusal is the gate's refusal, now, of req's caller having the answer of

@@ -22,7 +22,7 @@ import (
 func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client, asked string, ch chan wire.Receipt, rp *replyingCall) {
 	scoped := wire.ScopedInvocationID(client, asked)
 	for {
-		rc, err := s.await(ctx, req, ch, nil, nil)
+		rc, err := s.await(ctx, 0, req, ch, nil, nil)
 		if err != nil {
 			return // the caller sends it again under the same id for its receipt
 		}

@@ -574,6 +574,14 @@ var ErrPending = errors.New("dispatcher: receipt pending")
 // not). The projection may fold the receipt a moment after Invoke returns:
 // Projector.Settle waits for it.
 func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error) {
+	return s.InvokeWait(ctx, req, 0)
+}
+
+// InvokeWait is Invoke waiting at most wait for the receipt (no limit but ctx's
+// when wait is 0): for an entry point that bounds every call's wait, a
+// deadline without a context made for each call (its timer, its channel and
+// its place among the parent's children).
+func (s *Service) InvokeWait(ctx context.Context, req wire.InvocationRequest, wait time.Duration) (wire.Receipt, error) {
 	if err := s.checkInvoke(&req); err != nil {
 		return wire.Receipt{}, err
 	}
@@ -594,7 +602,7 @@ func (s *Service) Invoke(ctx context.Context, req wire.InvocationRequest) (wire.
 		s.waiters.remove(req.InvocationID, ch)
 		return pendingReceipt(&req), err
 	}
-	return s.await(ctx, &req, ch, f, s.resender(&req, ev))
+	return s.await(ctx, wait, &req, ch, f, &ev)
 }
 
 // appendRequest appends ev, the event of req, on capdir's own request subject:
@@ -606,17 +614,6 @@ func (s *Service) appendRequest(req *wire.InvocationRequest, ev wire.Event) (*ev
 		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
 	}
 	return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev, eventlog.Packed())
-}
-
-// resender appends ev, req's request, again when its append's connection was lost
-// before the acknowledgement: it may be stored already, and the log's duplicate
-// detection (its event id is its Nats-Msg-Id) keeps it to one copy inside the
-// duplicate window.
-func (s *Service) resender(req *wire.InvocationRequest, ev wire.Event) func() (*eventlog.Pending, error) {
-	return func() (*eventlog.Pending, error) {
-		s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
-		return s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), ev)
-	}
 }
 
 // Await waits for the receipt of invocation inv, whoever made the call and
@@ -632,7 +629,7 @@ func (s *Service) Await(ctx context.Context, inv string) (wire.Receipt, error) {
 			s.waiters.remove(inv, ch)
 			return rc, nil
 		}
-		rc, err := s.await(ctx, &req, ch, nil, nil)
+		rc, err := s.await(ctx, 0, &req, ch, nil, nil)
 		if err != nil || rc.Status != wire.StatusPendingApproval { // held: not an outcome yet
 			return rc, err
 		}
@@ -689,13 +686,16 @@ func pendingReceipt(req *wire.InvocationRequest) wire.Receipt {
 	return wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: req.InvocationID, Trace: req.Trace, Key: req.Key}}
 }
 
-// await waits on ch, registered for req's invocation, for the receipt; f is the
-// request's append, whose failure ends the wait (nil: nothing was appended, the
-// request is in the log already). When the append's connection was lost before
-// its acknowledgement, resend appends the request again, and the wait goes on
-// with its future. A wait that ends without a receipt hands out the invocation
-// id only when the log holds the request (else ErrNotAppended).
-func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, resend func() (*eventlog.Pending, error)) (wire.Receipt, error) {
+// await waits on ch, registered for req's invocation, for the receipt, until ctx
+// ends or, when wait is not 0, wait has passed; f is the request's append, whose
+// failure ends the wait (nil: nothing was appended, the request is in the log
+// already). When the append's connection was lost before its acknowledgement,
+// the request's event again (nil: none to send) is appended once more, and the
+// wait goes on with its future; the log's duplicate detection (the event id is
+// its Nats-Msg-Id) keeps it to one copy inside the duplicate window. A wait
+// that ends without a receipt hands out the invocation id only when the log
+// holds the request (else ErrNotAppended).
+func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.InvocationRequest, ch chan wire.Receipt, f *eventlog.Pending, again *wire.Event) (wire.Receipt, error) {
 	// The request's acknowledgement is not waited for on its own: the receipt
 	// implies it, and waking for it would cost every call a hand-off. It is read
 	// only when the wait ends otherwise (stored reports it then).
@@ -703,6 +703,12 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 	var full <-chan struct{}
 	if f != nil {
 		failed, full = f.Failed(), s.cfg.Log.Full()
+	}
+	var deadline <-chan time.Time
+	if wait > 0 {
+		t := startTimer(wait)
+		defer stopTimer(t)
+		deadline = t.C
 	}
 	acked := f == nil // the request is in the log (known, or nothing to wait for)
 	stored := func() bool {
@@ -716,6 +722,7 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 		return acked
 	}
 	for {
+		var cause error
 		select {
 		case rc := <-ch:
 			return rc, nil
@@ -734,8 +741,9 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 				failed, f = nil, nil
 				continue
 			}
-			if errors.Is(err, eventlog.ErrConnectionLost) && resend != nil {
-				if f, err = resend(); err == nil {
+			if errors.Is(err, eventlog.ErrConnectionLost) && again != nil {
+				s.cfg.Logger.Info("dispatcher: request appended again after its connection to the log was lost", "invocation", req.InvocationID)
+				if f, err = s.cfg.Log.AppendAsync(wire.RequestSubject(req.Key), *again); err == nil {
 					failed = f.Failed()
 					continue
 				}
@@ -743,17 +751,40 @@ func (s *Service) await(ctx context.Context, req *wire.InvocationRequest, ch cha
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), err
 		case <-ctx.Done():
-			s.waiters.remove(req.InvocationID, ch)
-			// The receipt may have landed between the wakeup and the cancel.
-			if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
-				return rc, nil
-			}
-			if !stored() && !s.inLog(req.InvocationID, f, failed) {
-				return wire.Receipt{}, ErrNotAppended
-			}
-			return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+			cause = ctx.Err()
+		case <-deadline:
+			cause = context.DeadlineExceeded
 		}
+		s.waiters.remove(req.InvocationID, ch)
+		// The receipt may have landed between the wakeup and the cancel.
+		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
+			return rc, nil
+		}
+		if !stored() && !s.inLog(req.InvocationID, f, failed) {
+			return wire.Receipt{}, ErrNotAppended
+		}
+		return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, cause)
 	}
+}
+
+// waitTimers are the timers of awaits bounded by a wait, kept for the next:
+// a timer stopped (Stop) delivers nothing stale after, and Reset starts it
+// afresh.
+var waitTimers sync.Pool
+
+// startTimer is a timer that fires once d has passed.
+func startTimer(d time.Duration) *time.Timer {
+	if t, ok := waitTimers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// stopTimer stops t and keeps it for startTimer.
+func stopTimer(t *time.Timer) {
+	t.Stop()
+	waitTimers.Put(t)
 }
 
 // inLog reports whether the log holds the request of invocation inv, whose

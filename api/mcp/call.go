@@ -46,13 +46,13 @@ func (h *Handler) invoke(ctx context.Context, c caller, req *sdk.CallToolRequest
 	}
 	ctx, sp := h.traceCall(ctx, req, key)
 	defer sp.End()
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
-	defer cancel()
 	var rc wire.Receipt
 	if idem != "" {
-		rc, err = h.cfg.Dispatcher.InvokeOnce(ctx, c.request(key, in), dispatcher.Idempotency{Actor: c.actor, Key: idem})
+		ictx, cancel := context.WithTimeout(ctx, h.cfg.DispatchWait)
+		rc, err = h.cfg.Dispatcher.InvokeOnce(ictx, c.request(key, in), dispatcher.Idempotency{Actor: c.actor, Key: idem})
+		cancel()
 	} else {
-		rc, err = h.cfg.Dispatcher.Invoke(ctx, c.request(key, in))
+		rc, err = h.cfg.Dispatcher.InvokeWait(ctx, c.request(key, in), h.cfg.DispatchWait)
 	}
 	var repeat *dispatcher.RefusedError
 	switch {

@@ -20,10 +20,10 @@ import (
 // facade's api.Dispatcher has the same methods). Implementations must be safe
 // for concurrent use.
 type Dispatcher interface {
-	// Invoke appends the request and waits for its receipt. When ctx ends first it
-	// returns the request (with its invocation id) and an error matching
-	// dispatcher.ErrPending.
-	Invoke(ctx context.Context, req wire.InvocationRequest) (wire.Receipt, error)
+	// InvokeWait appends the request and waits for its receipt, at most wait.
+	// When ctx ends or wait passes first it returns the request (with its
+	// invocation id) and an error matching dispatcher.ErrPending.
+	InvokeWait(ctx context.Context, req wire.InvocationRequest, wait time.Duration) (wire.Receipt, error)
 	// InvokeOnce is Invoke for a tools/call sent with an Idempotency-Key: however
 	// often it is sent, it runs once and every copy gets the same receipt (see
 	// dispatcher.Service.InvokeOnce).
