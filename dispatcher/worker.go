@@ -510,7 +510,7 @@ func requestOf(subj wire.Subject, subject string, ev *wire.Event) (wire.Invocati
 	if ev.Type != wire.TypeInvocationRequested {
 		return req, sender{}, fmt.Errorf("event type %q on a request subject", ev.Type)
 	}
-	if err := ev.DataAs(&req); err != nil {
+	if err := ev.RequestData(&req, subj.Key); err != nil {
 		return req, sender{}, err
 	}
 	if req.Key == "" {
