@@ -711,6 +711,9 @@ func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.Invoc
 		deadline = t.C
 	}
 	acked := f == nil // the request is in the log (known, or nothing to wait for)
+	// ch is this wait's alone when it appended the request (add made ch for
+	// it): handed back once it has brought the receipt.
+	own := f != nil
 	stored := func() bool {
 		if !acked {
 			select {
@@ -725,6 +728,9 @@ func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.Invoc
 		var cause error
 		select {
 		case rc := <-ch:
+			if own {
+				s.waiters.recycle(ch)
+			}
 			return rc, nil
 		case <-full: // the server answers no append that found its disk full
 			if stored() { // only its receipt ends the wait now

@@ -114,6 +114,7 @@ type invoker struct {
 	up     *lineage                // the call's parent; nil for a top-level call
 	stop   context.Context         // see lineage.stop
 	steps  *atomic.Int64           // see lineage.steps
+	own    atomic.Int64            // steps of a top-level call, made with it
 }
 
 // invoker is the Invoker a call's runner gets: ctx is the context run was given
@@ -124,7 +125,7 @@ func (s *Service) invoker(ctx context.Context, req *wire.InvocationRequest, d *d
 	if up != nil {
 		v.stop, v.steps = up.stop, up.steps
 	} else {
-		v.steps = new(atomic.Int64)
+		v.steps = &v.own
 	}
 	return v
 }

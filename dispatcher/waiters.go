@@ -23,6 +23,7 @@ type waiters struct {
 
 type waiter struct {
 	chs     []chan wire.Receipt
+	first   [1]chan wire.Receipt // chs' room for its first caller, mostly its only
 	eventID string
 	local   int             // workers of this process claiming it (waiters_local.go)
 	seen    json.RawMessage // its receipt's data, read while claimed
@@ -37,9 +38,13 @@ func newWaiters(ids receiptIDs) *waiters {
 }
 
 // add registers a caller waiting on inv; remove it with remove(inv, ch) unless a
-// receipt woke it.
+// receipt woke it. A caller that had its receipt from ch, and will not read ch
+// again, hands it back with recycle.
 func (w *waiters) add(inv string) chan wire.Receipt {
-	ch := make(chan wire.Receipt, 1)
+	ch, _ := receiptChans.Get().(chan wire.Receipt)
+	if ch == nil {
+		ch = make(chan wire.Receipt, 1)
+	}
 	w.mu.Lock()
 	wt := w.waiterLocked(inv)
 	wt.chs = append(wt.chs, ch)
@@ -47,11 +52,25 @@ func (w *waiters) add(inv string) chan wire.Receipt {
 	return ch
 }
 
+// receiptChans are the channels of add's callers handed back by recycle.
+var receiptChans sync.Pool
+
+// recycle hands back ch, made by add, once its caller has had its receipt from
+// it: the receipt's sender took ch from its waiter before sending (take), so
+// no one sends on it again and it is empty. A caller whose wait ended otherwise
+// (removed) keeps it: a sender that took it first may still send.
+func (w *waiters) recycle(ch chan wire.Receipt) {
+	if len(ch) == 0 && cap(ch) == 1 {
+		receiptChans.Put(ch)
+	}
+}
+
 // waiterLocked is inv's waiter, made when no one waits on inv yet.
 func (w *waiters) waiterLocked(inv string) *waiter {
 	wt, ok := w.m[inv]
 	if !ok {
 		wt = &waiter{eventID: w.ids.of(inv)}
+		wt.chs = wt.first[:0]
 		w.m[inv] = wt
 		w.ev[wt.eventID] = inv
 	}
