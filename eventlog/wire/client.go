@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/oklog/ulid/v2"
 )
 
 // NewBusRequest builds the INVOCATION_REQUESTED event the bus client named client
@@ -39,7 +38,7 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 	if !ValidKey(req.Key) {
 		return Event{}, fmt.Errorf("%w: %q must be 1 to %d characters from A-Z, a-z, 0-9, '_' and '-'", ErrBadKey, req.Key, MaxKeyLen)
 	}
-	id := ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
+	id := newULID(now).String()
 	if req.InvocationID == "" {
 		req.InvocationID = RequestInvocationID(id)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	gojson "github.com/goccy/go-json"
-	"github.com/oklog/ulid/v2"
 )
 
 // Event types.
@@ -44,7 +43,7 @@ func (ev *Event) compactData() bool {
 // NewEvent builds an envelope with a fresh ULID stamped at t.
 func NewEvent(t time.Time, typ, actor string, data any) (Event, error) {
 	t = t.UTC()
-	return newEvent(ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String(), t, typ, actor, data)
+	return newEvent(newULID(t).String(), t, typ, actor, data)
 }
 
 // Decode parses a stored message body into an Event.
