@@ -104,6 +104,39 @@ func Description(r *Row) string {
 // result. What remains is the executable payload: the argument template of an fn or
 // http row, the steps of a flow. It is empty when content is documentation only.
 func StripDocs(content string) string {
+	// Mostly the comments come first and the payload after them: the payload
+	// is then one stretch of content, returned as it is, without a copy.
+	start, end := -1, 0
+	gap := false // a comment line between two payload lines
+	for rest, off := content, 0; ; {
+		line, next, more := strings.Cut(rest, "\n")
+		if _, ok := commentText(line); !ok {
+			if start < 0 {
+				start = off
+			} else if end < off-1 {
+				gap = true
+				break
+			}
+			end = off + len(line)
+		}
+		if !more {
+			break
+		}
+		off += len(line) + 1
+		rest = next
+	}
+	if !gap {
+		if start < 0 {
+			return ""
+		}
+		return strings.TrimSpace(content[start:end])
+	}
+	return stripDocsApart(content)
+}
+
+// stripDocsApart is StripDocs for payload lines that comments stand between:
+// the payload's lines kept and joined.
+func stripDocsApart(content string) string {
 	lines := strings.Split(content, "\n")
 	kept := lines[:0]
 	for _, line := range lines {
