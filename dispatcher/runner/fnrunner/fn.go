@@ -198,6 +198,9 @@ func (r *Runner) render(c runner.Call) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if args, ok := plainStrings(rendered); ok {
+		return args, nil
+	}
 	var v any
 	if err := json.Unmarshal([]byte(rendered), &v); err != nil {
 		return nil, errBadContentJSON(err.Error())
@@ -207,4 +210,45 @@ func (r *Runner) render(c runner.Call) ([]any, error) {
 		return nil, errContentNotArray()
 	}
 	return arr, nil
+}
+
+// plainStrings reads rendered when it is a JSON array of strings of printable
+// ASCII without escapes (the form most templates render to: ["$1","$2"]), as
+// json.Unmarshal would into an any: each string cut from rendered instead of
+// made. ok is false for anything else, which json.Unmarshal reads.
+func plainStrings(rendered string) (args []any, ok bool) {
+	s := strings.TrimLeft(rendered, " \t\r\n")
+	if !strings.HasPrefix(s, "[") {
+		return nil, false
+	}
+	s = strings.TrimLeft(s[1:], " \t\r\n")
+	args = make([]any, 0, strings.Count(s, ",")+1) // json.Unmarshal's [] is an empty slice, not nil
+	if rest, ok := strings.CutPrefix(s, "]"); ok {
+		return args, strings.TrimLeft(rest, " \t\r\n") == ""
+	}
+	for {
+		if !strings.HasPrefix(s, `"`) {
+			return nil, false
+		}
+		end := strings.IndexByte(s[1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		text := s[1 : 1+end]
+		for i := range len(text) {
+			if c := text[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+				return nil, false
+			}
+		}
+		args = append(args, text)
+		s = strings.TrimLeft(s[2+end:], " \t\r\n")
+		switch {
+		case strings.HasPrefix(s, ","):
+			s = strings.TrimLeft(s[1:], " \t\r\n")
+		case strings.HasPrefix(s, "]"):
+			return args, strings.TrimLeft(s[1:], " \t\r\n") == ""
+		default:
+			return nil, false
+		}
+	}
 }
