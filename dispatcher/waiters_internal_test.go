@@ -73,3 +73,47 @@ func TestWaitersWakeOnAHeldCall(t *testing.T) {
 		t.Fatal("a re-run's id must be keyed, and apart from the receipt's")
 	}
 }
+
+// A channel handed back after it brought its receipt serves the next caller
+// empty, and only that caller's receipt reaches it; a caller removed without
+// its receipt keeps its channel, which a late sender may still fill.
+func TestRecycledReceiptChannelsCarryOnlyTheirNextCallersReceipt(t *testing.T) {
+	w := newWaiters(newReceiptIDs("salt"))
+	for i := range 50 {
+		a, b := "inv_a"+string(rune('a'+i%26)), "inv_b"+string(rune('a'+i%26))
+		cha := w.add(a)
+		w.deliver(&wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: a}})
+		if rc := <-cha; rc.InvocationID != a {
+			t.Fatalf("round %d: %s's channel brought %s", i, a, rc.InvocationID)
+		}
+		w.recycle(cha)
+		chb := w.add(b)
+		if len(chb) != 0 {
+			t.Fatalf("round %d: a recycled channel holds %d receipts", i, len(chb))
+		}
+		w.deliver(&wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: a}}) // a's again: no one waits
+		select {
+		case rc := <-chb:
+			t.Fatalf("round %d: %s's channel brought %s", i, b, rc.InvocationID)
+		default:
+		}
+		w.deliver(&wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: b}})
+		if rc := <-chb; rc.InvocationID != b {
+			t.Fatalf("round %d: %s's channel brought %s", i, b, rc.InvocationID)
+		}
+		w.recycle(chb)
+	}
+	// A channel still holding a receipt, or one of two receipts' (addEither), is not kept.
+	ch := w.add("inv_full")
+	ch <- wire.Receipt{}
+	w.recycle(ch)
+	either := w.addEither("inv_x", "inv_y")
+	w.recycle(either)
+	for range 10 {
+		got := w.add("inv_next")
+		if got == ch || got == either {
+			t.Fatal("a channel not fit for the next caller was handed out")
+		}
+		w.remove("inv_next", got)
+	}
+}
