@@ -58,11 +58,20 @@ func (k Kind) MarshalText() ([]byte, error) {
 
 // UnmarshalText decodes a name written by MarshalText.
 func (k *Kind) UnmarshalText(b []byte) error {
-	for i, name := range kindNames {
-		if string(b) == name {
-			*k = Kind(i)
-			return nil
+	kind, ok := KindNamed(string(b))
+	if !ok {
+		return fmt.Errorf("breaker: unknown kind %q", b)
+	}
+	*k = kind
+	return nil
+}
+
+// KindNamed is the kind whose name (MarshalText's) is name, if any.
+func KindNamed(name string) (Kind, bool) {
+	for i, n := range kindNames {
+		if name == n {
+			return Kind(i), true
 		}
 	}
-	return fmt.Errorf("breaker: unknown kind %q", b)
+	return 0, false
 }

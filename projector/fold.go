@@ -221,8 +221,8 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 // observe folds the receipt into its row's breaker, as its caller's
 // (wire.BreakerCaller, as the gate's check reads it).
 func (f *folder) observe(r *receiptHead) error {
-	var kind breaker.Kind
-	if err := kind.UnmarshalText([]byte(r.BreakerKind)); err != nil || kind == breaker.NotCounted {
+	kind, ok := breaker.KindNamed(r.BreakerKind)
+	if !ok || kind == breaker.NotCounted {
 		return nil
 	}
 	st, existed, err := loadBreaker(f.tx, r.Key)
