@@ -315,8 +315,8 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 	select {
 	case ack := <-f.Stored():
 		return ack.Sequence, ack.Duplicate, nil
-	case err := <-f.Failed():
-		if err, lost := appendFailed(err); !lost {
+	case <-f.Failed():
+		if err, lost := appendFailed(f.Err()); !lost {
 			return 0, false, err
 		}
 		return 0, true, nil

@@ -699,8 +699,7 @@ func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.Invoc
 	// The request's acknowledgement is not waited for on its own: the receipt
 	// implies it, and waking for it would cost every call a hand-off. It is read
 	// only when the wait ends otherwise (stored reports it then).
-	var failed <-chan error
-	var full <-chan struct{}
+	var failed, full <-chan struct{}
 	if f != nil {
 		failed, full = f.Failed(), s.cfg.Log.Full()
 	}
@@ -739,9 +738,9 @@ func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.Invoc
 			}
 			s.waiters.remove(req.InvocationID, ch)
 			return pendingReceipt(req), s.cfg.Log.FullError()
-		case err := <-failed:
-			var lost bool
-			if err, lost = appendFailed(err); lost {
+		case <-failed:
+			err, lost := appendFailed(f.Err())
+			if lost {
 				// The acknowledgement is lost, not the request: it may be stored
 				// and run. Its receipt, if any, still ends the wait.
 				failed, f = nil, nil
@@ -766,7 +765,7 @@ func (s *Service) await(ctx context.Context, wait time.Duration, req *wire.Invoc
 		if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
 			return rc, nil
 		}
-		if !stored() && !s.inLog(req.InvocationID, f, failed) {
+		if !stored() && !s.inLog(req.InvocationID, f) {
 			return wire.Receipt{}, ErrNotAppended
 		}
 		return pendingReceipt(req), fmt.Errorf("%w: %w", ErrPending, cause)
@@ -795,20 +794,19 @@ func stopTimer(t *time.Timer) {
 
 // inLog reports whether the log holds the request of invocation inv, whose
 // append's acknowledgement has not arrived (f: the append, nil once its
-// acknowledgement is lost; failed: its failure channel, nil once read). It waits
-// for the acknowledgement at most receiptAckWait; when it is lost (an ack timeout,
-// or failed already read), it asks the projection, caught up with the log. A log
-// that cannot be asked counts as not holding it: an id is handed out only for a
-// request known to be stored.
-func (s *Service) inLog(inv string, f *eventlog.Pending, failed <-chan error) bool {
-	if f != nil && failed != nil {
+// acknowledgement is lost). It waits for the acknowledgement at most
+// receiptAckWait; when it is lost (an ack timeout), it asks the projection,
+// caught up with the log. A log that cannot be asked counts as not holding it:
+// an id is handed out only for a request known to be stored.
+func (s *Service) inLog(inv string, f *eventlog.Pending) bool {
+	if f != nil {
 		t := time.NewTimer(receiptAckWait)
 		defer t.Stop()
 		select {
 		case <-f.Stored():
 			return true
-		case err := <-failed:
-			if _, lost := appendFailed(err); !lost {
+		case <-f.Failed():
+			if _, lost := appendFailed(f.Err()); !lost {
 				return false // refused: not stored
 			}
 		case <-t.C:

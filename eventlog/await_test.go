@@ -54,8 +54,8 @@ func TestAppendAsyncAcknowledgementLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-f.Failed():
-		if !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
+	case <-f.Failed():
+		if err := f.Err(); !errors.Is(eventlog.AppendError(err), eventlog.ErrAckTimeout) {
 			t.Fatalf("future's error %v does not match ErrAckTimeout", err)
 		}
 	case <-time.After(5 * time.Second):

@@ -166,8 +166,8 @@ func TestGroupCommitCloseWaitsForARefusedBatchSentAgain(t *testing.T) {
 			if i == 1 && (ack.Sequence != seq0 || !ack.Duplicate) {
 				t.Fatalf("the event stored already: %+v, want sequence %d, duplicate", ack, seq0)
 			}
-		case err := <-p.Failed():
-			t.Fatalf("append %d: %v", i, err)
+		case <-p.Failed():
+			t.Fatalf("append %d: %v", i, p.Err())
 		default:
 			t.Fatalf("append %d not answered when Close returned", i)
 		}

@@ -52,8 +52,8 @@ func stored(t *testing.T, p *eventlog.Pending) *eventlog.Ack {
 	select {
 	case ack := <-p.Stored():
 		return ack
-	case err := <-p.Failed():
-		t.Fatalf("append failed: %v", err)
+	case <-p.Failed():
+		t.Fatalf("append failed: %v", p.Err())
 		return nil
 	}
 }

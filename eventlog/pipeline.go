@@ -128,13 +128,13 @@ type Pending struct {
 	deadline time.Time // zero while it waits to be sent again
 	retries  int
 
-	mu    sync.Mutex
-	state pendingState
-	ack   Ack
-	err   error
-	okCh  chan *Ack     // made by Stored
-	errCh chan error    // made by Failed
-	done  chan struct{} // made by a wait, closed once resolved
+	mu     sync.Mutex
+	state  pendingState
+	ack    Ack
+	err    error
+	okCh   chan *Ack     // made by Stored
+	failCh chan struct{} // made by Failed, closed once failed
+	done   chan struct{} // made by a wait, closed once resolved
 }
 
 type pendingState uint8
@@ -421,8 +421,8 @@ func (p *Pending) resolve(ack Ack, err error) {
 	}
 	if err != nil {
 		p.state, p.err = failed, err
-		if p.errCh != nil {
-			p.errCh <- err
+		if p.failCh != nil {
+			close(p.failCh)
 		}
 	} else {
 		p.state, p.ack = acked, ack
@@ -452,21 +452,33 @@ func (p *Pending) Stored() <-chan *Ack {
 	return p.okCh
 }
 
-// Failed yields the append's error, to be read through AppendError, when the
-// stream will not acknowledge it (never, for a nil Pending).
-func (p *Pending) Failed() <-chan error {
+// Failed is closed once the stream will not acknowledge the append (never, for
+// a nil Pending); Err then says why, to be read through AppendError. A closed
+// channel, not one carrying the error: the one allocation of a wait that a
+// failure ends.
+func (p *Pending) Failed() <-chan struct{} {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.errCh == nil {
-		p.errCh = make(chan error, 1)
+	if p.failCh == nil {
+		p.failCh = make(chan struct{})
 		if p.state == failed {
-			p.errCh <- p.err
+			close(p.failCh)
 		}
 	}
-	return p.errCh
+	return p.failCh
+}
+
+// Err is the append's error once it has failed (Failed is closed), else nil.
+func (p *Pending) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != failed {
+		return nil
+	}
+	return p.err
 }
 
 // outcome is p's acknowledgement or error once resolved; else ok is false and

@@ -47,8 +47,8 @@ func TestPipelineFailsAppendsInFlightWhenTheConnectionCloses(t *testing.T) {
 	}
 	nc.Close()
 	select {
-	case err := <-p.Failed():
-		if !errors.Is(err, nats.ErrDisconnected) {
+	case <-p.Failed():
+		if err := p.Err(); !errors.Is(err, nats.ErrDisconnected) {
 			t.Fatalf("the append failed with %v; want the connection lost (%v)", err, nats.ErrDisconnected)
 		}
 	case <-time.After(10 * time.Second):

@@ -43,8 +43,9 @@ func TestAppendAsyncAnswers(t *testing.T) {
 	if _, err := eventlog.AwaitAck(ctx, stale); !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("a wrong expected sequence: %v, want ErrConflict", err)
 	}
-	if err := <-stale.Failed(); !errors.Is(eventlog.AppendError(err), eventlog.ErrConflict) {
-		t.Fatalf("Failed yields %v, want an error AppendError reads as ErrConflict", err)
+	<-stale.Failed()
+	if err := stale.Err(); !errors.Is(eventlog.AppendError(err), eventlog.ErrConflict) {
+		t.Fatalf("Failed closed with Err %v, want an error AppendError reads as ErrConflict", err)
 	}
 	next, err := l.AppendAsync(wire.DirectorySubject("K"), mustEvent(t, l, wire.TypeDirectoryMutate, map[string]string{"b": "next"}), eventlog.ExpectLastSubjectSeq(seq))
 	if err != nil {
