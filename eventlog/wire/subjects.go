@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Stream names.
 const (
@@ -47,7 +50,7 @@ func BreakerSubject(key string) string { return breakerPrefix + key }
 // invocation requests for one row. Only capdir's own connections may publish here:
 // a request on this subject is believed (its credential is capdir's attestation).
 // Bus clients publish on BusRequestSubject instead.
-func RequestSubject(key string) string { return requestPrefix + key }
+func RequestSubject(key string) string { return subjectsOf(key).request }
 
 // RequestSubjects matches every request capdir itself appended.
 const RequestSubjects = requestPrefix + ">"
@@ -111,7 +114,45 @@ func StepSubject(key string) string { return stepPrefix + key }
 // ReceiptSubject is where the receipts of one row are appended. The invocation id is
 // in the receipt, not in the subject: the NATS server keeps state for every subject a
 // stream holds, and a subject per invocation made that state grow with every call.
-func ReceiptSubject(key string) string { return receiptPrefix + key }
+func ReceiptSubject(key string) string { return subjectsOf(key).receipt }
+
+// keySubjects are the subjects every call of one key is appended on.
+type keySubjects struct{ request, receipt string }
+
+// subjectCache holds the keySubjects of up to maxCachedKeys keys called
+// lately, so that a call does not build its subjects anew; a key new to a
+// full cache takes the place of one it holds.
+var subjectCache = struct {
+	mu sync.RWMutex
+	m  map[string]*keySubjects
+}{m: map[string]*keySubjects{}}
+
+const maxCachedKeys = 4096
+
+func subjectsOf(key string) *keySubjects {
+	subjectCache.mu.RLock()
+	ks := subjectCache.m[key]
+	subjectCache.mu.RUnlock()
+	if ks != nil {
+		return ks
+	}
+	ks = &keySubjects{request: requestPrefix + key, receipt: receiptPrefix + key}
+	if !ValidKey(key) {
+		return ks // never called again under a valid key's name
+	}
+	subjectCache.mu.Lock()
+	if len(subjectCache.m) >= maxCachedKeys {
+		for k := range subjectCache.m {
+			delete(subjectCache.m, k)
+			break
+		}
+	}
+	// Its own copy of the key, inside its subject: the key given may be cut
+	// from a larger string (a request's data), which the cache would keep.
+	subjectCache.m[ks.receipt[len(receiptPrefix):]] = ks
+	subjectCache.mu.Unlock()
+	return ks
+}
 
 // ReceiptSubjects matches every receipt.
 const ReceiptSubjects = receiptPrefix + ">"
