@@ -14,6 +14,15 @@ var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return 
 
 const maxPooledAnswer = 64 << 10
 
+// jsonContentType is the Content-Type value of every JSON answer, shared.
+var jsonContentType = []string{"application/json"}
+
+// selfLengthUpTo is the body net/http holds back until the handler returns
+// (its buffer before it would chunk an answer of unknown length): a body
+// shorter than that, written in one go, gets its Content-Length from net/http,
+// without a string made for it here.
+const selfLengthUpTo = 2048
+
 // writeDispatchResponse writes out with 200 as writeJSON writes it, byte for
 // byte, encoded by hand when out has no shape (the answer of every completed
 // call but a ?shape one): one buffer from a pool, no reflection.
@@ -24,8 +33,11 @@ func writeDispatchResponse(w http.ResponseWriter, out *DispatchResponse) {
 	}
 	bp := answerBufs.Get().(*[]byte)
 	b := appendDispatchResponse((*bp)[:0], out)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	h := w.Header()
+	h["Content-Type"] = jsonContentType // never changed in place: Set would make a slice per answer
+	if len(b) >= selfLengthUpTo {
+		h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	if cap(b) <= maxPooledAnswer {
