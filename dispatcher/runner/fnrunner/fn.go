@@ -222,7 +222,9 @@ func plainStrings(rendered string) (args []any, ok bool) {
 		return nil, false
 	}
 	s = strings.TrimLeft(s[1:], " \t\r\n")
-	args = make([]any, 0, strings.Count(s, ",")+1) // json.Unmarshal's [] is an empty slice, not nil
+	// Room for the arguments the commas promise, up to a template's usual few:
+	// a comma inside a long value must not size the slice.
+	args = make([]any, 0, min(strings.Count(s, ",")+1, 8)) // json.Unmarshal's [] is an empty slice, not nil
 	if rest, ok := strings.CutPrefix(s, "]"); ok {
 		return args, strings.TrimLeft(rest, " \t\r\n") == ""
 	}
