@@ -302,13 +302,30 @@ func lastLines(s string, n int) string {
 	var lines []string
 	sc := bufio.NewScanner(strings.NewReader(s))
 	sc.Buffer(nil, 1<<20)
+	repeats := 0
 	for sc.Scan() {
+		// A line repeated (a curl --retry's, each attempt alike) is shown once
+		// with its count, so that it does not push what came before it out.
+		if l := len(lines); l > 0 && sc.Text() == strings.TrimSuffix(lines[l-1], repeatedNote(repeats)) {
+			repeats++
+			lines[l-1] = sc.Text() + repeatedNote(repeats)
+			continue
+		}
+		repeats = 0
 		lines = append(lines, sc.Text())
 	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// repeatedNote is what lastLines adds to a line that came again n more times.
+func repeatedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more times)", n)
 }
 
 // lockMachine holds an exclusive lock on path until t ends, waiting for another
@@ -324,4 +341,23 @@ func lockMachine(t *testing.T, path string) {
 		t.Fatalf("lock %s: %v", path, err)
 	}
 	t.Cleanup(func() { f.Close() }) // closing releases the lock
+}
+
+// lastLines shows a run of one line once, with its count, and keeps the lines
+// before it in view.
+func TestLastLinesFoldsRepeatedLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("serve: the log did not open: why\n")
+	for range 60 {
+		b.WriteString("curl: (7) Failed to connect\n")
+	}
+	b.WriteString("done\n")
+	got := lastLines(b.String(), 3)
+	want := "serve: the log did not open: why\ncurl: (7) Failed to connect (and 59 more times)\ndone"
+	if got != want {
+		t.Fatalf("lastLines:\n%s\nwant\n%s", got, want)
+	}
+	if got := lastLines("a\nb\na\n", 5); got != "a\nb\na" {
+		t.Fatalf("lines that are not in a row: %q", got)
+	}
 }
