@@ -2,6 +2,7 @@ package projector
 
 import (
 	"encoding/json"
+	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 	"testing"
 	"time"
 
@@ -137,39 +138,8 @@ func TestHeadsReadByHandAsDataAsReadsThemOverRandomObjects(t *testing.T) {
 		`0`, `7`, `18446744073709551615`, `18446744073709551616`, `-1`, `1.5`, `1e2`, `true`, `false`, `null`,
 		`{}`, `[]`, `{"a":"}\"{","b":[1,{"c":"]"}]}`, `[["\\"],{}]`,
 	}
-	spaces := []string{"", " ", "\n\t", "\r "}
-	rng := uint64(1)
-	next := func(n int) int {
-		rng ^= rng << 13
-		rng ^= rng >> 7
-		rng ^= rng << 17
-		return int(rng % uint64(n))
-	}
 	var byHand int
-	for range 20000 {
-		var b []byte
-		sp := func() { b = append(b, spaces[next(len(spaces))]...) }
-		sp()
-		b = append(b, '{')
-		for m := range next(9) {
-			if m > 0 {
-				b = append(b, ',')
-			}
-			sp()
-			b = append(b, '"')
-			b = append(b, names[next(len(names))]...)
-			b = append(b, '"')
-			sp()
-			b = append(b, ':')
-			sp()
-			b = append(b, values[next(len(values))]...)
-			sp()
-		}
-		b = append(b, '}')
-		sp()
-		if !json.Valid(b) {
-			t.Fatalf("the test made invalid JSON: %s", b)
-		}
+	jsonmembertest.Objects(t, 20000, names, values, func(b []byte) {
 		ev := wire.Event{Type: wire.TypeReceipt, Data: b}
 		var got, want receiptHead
 		if decodeReceiptHead(b, "WEATHER", &got) {
@@ -184,7 +154,7 @@ func TestHeadsReadByHandAsDataAsReadsThemOverRandomObjects(t *testing.T) {
 				t.Fatalf("%s: request read by hand as %+v, the decoder reads %+v (%v)", b, gotReq, wantReq, err)
 			}
 		}
-	}
+	})
 	if byHand < 2000 {
 		t.Errorf("only %d of 20000 objects were read by hand", byHand)
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 	"reflect"
 	"testing"
 	"time"
@@ -125,43 +126,12 @@ func TestRequestsReadByHandAsDataAsReadsThemOverRandomObjects(t *testing.T) {
 		`0`, `7`, `9223372036854775807`, `9223372036854775808`, `18446744073709551615`, `18446744073709551616`, `-1`, `1.5`, `1e2`,
 		`true`, `false`, `null`, `{}`, `[]`, `{"a":"}\"{","b":[1,{"c":"]"}]}`, `[["\\"],{}]`, `{ "a" : 1 }`,
 	}
-	spaces := []string{"", " ", "\n\t", "\r "}
-	rng := uint64(1)
-	next := func(n int) int {
-		rng ^= rng << 13
-		rng ^= rng >> 7
-		rng ^= rng << 17
-		return int(rng % uint64(n))
-	}
 	var byHand int
-	for range 20000 {
-		var b []byte
-		sp := func() { b = append(b, spaces[next(len(spaces))]...) }
-		sp()
-		b = append(b, '{')
-		for m := range next(9) {
-			if m > 0 {
-				b = append(b, ',')
-			}
-			sp()
-			b = append(b, '"')
-			b = append(b, names[next(len(names))]...)
-			b = append(b, '"')
-			sp()
-			b = append(b, ':')
-			sp()
-			b = append(b, values[next(len(values))]...)
-			sp()
-		}
-		b = append(b, '}')
-		sp()
-		if !json.Valid(b) {
-			t.Fatalf("the test made invalid JSON: %s", b)
-		}
+	jsonmembertest.Objects(t, 20000, names, values, func(b []byte) {
 		if checkRequestReadAsDataAsReadsIt(t, b, "WEATHER") {
 			byHand++
 		}
-	}
+	})
 	if byHand < 1000 {
 		t.Errorf("only %d of 20000 objects were read by hand", byHand)
 	}
