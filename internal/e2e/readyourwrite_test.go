@@ -22,15 +22,20 @@ import (
 // subscriber of its own): while held, the node's projection is behind the log, and
 // only a node that looks at the log before it answers gets past it.
 type heldFold struct {
+	sniff   *nats.Conn
 	mu      sync.Mutex
 	armed   bool          // hold after the next control batch
 	free    chan struct{} // closed to end the hold; nil when there is none
 	holding chan struct{} // receives once the fold is held
+	fenced  chan struct{} // receives when the subscriber sees the fence lookup
 }
+
+// fenceSubject is a lookup only the test makes (no row has the key).
+var fenceSubject = "$JS.API.DIRECT.GET." + wire.ControlStream + "." + wire.DirectorySubject("RYW_FENCE")
 
 func holdFolds(t *testing.T, n *capdir.Node, sniff *nats.Conn) *heldFold {
 	t.Helper()
-	h := &heldFold{holding: make(chan struct{}, 1)}
+	h := &heldFold{sniff: sniff, holding: make(chan struct{}, 1), fenced: make(chan struct{}, 1)}
 	n.Projector().OnApplied(func(stream string, _ []eventlog.Stored) {
 		if stream != wire.ControlStream {
 			return
@@ -46,7 +51,13 @@ func holdFolds(t *testing.T, n *capdir.Node, sniff *nats.Conn) *heldFold {
 	})
 	// Every node's lookup reaches this subscriber too; only the held node looks
 	// while a hold is armed.
-	sub, err := sniff.Subscribe("$JS.API.DIRECT.GET."+wire.ControlStream+".>", func(*nats.Msg) { h.release() })
+	sub, err := sniff.Subscribe("$JS.API.DIRECT.GET."+wire.ControlStream+".>", func(m *nats.Msg) {
+		if m.Subject == fenceSubject {
+			h.fenced <- struct{}{}
+			return
+		}
+		h.release()
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +68,24 @@ func holdFolds(t *testing.T, n *capdir.Node, sniff *nats.Conn) *heldFold {
 	return h
 }
 
-// arm holds the fold after the next control batch the node applies.
-func (h *heldFold) arm() {
+// arm holds the fold after the next control batch the node applies. It first
+// waits until the subscriber has seen every lookup made before it: a node's
+// write may look up its key twice (once to tell its own earlier copy from
+// another's, once to settle the key), and the subscriber's copy of the second
+// may arrive after the step that made it has ended; taken then, it would end
+// the next step's hold before that step's write is asked about.
+func (h *heldFold) arm(t *testing.T) {
+	t.Helper()
+	// The server hands the fence to the subscriber after every lookup it
+	// handled before it, and the subscriber sees them in that order.
+	if _, err := h.sniff.Request(fenceSubject, nil, 10*time.Second); err != nil {
+		t.Fatalf("fence lookup: %v", err)
+	}
+	select {
+	case <-h.fenced:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscriber did not see the fence lookup")
+	}
 	h.mu.Lock()
 	h.armed, h.free = true, make(chan struct{})
 	h.mu.Unlock()
@@ -99,7 +126,7 @@ func TestReadYourWriteAcrossNodes(t *testing.T) {
 	// behind makes B's projection lag the log, then runs write on A.
 	behind := func(write func()) {
 		t.Helper()
-		h.arm()
+		h.arm(t)
 		fill++
 		tokRow(t, a, map[string]any{"key": "FILL_" + strconv.Itoa(fill), "type": "fn", "target": "echo"})
 		select {
