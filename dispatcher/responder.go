@@ -187,19 +187,15 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		s.calls.replying.Store(req.InvocationID, rp)
 		defer s.calls.replying.CompareAndDelete(req.InvocationID, rp)
 	}
+	var seq uint64
+	var again bool
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
 	if err == nil {
-		var seq uint64
-		var again bool
 		seq, again, err = s.callStored(ctx, f)
 		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
 			typ, data, told := s.callRepeat(ctx, &req, client, seq)
 			if told {
-				if rc, ok := data.(*wire.Receipt); ok && typ == wire.TypeReceipt {
-					s.replyReceipt(ctx, c, &req, client, rc)
-				} else if typ != "" {
-					s.reply(c, &req, typ, data)
-				}
+				s.replyRepeat(ctx, c, &req, client, typ, data)
 				return
 			}
 			if req.InvocationID != asked { // another sender's id: the client's own is the scoped one
@@ -216,7 +212,58 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		}
 		return
 	}
+	if rp != nil && !again {
+		if typ, data := s.callEarlier(ctx, &req, client, seq); typ != "" {
+			s.replyRepeat(ctx, c, &req, client, typ, data)
+			return
+		}
+	}
 	s.awaitOwn(ctx, c, &req, client, asked, ch, rp)
+}
+
+// replyRepeat answers a call that repeats an earlier request under its
+// invocation id with what repeatAnswer gave: the first request's receipt, once
+// shown to be the client's own call's, or a refusal; nothing when typ is "".
+func (s *Service) replyRepeat(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client, typ string, data any) {
+	if rc, ok := data.(*wire.Receipt); ok && typ == wire.TypeReceipt {
+		s.replyReceipt(ctx, c, req, client, rc)
+	} else if typ != "" {
+		s.reply(c, req, typ, data)
+	}
+}
+
+// callEarlier answers a call under an invocation id derived from its event id
+// whose request the log stored at seq as a new message: a copy of an envelope
+// the client sent before, its bytes unchanged, is stored again once the log's
+// duplicate window has passed (inside it the log answers that it holds it, and
+// callRepeat answers). No worker runs a copy but the first, and the first
+// copy's receipt, already folded, would wake no wait: when there is one, it is
+// the answer, as repeatAnswer gives it. typ is "" when the log holds no earlier
+// request of the client's under the id, or its receipt is still to come (it
+// wakes the call's wait). One lookup in the projection once it has read the
+// log up to seq-1, as the worker makes for every bus request.
+func (s *Service) callEarlier(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any) {
+	if seq <= 1 {
+		return "", nil
+	}
+	first, known, err := s.cfg.Projector.InvocationBefore(ctx, req.InvocationID, seq)
+	if !known {
+		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
+		err = s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
+		cancel()
+		if err != nil {
+			return "", nil // the wait for the receipt goes on
+		}
+		first, err = s.cfg.Projector.Invocation(req.InvocationID)
+	}
+	if err != nil || first.Seq == 0 || first.Seq >= seq || first.Client != client {
+		return "", nil
+	}
+	rc := firstReceipt(&first)
+	if rc == nil {
+		return "", nil
+	}
+	return s.repeatAnswer(ctx, &first, rc, req, client)
 }
 
 // replyReceipt answers a call with rc once rc is shown to be the client's own
