@@ -7,7 +7,7 @@ import "testing"
 // own; another client's request under the same id (another sender took it
 // first) is told as ever, and marks nothing.
 func TestCallSkipsOnlyItsOwnClientsNotice(t *testing.T) {
-	c := newCalls(4)
+	c := newCalls(4, false)
 	rp := &replyingCall{client: "c2"}
 	c.replying.Store("inv_x", rp)
 	if got := c.noticeTo("c1", "inv_x"); got != "c1" || rp.own.Load() {

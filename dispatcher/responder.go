@@ -18,8 +18,9 @@ import (
 // subject (wire.CallSubject) instead of publishing it to its request subject and
 // waiting for the notice. Every node's responder is in the queue group CallQueue,
 // so one node takes each call: it appends the event the client sent, unchanged, to
-// the client's request subject (wire.BusRequestSubject), exactly as the client
-// would have, and replies with the receipt once it is in the log. A worker of any
+// the client's request subject (wire.BusRequestSubject), as the client would
+// have (on a log only this node appends to, in a pack with other requests: see
+// calls.pack), and replies with the receipt once it is in the log. A worker of any
 // node takes the request from the log and runs it as it runs a published one: the
 // same gate, the same receipt, the same idempotency (a repeat under a chosen id
 // is answered as its notice would be, see repeatAnswer). The responder refuses at
@@ -50,7 +51,18 @@ type calls struct {
 	// this node is answering, each with its client (a *replyingCall): their
 	// receipts need no notice (noticeTo).
 	replying sync.Map
+
+	// pack is whether a call's request may share a message of the log with
+	// other requests (eventlog.Packed): when the log packs and no other node
+	// shares it (a node of an earlier version reads no call in a pack). Only a
+	// call under an id derived from its event id, and none other under it in
+	// flight on this node, is packed: a worker tells two requests under one id
+	// apart by their sequences, which two requests of one pack share.
+	pack bool
 }
+
+// packedCall is the append option of a packed call's request.
+var packedCall = []eventlog.AppendOption{eventlog.Packed()}
 
 // replyingCall is a call this node is answering under an id derived from its
 // event id: the client that sent it, and whether a worker of this node, about
@@ -82,8 +94,8 @@ func (c *calls) noticeTo(client, inv string) string {
 
 // newCalls makes a service's calls, before its workers start (they read
 // noticeTo); startCalls subscribes the responder once they run.
-func newCalls(most int) *calls {
-	c := &calls{slots: make(chan struct{}, most)}
+func newCalls(most int, pack bool) *calls {
+	c := &calls{slots: make(chan struct{}, most), pack: pack}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
@@ -182,14 +194,22 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	defer s.waiters.remove(asked, ch) // no-ops once receipts woke it
 	defer s.waiters.remove(scoped, ch)
 	var rp *replyingCall
+	var opts []eventlog.AppendOption
 	if !wire.Chosen(req.InvocationID, ev.ID) {
 		rp = &replyingCall{client: client}
-		s.calls.replying.Store(req.InvocationID, rp)
+		if _, loaded := s.calls.replying.LoadOrStore(req.InvocationID, rp); loaded {
+			s.calls.replying.Store(req.InvocationID, rp)
+		} else if s.calls.pack {
+			// No other call under this id is in flight here, so no pack of this
+			// node's holds another request under it, and the worker tells a
+			// copy of the envelope stored elsewhere by its sequence.
+			opts = packedCall
+		}
 		defer s.calls.replying.CompareAndDelete(req.InvocationID, rp)
 	}
 	var seq uint64
 	var again bool
-	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev)
+	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev, opts...)
 	if err == nil {
 		seq, again, err = s.callStored(ctx, f)
 		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {

@@ -340,7 +340,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.calls = newCalls(s.cfg.MaxCalls)
+	s.calls = newCalls(s.cfg.MaxCalls, s.cfg.Log.Packing() && !s.sharedLog)
 	// A delivered request waits here for a free worker; the buffer spares the
 	// consumer's callback a hand-off per request.
 	s.work = make(chan eventlog.Msg, s.cfg.Workers)

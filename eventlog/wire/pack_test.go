@@ -46,9 +46,16 @@ func TestUnpackReadsWhatWasPacked(t *testing.T) {
 			t.Errorf("%s: %v; want ErrNotPack", name, err)
 		}
 	}
-	for _, s := range []string{wire.StepSubject("K"), wire.BusRequestSubject("c", "K"), wire.DirectorySubject("K"), wire.BreakerSubject("K"), wire.RequestPackSubject} {
+	for _, s := range []string{wire.StepSubject("K"), wire.DirectorySubject("K"), wire.BreakerSubject("K"), wire.RequestPackSubject, wire.ReceiptPackSubject} {
 		if _, ok := wire.PackSubject(s); ok {
 			t.Errorf("%s may be packed", s)
+		}
+	}
+	// A bus client's call, which a node's responder appends, goes in a request pack.
+	for s, want := range map[string]string{wire.RequestSubject("K"): wire.RequestPackSubject, wire.BusRequestSubject("c", "K"): wire.RequestPackSubject,
+		wire.ReceiptSubject("K"): wire.ReceiptPackSubject} {
+		if got, ok := wire.PackSubject(s); !ok || got != want {
+			t.Errorf("%s: packed on %q (%v); want %q", s, got, ok, want)
 		}
 	}
 }

@@ -87,11 +87,13 @@ const RequestPackSubject = packPrefix + "req"
 const ReceiptPackSubject = packPrefix + "rcpt"
 
 // PackSubject is the subject of the pack that may carry an event appended on
-// subject, and whether one may: only capdir's own requests and receipts are
-// packed.
+// subject, and whether one may: only the requests and receipts a node appends
+// itself are packed (its own requests, and the bus clients' calls its responder
+// appends on their request subjects; a bus client's published request is its
+// own message).
 func PackSubject(subject string) (string, bool) {
 	switch {
-	case strings.HasPrefix(subject, requestPrefix):
+	case strings.HasPrefix(subject, requestPrefix), strings.HasPrefix(subject, busPrefix):
 		return RequestPackSubject, true
 	case strings.HasPrefix(subject, receiptPrefix):
 		return ReceiptPackSubject, true

@@ -3,10 +3,13 @@ package e2e_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -139,5 +142,105 @@ func TestBusCallEnvelopeSentAgainWhileItRunsGetsItsReceipt(t *testing.T) {
 	}
 	if rcs := nodetest.Receipts(t, n.Log(), req.InvocationID); len(rcs) != 1 {
 		t.Fatalf("%d receipts, want 1", len(rcs))
+	}
+}
+
+// Calls share messages of the log on a node no other node shares the log with,
+// and each runs once: many calls at once are stored in fewer messages than
+// their events, each with one request and one receipt; and an envelope sent
+// twice at the same moment runs once, both calls answered with its receipt (a
+// node packs no call while another under the same id is in flight on it, so no
+// pack holds two requests under one id).
+func TestBusCallsPackedRunOnce(t *testing.T) {
+	w := newIdemWorld(t, idemWindow, false)
+	n := w.g.n
+	if !n.Log().Packing() {
+		t.Fatal("the node does not pack: the test would prove nothing")
+	}
+	c1 := w.g.connect(t, "c1")
+	tok := busToken(t, n, "c1-agent", "IDEM")
+	ctx := context.Background()
+	before, err := n.Log().LastSeq(ctx, wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const envelopes = 60
+	type sent struct {
+		inv   string
+		first wire.Receipt
+		again wire.Receipt
+		errs  [2]error
+	}
+	calls := make([]sent, envelopes)
+	var wg sync.WaitGroup
+	for i := range calls {
+		req := wire.InvocationRequest{Key: "IDEM", Body: strconv.Itoa(i), Token: tok, Credential: wire.ClientActor("c1")}
+		ev, err := wire.PrepareRequest(time.Now(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envelope, err := wire.Encode(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[i].inv = req.InvocationID
+		for k := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				var rc wire.Receipt
+				m, err := c1.nc.RequestWithContext(cctx, wire.CallSubject("c1", "IDEM"), envelope)
+				if err == nil {
+					var got wire.Event
+					if got, err = wire.DecodeShared(m.Data); err == nil && got.Type != wire.TypeReceipt {
+						err = errors.New(string(m.Data))
+					}
+					if err == nil {
+						err = got.DataAs(&rc)
+					}
+				}
+				if k == 0 {
+					calls[i].first = rc
+				} else {
+					calls[i].again = rc
+				}
+				calls[i].errs[k] = err
+			}()
+		}
+	}
+	wg.Wait()
+	for i, c := range calls {
+		if c.errs[0] != nil || c.errs[1] != nil || !c.first.OK || c.first.InvocationID != c.inv ||
+			c.again.InvocationID != c.inv || c.again.Result != c.first.Result {
+			t.Fatalf("envelope %d: %+v %v, sent again %+v %v; want one receipt for both", i, c.first.ReceiptSummary, c.errs[0], c.again.ReceiptSummary, c.errs[1])
+		}
+	}
+	if h := w.up.Hits(); h != envelopes {
+		t.Fatalf("the upstream was called %d times for %d envelopes", h, envelopes)
+	}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	after, err := n.Log().LastSeq(ctx, wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs, rcs int
+	if err := n.Log().Read(ctx, wire.DataStream, before+1, func(s eventlog.Stored) error {
+		switch s.Type {
+		case wire.TypeInvocationRequested:
+			reqs++
+		case wire.TypeReceipt:
+			rcs++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rcs != envelopes || reqs < envelopes {
+		t.Fatalf("the log holds %d requests and %d receipts; want at least %d and %d", reqs, rcs, envelopes, envelopes)
+	}
+	if msgs := after - before; msgs >= uint64(reqs+rcs) {
+		t.Fatalf("%d requests and %d receipts took %d messages of the log: no call was packed", reqs, rcs, msgs)
 	}
 }
