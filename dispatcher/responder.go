@@ -55,10 +55,34 @@ type calls struct {
 	// pack is whether a call's request may share a message of the log with
 	// other requests (eventlog.Packed): when the log packs and no other node
 	// shares it (a node of an earlier version reads no call in a pack). Only a
-	// call under an id derived from its event id, and none other under it in
-	// flight on this node, is packed: a worker tells two requests under one id
-	// apart by their sequences, which two requests of one pack share.
+	// call under an id derived from its event id, and no other packed call
+	// under it in flight on this node (packing), is packed: a worker tells two
+	// requests under one id apart by their sequences, which two requests of
+	// one pack share.
 	pack bool
+
+	// packing holds the invocation ids of the packed calls in flight, each with
+	// the call that claimed it (its *replyingCall), which alone removes it.
+	packing sync.Map
+}
+
+// claimPacking reports whether call rp, under invocation id inv, may pack its
+// request: when calls are packed and no other packed call under inv is in
+// flight on this node. The claim is rp's until it releases it
+// (releasePacking), whatever other calls under inv do, so no pack of this
+// node's holds two requests under one id, and the worker tells a copy of an
+// envelope stored in another message by its sequence.
+func (c *calls) claimPacking(inv string, rp *replyingCall) bool {
+	if !c.pack {
+		return false
+	}
+	_, taken := c.packing.LoadOrStore(inv, rp)
+	return !taken
+}
+
+// releasePacking ends rp's claim on inv, and no other's.
+func (c *calls) releasePacking(inv string, rp *replyingCall) {
+	c.packing.CompareAndDelete(inv, rp)
 }
 
 // packedCall is the append option of a packed call's request.
@@ -197,15 +221,12 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 	var opts []eventlog.AppendOption
 	if !wire.Chosen(req.InvocationID, ev.ID) {
 		rp = &replyingCall{client: client}
-		if _, loaded := s.calls.replying.LoadOrStore(req.InvocationID, rp); loaded {
-			s.calls.replying.Store(req.InvocationID, rp)
-		} else if s.calls.pack {
-			// No other call under this id is in flight here, so no pack of this
-			// node's holds another request under it, and the worker tells a
-			// copy of the envelope stored elsewhere by its sequence.
-			opts = packedCall
-		}
+		s.calls.replying.Store(req.InvocationID, rp)
 		defer s.calls.replying.CompareAndDelete(req.InvocationID, rp)
+		if s.calls.claimPacking(req.InvocationID, rp) {
+			opts = packedCall
+			defer s.calls.releasePacking(req.InvocationID, rp)
+		}
 	}
 	var seq uint64
 	var again bool
@@ -260,8 +281,10 @@ func (s *Service) replyRepeat(ctx context.Context, c eventlog.Call, req *wire.In
 // copy's receipt, already folded, would wake no wait: when there is one, it is
 // the answer, as repeatAnswer gives it. typ is "" when the log holds no earlier
 // request of the client's under the id, or its receipt is still to come (it
-// wakes the call's wait). One lookup in the projection once it has read the
-// log up to seq-1, as the worker makes for every bus request.
+// wakes the call's wait). Under an id another sender took first, the client's
+// own is the one scoped to it, and req's id is set to it, as callRepeat does.
+// One lookup in the projection once it has read the log up to seq-1, as the
+// worker makes for every bus request (two under another sender's id).
 func (s *Service) callEarlier(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any) {
 	if seq <= 1 {
 		return "", nil
@@ -274,6 +297,12 @@ func (s *Service) callEarlier(ctx context.Context, req *wire.InvocationRequest, 
 		if err != nil {
 			return "", nil // the wait for the receipt goes on
 		}
+		first, err = s.cfg.Projector.Invocation(req.InvocationID)
+	}
+	if err == nil && first.Seq != 0 && first.Seq < seq && first.Client != client {
+		// Another sender's id: the client's calls under it run under the id
+		// scoped to it (as the worker and the fold take them), looked up there.
+		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
 		first, err = s.cfg.Projector.Invocation(req.InvocationID)
 	}
 	if err != nil || first.Seq == 0 || first.Seq >= seq || first.Client != client {
