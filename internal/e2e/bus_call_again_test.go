@@ -2,7 +2,7 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +14,50 @@ import (
 	"github.com/capdir/capdir/internal/nodetest"
 )
 
+// callEnvelope is client's request envelope for IDEM under event id evID (a
+// fresh one when ""), its invocation id derived from the event id, or inv.
+func callEnvelope(t *testing.T, client, body, tok, evID, inv string) (wire.Event, []byte, string) {
+	t.Helper()
+	req := wire.InvocationRequest{Key: "IDEM", Body: body, Token: tok, Credential: wire.ClientActor(client), InvocationID: inv}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evID != "" {
+		if inv == "" {
+			req.InvocationID = wire.RequestInvocationID(evID)
+		}
+		if ev, err = wire.NewEventWithID(evID, ev.At, wire.TypeInvocationRequested, ev.Actor, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := wire.Encode(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, b, req.InvocationID
+}
+
+// sendCall sends data as client's call and returns the receipt it is
+// answered with, or why not within wait.
+func sendCall(bc *busClient, client string, data []byte, wait time.Duration) (wire.Receipt, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var rc wire.Receipt
+	m, err := bc.nc.RequestWithContext(ctx, wire.CallSubject(client, "IDEM"), data)
+	if err != nil {
+		return rc, err
+	}
+	ev, err := wire.DecodeShared(m.Data)
+	if err == nil && ev.Type != wire.TypeReceipt {
+		return rc, fmt.Errorf("%s", m.Data)
+	}
+	if err == nil {
+		err = ev.DataAs(&rc)
+	}
+	return rc, err
+}
+
 // The same call envelope sent again (its bytes unchanged: the same event id, so
 // the same invocation id derived from it), at once and after the log's
 // duplicate window, is answered with the first call's receipt, promptly; the
@@ -22,37 +66,18 @@ func TestBusCallEnvelopeSentAgainGetsTheFirstReceipt(t *testing.T) {
 	w := newIdemWorld(t, idemWindow, false)
 	n := w.g.n
 	c1 := w.g.connect(t, "c1")
-	req := wire.InvocationRequest{Key: "IDEM", Body: "x", Token: busToken(t, n, "c1-agent", "IDEM"),
-		Credential: wire.ClientActor("c1")}
-	ev, err := wire.PrepareRequest(time.Now(), &req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	envelope, err := wire.Encode(&ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, envelope, inv := callEnvelope(t, "c1", "x", busToken(t, n, "c1-agent", "IDEM"), "", "")
 	call := func(what string) wire.Receipt {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
 		start := time.Now()
-		m, err := c1.nc.RequestWithContext(ctx, wire.CallSubject("c1", "IDEM"), envelope)
+		rc, err := sendCall(c1, "c1", envelope, 10*time.Second)
 		if err != nil {
-			t.Fatalf("%s: no reply after %s: %v", what, time.Since(start).Round(time.Millisecond), err)
-		}
-		got, err := wire.DecodeShared(m.Data)
-		if err != nil || got.Type != wire.TypeReceipt {
-			t.Fatalf("%s: %s %v; want a RECEIPT", what, m.Data, err)
-		}
-		var rc wire.Receipt
-		if err := got.DataAs(&rc); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: no receipt after %s: %v", what, time.Since(start).Round(time.Millisecond), err)
 		}
 		return rc
 	}
 	first := call("first call")
-	if !first.OK || first.InvocationID != req.InvocationID || !strings.Contains(first.Result, `"hit":1`) {
+	if !first.OK || first.InvocationID != inv || !strings.Contains(first.Result, `"hit":1`) {
 		t.Fatalf("first call: %+v %s", first.ReceiptSummary, first.Result)
 	}
 	for _, what := range []string{"sent again at once", "sent again after the duplicate window"} {
@@ -79,16 +104,7 @@ func TestBusCallEnvelopeSentAgainWhileItRunsGetsItsReceipt(t *testing.T) {
 	w := newIdemWorld(t, idemWindow, true)
 	n := w.g.n
 	c1 := w.g.connect(t, "c1")
-	req := wire.InvocationRequest{Key: "IDEM", Body: "x", Token: busToken(t, n, "c1-agent", "IDEM"),
-		Credential: wire.ClientActor("c1")}
-	ev, err := wire.PrepareRequest(time.Now(), &req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	envelope, err := wire.Encode(&ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, envelope, inv := callEnvelope(t, "c1", "x", busToken(t, n, "c1-agent", "IDEM"), "", "")
 	type answer struct {
 		rc  wire.Receipt
 		err error
@@ -96,21 +112,7 @@ func TestBusCallEnvelopeSentAgainWhileItRunsGetsItsReceipt(t *testing.T) {
 	call := func() chan answer {
 		res := make(chan answer, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			m, err := c1.nc.RequestWithContext(ctx, wire.CallSubject("c1", "IDEM"), envelope)
-			if err != nil {
-				res <- answer{err: err}
-				return
-			}
-			got, err := wire.DecodeShared(m.Data)
-			var rc wire.Receipt
-			if err == nil && got.Type != wire.TypeReceipt {
-				err = errors.New(string(m.Data))
-			}
-			if err == nil {
-				err = got.DataAs(&rc)
-			}
+			rc, err := sendCall(c1, "c1", envelope, 20*time.Second)
 			res <- answer{rc, err}
 		}()
 		return res
@@ -123,7 +125,7 @@ func TestBusCallEnvelopeSentAgainWhileItRunsGetsItsReceipt(t *testing.T) {
 	// before the first is let go.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		events, _ := logOf(t, n, req.InvocationID)
+		events, _ := logOf(t, n, inv)
 		if strings.Count(strings.Join(events, " "), wire.TypeInvocationRequested) == 2 {
 			break
 		}
@@ -134,13 +136,13 @@ func TestBusCallEnvelopeSentAgainWhileItRunsGetsItsReceipt(t *testing.T) {
 	}
 	w.up.Release()
 	a, b := <-first, <-again
-	if a.err != nil || b.err != nil || !a.rc.OK || b.rc.Result != a.rc.Result || b.rc.InvocationID != req.InvocationID {
+	if a.err != nil || b.err != nil || !a.rc.OK || b.rc.Result != a.rc.Result || b.rc.InvocationID != inv {
 		t.Fatalf("first %+v %v; sent again %+v %v; want one receipt for both", a.rc.ReceiptSummary, a.err, b.rc.ReceiptSummary, b.err)
 	}
 	if h := w.up.Hits(); h != 1 {
 		t.Fatalf("the upstream was called %d times", h)
 	}
-	if rcs := nodetest.Receipts(t, n.Log(), req.InvocationID); len(rcs) != 1 {
+	if rcs := nodetest.Receipts(t, n.Log(), inv); len(rcs) != 1 {
 		t.Fatalf("%d receipts, want 1", len(rcs))
 	}
 }
@@ -174,33 +176,13 @@ func TestBusCallsPackedRunOnce(t *testing.T) {
 	calls := make([]sent, envelopes)
 	var wg sync.WaitGroup
 	for i := range calls {
-		req := wire.InvocationRequest{Key: "IDEM", Body: strconv.Itoa(i), Token: tok, Credential: wire.ClientActor("c1")}
-		ev, err := wire.PrepareRequest(time.Now(), &req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		envelope, err := wire.Encode(&ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls[i].inv = req.InvocationID
+		var envelope []byte
+		_, envelope, calls[i].inv = callEnvelope(t, "c1", strconv.Itoa(i), tok, "", "")
 		for k := range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-				defer cancel()
-				var rc wire.Receipt
-				m, err := c1.nc.RequestWithContext(cctx, wire.CallSubject("c1", "IDEM"), envelope)
-				if err == nil {
-					var got wire.Event
-					if got, err = wire.DecodeShared(m.Data); err == nil && got.Type != wire.TypeReceipt {
-						err = errors.New(string(m.Data))
-					}
-					if err == nil {
-						err = got.DataAs(&rc)
-					}
-				}
+				rc, err := sendCall(c1, "c1", envelope, 20*time.Second)
 				if k == 0 {
 					calls[i].first = rc
 				} else {

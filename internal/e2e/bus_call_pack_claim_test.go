@@ -20,50 +20,6 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// claimEnvelope is client's request envelope for IDEM under event id evID (a
-// fresh one when ""), its invocation id derived from the event id, or inv.
-func claimEnvelope(t *testing.T, client, body, tok, evID, inv string) (wire.Event, []byte, string) {
-	t.Helper()
-	req := wire.InvocationRequest{Key: "IDEM", Body: body, Token: tok, Credential: wire.ClientActor(client), InvocationID: inv}
-	ev, err := wire.PrepareRequest(time.Now(), &req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if evID != "" {
-		if inv == "" {
-			req.InvocationID = wire.RequestInvocationID(evID)
-		}
-		if ev, err = wire.NewEventWithID(evID, ev.At, wire.TypeInvocationRequested, ev.Actor, req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := wire.Encode(&ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev, b, req.InvocationID
-}
-
-// claimCall sends data as client's call and returns the receipt it is
-// answered with, or why not within wait.
-func claimCall(bc *busClient, client string, data []byte, wait time.Duration) (wire.Receipt, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	var rc wire.Receipt
-	m, err := bc.nc.RequestWithContext(ctx, wire.CallSubject(client, "IDEM"), data)
-	if err != nil {
-		return rc, err
-	}
-	ev, err := wire.DecodeShared(m.Data)
-	if err == nil && ev.Type != wire.TypeReceipt {
-		return rc, fmt.Errorf("%s", m.Data)
-	}
-	if err == nil {
-		err = ev.DataAs(&rc)
-	}
-	return rc, err
-}
-
 // c2 chose as its invocation id the one derived from c1's envelope, first:
 // c1's call runs under the id scoped to c1. The same envelope sent again by c1
 // is answered with that call's receipt: after the log's duplicate window, and
@@ -82,12 +38,12 @@ func TestBusCallSentAgainUnderScopedIDGetsItsReceipt(t *testing.T) {
 			w := newIdemWorld(t, c.window, false)
 			n := w.g.n
 			c1, c2 := w.g.connect(t, "c1"), w.g.connect(t, "c2")
-			_, e1, inv := claimEnvelope(t, "c1", "from-c1", busToken(t, n, "c1-agent", "IDEM"), "", "")
-			_, e2, _ := claimEnvelope(t, "c2", "from-c2", busToken(t, n, "c2-agent", "IDEM"), "", inv)
-			if rc, err := claimCall(c2, "c2", e2, 5*time.Second); err != nil || rc.InvocationID != inv {
+			_, e1, inv := callEnvelope(t, "c1", "from-c1", busToken(t, n, "c1-agent", "IDEM"), "", "")
+			_, e2, _ := callEnvelope(t, "c2", "from-c2", busToken(t, n, "c2-agent", "IDEM"), "", inv)
+			if rc, err := sendCall(c2, "c2", e2, 5*time.Second); err != nil || rc.InvocationID != inv {
 				t.Fatalf("c2: %+v %v", rc.ReceiptSummary, err)
 			}
-			first, err := claimCall(c1, "c1", e1, 5*time.Second)
+			first, err := sendCall(c1, "c1", e1, 5*time.Second)
 			if err != nil || first.InvocationID != wire.ScopedInvocationID("c1", inv) {
 				t.Fatalf("c1: %+v %v", first.ReceiptSummary, err)
 			}
@@ -99,8 +55,8 @@ func TestBusCallSentAgainUnderScopedIDGetsItsReceipt(t *testing.T) {
 					go func() {
 						defer load.Done()
 						for !done.Load() {
-							_, b, _ := claimEnvelope(t, "c2", "load", "", "", "")
-							claimCall(c2, "c2", b, 10*time.Second)
+							_, b, _ := callEnvelope(t, "c2", "load", "", "", "")
+							sendCall(c2, "c2", b, 10*time.Second)
 						}
 					}()
 				}
@@ -110,7 +66,7 @@ func TestBusCallSentAgainUnderScopedIDGetsItsReceipt(t *testing.T) {
 			}
 			defer func() { done.Store(true); load.Wait() }()
 			for i := range 5 {
-				rc, err := claimCall(c1, "c1", e1, 5*time.Second)
+				rc, err := sendCall(c1, "c1", e1, 5*time.Second)
 				if err != nil || rc.InvocationID != first.InvocationID || rc.Result != first.Result {
 					t.Fatalf("sent again (%d): %+v %v; want the first receipt under %s", i, rc.ReceiptSummary, err, first.InvocationID)
 				}
@@ -171,8 +127,8 @@ func TestBusCallClaimDroppedByAnotherCallRunsOnce(t *testing.T) {
 				go func() {
 					defer load.Done()
 					for !done.Load() {
-						_, b, _ := claimEnvelope(t, "c2", big, "", "", "")
-						claimCall(lc, "c2", b, 3*time.Second)
+						_, b, _ := callEnvelope(t, "c2", big, "", "", "")
+						sendCall(lc, "c2", b, 3*time.Second)
 					}
 				}()
 			}
@@ -212,13 +168,13 @@ func TestBusCallClaimDroppedByAnotherCallRunsOnce(t *testing.T) {
 				}()
 			}
 			for i := range rounds {
-				ev, e, inv := claimEnvelope(t, "c1", fmt.Sprintf("c1-%d", i), tok["c1"], "", "")
+				ev, e, inv := callEnvelope(t, "c1", fmt.Sprintf("c1-%d", i), tok["c1"], "", "")
 				invs[i] = inv
-				_, sib, _ := claimEnvelope(t, from, "PLACEHOLDER", tok[from], ev.ID, "")
+				_, sib, _ := callEnvelope(t, from, "PLACEHOLDER", tok[from], ev.ID, "")
 				sib = bytes.Replace(sib, []byte("PLACEHOLDER"), bytes.Repeat([]byte("<"), 1450<<10), 1)
 				again := e
 				if from != "c1" {
-					_, again, _ = claimEnvelope(t, from, fmt.Sprintf("%s-%d", from, i), tok[from], ev.ID, "")
+					_, again, _ = callEnvelope(t, from, fmt.Sprintf("%s-%d", from, i), tok[from], ev.ID, "")
 				}
 				send("c1", e, &answers[i])
 				send(from, sib, nil)
