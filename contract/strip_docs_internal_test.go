@@ -3,6 +3,8 @@ package contract
 import (
 	"strings"
 	"testing"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // StripDocs gives what keeping the payload's lines and joining them gives
@@ -31,7 +33,7 @@ func TestStripDocsAsKeepingTheLinesGives(t *testing.T) {
 		}
 	}
 	content := "# WHAT: echo the first argument\n# RETURNS: it\n[\"$1\"]"
-	if n := testing.AllocsPerRun(100, func() { StripDocs(content) }); n != 0 {
+	if n := allocstest.PerRun(t, 100, func() { StripDocs(content) }); n != 0 {
 		t.Errorf("StripDocs of comments then a payload allocates %v times", n)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 func slotOf(s string) []byte {
@@ -175,7 +177,7 @@ func TestHeldRecordWrittenAsEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf [heldSlotSize]byte
-	if n := testing.AllocsPerRun(100, func() { h.write(0, &recs[0], &buf) }); n != 0 {
+	if n := allocstest.PerRun(t, 100, func() { h.write(0, &recs[0], &buf) }); n != 0 {
 		t.Errorf("a held record's write allocates %v times; want none", n)
 	}
 	if !h.write(1, &recs[2], &buf) {

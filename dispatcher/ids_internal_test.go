@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // The derived ids are the HMAC-SHA256 of their domain and input under the
@@ -95,7 +96,7 @@ func TestFingerprintHMACIsKeyedFingerprint(t *testing.T) {
 // keyed ones' struct (every receipt computes them).
 func TestReceiptFingerprintsAllocations(t *testing.T) {
 	var fp receiptFingerprints
-	if n := testing.AllocsPerRun(100, func() { fp.compute("the body", "the result") }); n > 2 {
+	if n := allocstest.PerRun(t, 100, func() { fp.compute("the body", "the result") }); n > 2 {
 		t.Fatalf("%v allocations per receipt's fingerprints; want at most 2", n)
 	}
 }

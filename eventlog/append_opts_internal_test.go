@@ -1,6 +1,10 @@
 package eventlog
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/capdir/capdir/internal/allocstest"
+)
 
 // Options add up, the last ExpectLastSubjectSeq standing, and applying them
 // allocates nothing (an option that was a function took the options' address,
@@ -17,7 +21,7 @@ func TestAppendOptionsAddUpWithoutAllocating(t *testing.T) {
 	if o := applyAppendOpts(nil); o != (appendOpts{}) {
 		t.Fatalf("no options: %+v", o)
 	}
-	if n := testing.AllocsPerRun(100, func() { applyAppendOpts(opts[1:2]) }); n != 0 {
+	if n := allocstest.PerRun(t, 100, func() { applyAppendOpts(opts[1:2]) }); n != 0 {
 		t.Fatalf("applying an option allocated %v times", n)
 	}
 }

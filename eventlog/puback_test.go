@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // pubAckShapes are acknowledgements as JetStream writes them, and what else a
@@ -82,7 +84,7 @@ func sameAckError(a, b error) bool {
 // still reads as the API error classify knows.
 func TestParsePubAckAllocates(t *testing.T) {
 	ack := []byte(`{"stream":"CAPDIR_DATA","seq":123456,"duplicate":true}`)
-	if n := testing.AllocsPerRun(100, func() { _, _ = parsePubAck(ack) }); n != 0 {
+	if n := allocstest.PerRun(t, 100, func() { _, _ = parsePubAck(ack) }); n != 0 {
 		t.Fatalf("reading an acknowledgement allocates %v times", n)
 	}
 	_, err := parsePubAck([]byte(`{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 5"},"stream":"CAPDIR_DATA","seq":0}`))

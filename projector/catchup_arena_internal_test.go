@@ -3,6 +3,8 @@ package projector
 import (
 	"bytes"
 	"testing"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // The slices an arena hands out never share a byte: each is filled whole, with
@@ -36,7 +38,7 @@ func TestArenaHandsOutDisjointSlicesAndReusesThem(t *testing.T) {
 	_ = grown
 	chunks := len(a.chunks)
 	a.reset()
-	if allocs := testing.AllocsPerRun(5, func() {
+	if allocs := allocstest.PerRun(t, 5, func() {
 		a.reset()
 		for _, n := range sizes {
 			if n <= foldArenaChunk/4 {

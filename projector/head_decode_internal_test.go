@@ -2,9 +2,11 @@ package projector
 
 import (
 	"encoding/json"
-	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
+	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -98,14 +100,14 @@ func TestHeadsOfCapdirsOwnEventsAreReadByHand(t *testing.T) {
 		t.Fatalf("capdir's receipt read as %+v", rc)
 	}
 	rcData, reqData := []byte(seeds[0]), []byte(seeds[1])
-	if n := testing.AllocsPerRun(100, func() { decodeReceiptHead(rcData, "WEATHER", &rc) }); n > 2 {
+	if n := allocstest.PerRun(t, 100, func() { decodeReceiptHead(rcData, "WEATHER", &rc) }); n > 2 {
 		t.Errorf("reading a receipt's head allocates %v times, want at most 2", n)
 	}
 	var req requestHead
 	if !decodeRequestHead([]byte(seeds[1]), "WEATHER", &req) || req != (requestHead{InvocationID: "inv_01JX", Key: "WEATHER"}) {
 		t.Fatalf("capdir's request %s read as %+v", seeds[1], req)
 	}
-	if n := testing.AllocsPerRun(100, func() { decodeRequestHead(reqData, "WEATHER", &req) }); n > 1 {
+	if n := allocstest.PerRun(t, 100, func() { decodeRequestHead(reqData, "WEATHER", &req) }); n > 1 {
 		t.Errorf("reading a request's head allocates %v times, want at most 1", n)
 	}
 	for _, s := range []string{`[]`, `"x"`, `null`, `{"key":"K","key":"L"}`, `{"Key":"K"}`, `{"k\u0065y":"K"}`, "{\"\u212aey\":\"K\"}",

@@ -8,6 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // A transaction folding a few events (a batch committed at once because a
@@ -99,7 +101,7 @@ func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
 					_, ok := b.stored[tlog.StoredHashIndex(i, (n+1)>>uint(i)-1)]
 					inTx = inTx && ok
 				}
-				if allocs := testing.AllocsPerRun(10, func() { b.storedHashes(room[:0], n+1, tlog.Hash{}) }); inTx && allocs != 0 {
+				if allocs := allocstest.PerRun(t, 10, func() { b.storedHashes(room[:0], n+1, tlog.Hash{}) }); inTx && allocs != 0 {
 					return fmt.Errorf("leaf %d: storedHashes allocates %v times", n+1, allocs)
 				}
 				for i, h := range hs {

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // awkward are strings whose JSON escaping differs between encoders: quotes,
@@ -85,7 +86,7 @@ func TestResultWrittenWithoutReflection(t *testing.T) {
 	rc := receiptOf("hello")
 	res := h.result(&rc, "hello")
 	buf := make([]byte, 0, 4096)
-	if n := testing.AllocsPerRun(100, func() { appendResponse(buf[:0], json.RawMessage(`1`), res) }); n > 1 {
+	if n := allocstest.PerRun(t, 100, func() { appendResponse(buf[:0], json.RawMessage(`1`), res) }); n > 1 {
 		t.Errorf("appending a result allocates %v times, want at most 1", n)
 	}
 }

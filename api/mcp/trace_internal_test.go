@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/capdir/capdir/internal/allocstest"
 	"github.com/capdir/capdir/internal/tracing"
 )
 
@@ -29,7 +30,7 @@ func TestTraceCallParsesTheTraceparentOnce(t *testing.T) {
 		if got := tracing.TraceID(ctx); got != "4bf92f3577b34da6a3ce929d0e0e4736" {
 			t.Errorf("%s: trace %q, want the caller's", name, got)
 		}
-		allocs[name] = testing.AllocsPerRun(200, func() {
+		allocs[name] = allocstest.PerRun(t, 200, func() {
 			_, sp := h.traceCall(context.Background(), req, "KEY")
 			sp.End()
 		})

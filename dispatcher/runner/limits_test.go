@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // A zero Limits takes the defaults, with the runner's own timeout (none for 0);
@@ -56,7 +58,7 @@ func TestLimitsBound(t *testing.T) {
 // the call path of a runner that has no timeout of its own (fn, flow).
 func TestLimitsBoundWithoutTimeoutAllocatesNothing(t *testing.T) {
 	parent := context.Background()
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := allocstest.PerRun(t, 100, func() {
 		ctx, cancel := Limits{}.Bound(parent)
 		cancel()
 		if ctx != parent {

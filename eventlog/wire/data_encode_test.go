@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // hostile are strings encoding/json escapes, or might be thought to: HTML, the
@@ -160,7 +162,7 @@ func TestReceiptEventAllocatesOnce(t *testing.T) {
 		Body: "hello", Result: "hello", Worker: "node-1/3", BreakerGeneration: 1}
 	var ev Event
 	var err error
-	n := testing.AllocsPerRun(100, func() { ev, err = NewEventWithID("r1", at, TypeReceipt, "engine:node-1", rc) })
+	n := allocstest.PerRun(t, 100, func() { ev, err = NewEventWithID("r1", at, TypeReceipt, "engine:node-1", rc) })
 	if want, _ := json.Marshal(rc); err != nil || !bytes.Equal(ev.Data, want) {
 		t.Fatalf("data %s, %v; want %s", ev.Data, err, want)
 	}

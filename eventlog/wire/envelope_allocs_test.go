@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // An event in the form Encode writes is read with one allocation: its id, type
@@ -18,7 +20,7 @@ func TestDecodeSharedAllocatesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got Event
-	n := testing.AllocsPerRun(100, func() { got, err = DecodeShared(b) })
+	n := allocstest.PerRun(t, 100, func() { got, err = DecodeShared(b) })
 	if err != nil || got.ID != ev.ID || got.Type != ev.Type || got.Actor != ev.Actor || !got.At.Equal(ev.At) || string(got.Data) != string(ev.Data) {
 		t.Fatalf("DecodeShared = %+v, %v; want %+v", got, err, ev)
 	}
@@ -36,7 +38,7 @@ func TestRequestInvocationIDLowersOnce(t *testing.T) {
 		}
 	}
 	id := "01J0ABCDEFGHJKMNPQRSTVWXYZ"
-	if n := testing.AllocsPerRun(100, func() { idSink = RequestInvocationID(id) }); n > 1 {
+	if n := allocstest.PerRun(t, 100, func() { idSink = RequestInvocationID(id) }); n > 1 {
 		t.Errorf("RequestInvocationID allocates %v times; want 1", n)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // The direct envelope encoder and decoder must agree with encoding/json on every
@@ -77,7 +79,7 @@ func TestEncodeAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(100, func() { Encode(&ev) }); n > 1 {
+	if n := allocstest.PerRun(t, 100, func() { Encode(&ev) }); n > 1 {
 		t.Fatalf("%v allocations per encoded envelope; want 1", n)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // An invocation's request and receipt are written into their envelope
@@ -63,7 +65,7 @@ func TestEventChangedAfterItWasWrittenIsWrittenAgain(t *testing.T) {
 	if more := append(got, "x"...); &more[0] == &ev.enc[0] {
 		t.Fatal("an append to Encode's bytes wrote into the event's envelope")
 	}
-	if n := testing.AllocsPerRun(100, func() { Encode(&ev) }); n != 0 {
+	if n := allocstest.PerRun(t, 100, func() { Encode(&ev) }); n != 0 {
 		t.Fatalf("Encode of an event written with its envelope allocates %v times; want 0", n)
 	}
 	for name, change := range map[string]func(*Event){

@@ -2,10 +2,12 @@ package wire
 
 import (
 	"encoding/json"
-	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
+	"github.com/capdir/capdir/internal/jsonmember/jsonmembertest"
 )
 
 // requestSeeds are request data: as capdir and a bus client write it, and in
@@ -88,7 +90,7 @@ func TestRequestsOfCapdirsFormAreReadByHand(t *testing.T) {
 			t.Fatalf("capdir's request %s is left to the general decoder", s)
 		}
 		data, limit := []byte(s), []float64{1, 3, 2}[i] // 1: arguments and a chain "A\u003eB"; 2: a body with quotes
-		if n := testing.AllocsPerRun(100, func() { r = InvocationRequest{}; decodeRequest(data, "WEATHER", &r) }); n > limit {
+		if n := allocstest.PerRun(t, 100, func() { r = InvocationRequest{}; decodeRequest(data, "WEATHER", &r) }); n > limit {
 			t.Errorf("reading request %d allocates %v times, want at most %v", i, n, limit)
 		}
 		if r.Key != "WEATHER" || r.InvocationID == "" {

@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"testing"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // A key's subjects are its prefixes and the key, whether the cache holds them
@@ -29,7 +31,7 @@ func TestSubjectsCachedPerKey(t *testing.T) {
 	}
 	key := string([]byte("WEATHER"))
 	RequestSubject(key)
-	if a := testing.AllocsPerRun(100, func() { RequestSubject(key); ReceiptSubject(key) }); a != 0 {
+	if a := allocstest.PerRun(t, 100, func() { RequestSubject(key); ReceiptSubject(key) }); a != 0 {
 		t.Errorf("a cached key's subjects cost %v allocations", a)
 	}
 }

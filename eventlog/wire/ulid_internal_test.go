@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // Event ids are ULIDs stamped with their time, strictly increasing within a
@@ -36,7 +38,7 @@ func TestNewULIDIsMonotonicWithinAMillisecond(t *testing.T) {
 	if [10]byte(a[6:]) == [10]byte(b[6:]) {
 		t.Fatalf("two milliseconds share their entropy: %s, %s", a, b)
 	}
-	if n := testing.AllocsPerRun(1000, func() { newULID(at) }); n != 0 {
+	if n := allocstest.PerRun(t, 1000, func() { newULID(at) }); n != 0 {
 		t.Errorf("newULID allocates %v times", n)
 	}
 }

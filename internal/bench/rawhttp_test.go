@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // echoAnswer is what the node answers to a successful echo invocation, in part.
@@ -327,7 +329,7 @@ func TestRawClientAllocs(t *testing.T) {
 	if err := op(ctx, 0); err != nil { // dials
 		t.Fatal(err)
 	}
-	n := testing.AllocsPerRun(500, func() {
+	n := allocstest.PerRun(t, 500, func() {
 		if err := op(ctx, 1); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/capdir/capdir/internal/allocstest"
 	"github.com/capdir/capdir/internal/tracing"
 )
 
@@ -54,7 +55,7 @@ func TestOffIsFree(t *testing.T) {
 	var tr *tracing.Tracer
 	ctx := context.Background()
 	h := http.Header{}
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := allocstest.PerRun(t, 100, func() {
 		c, sp := tr.Start(ctx, tracing.SpanWorker, valid, trace.SpanKindConsumer)
 		c, remote := tr.StartRemote(c, tracing.SpanWorker, trace.SpanContext{}, trace.SpanKindConsumer)
 		c, child := tracing.Child(c, tracing.SpanRunner, trace.SpanKindInternal)

@@ -14,6 +14,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 // testTimeout bounds a test that would otherwise hang on a broken runner (a
@@ -384,7 +385,7 @@ func TestBoundsRefuseBeforeBuilding(t *testing.T) {
 	b := bounds{steps: DefaultMaxSteps, fanout: DefaultMaxFanout}
 	for content, want := range map[string]string{long: "ERR:flow:steps:100001>32", wide: "ERR:flow:fanout:100001>8"} {
 		var err error
-		allocs := testing.AllocsPerRun(5, func() { _, err = parse(content, b) })
+		allocs := allocstest.PerRun(t, 5, func() { _, err = parse(content, b) })
 		if err == nil || err.Error() != want {
 			t.Fatalf("got %v, want %s", err, want)
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 var plainStringsSeeds = []string{
@@ -52,7 +54,7 @@ func TestPlainStringsReadsTheCommonForms(t *testing.T) {
 			t.Errorf("%q read as %#v; it is the general decoder's", s, got)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { plainStrings(`["hello"]`) }); n > 2 {
+	if n := allocstest.PerRun(t, 100, func() { plainStrings(`["hello"]`) }); n > 2 {
 		t.Errorf("reading one argument allocates %v times, want at most 2", n)
 	}
 }
