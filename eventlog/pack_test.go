@@ -2,15 +2,17 @@ package eventlog_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // openPacking opens an embedded log in dir with packs as mode says.
@@ -50,7 +52,8 @@ func requestOn(i int) string { return wire.RequestSubject(fmt.Sprintf("K%d", i%3
 
 // Appends marked Packed and made together share one message: each is answered
 // with its sequence, every reader sees each event on its own subject, in order,
-// with its place in the pack, and the log counts one pack.
+// with its place in the pack, the pack is stored compressed, and the log counts
+// one pack.
 func TestPackedAppendsShareOneMessage(t *testing.T) {
 	l := openPacking(t, eventlog.Config{})
 	if !l.Packing() {
@@ -61,11 +64,13 @@ func TestPackedAppendsShareOneMessage(t *testing.T) {
 	made := make(chan [2]int, 4)
 	l.OnPackMade(func(data []byte) { made <- [2]int{len(data), cap(data)} })
 	evs, ps := packAppend(t, l, 10, requestOn)
+	var packSize int
 	select {
 	case m := <-made:
 		if m[0] != m[1] {
 			t.Errorf("a pack of %d bytes was made in a buffer of %d", m[0], m[1])
 		}
+		packSize = m[0]
 	case <-time.After(10 * time.Second):
 		t.Fatal("no pack made")
 	}
@@ -82,6 +87,14 @@ func TestPackedAppendsShareOneMessage(t *testing.T) {
 	}
 	if last, _ := l.LastSeq(context.Background(), wire.DataStream); last != seq {
 		t.Fatalf("the stream's last sequence is %d; want the pack's, %d", last, seq)
+	}
+	// Its events are alike, so the pack is stored compressed.
+	raw, err := l.ReadRaw(context.Background(), wire.DataStream, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Data[0] != wire.PackFormatS2 || len(raw.Data) >= packSize {
+		t.Fatalf("the pack of %d bytes is stored as %d bytes (format %d); want it compressed", packSize, len(raw.Data), raw.Data[0])
 	}
 	if packs, packed := l.Packs(); packs != 1 || packed != 10 {
 		t.Fatalf("Packs() = %d, %d; want 1, 10", packs, packed)
@@ -260,8 +273,8 @@ func TestBatchesKeepAPackWhole(t *testing.T) {
 }
 
 // A pack the stream refuses whole (here: over the stream's largest message,
-// though each of its appends is not) stored nothing, and its appends are sent
-// again alone, each to its own answer.
+// though each of its appends is not, and compressed no smaller) stored
+// nothing, and its appends are sent again alone, each to its own answer.
 func TestPackRefusedWholeGoesAlone(t *testing.T) {
 	l := openPacking(t, eventlog.Config{})
 	ctx := context.Background()
@@ -274,7 +287,18 @@ func TestPackRefusedWholeGoesAlone(t *testing.T) {
 	if _, err := l.JetStream().UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	evs, ps := packAppend(t, l, 6, requestOn)
+	release := l.HoldPacks(wire.RequestPackSubject)
+	evs := make([]wire.Event, 6)
+	ps := make([]*eventlog.Pending, len(evs))
+	for i := range evs {
+		noise := make([]byte, 150) // random: the pack does not compress under the limit
+		rand.Read(noise)
+		evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string][]byte{"noise": noise})
+		if ps[i], err = l.AppendAsync(requestOn(i), evs[i], eventlog.Packed()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
 	seen := map[uint64]bool{}
 	for i, p := range ps {
 		seq, err := eventlog.AwaitAck(ctx, p)

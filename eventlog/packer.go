@@ -135,7 +135,8 @@ func (pl *pipeline) handoffPackLocked(k *packer) {
 
 // newPack is the pack of members, the appends that waited in a packer: one
 // message on its pack subject carrying each member's subject and event, size
-// bytes of them (wire.PackedSize).
+// bytes of them (wire.PackedSize), compressed when that makes it smaller
+// (wire.CompressPack).
 func (pl *pipeline) newPack(subject string, members []*Pending, size int) *Pending {
 	data := make([]byte, 1, 1+size)
 	data[0] = wire.PackFormat
@@ -145,6 +146,7 @@ func (pl *pipeline) newPack(subject string, members []*Pending, size int) *Pendi
 	if h := pl.hooks.packMade.Load(); h != nil {
 		(*h)(data)
 	}
+	data = wire.CompressPack(data)
 	p := &Pending{pl: pl, ackTimeout: pl.ackTimeout, members: members, packed: true, keepUntil: time.Now().Add(pl.packs.keep)}
 	p.msg = nats.Msg{Subject: subject, Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{"pack-" + ulid.Make().String()}}}
 	return p

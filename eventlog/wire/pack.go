@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // Packs. Several of capdir's own events appended at about the same time (the
@@ -15,10 +17,20 @@ import (
 // pack subject, as on the subjects of the events it carries.
 //
 // A pack's data is PackFormat, then each event as the length of its subject (a
-// uvarint), the subject, the length of its bytes (a uvarint) and the bytes.
+// uvarint), the subject, the length of its bytes (a uvarint) and the bytes; or,
+// as capdir writes a pack that compresses (CompressPack), PackFormatS2, then
+// what follows PackFormat compressed as one S2 block
+// (github.com/klauspost/compress/s2).
 
-// PackFormat is the first byte of a pack's data.
+// PackFormat is the first byte of a pack's data, its events as they are.
 const PackFormat = 0x01
+
+// PackFormatS2 is the first byte of a compressed pack's data.
+const PackFormatS2 = 0x02
+
+// MaxPackContent bounds what a compressed pack holds once decompressed; data
+// claiming more is not a pack. CompressPack leaves a larger pack as it is.
+const MaxPackContent = 16 << 20
 
 // MaxPackEvents bounds the events of a pack; data claiming more is not a pack.
 const MaxPackEvents = 1024
@@ -37,6 +49,21 @@ func AppendPacked(b []byte, subject string, data []byte) []byte {
 	b = append(b, subject...)
 	b = binary.AppendUvarint(b, uint64(len(data)))
 	return append(b, data...)
+}
+
+// CompressPack is pack, a pack's data in PackFormat, compressed
+// (PackFormatS2) when that makes it smaller and it holds no more than
+// MaxPackContent; otherwise pack itself. Unpack reads both alike.
+func CompressPack(pack []byte) []byte {
+	if len(pack) < 2 || pack[0] != PackFormat || len(pack)-1 > MaxPackContent {
+		return pack
+	}
+	dst := make([]byte, 1+s2.MaxEncodedLen(len(pack)-1))
+	dst[0] = PackFormatS2
+	if n := 1 + len(s2.Encode(dst[1:], pack[1:])); n < len(pack) {
+		return dst[:n:n]
+	}
+	return pack
 }
 
 // PackedSize is what AppendPacked adds for data on subject.
@@ -63,11 +90,29 @@ type PackedEvent struct {
 // ErrNotPack, for data that is not one: another format byte, a length past the
 // end, no event, more than MaxPackEvents, an empty subject or one over 512
 // bytes. It does not check the subjects' kinds: see PackCarries.
+//
+// A compressed pack (PackFormatS2) is decompressed into a buffer of its own,
+// which the events' bytes are slices of; one claiming more than MaxPackContent,
+// or whose block does not decode, is not a pack.
 func Unpack(data []byte) ([]PackedEvent, error) {
-	if len(data) == 0 || data[0] != PackFormat {
-		return nil, fmt.Errorf("%w: its data does not start with format %d", ErrNotPack, PackFormat)
+	var rest []byte
+	switch {
+	case len(data) > 0 && data[0] == PackFormat:
+		rest = data[1:]
+	case len(data) > 0 && data[0] == PackFormatS2:
+		n, err := s2.DecodedLen(data[1:])
+		if err != nil {
+			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
+		}
+		if n > MaxPackContent {
+			return nil, fmt.Errorf("%w: it claims %d bytes once decompressed, more than %d", ErrNotPack, n, MaxPackContent)
+		}
+		if rest, err = s2.Decode(make([]byte, n), data[1:]); err != nil {
+			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w: its data does not start with format %d or %d", ErrNotPack, PackFormat, PackFormatS2)
 	}
-	rest := data[1:]
 	n := 0
 	for r := rest; len(r) > 0; n++ { // count first, to allocate once
 		if n == MaxPackEvents {

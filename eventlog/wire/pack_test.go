@@ -2,8 +2,12 @@ package wire_test
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -60,16 +64,60 @@ func TestUnpackReadsWhatWasPacked(t *testing.T) {
 	}
 }
 
+// A pack that compresses is written compressed and reads back as the same
+// events; one that does not stays as it is; compressed data that claims too
+// much or does not decode is not a pack.
+func TestCompressedPackReadsAsItsEvents(t *testing.T) {
+	b := []byte{wire.PackFormat}
+	for i := range 20 {
+		b = wire.AppendPacked(b, wire.ReceiptSubject("A"), append(bytes.Clone(packedEvent), byte('0'+i)))
+	}
+	c := wire.CompressPack(b)
+	if c[0] != wire.PackFormatS2 || len(c) >= len(b)/3 {
+		t.Fatalf("a pack of %d bytes compressed to %d, format %d", len(b), len(c), c[0])
+	}
+	want, err := wire.Unpack(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := wire.Unpack(c)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("Unpack(compressed) = %d events, %v", len(got), err)
+	}
+	for i := range got {
+		if got[i].Subject != want[i].Subject || !bytes.Equal(got[i].Data, want[i].Data) {
+			t.Fatalf("event %d = %s %q, want %s %q", i, got[i].Subject, got[i].Data, want[i].Subject, want[i].Data)
+		}
+	}
+	noise := make([]byte, 200)
+	rand.Read(noise)
+	if one := wire.AppendPacked([]byte{wire.PackFormat}, "s", noise); !bytes.Equal(wire.CompressPack(one), one) {
+		t.Error("a pack that does not compress was written compressed")
+	}
+	huge := append([]byte{wire.PackFormatS2}, binary.AppendUvarint(nil, wire.MaxPackContent+1)...)
+	huge = append(huge, 0)
+	for name, data := range map[string][]byte{
+		"claims too much": huge, "cut": c[:len(c)-3], "no block": {wire.PackFormatS2},
+		"its block's bytes changed": append(bytes.Clone(c[:len(c)/2]), bytes.Repeat([]byte{0xff}, len(c)-len(c)/2)...),
+	} {
+		if _, err := wire.Unpack(data); !errors.Is(err, wire.ErrNotPack) {
+			t.Errorf("%s: %v; want ErrNotPack", name, err)
+		}
+	}
+}
+
 // FuzzUnpack holds the pack reader to its promises on any data: it never
 // panics; it hands over at most MaxPackEvents events, each with a subject of 1
 // to 512 bytes; and what it reads writes back, event by event, to data (or to
-// shorter data, where a length was written longer than it needs).
+// shorter data, where a length was written longer than it needs), or, for a
+// compressed pack, to what its block decompresses to.
 func FuzzUnpack(f *testing.F) {
 	f.Add(wire.AppendPacked(wire.AppendPacked([]byte{wire.PackFormat}, wire.ReceiptSubject("K"), packedEvent), wire.ReceiptSubject("L"), packedEvent))
 	f.Add(wire.AppendPacked([]byte{wire.PackFormat}, wire.DirectorySubject("K"), packedEvent))
 	f.Add([]byte{wire.PackFormat})
 	f.Add([]byte{wire.PackFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Add(packedEvent)
+	f.Add(wire.CompressPack(wire.AppendPacked(wire.AppendPacked([]byte{wire.PackFormat}, wire.ReceiptSubject("K"), packedEvent), wire.ReceiptSubject("L"), packedEvent)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs, err := wire.Unpack(data)
 		if err != nil {
@@ -87,6 +135,13 @@ func FuzzUnpack(f *testing.F) {
 				t.Fatalf("a subject of %d bytes", len(e.Subject))
 			}
 			b = wire.AppendPacked(b, e.Subject, e.Data)
+		}
+		if data[0] == wire.PackFormatS2 { // compared with what it decompresses to
+			content, err := s2.Decode(nil, data[1:])
+			if err != nil {
+				t.Fatalf("read from a block that does not decode: %v", err)
+			}
+			data = append([]byte{wire.PackFormat}, content...)
 		}
 		if !bytes.Equal(b, data) && len(b) >= len(data) {
 			t.Fatalf("read back as %d bytes from %d", len(b), len(data))

@@ -63,13 +63,21 @@ func dirSize(t *testing.T, dir string) int64 {
 
 // The disk one invocation costs, with the streams compressed and without: set
 // CAPDIR_BENCH_DISK to the number of fn invocations to make (64 in flight over
-// POST /api/dispatch); the log's store and the whole data dir (the projection
-// included) are measured once the node has stopped, and logged per invocation,
-// and the data dir again once its projection is compacted (projector.Compact).
+// POST /api/dispatch, or CAPDIR_BENCH_DISK_PARALLEL); the log's store and the
+// whole data dir (the projection included) are measured once the node has
+// stopped, and logged per invocation, and the data dir again once its
+// projection is compacted (projector.Compact).
 func TestDiskPerInvocation(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("CAPDIR_BENCH_DISK"))
 	if n <= 0 {
 		t.Skip("set CAPDIR_BENCH_DISK to a number of invocations")
+	}
+	parallel := Parallel
+	if p := os.Getenv("CAPDIR_BENCH_DISK_PARALLEL"); p != "" {
+		var err error
+		if parallel, err = strconv.Atoi(p); err != nil || parallel < 1 {
+			t.Fatalf("CAPDIR_BENCH_DISK_PARALLEL=%q: want a number of invocations in flight, 1 or more", p)
+		}
 	}
 	for _, c := range []string{eventlog.CompressionS2, eventlog.CompressionNone} {
 		dir := t.TempDir()
@@ -78,14 +86,14 @@ func TestDiskPerInvocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, whole0 := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node"))), dirSize(t, dir)
-		lat, el, err := Drive(context.Background(), n, Parallel, 0, e.RawHTTPInvoke())
+		lat, el, err := Drive(context.Background(), n, parallel, 0, e.RawHTTPInvoke())
 		e.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		store, whole := dirSize(t, eventlog.StoreDir(filepath.Join(dir, "node")))-before, dirSize(t, dir)-whole0
-		t.Logf("compression %s: %d invocations at %.0f/s: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
-			c, len(lat), float64(len(lat))/el.Seconds(), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
+		t.Logf("compression %s, %d in flight: %d invocations at %.0f/s: log store +%d bytes (%d per invocation), data dir +%d bytes (%d per invocation)",
+			c, parallel, len(lat), float64(len(lat))/el.Seconds(), store, store/int64(len(lat)), whole, whole/int64(len(lat)))
 		proj := capdir.ProjectionPath(filepath.Join(dir, "node"))
 		inUse, size := boltPages(t, proj)
 		t.Logf("compression %s: projection file %d bytes (%d per invocation), pages in use %d bytes (%d per invocation); data dir with the projection's pages in use %d per invocation",
