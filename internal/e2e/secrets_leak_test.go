@@ -13,10 +13,14 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/breaker"
@@ -27,7 +31,6 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/internal/upstreamtest"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A credential's value goes to its row's origin and nowhere else: one node, every
@@ -207,6 +210,7 @@ type said struct {
 type leakClient struct {
 	t    *testing.T
 	n    *capdir.Node
+	mu   sync.Mutex // said, for callers at once
 	said []said
 }
 
@@ -238,7 +242,9 @@ func (c *leakClient) do(method, path, body string, kv ...string) (int, string) {
 	}
 	var hdr bytes.Buffer
 	resp.Header.Write(&hdr)
+	c.mu.Lock()
 	c.said = append(c.said, said{what: method + " " + path, body: append(hdr.Bytes(), b...)})
+	c.mu.Unlock()
 	return resp.StatusCode, string(b)
 }
 
@@ -314,6 +320,11 @@ type leakWorld struct {
 	bus     *busClient        // a bus client, leakBusClient
 	ids     []string          // every invocation
 	results map[string]leakAnswer
+	// events is every event of the log as read back, each on its subject: the
+	// store's bytes do not show a packed event's, since a pack is stored
+	// compressed. packed counts the events read out of packs.
+	events []byte
+	packed int
 }
 
 func newLeakWorld(t *testing.T) *leakWorld {
@@ -445,6 +456,19 @@ func (w *leakWorld) callAsOwner() {
 		w.cl.do("GET", "/api/dispatch?key=QUERY_ECHO"+q, "", w.owner...)
 		w.cl.do("GET", "/api/dispatch?key=HEADERS_ECHO"+q, "", w.owner...)
 	}
+	// Every row again by eight callers at once: requests and receipts made
+	// together share a pack, which is stored compressed (see stop).
+	var wg sync.WaitGroup
+	ids := make([][]string, 8)
+	for g := range ids {
+		wg.Go(func() {
+			for _, key := range w.keys {
+				ids[g] = append(ids[g], w.cl.dispatch(key, w.canary, g%2 == 1, w.owner...).id())
+			}
+		})
+	}
+	wg.Wait()
+	w.ids = append(w.ids, slices.Concat(ids...)...)
 }
 
 // callWithToken: a capability token holder (minted by POST /api/tokens) runs and
@@ -534,7 +558,8 @@ func (w *leakWorld) readEverything() {
 }
 
 // stop checks that the log's store is JetStream's plain file store (no
-// compression; no encryption is configured), checks the replay, and stops the node.
+// compression; no encryption is configured), reads every event of the log back
+// (a pack's, stored compressed, as read), checks the replay, and stops the node.
 func (w *leakWorld) stop() {
 	t := w.t
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -552,6 +577,17 @@ func (w *leakWorld) stop() {
 			t.Fatalf("stream %s is compressed (%v): the scan would not see its events", s, info.Config.Compression)
 		}
 	}
+	for _, s := range wire.Streams {
+		if err := w.n.Log().Read(ctx, s, 1, func(st eventlog.Stored) error {
+			if st.Parts > 0 {
+				w.packed++
+			}
+			w.events = append(append(append(append(w.events, st.Subject...), ' '), st.Data...), '\n')
+			return nil
+		}); err != nil {
+			t.Fatalf("read %s: %v", s, err)
+		}
+	}
 	nodetest.CheckReplay(t, w.n)
 	if err := w.n.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -566,7 +602,13 @@ func (w *leakWorld) assertNothingLeaked() {
 	all := w.sec.all()
 	dir := w.n.Config().Log.DataDir
 	leaks, files, size := nodetest.ScanDir(t, dir, all)
-	t.Logf("scanned %d files, %d bytes, under the data dir; %d answers; %d bytes of log", files, size, len(w.cl.said), len(w.logs.Bytes()))
+	t.Logf("scanned %d files, %d bytes, under the data dir; the log's events as read, %d bytes (%d of them out of packs); %d answers; %d bytes of log",
+		files, size, len(w.events), w.packed, len(w.cl.said), len(w.logs.Bytes()))
+	leaks = append(leaks, nodetest.FindSecrets("the log's events as read", w.events, all)...)
+	if !strings.Contains(string(w.events), w.canary) || w.packed == 0 {
+		t.Fatalf("the log's events as read hold the call bodies: %v, %d events out of packs; want both: the scan of them proves nothing",
+			strings.Contains(string(w.events), w.canary), w.packed)
+	}
 	canaries, _, _ := nodetest.ScanDir(t, dir, []nodetest.Secret{{Name: "canary", Value: w.canary}})
 	inStore, inProjection := false, false
 	for _, c := range canaries {
