@@ -59,20 +59,25 @@ func TestPackedAppendsShareOneMessage(t *testing.T) {
 	if !l.Packing() {
 		t.Fatal("an embedded log no other node shares does not pack by default")
 	}
-	// A pack's data is made in one buffer of its size (not grown from one byte
-	// as its events are added, which allocates several times its bytes).
-	made := make(chan [2]int, 4)
-	l.OnPackMade(func(data []byte) { made <- [2]int{len(data), cap(data)} })
+	made := make(chan int, 4)
+	l.OnPackMade(func(data []byte) { made <- len(data) })
 	evs, ps := packAppend(t, l, 10, requestOn)
 	var packSize int
 	select {
-	case m := <-made:
-		if m[0] != m[1] {
-			t.Errorf("a pack of %d bytes was made in a buffer of %d", m[0], m[1])
-		}
-		packSize = m[0]
+	case packSize = <-made:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no pack made")
+	}
+	want := 1
+	for i := range evs {
+		b, err := wire.Encode(&evs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += wire.PackedSize(requestOn(i), b)
+	}
+	if packSize != want {
+		t.Fatalf("a pack of %d bytes made; want %d, its format and its ten events", packSize, want)
 	}
 	var seq uint64
 	for i, p := range ps {

@@ -1,8 +1,10 @@
 package eventlog
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -138,19 +140,37 @@ func (pl *pipeline) handoffPackLocked(k *packer) {
 // bytes of them (wire.PackedSize), compressed when that makes it smaller
 // (wire.CompressPack).
 func (pl *pipeline) newPack(subject string, members []*Pending, size int) *Pending {
-	data := make([]byte, 1, 1+size)
-	data[0] = wire.PackFormat
+	// The pack is made in a scratch buffer with room for it, and stored as
+	// wire.CompressPack gives it back: compressed, in a buffer of its own, or,
+	// when it does not compress, copied out as it is.
+	sp := packScratch.Get().(*[]byte)
+	if cap(*sp) < 1+size {
+		*sp = make([]byte, 0, 1+size)
+	}
+	raw := append((*sp)[:0], wire.PackFormat)
 	for _, m := range members {
-		data = wire.AppendPacked(data, m.msg.Subject, m.msg.Data)
+		raw = wire.AppendPacked(raw, m.msg.Subject, m.msg.Data)
 	}
 	if h := pl.hooks.packMade.Load(); h != nil {
-		(*h)(data)
+		(*h)(raw)
 	}
-	data = wire.CompressPack(data)
+	data := wire.CompressPack(raw)
+	if &data[0] == &raw[0] {
+		data = bytes.Clone(raw)
+	}
+	if *sp = raw[:0]; cap(raw) <= maxKeptPackScratch {
+		packScratch.Put(sp)
+	}
 	p := &Pending{pl: pl, ackTimeout: pl.ackTimeout, members: members, packed: true, keepUntil: time.Now().Add(pl.packs.keep)}
 	p.msg = nats.Msg{Subject: subject, Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{"pack-" + ulid.Make().String()}}}
 	return p
 }
+
+// packScratch holds the buffers packs are made in; one over maxKeptPackScratch
+// (a pack near the server's largest message) is not kept.
+var packScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxKeptPackScratch = 1 << 20
 
 // packAcknowledged completes the pack p, out of flight and settling, with the
 // stream's answer m: each append its sequence, or, for a pack refused whole,

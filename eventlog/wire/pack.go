@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -53,18 +54,38 @@ func AppendPacked(b []byte, subject string, data []byte) []byte {
 
 // CompressPack is pack, a pack's data in PackFormat, compressed
 // (PackFormatS2) when that makes it smaller and it holds no more than
-// MaxPackContent; otherwise pack itself. Unpack reads both alike.
+// MaxPackContent, in a buffer of its own of its length; otherwise pack itself.
+// Unpack reads both alike.
 func CompressPack(pack []byte) []byte {
 	if len(pack) < 2 || pack[0] != PackFormat || len(pack)-1 > MaxPackContent {
 		return pack
 	}
-	dst := make([]byte, 1+s2.MaxEncodedLen(len(pack)-1))
-	dst[0] = PackFormatS2
-	if n := 1 + len(s2.Encode(dst[1:], pack[1:])); n < len(pack) {
-		return dst[:n:n]
+	// The block is encoded into a scratch buffer of s2's bound and copied out
+	// at its size: a pack compresses to about a quarter of its bytes.
+	sp := compressScratch.Get().(*[]byte)
+	defer func() {
+		if cap(*sp) <= maxKeptScratch {
+			compressScratch.Put(sp)
+		}
+	}()
+	if need := s2.MaxEncodedLen(len(pack) - 1); cap(*sp) < need {
+		*sp = make([]byte, need)
 	}
-	return pack
+	block := s2.Encode((*sp)[:cap(*sp)], pack[1:])
+	if 1+len(block) >= len(pack) {
+		return pack
+	}
+	out := make([]byte, 1+len(block))
+	out[0] = PackFormatS2
+	copy(out[1:], block)
+	return out
 }
+
+// compressScratch holds CompressPack's scratch buffers; one over maxKeptScratch
+// (a pack near the server's largest message) is not kept.
+var compressScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxKeptScratch = 1 << 20
 
 // PackedSize is what AppendPacked adds for data on subject.
 func PackedSize(subject string, data []byte) int {

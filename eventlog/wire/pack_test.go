@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
 var packedEvent = []byte(`{"id":"01J0000000000000000000000A","type":"RECEIPT","at":"2026-01-01T00:00:00Z","actor":"engine:n","data":{"invocation_id":"inv_1"}}`)
@@ -103,6 +104,21 @@ func TestCompressedPackReadsAsItsEvents(t *testing.T) {
 		if _, err := wire.Unpack(data); !errors.Is(err, wire.ErrNotPack) {
 			t.Errorf("%s: %v; want ErrNotPack", name, err)
 		}
+	}
+}
+
+// A pack is compressed with one allocation, the compressed pack, of its size.
+func TestCompressPackAllocatesItsOutputOnly(t *testing.T) {
+	b := []byte{wire.PackFormat}
+	for i := range 20 {
+		b = wire.AppendPacked(b, wire.ReceiptSubject("A"), append(bytes.Clone(packedEvent), byte('0'+i)))
+	}
+	var c []byte
+	if n := allocstest.PerRun(t, 100, func() { c = wire.CompressPack(b) }); n != 1 {
+		t.Errorf("CompressPack allocates %v times; want 1", n)
+	}
+	if len(c) != cap(c) {
+		t.Errorf("a compressed pack of %d bytes in a buffer of %d", len(c), cap(c))
 	}
 }
 
