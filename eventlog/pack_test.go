@@ -1,8 +1,10 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -364,6 +366,16 @@ func TestHostilePacksReadAsNotValid(t *testing.T) {
 		"huge length":        append([]byte{0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, data...),
 		"directory in a req": append([]byte{0x01}, entry(wire.DirectorySubject("K"), data)...),
 		"receipt in a req":   append([]byte{0x01}, entry(wire.ReceiptSubject("K"), data)...),
+		// Compressed: a block claiming more than wire.MaxPackContent (read as not
+		// a pack before anything is allocated for it), one cut short, one whose
+		// bytes do not decode, and a valid block carrying a receipt.
+		"compressed, claims 16 MiB and one byte": append(append([]byte{wire.PackFormatS2}, binary.AppendUvarint(nil, wire.MaxPackContent+1)...), 0, 0, 0),
+		"compressed, cut":                        cutCompressed(entry(wire.RequestSubject("K"), data)),
+		"compressed, not a block":                append([]byte{wire.PackFormatS2, 0x10}, bytes.Repeat([]byte{0xfd}, 40)...),
+		"compressed receipt in a req":            wire.CompressPack(append(append([]byte{0x01}, entry(wire.ReceiptSubject("K"), data)...), entry(wire.ReceiptSubject("K"), data)...)),
+	}
+	if c := hostile["compressed receipt in a req"]; c[0] != wire.PackFormatS2 {
+		t.Fatal("the compressed case is not compressed")
 	}
 	names := []string{}
 	for name, d := range hostile {
@@ -380,10 +392,13 @@ func TestHostilePacksReadAsNotValid(t *testing.T) {
 	if err := l.Read(ctx, wire.DataStream, 1, func(s eventlog.Stored) error { got = append(got, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(names)+1 {
-		t.Fatalf("read %d events; want %d", len(got), len(names)+1)
+	// Each hostile message is one event not valid, but the compressed pack of
+	// two receipts, two.
+	hostileEvents := len(names) + 1
+	if len(got) != hostileEvents+1 {
+		t.Fatalf("read %d events; want %d", len(got), hostileEvents+1)
 	}
-	for i, s := range got[:len(names)] {
+	for i, s := range got[:hostileEvents] {
 		if s.Invalid == "" || s.Subject != wire.RequestPackSubject || s.Type != "" {
 			t.Errorf("hostile pack %d read as %+v; want it not valid, on the pack's subject", i, s)
 		}
@@ -506,4 +521,10 @@ func TestAPackIsKeptInProgressUntilItsEventsAreTaken(t *testing.T) {
 	case <-time.After(10 * ackWait):
 		t.Fatal("a pack whose taken event was abandoned was not delivered again")
 	}
+}
+
+// cutCompressed is the compressed pack of entry, its last bytes cut off.
+func cutCompressed(entry []byte) []byte {
+	c := wire.CompressPack(append(append([]byte{wire.PackFormat}, entry...), entry...))
+	return c[:len(c)-4]
 }
