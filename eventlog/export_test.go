@@ -76,7 +76,8 @@ func (l *Log) DropPackAnswers(n int) {
 	l.pl.hooks.dropPackAck.Store(&f)
 }
 
-// OnPackMade gives f the data of each pack l makes, as it is made.
+// OnPackMade gives f the data of each pack l makes, as it is made and before it
+// is compressed; f must not keep it (the buffer is made again into the next pack).
 func (l *Log) OnPackMade(f func(data []byte)) { l.pl.hooks.packMade.Store(&f) }
 
 // StallFollowers makes l's followers stop an iterator as stalled once it has

@@ -369,10 +369,10 @@ func TestHostilePacksReadAsNotValid(t *testing.T) {
 		// Compressed: a block claiming more than wire.MaxPackContent (read as not
 		// a pack before anything is allocated for it), one cut short, one whose
 		// bytes do not decode, and a valid block carrying a receipt.
-		"compressed, claims 16 MiB and one byte": append(append([]byte{wire.PackFormatS2}, binary.AppendUvarint(nil, wire.MaxPackContent+1)...), 0, 0, 0),
-		"compressed, cut":                        cutCompressed(entry(wire.RequestSubject("K"), data)),
-		"compressed, not a block":                append([]byte{wire.PackFormatS2, 0x10}, bytes.Repeat([]byte{0xfd}, 40)...),
-		"compressed receipt in a req":            wire.CompressPack(append(append([]byte{0x01}, entry(wire.ReceiptSubject("K"), data)...), entry(wire.ReceiptSubject("K"), data)...)),
+		"compressed, claims too much": append(append([]byte{wire.PackFormatS2}, binary.AppendUvarint(nil, wire.MaxPackContent+1)...), 0, 0, 0),
+		"compressed, cut":             cutCompressed(entry(wire.RequestSubject("K"), data)),
+		"compressed, not a block":     append([]byte{wire.PackFormatS2, 0x10}, bytes.Repeat([]byte{0xfd}, 40)...),
+		"compressed receipt in a req": wire.CompressPack(append(append([]byte{0x01}, entry(wire.ReceiptSubject("K"), data)...), entry(wire.ReceiptSubject("K"), data)...)),
 	}
 	if c := hostile["compressed receipt in a req"]; c[0] != wire.PackFormatS2 {
 		t.Fatal("the compressed case is not compressed")

@@ -29,9 +29,18 @@ const PackFormat = 0x01
 // PackFormatS2 is the first byte of a compressed pack's data.
 const PackFormatS2 = 0x02
 
-// MaxPackContent bounds what a compressed pack holds once decompressed; data
-// claiming more is not a pack. CompressPack leaves a larger pack as it is.
-const MaxPackContent = 16 << 20
+// MaxPackContent bounds what a compressed pack holds once decompressed (the
+// embedded server's largest message); data claiming more is not a pack.
+// CompressPack leaves a larger pack as it is.
+const MaxPackContent = 8 << 20
+
+// MaxPackRatio bounds how many times its compressed block's size a compressed
+// pack may hold once decompressed; data claiming more is not a pack, refused
+// before anything is allocated for it, so that a reader never holds more than
+// this many times the bytes it was sent. A pack of events compresses to about
+// a quarter; CompressPack leaves one that would compress further than this (a
+// result of one byte repeated, say) as it is.
+const MaxPackRatio = 32
 
 // MaxPackEvents bounds the events of a pack; data claiming more is not a pack.
 const MaxPackEvents = 1024
@@ -53,9 +62,9 @@ func AppendPacked(b []byte, subject string, data []byte) []byte {
 }
 
 // CompressPack is pack, a pack's data in PackFormat, compressed
-// (PackFormatS2) when that makes it smaller and it holds no more than
-// MaxPackContent, in a buffer of its own of its length; otherwise pack itself.
-// Unpack reads both alike.
+// (PackFormatS2) when that makes it smaller, it holds no more than
+// MaxPackContent and it compresses no further than MaxPackRatio, in a buffer of
+// its own of its length; otherwise pack itself. Unpack reads both alike.
 func CompressPack(pack []byte) []byte {
 	if len(pack) < 2 || pack[0] != PackFormat || len(pack)-1 > MaxPackContent {
 		return pack
@@ -72,7 +81,7 @@ func CompressPack(pack []byte) []byte {
 		*sp = make([]byte, need)
 	}
 	block := s2.Encode((*sp)[:cap(*sp)], pack[1:])
-	if 1+len(block) >= len(pack) {
+	if 1+len(block) >= len(pack) || len(pack)-1 > MaxPackRatio*len(block) {
 		return pack
 	}
 	out := make([]byte, 1+len(block))
@@ -113,8 +122,9 @@ type PackedEvent struct {
 // bytes. It does not check the subjects' kinds: see PackCarries.
 //
 // A compressed pack (PackFormatS2) is decompressed into a buffer of its own,
-// which the events' bytes are slices of; one claiming more than MaxPackContent,
-// or whose block does not decode, is not a pack.
+// which the events' bytes are slices of; one claiming more than MaxPackContent
+// or MaxPackRatio times its block's size, or whose block does not decode, is
+// not a pack.
 func Unpack(data []byte) ([]PackedEvent, error) {
 	var rest []byte
 	switch {
@@ -125,8 +135,9 @@ func Unpack(data []byte) ([]PackedEvent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
 		}
-		if n > MaxPackContent {
-			return nil, fmt.Errorf("%w: it claims %d bytes once decompressed, more than %d", ErrNotPack, n, MaxPackContent)
+		if n > MaxPackContent || n > MaxPackRatio*(len(data)-1) {
+			return nil, fmt.Errorf("%w: its block of %d bytes claims %d once decompressed, more than %d times its size or %d", ErrNotPack,
+				len(data)-1, n, MaxPackRatio, MaxPackContent)
 		}
 		if rest, err = s2.Decode(make([]byte, n), data[1:]); err != nil {
 			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
@@ -96,10 +97,31 @@ func TestCompressedPackReadsAsItsEvents(t *testing.T) {
 		t.Error("a pack that does not compress was written compressed")
 	}
 	huge := append([]byte{wire.PackFormatS2}, binary.AppendUvarint(nil, wire.MaxPackContent+1)...)
-	huge = append(huge, 0)
+	huge = append(huge, bytes.Repeat([]byte{0}, wire.MaxPackContent/wire.MaxPackRatio)...)
+	// A pack compressing further than MaxPackRatio (one event whose data is one
+	// byte repeated) is left as it is; the same bytes compressed by another
+	// writer are not a pack, refused before its content is allocated.
+	ev := append(bytes.Clone(packedEvent[:len(packedEvent)-2]), `,"x":"`...)
+	ev = append(append(ev, bytes.Repeat([]byte{'a'}, 1<<20)...), `"}}`...)
+	dense := wire.AppendPacked([]byte{wire.PackFormat}, wire.ReceiptSubject("A"), ev)
+	if got := wire.CompressPack(dense); !bytes.Equal(got, dense) {
+		t.Fatalf("a pack of %d bytes compressing %d times was written compressed", len(dense), len(dense)/len(s2.Encode(nil, dense[1:])))
+	}
+	if evs, err := wire.Unpack(dense); err != nil || len(evs) != 1 || !bytes.Equal(evs[0].Data, ev) {
+		t.Fatalf("Unpack(the pack left as it is) = %d events, %v", len(evs), err)
+	}
+	bomb := append([]byte{wire.PackFormatS2}, s2.EncodeBest(nil, dense[1:])...)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, err = wire.Unpack(bomb)
+	runtime.ReadMemStats(&m1)
+	if !errors.Is(err, wire.ErrNotPack) || m1.TotalAlloc-m0.TotalAlloc > 64<<10 {
+		t.Errorf("a block of %d bytes claiming %d: %v, %d bytes allocated; want ErrNotPack, nothing of its size allocated", len(bomb)-1, len(dense)-1, err, m1.TotalAlloc-m0.TotalAlloc)
+	}
 	for name, data := range map[string][]byte{
 		"claims too much": huge, "cut": c[:len(c)-3], "no block": {wire.PackFormatS2},
-		"its block's bytes changed": append(bytes.Clone(c[:len(c)/2]), bytes.Repeat([]byte{0xff}, len(c)-len(c)/2)...),
+		"claims more than MaxPackRatio times its size": {wire.PackFormatS2, 0xff, 0xff, 0x3f, 0},
+		"its block's bytes changed":                    append(bytes.Clone(c[:len(c)/2]), bytes.Repeat([]byte{0xff}, len(c)-len(c)/2)...),
 	} {
 		if _, err := wire.Unpack(data); !errors.Is(err, wire.ErrNotPack) {
 			t.Errorf("%s: %v; want ErrNotPack", name, err)
