@@ -528,3 +528,54 @@ func cutCompressed(entry []byte) []byte {
 	c := wire.CompressPack(append(append([]byte{wire.PackFormat}, entry...), entry...))
 	return c[:len(c)-4]
 }
+
+// A pack that compresses further than wire.MaxPackRatio (events of one byte
+// repeated) is stored as it was made, in a buffer of its own, and reads back
+// as its events.
+func TestPackCompressingTooFarIsStoredAsItIs(t *testing.T) {
+	l := openPacking(t, eventlog.Config{})
+	ctx := context.Background()
+	release := l.HoldPacks(wire.RequestPackSubject)
+	evs := make([]wire.Event, 5)
+	ps := make([]*eventlog.Pending, len(evs))
+	for i := range evs {
+		evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"x": strings.Repeat("a", 64<<10)})
+		var err error
+		if ps[i], err = l.AppendAsync(requestOn(i), evs[i], eventlog.Packed()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	// The pack after it is made in the same scratch buffer, and reads back as
+	// its own.
+	next, nps := packAppend(t, l, 5, requestOn)
+	var seq uint64
+	for i, p := range append(ps, nps...) {
+		s, err := eventlog.AwaitAck(ctx, p)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if i == 1 {
+			seq = s
+		}
+	}
+	raw, err := l.ReadRaw(ctx, wire.DataStream, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Data[0] != wire.PackFormat {
+		t.Fatalf("a pack of one byte repeated stored in format %d; want %d, as it was made", raw.Data[0], wire.PackFormat)
+	}
+	read, err := l.ReadEvents(ctx, wire.DataStream, seq)
+	if err != nil || len(read) != len(evs) {
+		t.Fatalf("ReadEvents(%d) = %d events, %v", seq, len(read), err)
+	}
+	for i, s := range read {
+		if s.ID != evs[i].ID || !bytes.Equal(s.Data, evs[i].Data) {
+			t.Fatalf("event %d read as %s %.40q; want %s", i, s.ID, s.Data, evs[i].ID)
+		}
+	}
+	if got, err := l.ReadEvents(ctx, wire.DataStream, seq+1); err != nil || len(got) != len(next) || got[0].ID != next[0].ID {
+		t.Fatalf("the next pack read as %d events, %v", len(got), err)
+	}
+}
