@@ -36,9 +36,16 @@ func openPacking(t *testing.T, cfg eventlog.Config) *eventlog.Log {
 // events and their appends.
 func packAppend(t *testing.T, l *eventlog.Log, n int, subject func(i int) string) ([]wire.Event, []*eventlog.Pending) {
 	t.Helper()
-	release := l.HoldPacks(wire.RequestPackSubject)
 	evs := events(t, l, n)
-	ps := make([]*eventlog.Pending, n)
+	return evs, packAppendEvents(t, l, evs, subject)
+}
+
+// packAppendEvents is packAppend of the requests evs.
+func packAppendEvents(t *testing.T, l *eventlog.Log, evs []wire.Event, subject func(i int) string) []*eventlog.Pending {
+	t.Helper()
+	release := l.HoldPacks(wire.RequestPackSubject)
+	defer release()
+	ps := make([]*eventlog.Pending, len(evs))
 	for i, ev := range evs {
 		p, err := l.AppendAsync(subject(i), ev, eventlog.Packed())
 		if err != nil {
@@ -46,8 +53,7 @@ func packAppend(t *testing.T, l *eventlog.Log, n int, subject func(i int) string
 		}
 		ps[i] = p
 	}
-	release()
-	return evs, ps
+	return ps
 }
 
 func requestOn(i int) string { return wire.RequestSubject(fmt.Sprintf("K%d", i%3)) }
@@ -294,18 +300,13 @@ func TestPackRefusedWholeGoesAlone(t *testing.T) {
 	if _, err := l.JetStream().UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	release := l.HoldPacks(wire.RequestPackSubject)
 	evs := make([]wire.Event, 6)
-	ps := make([]*eventlog.Pending, len(evs))
 	for i := range evs {
 		noise := make([]byte, 150) // random: the pack does not compress under the limit
 		rand.Read(noise)
 		evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string][]byte{"noise": noise})
-		if ps[i], err = l.AppendAsync(requestOn(i), evs[i], eventlog.Packed()); err != nil {
-			t.Fatal(err)
-		}
 	}
-	release()
+	ps := packAppendEvents(t, l, evs, requestOn)
 	seen := map[uint64]bool{}
 	for i, p := range ps {
 		seq, err := eventlog.AwaitAck(ctx, p)
@@ -535,17 +536,11 @@ func cutCompressed(entry []byte) []byte {
 func TestPackCompressingTooFarIsStoredAsItIs(t *testing.T) {
 	l := openPacking(t, eventlog.Config{})
 	ctx := context.Background()
-	release := l.HoldPacks(wire.RequestPackSubject)
 	evs := make([]wire.Event, 5)
-	ps := make([]*eventlog.Pending, len(evs))
 	for i := range evs {
 		evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"x": strings.Repeat("a", 64<<10)})
-		var err error
-		if ps[i], err = l.AppendAsync(requestOn(i), evs[i], eventlog.Packed()); err != nil {
-			t.Fatal(err)
-		}
 	}
-	release()
+	ps := packAppendEvents(t, l, evs, requestOn)
 	// The pack after it is made in the same scratch buffer, and reads back as
 	// its own.
 	next, nps := packAppend(t, l, 5, requestOn)
