@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -217,13 +218,22 @@ type leakClient struct {
 // do sends the request with the header pairs kv and returns the status and body.
 func (c *leakClient) do(method, path, body string, kv ...string) (int, string) {
 	c.t.Helper()
+	code, out, err := c.send(method, path, body, kv...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return code, out
+}
+
+// send is do for a caller that is not the test's goroutine: it fails nothing.
+func (c *leakClient) send(method, path, body string, kv ...string) (int, string, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, c.n.URL()+path, rd)
 	if err != nil {
-		c.t.Fatal(err)
+		return 0, "", err
 	}
 	if body != "" {
 		req.Header.Set("content-type", "application/json")
@@ -233,19 +243,19 @@ func (c *leakClient) do(method, path, body string, kv ...string) (int, string) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		return 0, "", fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		c.t.Fatal(err)
+		return 0, "", fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	var hdr bytes.Buffer
 	resp.Header.Write(&hdr)
 	c.mu.Lock()
 	c.said = append(c.said, said{what: method + " " + path, body: append(hdr.Bytes(), b...)})
 	c.mu.Unlock()
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), nil
 }
 
 // leakAnswer is what the test reads of a dispatch answer.
@@ -271,13 +281,25 @@ func (a leakAnswer) id() string {
 // decoded answer.
 func (c *leakClient) dispatch(key, body string, shape bool, kv ...string) leakAnswer {
 	c.t.Helper()
-	in, _ := json.Marshal(map[string]any{"key": key, "body": body, "shape": shape})
-	code, out := c.do("POST", "/api/dispatch", string(in), kv...)
-	var a leakAnswer
-	if err := json.Unmarshal([]byte(out), &a); err != nil || a.id() == "" {
-		c.t.Fatalf("dispatch %s (shape %v): %d %s", key, shape, code, out)
+	a, err := c.tryDispatch(key, body, shape, kv...)
+	if err != nil {
+		c.t.Fatal(err)
 	}
 	return a
+}
+
+// tryDispatch is dispatch for a caller that is not the test's goroutine.
+func (c *leakClient) tryDispatch(key, body string, shape bool, kv ...string) (leakAnswer, error) {
+	in, _ := json.Marshal(map[string]any{"key": key, "body": body, "shape": shape})
+	code, out, err := c.send("POST", "/api/dispatch", string(in), kv...)
+	if err != nil {
+		return leakAnswer{}, err
+	}
+	var a leakAnswer
+	if err := json.Unmarshal([]byte(out), &a); err != nil || a.id() == "" {
+		return leakAnswer{}, fmt.Errorf("dispatch %s (shape %v): %d %s", key, shape, code, out)
+	}
+	return a, nil
 }
 
 func TestSecretsNeverLeaveTheirOrigin(t *testing.T) {
@@ -460,14 +482,23 @@ func (w *leakWorld) callAsOwner() {
 	// together share a pack, which is stored compressed (see stop).
 	var wg sync.WaitGroup
 	ids := make([][]string, 8)
+	errs := make([]error, len(ids))
 	for g := range ids {
 		wg.Go(func() {
 			for _, key := range w.keys {
-				ids[g] = append(ids[g], w.cl.dispatch(key, w.canary, g%2 == 1, w.owner...).id())
+				a, err := w.cl.tryDispatch(key, w.canary, g%2 == 1, w.owner...)
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				ids[g] = append(ids[g], a.id())
 			}
 		})
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		w.t.Fatal(err)
+	}
 	w.ids = append(w.ids, slices.Concat(ids...)...)
 }
 
