@@ -245,13 +245,17 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 // attempt bounded by startAttemptWait. A request that reaches the cluster while
 // it elects its meta leader (a server lost, another coming back) can go
 // unanswered for good, though the cluster answers the same request a moment
-// later; waiting out the whole start for the one request failed the start.
+// later; waiting out the whole start for the one request failed the start. A
+// cluster that has elected its leader but not yet heard from enough servers to
+// place a stream's replicas (one just started, servers coming back) answers
+// that none are suitable (jsClusterNoPeers), which a moment later it does not:
+// asked again too.
 func askAgain[T any](ctx context.Context, ask func(context.Context) (T, error)) (T, error) {
 	for {
 		actx, cancel := context.WithTimeout(ctx, startAttemptWait)
 		v, err := ask(actx)
 		cancel()
-		if err == nil || (!unanswered(err) && !errors.Is(err, nats.ErrNoResponders)) || ctx.Err() != nil {
+		if err == nil || (!unanswered(err) && !errors.Is(err, nats.ErrNoResponders) && !noPeersYet(err)) || ctx.Err() != nil {
 			return v, err
 		}
 		select {
@@ -260,6 +264,18 @@ func askAgain[T any](ctx context.Context, ask func(context.Context) (T, error)) 
 		case <-time.After(electionRetryWait):
 		}
 	}
+}
+
+// jsClusterNoPeers is the JetStream API's error code for a stream whose
+// replicas no set of servers the cluster knows can hold ("no suitable peers for
+// placement"; nats-server's JSClusterNoPeersErrF).
+const jsClusterNoPeers jetstream.ErrorCode = 10005
+
+// noPeersYet reports whether err is the cluster's answer that it cannot place a
+// stream's replicas on the servers it knows of now.
+func noPeersYet(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jsClusterNoPeers
 }
 
 // startAttemptWait bounds one attempt of a request askAgain makes: far longer
