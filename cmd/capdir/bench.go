@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +25,13 @@ type benchConfig struct {
 	Bench      bench.Config
 	JSON       bool   // machine-readable JSON instead of a table
 	CPUProfile string // a file for a CPU profile of the whole run
-	Out, Err   io.Writer
+	// Against is another capdir binary to compare this one with (see
+	// runBenchCompare), Rounds how many runs of each, Self this binary (the
+	// running executable when empty).
+	Against  string
+	Rounds   int
+	Self     string
+	Out, Err io.Writer
 }
 
 func benchCmd() *cobra.Command {
@@ -38,6 +45,12 @@ func benchCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			cfg.Out, cfg.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if cfg.Against != "" {
+				return runBenchCompare(ctx, cfg, cmd.Flags().Changed("sync"))
+			}
+			if cmd.Flags().Changed("rounds") {
+				return errors.New("--rounds counts the runs of --against: give --against too, or leave --rounds out")
+			}
 			return runBench(ctx, cfg)
 		},
 	}
@@ -49,6 +62,8 @@ func benchCmd() *cobra.Command {
 	f.StringSliceVar(&cfg.Bench.Only, "only", nil, "run only these scenarios: "+strings.Join(bench.Scenarios, ", "))
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (use with --only)")
 	f.StringVar(&cfg.Bench.Dir, "dir", "", "where to make the temporary data directories (the system temp dir when empty)")
+	f.StringVar(&cfg.Against, "against", "", "another capdir binary (an earlier build, say) to run alternately with this one, each as its own process, and compare: medians and ranges of each figure")
+	f.IntVar(&cfg.Rounds, "rounds", 3, "with --against: how many runs of each binary (1 to 20)")
 	return cmd
 }
 
