@@ -36,11 +36,11 @@ func Flow(ctx context.Context, e *Env, nSeq, nPar, par int, budget time.Duration
 	var out []Result
 	for _, c := range []struct{ conc, n int }{{1, nSeq}, {par, nPar}} {
 		in := strconv.Itoa(c.conc) + " in flight"
-		ref, err := Invocation(ctx, ScenarioFlow, "fn via POST /api/dispatch, "+in+" (reference)", fn, c.n, c.conc, budget, e.StoredMessages)
+		ref, err := Invocation(ctx, ScenarioFlow, "fn via POST /api/dispatch, "+in+" (reference)", fn, c.n, c.conc, budget, e.Counts)
 		if err != nil {
 			return nil, err
 		}
-		fl, err := Invocation(ctx, ScenarioFlow, "3-step fn flow via POST /api/dispatch, "+in, flow, max(1, c.n/flowSteps), c.conc, budget, e.StoredMessages)
+		fl, err := Invocation(ctx, ScenarioFlow, "3-step fn flow via POST /api/dispatch, "+in, flow, max(1, c.n/flowSteps), c.conc, budget, e.Counts)
 		if err != nil {
 			return nil, err
 		}

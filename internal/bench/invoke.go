@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -68,10 +69,10 @@ func (e *Env) HTTPInvoke() Op {
 }
 
 // Invocations measures op at 1 and at par callers in flight.
-func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration, stored func() uint64) ([]Result, error) {
+func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, par int, budget time.Duration, count func() Counts) ([]Result, error) {
 	var out []Result
 	for _, c := range []struct{ conc, n int }{{1, nSeq}, {par, nPar}} {
-		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget, stored)
+		r, err := Invocation(ctx, scenario, "fn via "+via+", "+strconv.Itoa(c.conc)+" in flight", op, c.n, c.conc, budget, count)
 		if err != nil {
 			return nil, err
 		}
@@ -80,30 +81,62 @@ func Invocations(ctx context.Context, scenario, via string, op Op, nSeq, nPar, p
 	return out, nil
 }
 
+// Counts are the node's counters Invocation reads before and after a run: the
+// data stream's last sequence, and the messages the node's connection to the log
+// received and sent.
+type Counts struct {
+	Stored, In, Out uint64
+}
+
+// Counts reads e's node's counters (Stored 0 when the stream cannot be read).
+func (e *Env) Counts() Counts {
+	st := e.Node.Log().Conn().Stats()
+	return Counts{Stored: e.StoredMessages(), In: st.InMsgs, Out: st.OutMsgs}
+}
+
 // Invocation measures op at conc callers in flight after a warm-up, as the row
-// named measure. stored, when not nil, is the data stream's last sequence: the
-// row then notes the messages the log stored per invocation.
-func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration, stored func() uint64) (Result, error) {
+// named measure. The row's values give, per invocation, the process's CPU time
+// (user and system, every goroutine's: the load generator's, the node's and its
+// embedded server's), allocations and bytes allocated, and, when count is not
+// nil, the messages the log stored and the node's connection received and sent;
+// its note gives the first four.
+func Invocation(ctx context.Context, scenario, measure string, op Op, n, conc int, budget time.Duration, count func() Counts) (Result, error) {
 	if err := warmup(ctx, max(200, n/20), conc, op); err != nil {
 		return Result{}, fmt.Errorf("bench: %s warm-up: %w", scenario, err)
 	}
-	var s0 uint64
-	if stored != nil {
-		s0 = stored()
+	var c0 Counts
+	if count != nil {
+		c0 = count()
 	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := CPUTime()
 	lat, el, err := Drive(ctx, n, conc, budget, op)
+	cpu := CPUTime() - cpu0
+	runtime.ReadMemStats(&m1)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", scenario, err)
 	}
 	r := rateResult(scenario, measure, "invocations", len(lat), el, lat)
-	if stored != nil && len(lat) > 0 {
-		per := float64(stored()-s0) / float64(len(lat))
-		r.Note = joinNote(r.Note, fmt.Sprintf("%.2f stored messages per invocation", per))
-		if r.Values == nil {
-			r.Values = map[string]float64{}
-		}
-		r.Values["stored_per_invocation"] = per
+	if len(lat) == 0 {
+		return r, nil
 	}
+	per := func(d uint64) float64 { return float64(d) / float64(len(lat)) }
+	r.Values = map[string]float64{
+		"cpu_us_per_invocation": float64(cpu.Nanoseconds()) / 1e3 / float64(len(lat)),
+		"allocs_per_invocation": per(m1.Mallocs - m0.Mallocs),
+		"bytes_per_invocation":  per(m1.TotalAlloc - m0.TotalAlloc),
+	}
+	var note string
+	if count != nil {
+		c := count()
+		r.Values["stored_per_invocation"] = per(c.Stored - c0.Stored)
+		r.Values["msgs_in_per_invocation"] = per(c.In - c0.In)
+		r.Values["msgs_out_per_invocation"] = per(c.Out - c0.Out)
+		note = fmt.Sprintf("%.2f stored messages, ", r.Values["stored_per_invocation"])
+	}
+	r.Note = joinNote(r.Note, fmt.Sprintf("%s%.0f µs of CPU, %.0f allocations, %.1f KB per invocation", note,
+		r.Values["cpu_us_per_invocation"], r.Values["allocs_per_invocation"], r.Values["bytes_per_invocation"]/1000))
 	return r, nil
 }
 

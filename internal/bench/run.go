@@ -128,11 +128,11 @@ func (r *runner) shared(ctx context.Context) error {
 			nc.Close()
 			return fmt.Errorf("bench: bus client: %w", err)
 		}
-		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(bc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget, e.StoredMessages)
+		res, err := Invocations(ctx, ScenarioNATS, "the NATS request subject", NATSInvoke(bc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget, e.Counts)
 		bc.Close()
 		if err == nil {
 			var calls []Result
-			calls, err = Invocations(ctx, ScenarioNATS, "a NATS call (request-reply)", NATSCall(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget, e.StoredMessages)
+			calls, err = Invocations(ctx, ScenarioNATS, "a NATS call (request-reply)", NATSCall(nc, tok), c.invokeSeq, c.invokePar, Parallel, c.budget, e.Counts)
 			res = append(res, calls...)
 		}
 		nc.Close()
@@ -143,7 +143,7 @@ func (r *runner) shared(ctx context.Context) error {
 	}
 	if r.cfg.wants(ScenarioHTTP) {
 		r.progress(ScenarioHTTP, "fn over POST /api/dispatch, 1 and %d in flight, then %d with a lean client", Parallel, Parallel)
-		res, err := Invocations(ctx, ScenarioHTTP, "POST /api/dispatch", e.HTTPInvoke(), c.invokeSeq, c.invokePar, Parallel, c.budget, e.StoredMessages)
+		res, err := Invocations(ctx, ScenarioHTTP, "POST /api/dispatch", e.HTTPInvoke(), c.invokeSeq, c.invokePar, Parallel, c.budget, e.Counts)
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (r *runner) shared(ctx context.Context) error {
 		// net/http's client costs a good share of the CPU at 64 callers; the lean
 		// client's row is closer to what the server alone can do.
 		lean, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (lean client)",
-			e.RawHTTPInvoke(), c.invokePar, Parallel, c.budget, e.StoredMessages)
+			e.RawHTTPInvoke(), c.invokePar, Parallel, c.budget, e.Counts)
 		if err != nil {
 			return err
 		}
@@ -163,7 +163,7 @@ func (r *runner) shared(ctx context.Context) error {
 			return err
 		}
 		bearer, err := Invocation(ctx, ScenarioHTTP, "fn via POST /api/dispatch, "+strconv.Itoa(Parallel)+" in flight (capability token)",
-			e.HTTPInvokeToken(tok), c.invokePar, Parallel, c.budget, e.StoredMessages)
+			e.HTTPInvokeToken(tok), c.invokePar, Parallel, c.budget, e.Counts)
 		if err != nil {
 			return err
 		}
