@@ -102,7 +102,10 @@ func runBenchBinary(ctx context.Context, bin string, args []string) (bench.Repor
 	stdout.limit, stderr.limit, stderr.keepTail = maxBenchOutput, 4<<10, true
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
+	// Interrupted, a run is asked to stop as capdir bench stops on ^C (its
+	// temporary directories removed), and killed if it has not within WaitDelay.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return bench.Report{}, ctx.Err()

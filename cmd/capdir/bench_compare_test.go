@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir/internal/bench"
 )
@@ -39,6 +43,20 @@ func fakeBench(log string) int {
 	fmt.Fprintln(f, name, strings.Join(os.Args[1:], " "))
 	f.Close()
 	switch name {
+	case "slow":
+		// Runs until interrupted, as a long run would, and says it was.
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt)
+		select {
+		case <-stop:
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintln(f, "slow interrupted")
+				f.Close()
+			}
+			return 1
+		case <-time.After(time.Minute):
+			return 0
+		}
 	case "failing":
 		fmt.Fprintln(os.Stderr, "capdir: bench: the store is full")
 		return 1
@@ -67,7 +85,7 @@ func fakeBinaries(t *testing.T) (dir, log string) {
 		t.Fatal(err)
 	}
 	dir = t.TempDir()
-	for _, name := range []string{"before", "failing", "garbage"} {
+	for _, name := range []string{"before", "failing", "garbage", "slow"} {
 		if err := os.Symlink(self, filepath.Join(dir, name)); err != nil {
 			t.Skipf("symlinks: %v", err)
 		}
@@ -162,5 +180,26 @@ func TestBenchAgainstRefusals(t *testing.T) {
 		if runs, _ := os.ReadFile(log); c.runs != (len(runs) != 0) {
 			t.Errorf("bench %v ran %q", c.args, runs)
 		}
+	}
+}
+
+// An interrupted comparison asks the run in progress to stop (capdir bench
+// removes its temporary directories when interrupted), and returns.
+func TestBenchAgainstInterruptedStopsTheRun(t *testing.T) {
+	dir, log := fakeBinaries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	var out, errb strings.Builder
+	start := time.Now()
+	err := runBenchCompare(ctx, benchConfig{Against: filepath.Join(dir, "slow"), Rounds: 1, Out: &out, Err: &errb}, false)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if el := time.Since(start); el > 9*time.Second {
+		t.Errorf("returned after %v: the run was killed, not asked to stop", el)
+	}
+	runs, _ := os.ReadFile(log)
+	if !strings.Contains(string(runs), "slow interrupted") {
+		t.Errorf("the run was not interrupted: %q", runs)
 	}
 }
