@@ -159,10 +159,16 @@ func Unpack(data []byte) ([]PackedEvent, error) {
 		return nil, fmt.Errorf("%w: no event", ErrNotPack)
 	}
 	evs := make([]PackedEvent, 0, n)
+	var last string
 	for len(rest) > 0 {
 		var subject, ev []byte
 		rest, subject, ev, _ = nextPacked(rest)
-		evs = append(evs, PackedEvent{Subject: string(subject), Data: ev})
+		// A pack's events are mostly on one subject (one row's): each event
+		// on the subject of the event before it shares its string.
+		if len(evs) == 0 || string(subject) != last {
+			last = string(subject)
+		}
+		evs = append(evs, PackedEvent{Subject: last, Data: ev})
 	}
 	return evs, nil
 }

@@ -186,3 +186,33 @@ func FuzzUnpack(f *testing.F) {
 		}
 	})
 }
+
+// Consecutive events of a pack on one subject share its string: a pack of one
+// row's events is read in two allocations (its events, one subject), and each
+// event still reads its own subject.
+func TestUnpackSharesASubjectString(t *testing.T) {
+	one := []byte{wire.PackFormat}
+	for range 10 {
+		one = wire.AppendPacked(one, wire.ReceiptSubject("A"), packedEvent)
+	}
+	if n := allocstest.PerRun(t, 100, func() { wire.Unpack(one) }); n != 2 {
+		t.Errorf("a pack of 10 events on one subject allocates %v times; want 2", n)
+	}
+	mixed := []byte{wire.PackFormat}
+	subjects := []string{wire.ReceiptSubject("A"), wire.ReceiptSubject("A"), wire.ReceiptSubject("B"), wire.ReceiptSubject("A"), wire.ReceiptSubject("B"), wire.ReceiptSubject("B")}
+	for _, s := range subjects {
+		mixed = wire.AppendPacked(mixed, s, packedEvent)
+	}
+	evs, err := wire.Unpack(mixed)
+	if err != nil || len(evs) != len(subjects) {
+		t.Fatalf("Unpack: %d events, %v", len(evs), err)
+	}
+	for i, s := range subjects {
+		if evs[i].Subject != s {
+			t.Errorf("event %d on %q, want %q", i, evs[i].Subject, s)
+		}
+	}
+	if n := allocstest.PerRun(t, 100, func() { wire.Unpack(mixed) }); n != 5 {
+		t.Errorf("a pack of 6 events on 4 runs of subjects allocates %v times; want 5", n)
+	}
+}
