@@ -70,9 +70,9 @@ func fakeBench(log string) int {
 	}
 	v := base + float64(runs)
 	fmt.Printf(`{"cpus":2,"go":"go","sync":"1s","quick":true,"seconds":1,"results":[
-{"scenario":"floor","name":"JetStream async publish, 283 B","ops":10,"unit":"publish","seconds":1,"ops_per_sec":%g},
+{"scenario":"floor","name":"JetStream async publish, %d B","ops":10,"unit":"publish","seconds":1,"ops_per_sec":%g},
 {"scenario":"http","name":"fn via POST /api/dispatch, 64 in flight","ops":10,"unit":"invocation","seconds":1,"ops_per_sec":%g,"floor_ratio":%g,"p99_ms":%g,"values":{"stored_per_invocation":0.2}}]}`+"\n",
-		1000*v, 10*v, v/1000, v/10)
+		282+runs%2, 1000*v, 10*v, v/1000, v/10)
 	return 0
 }
 
@@ -124,7 +124,9 @@ func TestBenchAgainstAnotherBinary(t *testing.T) {
 		"fn via POST /api/dispatch, 64 in flight ÷ async floor 10.3% (10.0%–10.4%) 12.2% (12.1%–12.5%) 1.184",
 		"p99 ms 10.3 (10–10.4) 12.2 (12.1–12.5) 1.184",
 		"stored per invocation 0.2 0.2 1.000",
-		"JetStream async publish, 283 B rate/s 103000 (100000–104000) 122000 (121000–125000) 1.184",
+		// The floor named with its event's size, which differs from run to run,
+		// as versions before FloorAsyncName named it: one line all the same.
+		"JetStream async publish of a request event rate/s 103000 (100000–104000) 122000 (121000–125000) 1.184",
 	} {
 		if !strings.Contains(table, line) {
 			t.Errorf("the table has no %q:\n%s", line, out)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -110,7 +111,7 @@ func Compare(before, after []Report) []Compared {
 	add := func(reports []Report) {
 		for _, r := range reports {
 			for _, res := range r.Results {
-				l := line{res.Scenario, res.Name}
+				l := line{res.Scenario, lineName(res)}
 				if !seen[l] {
 					seen[l] = true
 					order = append(order, l)
@@ -124,7 +125,7 @@ func Compare(before, after []Report) []Compared {
 		got := map[string][]float64{}
 		for _, r := range reports {
 			for _, res := range r.Results {
-				if res.Scenario != l.scenario || res.Name != l.name {
+				if res.Scenario != l.scenario || lineName(res) != l.name {
 					continue
 				}
 				if res.Floor > 0 {
@@ -174,6 +175,22 @@ func Compare(before, after []Report) []Compared {
 	return out
 }
 
+// earlierFloorName is how versions before FloorAsyncName named the floor's
+// rows: with the event's size, which varies by a byte or two from run to run.
+var earlierFloorName = regexp.MustCompile(`^JetStream (async|sync) publish, [0-9]+ B$`)
+
+// lineName is the name res's line is compared under: its own, or for a floor
+// row an earlier version wrote, the name this version gives it.
+func lineName(res ReadResult) string {
+	if m := earlierFloorName.FindStringSubmatch(res.Name); res.Scenario == ScenarioFloor && m != nil {
+		if m[1] == "async" {
+			return FloorAsyncName
+		}
+		return FloorSyncName
+	}
+	return res.Name
+}
+
 // WriteComparison prints rows as an aligned table: each figure's median and
 // range for the before and the after build, and after ÷ before.
 func WriteComparison(w io.Writer, rows []Compared) error {
@@ -221,7 +238,7 @@ func formatSpread(f string, s Spread) string {
 			return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
 		case strings.HasSuffix(f, "_ratio"):
 			return strconv.FormatFloat(v, 'f', 2, 64) + "×"
-		case f == "ops_per_sec":
+		case f == "ops_per_sec" || math.Abs(v) >= 100:
 			return strconv.FormatFloat(v, 'f', 0, 64)
 		}
 		return strconv.FormatFloat(v, 'g', 3, 64)
