@@ -127,9 +127,11 @@ func runBenchBinary(ctx context.Context, bin string, args []string) (bench.Repor
 
 // boundedBuffer keeps at most limit bytes of what is written to it: the first
 // ones, or with keepTail the last ones. It never fails a write, so the process
-// writing is not stopped by a full pipe.
+// writing is not stopped by a full pipe. Its buffer is a field, not embedded:
+// an embedded bytes.Buffer's ReadFrom, which io.Copy prefers to Write, would
+// take everything.
 type boundedBuffer struct {
-	bytes.Buffer
+	buf      bytes.Buffer
 	limit    int
 	keepTail bool
 	over     bool
@@ -138,17 +140,20 @@ type boundedBuffer struct {
 func (b *boundedBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	if b.keepTail {
-		b.Buffer.Write(p)
-		if extra := b.Len() - b.limit; extra > 0 {
-			b.Next(extra)
+		b.buf.Write(p)
+		if extra := b.buf.Len() - b.limit; extra > 0 {
+			b.buf.Next(extra)
 			b.over = true
 		}
 		return n, nil
 	}
-	if room := b.limit - b.Len(); room < len(p) {
+	if room := b.limit - b.buf.Len(); room < len(p) {
 		p = p[:max(room, 0)]
 		b.over = true
 	}
-	b.Buffer.Write(p)
+	b.buf.Write(p)
 	return n, nil
 }
+
+func (b *boundedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *boundedBuffer) String() string { return b.buf.String() }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,6 +64,23 @@ func fakeBench(log string) int {
 	case "garbage":
 		fmt.Println("hello")
 		return 0
+	case "noisy":
+		// A failing run that said much before its reason.
+		for i := range 2000 {
+			fmt.Fprintf(os.Stderr, "bench: progress line %d of a long run\n", i)
+		}
+		fmt.Fprintln(os.Stderr, "capdir: bench: the real reason")
+		return 1
+	case "huge":
+		// More than a run may print, the start of it a report.
+		w := bufio.NewWriter(os.Stdout)
+		w.WriteString(`{"results":[{"scenario":"floor","name":"x","note":"`)
+		for range (maxBenchOutput >> 10) + 1 {
+			w.WriteString(strings.Repeat("x", 1<<10))
+		}
+		w.WriteString(`"}]}`)
+		w.Flush()
+		return 0
 	}
 	base := 120.0
 	if name == "before" {
@@ -85,7 +103,7 @@ func fakeBinaries(t *testing.T) (dir, log string) {
 		t.Fatal(err)
 	}
 	dir = t.TempDir()
-	for _, name := range []string{"before", "failing", "garbage", "slow"} {
+	for _, name := range []string{"before", "failing", "garbage", "slow", "huge", "noisy"} {
 		if err := os.Symlink(self, filepath.Join(dir, name)); err != nil {
 			t.Skipf("symlinks: %v", err)
 		}
@@ -173,11 +191,16 @@ func TestBenchAgainstRefusals(t *testing.T) {
 		{[]string{"--against", filepath.Join(dir, "failing"), "--rounds", "1"}, "round 1 of 1, before: " + filepath.Join(dir, "failing") +
 			" bench --json: exit status 1: capdir: bench: the store is full", true},
 		{[]string{"--against", filepath.Join(dir, "garbage"), "--rounds", "1"}, "printed not the JSON capdir bench --json prints", true},
+		{[]string{"--against", filepath.Join(dir, "huge"), "--rounds", "1"}, "printed more than 16 MiB: is it a capdir binary?", true},
+		{[]string{"--against", filepath.Join(dir, "noisy"), "--rounds", "1"}, "progress line 1999 of a long run\ncapdir: bench: the real reason", true},
 	} {
 		os.Remove(log)
 		_, _, err := runCLI(t, "", append([]string{"bench"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("bench %v: %v, want an error with %q", c.args, err, c.want)
+		}
+		if err != nil && len(err.Error()) > 5<<10 {
+			t.Errorf("bench %v: an error of %d bytes; a run's stderr is kept to its last 4 KiB", c.args, len(err.Error()))
 		}
 		if runs, _ := os.ReadFile(log); c.runs != (len(runs) != 0) {
 			t.Errorf("bench %v ran %q", c.args, runs)
