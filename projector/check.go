@@ -129,8 +129,8 @@ func checkMutation(s *eventlog.Stored, key string) (contract.DirectoryMutation, 
 func checkRequest(s *eventlog.Stored, subj wire.Subject) (requestHead, error) {
 	var r requestHead
 	if !decodeRequestHead(s.Data, subj.Key, &r) {
-		r = requestHead{}
-		if err := decodeData(s, &r); err != nil {
+		var err error
+		if r, err = decodeDataAs[requestHead](s); err != nil {
 			return r, err
 		}
 	}
@@ -149,13 +149,23 @@ func checkRequest(s *eventlog.Stored, subj wire.Subject) (requestHead, error) {
 	return r, nil
 }
 
+// decodeDataAs is decodeData into a T of its own: the general decoder takes
+// its target's address through an interface, which puts that target on the
+// heap, so a head read by hand (the usual case) is kept apart from it and stays
+// on its caller's stack.
+func decodeDataAs[T any](s *eventlog.Stored) (T, error) {
+	var v T
+	err := decodeData(s, &v)
+	return v, err
+}
+
 // checkReceipt decodes a RECEIPT on subj: it names an invocation, the subject's
 // when the subject names one (the layout of older logs), and subj's key.
 func checkReceipt(s *eventlog.Stored, subj wire.Subject) (receiptHead, error) {
 	var r receiptHead
 	if !decodeReceiptHead(s.Data, subj.Key, &r) {
-		r = receiptHead{}
-		if err := decodeData(s, &r); err != nil {
+		var err error
+		if r, err = decodeDataAs[receiptHead](s); err != nil {
 			return r, err
 		}
 	}

@@ -110,6 +110,18 @@ func TestHeadsOfCapdirsOwnEventsAreReadByHand(t *testing.T) {
 	if n := allocstest.PerRun(t, 100, func() { decodeRequestHead(reqData, "WEATHER", &req) }); n > 1 {
 		t.Errorf("reading a request's head allocates %v times, want at most 1", n)
 	}
+	// The checks around them add nothing: the head they return stays on their
+	// caller's stack (only the general decoder's target goes to the heap).
+	rcEvent := &eventlog.Stored{Event: wire.Event{Type: wire.TypeReceipt, Data: rcData}}
+	rcSubj := wire.Subject{Family: wire.ReceiptFamily, Key: "WEATHER"}
+	if n := allocstest.PerRun(t, 100, func() { checkReceipt(rcEvent, rcSubj) }); n > 2 {
+		t.Errorf("checking a receipt allocates %v times, want at most 2", n)
+	}
+	reqEvent := &eventlog.Stored{Event: wire.Event{Type: wire.TypeInvocationRequested, Data: reqData}}
+	reqSubj := wire.Subject{Family: wire.RequestFamily, Key: "WEATHER"}
+	if n := allocstest.PerRun(t, 100, func() { checkRequest(reqEvent, reqSubj) }); n > 1 {
+		t.Errorf("checking a request allocates %v times, want at most 1", n)
+	}
 	for _, s := range []string{`[]`, `"x"`, `null`, `{"key":"K","key":"L"}`, `{"Key":"K"}`, `{"k\u0065y":"K"}`, "{\"\u212aey\":\"K\"}",
 		`{"key":null}`, `{"key":7}`, `{"key":"a\nb"}`, `{"key":"é"}`, `{"breaker_generation":1e3}`, `{"finished_at":null}`} {
 		var r receiptHead
