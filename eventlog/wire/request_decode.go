@@ -17,8 +17,13 @@ func (e *Event) RequestData(r *InvocationRequest, key string) error {
 	if decodeRequest(e.Data, key, r) {
 		return nil
 	}
-	*r = InvocationRequest{}
-	return e.DataAs(r)
+	// The general decoder decodes into a value of its own: it takes its target
+	// through an interface, which would put r, and so every caller's request,
+	// on the heap.
+	var v InvocationRequest
+	err := e.DataAs(&v)
+	*r = v
+	return err
 }
 
 // requestNames are the request's fields, as its data spells them.

@@ -105,6 +105,18 @@ func TestRequestsOfCapdirsFormAreReadByHand(t *testing.T) {
 			t.Errorf("%s was read by hand as %+v; it is the general decoder's to read", s, r)
 		}
 	}
+	// RequestData adds nothing to the hand reader's allocations: the request it
+	// fills stays on its caller's stack (only the general decoder's target goes
+	// to the heap, on its own path).
+	own := Event{Type: TypeInvocationRequested, Data: []byte(seeds[0])}
+	var key string
+	if n := allocstest.PerRun(t, 100, func() {
+		var r InvocationRequest
+		own.RequestData(&r, "WEATHER")
+		key = r.Key
+	}); n > 1 || key != "WEATHER" {
+		t.Errorf("RequestData of capdir's request allocates %v times (key %q), want at most 1", n, key)
+	}
 	// What the hand reader leaves, RequestData reads as DataAs does.
 	for _, s := range []string{`{"Key":"K","body":"a\nb"}`, `{"body":"\u00e9\u0041"}`, `{"body":"é","dir_seq":1e3}`, `{"args":null,"depth":-1}`} {
 		ev := Event{Type: TypeInvocationRequested, Data: []byte(s)}
