@@ -541,17 +541,21 @@ func TestPackCompressingTooFarIsStoredAsItIs(t *testing.T) {
 		evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{"x": strings.Repeat("a", 64<<10)})
 	}
 	ps := packAppendEvents(t, l, evs, requestOn)
-	// The pack after it is made in the same scratch buffer, and reads back as
-	// its own.
-	next, nps := packAppend(t, l, 5, requestOn)
 	var seq uint64
-	for i, p := range append(ps, nps...) {
+	for i, p := range ps {
 		s, err := eventlog.AwaitAck(ctx, p)
 		if err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
-		if i == 1 {
-			seq = s
+		seq = s
+	}
+	// The pack after it is made in the same scratch buffer, and reads back as
+	// its own. It is made once the first is answered: while that is in flight
+	// HoldPacks holds nothing, and the next appends could go out in two packs.
+	next, nps := packAppend(t, l, 5, requestOn)
+	for i, p := range nps {
+		if _, err := eventlog.AwaitAck(ctx, p); err != nil {
+			t.Fatalf("append %d of the next pack: %v", i, err)
 		}
 	}
 	raw, err := l.ReadRaw(ctx, wire.DataStream, seq)
