@@ -26,11 +26,9 @@ type benchConfig struct {
 	JSON       bool   // machine-readable JSON instead of a table
 	CPUProfile string // a file for a CPU profile of the whole run
 	// Against is another capdir binary to compare this one with (see
-	// runBenchCompare), Rounds how many runs of each, Self this binary (the
-	// running executable when empty).
+	// runBenchCompare), Rounds how many runs of each.
 	Against  string
 	Rounds   int
-	Self     string
 	Out, Err io.Writer
 }
 

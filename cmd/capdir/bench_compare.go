@@ -37,11 +37,9 @@ func runBenchCompare(ctx context.Context, c benchConfig, syncSet bool) error {
 	if err != nil {
 		return fmt.Errorf("--against %s: %w: give the path of another capdir binary (go build -o capdir-before ./cmd/capdir at the earlier commit)", c.Against, err)
 	}
-	self := c.Self
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
-			return fmt.Errorf("this binary's path, to run it beside --against: %w", err)
-		}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("this binary's path, to run it beside --against: %w", err)
 	}
 	args := []string{"bench", "--json"}
 	if c.Bench.Quick {

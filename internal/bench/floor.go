@@ -36,9 +36,6 @@ type Floor struct {
 	Async, Sync Result
 }
 
-// MeasureFloor publishes payload-sized messages, with a message id as every append
-// carries, to a scratch stream on js: n asynchronously (up to the connection's
-// pending limit in flight), then up to nSync one at a time, each waiting for its ack.
 // The floor's rows. Their names do not carry the event's size (its time's
 // digits vary from run to run), so that runs line up (Compare); the size is in
 // their note.
@@ -47,6 +44,9 @@ const (
 	FloorSyncName  = "JetStream sync publish of a request event"
 )
 
+// MeasureFloor publishes payload-sized messages, with a message id as every append
+// carries, to a scratch stream on js: n asynchronously (up to the connection's
+// pending limit in flight), then up to nSync one at a time, each waiting for its ack.
 func MeasureFloor(ctx context.Context, js jetstream.JetStream, n, nSync int, budget time.Duration) (Floor, error) {
 	var f Floor
 	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
