@@ -144,3 +144,17 @@ func (a *arena) reset() {
 	}
 	a.cur = 0
 }
+
+// resetKeeping is reset, keeping at most n chunks: an arena that lives as
+// long as the projector does not hold on to what one large batch needed.
+func (a *arena) resetKeeping(n int) {
+	a.reset()
+	if len(a.chunks) > n {
+		clear(a.chunks[n:])
+		a.chunks = a.chunks[:n]
+	}
+}
+
+// liveArenaChunks is how many chunks a following projector's arena keeps
+// between batches: a batch of a few hundred receipts' values.
+const liveArenaChunks = 2

@@ -150,7 +150,7 @@ func (f *folder) request(s *eventlog.Stored, subj wire.Subject) error {
 		value = nil // prepared for the id unscoped
 	}
 	if value == nil {
-		value = invocationValue(nil, s, subj, &r)
+		value = invocationValue(f.ledger.values, s, subj, &r)
 	}
 	return f.ledger.put(bucketInvocations, f.ledger.stringKey(r.InvocationID), value, "")
 }
@@ -207,7 +207,7 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if pr != nil {
 		err = putPreparedReceipt(f, pr, leaf)
 	} else {
-		err = putReceipt(f.tx, []byte(r.InvocationID), s.Data, leaf)
+		err = putReceipt(f.tx, f.ledger.values, []byte(r.InvocationID), s.Data, leaf)
 	}
 	if err != nil {
 		return err

@@ -381,8 +381,9 @@ func (p *Projector) Run(ctx context.Context) error {
 					opts.LingerFrom = p.cfg.lingerFrom
 				}
 			}
+			var values arena
 			err := p.cfg.Log.FollowBatches(ctx, stream, p.Applied(stream)+1, opts, func(b []eventlog.Stored) error {
-				return p.apply(stream, b, nil, nil)
+				return p.applyFollowed(stream, b, &values)
 			})
 			if err != nil {
 				cancel()
@@ -437,6 +438,15 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 		}
 	}
 	return nil
+}
+
+// applyFollowed applies a batch the projector follows the log for: the values
+// it stores are carved from values, which it uses again for the next batch
+// once this one is committed (bbolt keeps a value until then).
+func (p *Projector) applyFollowed(stream string, batch []eventlog.Stored, values *arena) error {
+	err := p.apply(stream, batch, nil, values)
+	values.resetKeeping(liveArenaChunks)
+	return err
 }
 
 // apply commits one batch with its checkpoint, then publishes the change. Once the

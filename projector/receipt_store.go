@@ -333,9 +333,10 @@ func splitLeaf(v []byte) (leaf int64, rest []byte, ok bool, err error) {
 }
 
 // putReceipt stores the receipt data of invocation inv, the ledger's leaf leaf:
-// its stored form and checksum written into one allocation, which bbolt keeps.
-func putReceipt(tx *bolt.Tx, inv, data []byte, leaf int64) error {
-	v := make([]byte, 0, 1+binary.MaxVarintLen64) // appendReceipt allocates the rest
+// its stored form and checksum written into one slice values hands out (a
+// fresh one when values is nil), which bbolt keeps until the commit.
+func putReceipt(tx *bolt.Tx, values *arena, inv, data []byte, leaf int64) error {
+	v := values.take(receiptRoom + 1 + s2.MaxEncodedLen(len(data)) + sumLen)
 	v = append(v, receiptLeaf)
 	v = binary.AppendUvarint(v, uint64(leaf))
 	v = appendReceipt(v, inv, data, sumLen)
