@@ -121,7 +121,8 @@ func tokenRefusal(rc *wire.Receipt) error {
 	if _, ok := tokenRefusalKinds[rc.Status]; !ok {
 		return nil
 	}
-	return &TokenRefusedError{Status: rc.Status, Reason: rc.Result, Receipt: rc}
+	kept := *rc // the error's own: the dispatch's receipt stays off the heap
+	return &TokenRefusedError{Status: rc.Status, Reason: rc.Result, Receipt: &kept}
 }
 
 // InputRefusedError is a dispatch whose arguments the row's input_schema refused:

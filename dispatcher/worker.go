@@ -129,10 +129,12 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 			return // abandoned unacknowledged: JetStream redelivers after AckWait
 		}
 	}
-	rc := d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
+	d.finish(s.cfg.Clock(), s.cfg.ResultCap, s.receiptBudget)
+	// The draft's receipt, already on the heap: not copied again.
+	rc := &d.Receipt
 	claim := s.waiters.claim(rc.InvocationID) // delivered below (waiters_local.go)
 	packed := fresh && !in.Rerun && s.packReceipt(md)
-	if err := s.storeReceipt(ctx, &rc, s.calls.noticeTo(from.client, req.InvocationID), packed); err != nil {
+	if err := s.storeReceipt(ctx, rc, s.calls.noticeTo(from.client, req.InvocationID), packed); err != nil {
 		s.waiters.unclaim(rc.InvocationID, claim)
 		switch {
 		case permanent(err):
@@ -151,8 +153,8 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	// The receipt is in the log: count it before a caller of this process waiting
 	// for it is woken (it need not wait for the projection too), so a scrape after
 	// the caller's answer sees it.
-	s.cfg.Metrics.receipt(&rc)
-	s.waiters.deliver(&rc)
+	s.cfg.Metrics.receipt(rc)
+	s.waiters.deliver(rc)
 	if s.cfg.beforeAck != nil {
 		if err := s.cfg.beforeAck(&req); err != nil {
 			return

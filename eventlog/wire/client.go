@@ -45,7 +45,7 @@ func PrepareRequest(now time.Time, req *InvocationRequest) (Event, error) {
 	if req.Trace == "" {
 		req.Trace = NewTrace()
 	}
-	return NewEventWithID(id, now, TypeInvocationRequested, req.Credential, req)
+	return newRequestEvent(id, now.UTC(), req.Credential, req)
 }
 
 // Invoke is a bus client's whole invocation: subscribe to the receipt notice

@@ -69,6 +69,19 @@ func newEvent(id string, at time.Time, typ, actor string, data any) (Event, erro
 	return Event{ID: id, Type: typ, At: at, Actor: actor, Data: raw, made: raw}, nil
 }
 
+// newRequestEvent is newEvent of req, which it does not keep: a caller's
+// request stays on its stack (newEvent's data goes to the heap, for the
+// general encoder it falls back to).
+func newRequestEvent(id string, at time.Time, actor string, req *InvocationRequest) (Event, error) {
+	if plain(id) && plain(actor) {
+		if ev, ok := enveloped(id, at, TypeInvocationRequested, actor, req); ok {
+			return ev, nil
+		}
+	}
+	own := *req
+	return newEvent(id, at, TypeInvocationRequested, actor, &own)
+}
+
 // enveloped is newEvent's one buffer, or false for data without its own
 // encoder or that it leaves to encoding/json.
 func enveloped(id string, at time.Time, typ, actor string, data any) (Event, bool) {

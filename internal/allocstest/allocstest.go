@@ -7,6 +7,9 @@
 // of what is put back at random, so a pooled buffer is allocated again on some
 // runs. PerRun measures three times and keeps the least, and does not measure
 // under the race detector: the same tests run without it in `go test ./...`.
+//
+// MovedToHeap asks the compiler instead, for a test that holds a local of a hot
+// path to the stack: which locals of each function it allocates on the heap.
 package allocstest
 
 import "testing"
