@@ -1,6 +1,7 @@
 package dispatcher
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 
@@ -200,8 +201,9 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	}
 	w.mu.Lock()
 	if wt, ok := w.m[inv]; ok && wt.local > 0 {
-		// A worker of this process delivers it: kept undecoded in case it does not.
-		wt.seen = s.Data
+		// A worker of this process delivers it: kept undecoded in case it does
+		// not (a copy: the projector reads the next packs into s.Data's bytes).
+		wt.seen = bytes.Clone(s.Data)
 		w.mu.Unlock()
 		return
 	}

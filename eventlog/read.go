@@ -158,6 +158,11 @@ type FollowOptions struct {
 	// before the batch holding it is handed over. It must not block for long, nor
 	// keep the pointer past its return (it may keep a copy of the event).
 	Seen func(*Stored)
+	// Transient says the handler, and Seen, keep no event's Data once the
+	// handler has returned nil for the batch holding it (they copy what they
+	// keep): the events of a compressed pack are then decompressed into a
+	// buffer used again for a later pack, instead of one of their own each.
+	Transient bool
 }
 
 // FollowBatches is Follow delivering events in batches as opts describe: whatever
@@ -200,6 +205,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		// What Seen is handed: one for the follower, not one event's copy on the
 		// heap each.
 		seen := new(Stored)
+		packs := packReader{transient: opts.Transient}
 		hand := func(s Stored) bool {
 			if opts.Seen != nil {
 				*seen = s
@@ -225,7 +231,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				}
 				return
 			}
-			one, pack, err := toStored(stream, m)
+			one, pack, err := packs.toStored(stream, m)
 			if err != nil {
 				select {
 				case errc <- err:
@@ -325,6 +331,9 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			}
 			return err
 		}
+		if opts.Transient {
+			release(batch)
+		}
 	}
 }
 
@@ -359,14 +368,15 @@ func linger(ctx context.Context, batch []Stored, max int, msgs <-chan Stored, op
 	return batch
 }
 
-// toStored is the event of m, or, for a pack, its events (pack not nil).
-func toStored(stream string, m jetstream.Msg) (one Stored, pack []Stored, err error) {
+// toStored is the event of m, or, for a pack, its events (pack not nil, good
+// until the next call).
+func (r *packReader) toStored(stream string, m jetstream.Msg) (one Stored, pack []Stored, err error) {
 	meta, err := m.Metadata()
 	if err != nil {
 		return Stored{}, nil, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
 	if wire.IsPackSubject(m.Subject()) {
-		return Stored{}, storedEvents(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil
+		return Stored{}, r.events(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil
 	}
 	return newStored(stream, m.Subject(), meta.Sequence.Stream, m.Data()), nil, nil
 }

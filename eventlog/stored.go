@@ -15,6 +15,10 @@ type Stored struct {
 	Part, Parts int
 	// Invalid is set, and Event left empty, when the message is not a valid envelope.
 	Invalid string
+
+	// buf is the buffer a transient follower decompressed the pack into, on
+	// the pack's last event (packReader).
+	buf *[]byte
 }
 
 // More reports whether more events of s's message follow it.

@@ -325,8 +325,10 @@ func (p *Projector) OnApplied(fn func(stream string, batch []eventlog.Stored)) {
 // follows the log, in stream order, as soon as it arrives: before the batch holding
 // it commits (see Config.Linger), so a reader of the projection may not see it yet.
 // fn runs on the goroutine reading that stream and must not block for long, nor
-// keep s past its return (a copy of *s it may keep). It may
-// be called at any time, also while Run is folding.
+// keep s past its return (a copy of *s it may keep), nor s.Data's bytes past the
+// commit of the batch holding s (a copy of them it may keep): the data stream's
+// packs are read into buffers used again for later packs. It may be called at
+// any time, also while Run is folding.
 func (p *Projector) OnSeen(fn func(stream string, s *eventlog.Stored)) {
 	p.hooksMu.Lock()
 	p.seenSubs = append(p.seenSubs, fn)
@@ -376,6 +378,9 @@ func (p *Projector) Run(ctx context.Context) error {
 			opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Hurry: p.hurry[stream],
 				Seen: func(s *eventlog.Stored) { p.seen(stream, s) }}
 			if stream == wire.DataStream {
+				// The fold copies what it keeps of an event, and so do the
+				// OnSeen hooks and seenRequests (until the batch commits).
+				opts.Transient = true
 				opts.Linger, opts.LingerFrom = p.cfg.Linger, 2
 				if p.cfg.lingerFrom > 0 {
 					opts.LingerFrom = p.cfg.lingerFrom

@@ -126,6 +126,17 @@ type PackedEvent struct {
 // or MaxPackRatio times its block's size, or whose block does not decode, is
 // not a pack.
 func Unpack(data []byte) ([]PackedEvent, error) {
+	evs, _, err := UnpackInto(nil, nil, data)
+	return evs, err
+}
+
+// UnpackInto is Unpack for a reader that reads many packs: the events are
+// appended to evs[:0], and a compressed pack is decompressed into buf when it
+// has room; when not, into a new buffer, with room for larger packs unless buf
+// is nil. used is the buffer the events' bytes are slices of when the pack was
+// compressed (buf's, or the new one), nil when it was not: while the events
+// are read, it must not be used for anything else.
+func UnpackInto(evs []PackedEvent, buf, data []byte) (out []PackedEvent, used []byte, err error) {
 	var rest []byte
 	switch {
 	case len(data) > 0 && data[0] == PackFormat:
@@ -133,32 +144,43 @@ func Unpack(data []byte) ([]PackedEvent, error) {
 	case len(data) > 0 && data[0] == PackFormatS2:
 		n, err := s2.DecodedLen(data[1:])
 		if err != nil {
-			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
+			return nil, nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
 		}
 		if n > MaxPackContent || n > MaxPackRatio*(len(data)-1) {
-			return nil, fmt.Errorf("%w: its block of %d bytes claims %d once decompressed, more than %d times its size or %d", ErrNotPack,
+			return nil, nil, fmt.Errorf("%w: its block of %d bytes claims %d once decompressed, more than %d times its size or %d", ErrNotPack,
 				len(data)-1, n, MaxPackRatio, MaxPackContent)
 		}
-		if rest, err = s2.Decode(make([]byte, n), data[1:]); err != nil {
-			return nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
+		switch {
+		case buf == nil:
+			buf = make([]byte, n)
+		case cap(buf) < n:
+			// Room for the next packs, a little larger than this one.
+			buf = make([]byte, n, max(n+n/4, 2*cap(buf)))
 		}
+		if rest, err = s2.Decode(buf[:n], data[1:]); err != nil {
+			return nil, nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)
+		}
+		used = buf[:n]
 	default:
-		return nil, fmt.Errorf("%w: its data does not start with format %d or %d", ErrNotPack, PackFormat, PackFormatS2)
+		return nil, nil, fmt.Errorf("%w: its data does not start with format %d or %d", ErrNotPack, PackFormat, PackFormatS2)
 	}
 	n := 0
 	for r := rest; len(r) > 0; n++ { // count first, to allocate once
 		if n == MaxPackEvents {
-			return nil, fmt.Errorf("%w: more than %d events", ErrNotPack, MaxPackEvents)
+			return nil, nil, fmt.Errorf("%w: more than %d events", ErrNotPack, MaxPackEvents)
 		}
 		var err error
 		if r, _, _, err = nextPacked(r); err != nil {
-			return nil, fmt.Errorf("%w: event %d: %w", ErrNotPack, n, err)
+			return nil, nil, fmt.Errorf("%w: event %d: %w", ErrNotPack, n, err)
 		}
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%w: no event", ErrNotPack)
+		return nil, nil, fmt.Errorf("%w: no event", ErrNotPack)
 	}
-	evs := make([]PackedEvent, 0, n)
+	if cap(evs) < n {
+		evs = make([]PackedEvent, 0, n)
+	}
+	evs = evs[:0]
 	var last string
 	for len(rest) > 0 {
 		var subject, ev []byte
@@ -170,7 +192,7 @@ func Unpack(data []byte) ([]PackedEvent, error) {
 		}
 		evs = append(evs, PackedEvent{Subject: last, Data: ev})
 	}
-	return evs, nil
+	return evs, used, nil
 }
 
 // nextPacked splits the first event off b.
