@@ -11,7 +11,8 @@ import (
 // A receipt read from the log while a worker of this process claims its waiter
 // is left to the worker: it does not wake the waiter, and is not decoded. A claim
 // given up without a delivery (the append failed) wakes the waiter with the
-// receipt seen meanwhile; a delivery consumes the claim; with a second worker
+// receipt seen meanwhile (a copy of the bytes it was seen in, which the
+// projector uses again); a delivery consumes the claim; with a second worker
 // claiming too, only the last claim given up wakes it.
 func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	w := newWaiters(newReceiptIDs("salt"))
@@ -48,7 +49,13 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 		t.Fatalf("eventID = %q, want %q", id, w.ids.of(inv))
 	}
 	a, b := w.claim(inv), w.claim(inv)
-	w.seen(wire.DataStream, stored("from the log"))
+	st := stored("from the log")
+	w.seen(wire.DataStream, st)
+	// The projector reads its next packs into the bytes it was handed: the
+	// waiters kept a copy.
+	for i := range st.Data {
+		st.Data[i] = ' '
+	}
 	quiet(ch, "seen while claimed")
 	w.unclaim(inv, a)
 	quiet(ch, "one claim of two given up")
