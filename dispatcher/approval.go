@@ -393,7 +393,7 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	now := s.cfg.Clock()
 	d := newDraft(&req, a.Actor, s.cfg.Name, now)
 	if g := s.cfg.Projector.Gate(a.Key, ""); g.RowErr == nil {
-		d.row(&g.Row, g.Fingerprint, g.Seq)
+		d.row(g.Row, g.Fingerprint, g.Seq)
 	}
 	d.refuse(r.Status, r.Literal, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)

@@ -303,7 +303,7 @@ func (s *Service) stepInput(ctx, stop context.Context, req *wire.InvocationReque
 	if g.RowErr != nil {
 		return in, nil
 	}
-	if gate.CanStrike(&g.Row) {
+	if gate.CanStrike(g.Row) {
 		seq, err := ack.await(stop, req.InvocationID)
 		if err != nil {
 			return in, err

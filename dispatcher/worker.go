@@ -91,7 +91,7 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 		// capdir's re-run of an approved call: a bus client's is announced to it.
 		from.client = rerunClient(req.Credential)
 	}
-	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(&g.Row) {
+	if g.RowErr == nil && !g.HasReceipt && gate.CanStrike(g.Row) {
 		// A breaker is a fold over the data stream, and this node's projection may
 		// lag the node that appended the request. For a row that can strike, wait
 		// until everything appended before the request (the receipt that tripped
@@ -290,7 +290,7 @@ func gateInput(req *wire.InvocationRequest, g *projector.GateView) gate.Input {
 	in := gate.Input{Req: req, NotFound: errors.Is(g.RowErr, projector.ErrNotFound), RowErr: g.RowErr, Fingerprint: g.Fingerprint, RowSeq: g.Seq,
 		Signature: g.Signature, SignatureErr: g.SignatureErr}
 	if g.RowErr == nil {
-		in.Row = &g.Row
+		in.Row = g.Row
 	}
 	return in
 }

@@ -58,8 +58,11 @@ func (p *Projector) row(tx *bolt.Tx, key string) (contract.Row, uint64, error) {
 // ErrNotFound when there is none) with its contract fingerprint.
 type GateView struct {
 	HasReceipt bool
-	Row        contract.Row
-	// Fingerprint is contract.Fingerprint(&Row); Seq is the control-stream
+	// Row is the key's row, nil when RowErr is set (or HasReceipt): the cache's,
+	// shared by every call to the row's version, which none may change. Its
+	// RowNum is 0 (a call does not need its place in the directory).
+	Row *contract.Row
+	// Fingerprint is contract.Fingerprint(Row); Seq is the control-stream
 	// sequence of the mutation that wrote Row.
 	Fingerprint string
 	Seq         uint64
@@ -93,9 +96,8 @@ func (p *Projector) Gate(key, invocationID string) GateView {
 		g.RowErr = err
 		return g
 	}
-	g.Row, g.Fingerprint, g.Seq = gr.Row, gr.Fingerprint, gr.Seq
+	g.Row, g.Fingerprint, g.Seq = &gr.Row, gr.Fingerprint, gr.Seq
 	g.Signature, g.SignatureErr = gr.Signature, gr.SignatureErr
-	g.Row.RowNum = p.index.rank(key)
 	return g
 }
 

@@ -43,6 +43,7 @@ func writeRow(t *testing.T, l *eventlog.Log, p *projector.Projector, action, key
 
 // The gate's cached rows follow every directory write: once a write is folded, the
 // gate returns the new version and its fingerprint, never the cached old one.
+// Every read of one version shares one row, which a later write does not change.
 func TestGateFollowsDirectoryWrites(t *testing.T) {
 	l := logtest.Open(t, "")
 	p := running(t, l)
@@ -52,10 +53,17 @@ func TestGateFollowsDirectoryWrites(t *testing.T) {
 		if g.RowErr != nil {
 			t.Fatal(g.RowErr)
 		}
-		if want := contract.Fingerprint(&g.Row); g.Fingerprint != want {
+		if want := contract.Fingerprint(g.Row); g.Fingerprint != want {
 			t.Fatalf("step %d: fingerprint %s, want %s", i, g.Fingerprint, want)
 		}
+		if again := p.Gate("K", ""); again.Row != g.Row {
+			t.Fatalf("step %d: two reads of one version of the row gave two copies", i)
+		}
+		was := g.Row.Target
 		writeRow(t, l, p, contract.ActionReplace, "K", target)
+		if g.Row.Target != was {
+			t.Fatalf("step %d: the row a call was given changed under it to %q", i, g.Row.Target)
+		}
 		if g := p.Gate("K", ""); g.RowErr != nil || g.Row.Target != target {
 			t.Fatalf("step %d: gate after the write has target %q (%v), want %q", i, g.Row.Target, g.RowErr, target)
 		}
