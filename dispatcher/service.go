@@ -292,6 +292,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, err
 	}
 	s.gate = g
+	s.waiters.read = s.readReceiptAt
 	cfg.Projector.OnSeen(s.waiters.seen)
 	cfg.Projector.WatchDirectory(func(key string, deleted bool) {
 		if deleted {

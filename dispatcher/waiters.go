@@ -1,7 +1,6 @@
 package dispatcher
 
 import (
-	"bytes"
 	"encoding/json"
 	"sync"
 
@@ -20,14 +19,18 @@ type waiters struct {
 	mu  sync.Mutex
 	m   map[string]*waiter // by invocation id
 	ev  map[string]string  // receipt event id -> invocation id
+	// read reads the data of the receipt whose event id is eventID from the
+	// message of the data stream at seq: ok is false when it cannot
+	// (waiters_local.go). Nil: a receipt seen while claimed is not read again.
+	read func(seq uint64, eventID string) (data json.RawMessage, ok bool)
 }
 
 type waiter struct {
 	chs     []chan wire.Receipt
 	first   [1]chan wire.Receipt // chs' room for its first caller, mostly its only
 	eventID string
-	local   int             // workers of this process claiming it (waiters_local.go)
-	seen    json.RawMessage // its receipt's data, read while claimed
+	local   int    // workers of this process claiming it (waiters_local.go)
+	seenAt  uint64 // the data-stream sequence its receipt was read at while claimed
 	// final holds the callers that wait for the invocation's final receipt only
 	// (an approved call's re-run, addFinal): a held call's pending receipt does
 	// not wake them (wakePending).
@@ -201,9 +204,10 @@ func (w *waiters) seen(stream string, s *eventlog.Stored) {
 	}
 	w.mu.Lock()
 	if wt, ok := w.m[inv]; ok && wt.local > 0 {
-		// A worker of this process delivers it: kept undecoded in case it does
-		// not (a copy: the projector reads the next packs into s.Data's bytes).
-		wt.seen = bytes.Clone(s.Data)
+		// A worker of this process delivers it: where it was read is kept, in
+		// case it does not (s.Data's bytes are the projector's, which it reads
+		// its next packs into).
+		wt.seenAt = s.Seq
 		w.mu.Unlock()
 		return
 	}

@@ -1,7 +1,9 @@
 package dispatcher
 
 import (
+	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
 )
@@ -10,9 +12,10 @@ import (
 // waiting for it (deliver) once its append is acknowledged. Meanwhile the
 // projector may read the same receipt from the log (seen): decoding it there too
 // would be waste. A worker claims its invocation's waiter before the append;
-// while it holds the claim, seen keeps the receipt's data undecoded, and only a
-// claim given up without a delivery (the append failed, the worker stopped)
-// decodes it and wakes the callers with it.
+// while it holds the claim, seen keeps only where the receipt was read (its
+// message's sequence), and only a claim given up without a delivery (the
+// append failed, the worker stopped) reads the receipt from the log there and
+// wakes the callers with it.
 
 // claim marks inv's waiter, if anyone waits, as one a worker of this process is
 // to deliver to; nil when no one waits. Give it up with unclaim unless deliver
@@ -41,14 +44,16 @@ func (w *waiters) unclaim(inv string, wt *waiter) {
 		return
 	}
 	wt.local--
-	data := wt.seen
-	if wt.local > 0 || data == nil {
+	seq := wt.seenAt
+	if wt.local > 0 || seq == 0 || w.read == nil {
 		w.mu.Unlock()
 		return
 	}
-	wt.seen = nil
+	wt.seenAt = 0
 	w.mu.Unlock()
-	w.wakeWith(inv, data)
+	if data, ok := w.read(seq, wt.eventID); ok {
+		w.wakeWith(inv, data)
+	}
 }
 
 // wakeWith decodes data, a receipt read from the log for inv, and wakes inv's
@@ -72,4 +77,26 @@ func (w *waiters) eventID(inv string) string {
 		return wt.eventID
 	}
 	return w.ids.of(inv)
+}
+
+// receiptReadWait bounds readReceiptAt's read of the log.
+const receiptReadWait = 5 * time.Second
+
+// readReceiptAt is the waiters' read: the data of the receipt stored under
+// eventID in the data stream's message at seq (one of a pack's events, or the
+// message's own), read from the log.
+func (s *Service) readReceiptAt(seq uint64, eventID string) (json.RawMessage, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), receiptReadWait)
+	defer cancel()
+	evs, err := s.cfg.Log.ReadEvents(ctx, wire.DataStream, seq)
+	if err != nil {
+		s.cfg.Logger.Warn("dispatcher: a receipt read from the log while its worker held it could not be read again", "seq", seq, "err", err)
+		return nil, false
+	}
+	for i := range evs {
+		if evs[i].Invalid == "" && evs[i].ID == eventID && evs[i].Type == wire.TypeReceipt {
+			return evs[i].Data, true
+		}
+	}
+	return nil, false
 }

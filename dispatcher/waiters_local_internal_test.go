@@ -1,8 +1,12 @@
 package dispatcher
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -11,15 +15,28 @@ import (
 // A receipt read from the log while a worker of this process claims its waiter
 // is left to the worker: it does not wake the waiter, and is not decoded. A claim
 // given up without a delivery (the append failed) wakes the waiter with the
-// receipt seen meanwhile (a copy of the bytes it was seen in, which the
-// projector uses again); a delivery consumes the claim; with a second worker
-// claiming too, only the last claim given up wakes it.
+// receipt seen meanwhile, read again from the log where it was seen (the bytes
+// it was seen in are the projector's, which it uses again); a delivery
+// consumes the claim; with a second worker claiming too, only the last claim
+// given up wakes it.
 func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	w := newWaiters(newReceiptIDs("salt"))
 	inv := "inv_01claim"
+	log := map[uint64]json.RawMessage{} // the receipts "stored", by sequence
+	w.read = func(seq uint64, eventID string) (json.RawMessage, bool) {
+		if eventID != w.ids.of(inv) {
+			t.Fatalf("read the receipt with event id %q, want %q", eventID, w.ids.of(inv))
+		}
+		data, ok := log[seq]
+		return data, ok
+	}
+	seq := uint64(0)
 	stored := func(result string) *eventlog.Stored {
 		data, _ := json.Marshal(wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: "K"}, Result: result})
-		return &eventlog.Stored{Event: wire.Event{ID: w.ids.of(inv), Type: wire.TypeReceipt, Data: data}, Subject: wire.ReceiptSubject("K")}
+		seq++
+		log[seq] = data
+		return &eventlog.Stored{Event: wire.Event{ID: w.ids.of(inv), Type: wire.TypeReceipt, Data: bytes.Clone(data)},
+			Subject: wire.ReceiptSubject("K"), Seq: seq}
 	}
 	quiet := func(ch chan wire.Receipt, when string) {
 		t.Helper()
@@ -52,7 +69,7 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	st := stored("from the log")
 	w.seen(wire.DataStream, st)
 	// The projector reads its next packs into the bytes it was handed: the
-	// waiters kept a copy.
+	// waiters did not keep them.
 	for i := range st.Data {
 		st.Data[i] = ' '
 	}
@@ -72,4 +89,49 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	quiet(late, "a claim given up after its delivery")
 	w.seen(wire.DataStream, stored("from the log"))
 	woken(late, "from the log")
+}
+
+// The waiters' read finds a receipt in the log where the projector saw it: in
+// a pack of several (each event at the pack's sequence), or alone; not one
+// under another event id, nor one at a sequence holding none.
+func TestReceiptReadAgainWhereItWasSeen(t *testing.T) {
+	s := toolsService(t)
+	ctx := context.Background()
+	var ps []*eventlog.Pending
+	var evs []wire.Event
+	for i := range 8 {
+		inv := fmt.Sprintf("inv_01read%d", i)
+		ev, err := wire.NewEventWithID(s.waiters.ids.of(inv), time.Now(), wire.TypeReceipt, "engine:test",
+			&wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: "K"}, Result: fmt.Sprint("result ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.cfg.Log.AppendAsync(wire.ReceiptSubject("K"), ev, eventlog.Packed())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, evs = append(ps, p), append(evs, ev)
+	}
+	packed := map[uint64]int{}
+	for i, p := range ps {
+		seq, err := eventlog.AwaitAck(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		packed[seq]++
+		data, ok := s.readReceiptAt(seq, evs[i].ID)
+		if !ok || !bytes.Equal(data, evs[i].Data) {
+			t.Fatalf("receipt %d read again at %d as %q (%v), want %q", i, seq, data, ok, evs[i].Data)
+		}
+		if _, ok := s.readReceiptAt(seq, "rcpt_another"); ok {
+			t.Fatalf("a receipt under another event id was found at %d", seq)
+		}
+	}
+	if len(packed) == len(ps) {
+		t.Fatalf("%d receipts appended together went out alone each: none was read from a pack", len(ps))
+	}
+	last, _ := s.cfg.Log.LastSeq(ctx, wire.DataStream)
+	if _, ok := s.readReceiptAt(last+1, evs[0].ID); ok {
+		t.Fatal("a receipt was found past the end of the log")
+	}
 }
