@@ -1,7 +1,7 @@
 package dispatcher
 
 import (
-	"encoding/json"
+	"context"
 	"sync"
 
 	"github.com/capdir/capdir/dispatcher/gate"
@@ -19,10 +19,10 @@ type waiters struct {
 	mu  sync.Mutex
 	m   map[string]*waiter // by invocation id
 	ev  map[string]string  // receipt event id -> invocation id
-	// read reads the data of the receipt whose event id is eventID from the
-	// message of the data stream at seq: ok is false when it cannot
-	// (waiters_local.go). Nil: a receipt seen while claimed is not read again.
-	read func(seq uint64, eventID string) (data json.RawMessage, ok bool)
+	// read reads inv's receipt, whose event id is eventID, from the message of
+	// the data stream at seq: ok is false when it cannot (waiters_local.go).
+	// Nil: a receipt seen while claimed is not read again.
+	read func(ctx context.Context, inv string, seq uint64, eventID string) (rc wire.Receipt, ok bool)
 }
 
 type waiter struct {

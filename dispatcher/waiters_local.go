@@ -33,8 +33,8 @@ func (w *waiters) claim(inv string) *waiter {
 
 // unclaim gives up a claim of inv's waiter wt (nil: none) that ended without a
 // delivery: when no other worker claims it, a receipt seen meanwhile wakes it
-// now.
-func (w *waiters) unclaim(inv string, wt *waiter) {
+// now, read again within ctx.
+func (w *waiters) unclaim(ctx context.Context, inv string, wt *waiter) {
 	if wt == nil {
 		return
 	}
@@ -51,8 +51,8 @@ func (w *waiters) unclaim(inv string, wt *waiter) {
 	}
 	wt.seenAt = 0
 	w.mu.Unlock()
-	if data, ok := w.read(seq, wt.eventID); ok {
-		w.wakeWith(inv, data)
+	if rc, ok := w.read(ctx, inv, seq, wt.eventID); ok {
+		w.wake(inv, &rc)
 	}
 }
 
@@ -82,21 +82,27 @@ func (w *waiters) eventID(inv string) string {
 // receiptReadWait bounds readReceiptAt's read of the log.
 const receiptReadWait = 5 * time.Second
 
-// readReceiptAt is the waiters' read: the data of the receipt stored under
-// eventID in the data stream's message at seq (one of a pack's events, or the
-// message's own), read from the log.
-func (s *Service) readReceiptAt(seq uint64, eventID string) (json.RawMessage, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), receiptReadWait)
+// readReceiptAt is the waiters' read: inv's receipt, stored under eventID in
+// the data stream's message at seq (one of a pack's events, or the message's
+// own), read from the log; when the log cannot be read (the trouble that failed
+// the worker's append may last), the one the projection holds once it has
+// folded what its projector read (which includes it).
+func (s *Service) readReceiptAt(ctx context.Context, inv string, seq uint64, eventID string) (wire.Receipt, bool) {
+	ctx, cancel := context.WithTimeout(ctx, receiptReadWait)
 	defer cancel()
 	evs, err := s.cfg.Log.ReadEvents(ctx, wire.DataStream, seq)
 	if err != nil {
-		s.cfg.Logger.Warn("dispatcher: a receipt read from the log while its worker held it could not be read again", "seq", seq, "err", err)
-		return nil, false
+		s.cfg.Logger.Warn("dispatcher: a receipt read from the log while its worker held it could not be read again; waiting for the projection", "seq", seq, "err", err)
+		return s.receiptRead(ctx, inv)
 	}
 	for i := range evs {
-		if evs[i].Invalid == "" && evs[i].ID == eventID && evs[i].Type == wire.TypeReceipt {
-			return evs[i].Data, true
+		if evs[i].Invalid != "" || evs[i].ID != eventID || evs[i].Type != wire.TypeReceipt {
+			continue
+		}
+		var rc wire.Receipt
+		if evs[i].DataAs(&rc) == nil && rc.InvocationID == inv {
+			return rc, true
 		}
 	}
-	return nil, false
+	return wire.Receipt{}, false
 }

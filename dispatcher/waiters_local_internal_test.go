@@ -23,12 +23,13 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	w := newWaiters(newReceiptIDs("salt"))
 	inv := "inv_01claim"
 	log := map[uint64]json.RawMessage{} // the receipts "stored", by sequence
-	w.read = func(seq uint64, eventID string) (json.RawMessage, bool) {
-		if eventID != w.ids.of(inv) {
-			t.Fatalf("read the receipt with event id %q, want %q", eventID, w.ids.of(inv))
+	w.read = func(_ context.Context, of string, seq uint64, eventID string) (wire.Receipt, bool) {
+		if of != inv || eventID != w.ids.of(inv) {
+			t.Fatalf("read the receipt of %s with event id %q, want %s's, %q", of, eventID, inv, w.ids.of(inv))
 		}
+		var rc wire.Receipt
 		data, ok := log[seq]
-		return data, ok
+		return rc, ok && json.Unmarshal(data, &rc) == nil
 	}
 	seq := uint64(0)
 	stored := func(result string) *eventlog.Stored {
@@ -74,9 +75,9 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 		st.Data[i] = ' '
 	}
 	quiet(ch, "seen while claimed")
-	w.unclaim(inv, a)
+	w.unclaim(context.Background(), inv, a)
 	quiet(ch, "one claim of two given up")
-	w.unclaim(inv, b)
+	w.unclaim(context.Background(), inv, b)
 	woken(ch, "from the log")
 
 	ch = w.add(inv)
@@ -85,7 +86,7 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 	w.deliver(&wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: "K"}, Result: "from the worker"})
 	woken(ch, "from the worker")
 	late := w.add(inv) // a new caller after the delivery: not the claimed waiter's
-	w.unclaim(inv, c)
+	w.unclaim(context.Background(), inv, c)
 	quiet(late, "a claim given up after its delivery")
 	w.seen(wire.DataStream, stored("from the log"))
 	woken(late, "from the log")
@@ -93,12 +94,13 @@ func TestWaitersLeaveAClaimedReceiptToItsWorker(t *testing.T) {
 
 // The waiters' read finds a receipt in the log where the projector saw it: in
 // a pack of several (each event at the pack's sequence), or alone; not one
-// under another event id, nor one at a sequence holding none.
+// under another event id. When the log holds nothing there, or cannot be read,
+// it is the one the projection holds.
 func TestReceiptReadAgainWhereItWasSeen(t *testing.T) {
 	s := toolsService(t)
 	ctx := context.Background()
 	var ps []*eventlog.Pending
-	var evs []wire.Event
+	var invs []string
 	for i := range 8 {
 		inv := fmt.Sprintf("inv_01read%d", i)
 		ev, err := wire.NewEventWithID(s.waiters.ids.of(inv), time.Now(), wire.TypeReceipt, "engine:test",
@@ -110,28 +112,48 @@ func TestReceiptReadAgainWhereItWasSeen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps, evs = append(ps, p), append(evs, ev)
+		ps, invs = append(ps, p), append(invs, inv)
 	}
 	packed := map[uint64]int{}
+	seqs := make([]uint64, len(ps))
 	for i, p := range ps {
 		seq, err := eventlog.AwaitAck(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		packed[seq]++
-		data, ok := s.readReceiptAt(seq, evs[i].ID)
-		if !ok || !bytes.Equal(data, evs[i].Data) {
-			t.Fatalf("receipt %d read again at %d as %q (%v), want %q", i, seq, data, ok, evs[i].Data)
+		seqs[i] = seq
+		rc, ok := s.readReceiptAt(ctx, invs[i], seq, s.waiters.ids.of(invs[i]))
+		if !ok || rc.InvocationID != invs[i] || rc.Result != fmt.Sprint("result ", i) {
+			t.Fatalf("receipt %d read again at %d as %+v (%v)", i, seq, rc, ok)
 		}
-		if _, ok := s.readReceiptAt(seq, "rcpt_another"); ok {
+		if _, ok := s.readReceiptAt(ctx, invs[i], seq, "rcpt_another"); ok {
 			t.Fatalf("a receipt under another event id was found at %d", seq)
 		}
 	}
 	if len(packed) == len(ps) {
 		t.Fatalf("%d receipts appended together went out alone each: none was read from a pack", len(ps))
 	}
+	// Nothing at the sequence (or the log gone): the projection's, once it has
+	// folded what it read (the projector read these receipts: it is what makes
+	// the waiters read one again).
+	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
+		t.Fatal(err)
+	}
 	last, _ := s.cfg.Log.LastSeq(ctx, wire.DataStream)
-	if _, ok := s.readReceiptAt(last+1, evs[0].ID); ok {
-		t.Fatal("a receipt was found past the end of the log")
+	if rc, ok := s.readReceiptAt(ctx, invs[0], last+1, s.waiters.ids.of(invs[0])); !ok || rc.Result != "result 0" {
+		t.Fatalf("past the end of the log, the receipt was read as %+v (%v); want the projection's", rc, ok)
+	}
+	if _, ok := s.readReceiptAt(ctx, "inv_01never", last+1, s.waiters.ids.of("inv_01never")); ok {
+		t.Fatal("past the end of the log, a receipt of an invocation the projection does not hold was found")
+	}
+	if err := s.cfg.Log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rc, ok := s.readReceiptAt(ctx, invs[1], seqs[1], s.waiters.ids.of(invs[1])); !ok || rc.Result != "result 1" {
+		t.Fatalf("with the log closed, the receipt was read as %+v (%v); want the projection's", rc, ok)
+	}
+	if _, ok := s.readReceiptAt(ctx, "inv_01never", seqs[1], s.waiters.ids.of("inv_01never")); ok {
+		t.Fatal("with the log closed, a receipt of an invocation the projection does not hold was found")
 	}
 }

@@ -135,7 +135,7 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	claim := s.waiters.claim(rc.InvocationID) // delivered below (waiters_local.go)
 	packed := fresh && !in.Rerun && s.packReceipt(md)
 	if err := s.storeReceipt(ctx, rc, s.calls.noticeTo(from.client, req.InvocationID), packed); err != nil {
-		s.waiters.unclaim(rc.InvocationID, claim)
+		s.waiters.unclaim(ctx, rc.InvocationID, claim)
 		switch {
 		case permanent(err):
 			// Not even the failure receipt can be stored: running the call again

@@ -153,9 +153,22 @@ func (r *seenRequests) waitRead(ctx context.Context, upTo uint64) bool {
 // projection sees them now.
 func (r *seenRequests) committed(last uint64) {
 	r.mu.Lock()
-	n := 0
-	for n < len(r.order) && r.order[n].seq <= last {
-		if id := r.order[n].id; id != "" { // decoded, and named an id
+	// Every request up to last goes, not only those at the front: what a
+	// follower stopped before committing (a Run that ended) stays in order
+	// before what the next one reads again, and the event bytes they hold are
+	// the follower's, good only until their batch commits.
+	kept, decoded := 0, 0
+	for i := range r.order {
+		q := &r.order[i]
+		if q.seq > last {
+			if i < r.decoded {
+				decoded++
+			}
+			r.order[kept] = *q
+			kept++
+			continue
+		}
+		if id := q.id; id != "" { // decoded, and named an id
 			if e := r.ids[id]; e.n <= 1 {
 				delete(r.ids, id)
 			} else {
@@ -163,14 +176,10 @@ func (r *seenRequests) committed(last uint64) {
 				r.ids[id] = e
 			}
 		}
-		n++
 	}
-	if n > 0 {
-		kept := copy(r.order, r.order[n:])
-		clear(r.order[kept:]) // the events they held
-		r.order = r.order[:kept]
-		r.decoded = max(r.decoded-n, 0)
-	}
+	clear(r.order[kept:]) // the events they held
+	r.order = r.order[:kept]
+	r.decoded = decoded
 	r.mu.Unlock()
 }
 

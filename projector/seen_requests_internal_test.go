@@ -11,7 +11,8 @@ import (
 // The requests read are decoded only when a caller asks, and a commit forgets
 // what it folded whether or not it was decoded: asked between reads and
 // commits in any order, the answers are those of every request read being
-// recorded as it was read.
+// recorded as it was read, also when a second follower reads again what the
+// first read and did not commit.
 func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 	r := newSeenRequests()
 	see := func(seq uint64, inv string) {
@@ -57,5 +58,29 @@ func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 	want("inv_d", 7, true)
 	if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
 		t.Fatalf("after every commit: ids %v, %d held, %d decoded", r.ids, len(r.order), r.decoded)
+	}
+
+	// A follower that stopped before committing what it read (a Run that
+	// ended) leaves its requests; the next reads them again after them. A
+	// commit forgets every request up to it, wherever it is held (the bytes of
+	// each are its follower's, good only until their batch commits).
+	see(8, "inv_e")
+	see(9, "inv_f")
+	want("inv_e", 9, false) // decodes both
+	see(7, "inv_g")         // read again from 7
+	see(8, "inv_e")
+	see(9, "inv_f")
+	r.committed(8)
+	for _, q := range r.order {
+		if q.seq <= 8 {
+			t.Fatalf("after the commit of 8, the request at %d is still held", q.seq)
+		}
+	}
+	want("inv_e", 10, true)
+	want("inv_f", 10, false)
+	r.committed(9)
+	want("inv_f", 10, true)
+	if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
+		t.Fatalf("after the commit of everything read again: ids %v, %d held, %d decoded", r.ids, len(r.order), r.decoded)
 	}
 }
