@@ -14,9 +14,6 @@ import (
 // input points at). Each, moved to the heap, was an allocation of a few
 // hundred bytes every call.
 func TestInvocationValuesStayOnTheStack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the package with -gcflags=-m; not in -short")
-	}
 	moved := allocstest.MovedToHeap(t, ".")
 	for fn, locals := range map[string][]string{
 		"Service.InvokeWait": {"req"},

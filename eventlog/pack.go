@@ -87,14 +87,10 @@ func (r *packReader) events(stream, subject string, seq uint64, data []byte) []S
 	return out
 }
 
-// bufOf is *b, or nil when b is; a buffer new to packBufs is empty, not nil,
-// so that UnpackInto makes it with room for larger packs.
+// bufOf is *b, or nil when b is.
 func bufOf(b *[]byte) []byte {
-	switch {
-	case b == nil:
+	if b == nil {
 		return nil
-	case *b == nil:
-		return []byte{}
 	}
 	return *b
 }

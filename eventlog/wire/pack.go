@@ -132,10 +132,10 @@ func Unpack(data []byte) ([]PackedEvent, error) {
 
 // UnpackInto is Unpack for a reader that reads many packs: the events are
 // appended to evs[:0], and a compressed pack is decompressed into buf when it
-// has room; when not, into a new buffer, with room for larger packs unless buf
-// is nil. used is the buffer the events' bytes are slices of when the pack was
-// compressed (buf's, or the new one), nil when it was not: while the events
-// are read, it must not be used for anything else.
+// has room; when not, into a new buffer, of twice buf's room when that is more
+// (as append grows a slice). used is the buffer the events' bytes are slices
+// of when the pack was compressed (buf's, or the new one), nil when it was
+// not: while the events are read, it must not be used for anything else.
 func UnpackInto(evs []PackedEvent, buf, data []byte) (out []PackedEvent, used []byte, err error) {
 	var rest []byte
 	switch {
@@ -150,12 +150,8 @@ func UnpackInto(evs []PackedEvent, buf, data []byte) (out []PackedEvent, used []
 			return nil, nil, fmt.Errorf("%w: its block of %d bytes claims %d once decompressed, more than %d times its size or %d", ErrNotPack,
 				len(data)-1, n, MaxPackRatio, MaxPackContent)
 		}
-		switch {
-		case buf == nil:
-			buf = make([]byte, n)
-		case cap(buf) < n:
-			// Room for the next packs, a little larger than this one.
-			buf = make([]byte, n, max(n+n/4, 2*cap(buf)))
+		if cap(buf) < n {
+			buf = make([]byte, n, max(n, 2*cap(buf)))
 		}
 		if rest, err = s2.Decode(buf[:n], data[1:]); err != nil {
 			return nil, nil, fmt.Errorf("%w: its compressed block: %v", ErrNotPack, err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -23,10 +24,14 @@ var movedToHeap = regexp.MustCompile(`^(?:\S*/)?([^/:\s]+\.go):(\d+):\d+: moved 
 // files, the locals the compiler moves to the heap: each one allocation every
 // time the function runs. Functions are named as they are declared:
 // "Server.dispatch" for a method, "gateInput" for a function; a function
-// literal counts as the function it is in. It skips the test when no go
-// command is on the PATH.
+// literal counts as the function it is in. It skips the test with -short (it
+// compiles the package) and when no go command is on the PATH, and fails it
+// when the report names no local at all (it was not read right).
 func MovedToHeap(t testing.TB, dir string) map[string][]string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("compiles the package with -gcflags=-m; not in -short")
+	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on the PATH to compile the package with -gcflags=-m")
@@ -53,6 +58,9 @@ func MovedToHeap(t testing.TB, dir string) map[string][]string {
 			}
 		}
 	}
+	if len(moved) == 0 {
+		t.Fatalf("the compiler's report for %s named no local moved to the heap: is it read right?\n%s", dir, out)
+	}
 	return moved
 }
 
@@ -72,7 +80,7 @@ func declaredFuncs(t testing.TB, dir string) map[string][]funcSpan {
 	fset := token.NewFileSet()
 	out := map[string][]funcSpan{}
 	for _, path := range files {
-		if filepath.Ext(path) != ".go" || len(path) > 8 && path[len(path)-8:] == "_test.go" {
+		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
