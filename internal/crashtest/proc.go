@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,16 +43,29 @@ func build(ctx context.Context, dir, name, pkg string) (string, error) {
 }
 
 // FreeAddr returns a loopback address no one listens on now. Every child of a test
-// serves on the same one, so a client needs no new URL after a restart.
+// serves on the same one, so a client needs no new URL after a restart. The port
+// is outside the range the kernel hands out to outgoing connections (where it
+// says which: Linux), so that a server stopped for a while and started again on
+// it (a cluster's outage, a node killed) does not find it taken by a connection
+// made meanwhile, by this test or any other process; elsewhere it is one the
+// kernel picked.
 func FreeAddr() (string, error) {
 	handedOut.mu.Lock()
 	defer handedOut.mu.Unlock()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := quietPorts()
+	for range 200 {
+		addr := "127.0.0.1:0"
+		if hi > lo {
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+rand.IntN(hi-lo)))
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
+			if hi > lo {
+				continue // held by someone: another one
+			}
 			return "", err
 		}
-		addr := ln.Addr().String()
+		addr = ln.Addr().String()
 		ln.Close()
 		if !handedOut.addrs[addr] {
 			handedOut.addrs[addr] = true
@@ -57,6 +73,27 @@ func FreeAddr() (string, error) {
 		}
 	}
 	return "", errors.New("crashtest: no loopback port this process has not handed out already")
+}
+
+// quietPorts is the range [lo, hi) FreeAddr picks ports from: from 10000 up to
+// the first port the kernel hands out to outgoing connections, read from
+// /proc/sys/net/ipv4/ip_local_port_range; lo == hi when that cannot be read or
+// leaves fewer than 1000 ports.
+func quietPorts() (lo, hi int) {
+	const from = 10000
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	first, err := strconv.Atoi(f[0])
+	if err != nil || first-from < 1000 {
+		return 0, 0
+	}
+	return from, first
 }
 
 // handedOut are the addresses FreeAddr returned: a port is closed before its
