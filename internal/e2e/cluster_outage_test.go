@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,7 +348,9 @@ func envCount(t *testing.T, name string, def int) int {
 // bound: see clusterPatience); the returning server's replicas caught up and it serves a client connected to it alone; the three
 // projections have one digest, a fresh replay's. The nodes pack (--log-pack on). CAPDIR_CLUSTER_OUTAGES sets the
 // number of outages (2 by default); CAPDIR_CLUSTER_LOGS=DIR writes each node's
-// log there.
+// log there, and every goroutine's stack whenever a node (or the bus clients)
+// goes 12 s without a success (stall-N-counter-M.txt, M the node's number, 4
+// the bus clients).
 func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-server cluster under load for about 20 s (two outages); run without -short")
@@ -439,6 +442,9 @@ func TestSampleClusterSurvivesAServerOutage(t *testing.T) {
 		}()
 	}
 
+	if dir := os.Getenv("CAPDIR_CLUSTER_LOGS"); dir != "" { // a node without a success for 12 s: what every goroutine was doing
+		go watchStalls(ctx, dir, append(counts, busCount))
+	}
 	// Load before the outage: every node answers.
 	c.await(clusterPatience, "successes on every node before the outage", func() bool {
 		for _, n := range counts {
@@ -713,4 +719,32 @@ func replicasCurrent(ci *jetstream.ClusterInfo) bool {
 		}
 	}
 	return true
+}
+
+// watchStalls writes every goroutine's stack to dir once a counter has gone 12 s
+// without a success while the load runs, once a stall.
+func watchStalls(ctx context.Context, dir string, counts []*phaseCounter) {
+	dumped := make([]int64, len(counts))
+	for n := 0; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		for i, c := range counts {
+			last := c.last.Load()
+			if last == 0 || dumped[i] == last || time.Since(time.Unix(0, last)) < 12*time.Second {
+				continue
+			}
+			dumped[i] = last
+			n++
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("stall-%d-counter-%d.txt", n, i+1)))
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(f, "counter %d: no success since %s\n\n", i+1, time.Unix(0, last).Format("15:04:05.000"))
+			pprof.Lookup("goroutine").WriteTo(f, 2)
+			f.Close()
+		}
+	}
 }
