@@ -109,6 +109,13 @@ func (c *sampleClusterRun) start(s *clusterServer) {
 	}
 	opts.Routes = routes
 	opts.NoSigs, opts.NoLog = true, true
+	for _, p := range []int{s.port, s.routePort} { // a server that cannot listen only logs it (not here): say so
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			c.t.Fatalf("%s cannot listen on its port %d again: %v", s.name, p, err)
+		}
+		ln.Close()
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		c.t.Fatalf("%s: %v", s.file, err)
