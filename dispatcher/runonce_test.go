@@ -42,8 +42,13 @@ func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
 func TestRedeliveryIsNotRunAgainstALaggingProjection(t *testing.T) {
 	st := newStack(t)
 	var runs atomic.Int32
+	holding := make(chan struct{})
 	st.fns.Register("count", func(context.Context, []any) (string, error) {
-		runs.Add(1)
+		if runs.Add(1) == 1 {
+			// Its receipt is appended once the fold holds the batch that
+			// applied the request, so it cannot be in that batch.
+			<-holding
+		}
 		return "counted", nil
 	})
 	// Hold the data-stream fold once it has applied the request: the receipt
@@ -56,6 +61,7 @@ func TestRedeliveryIsNotRunAgainstALaggingProjection(t *testing.T) {
 		}
 		for _, e := range batch {
 			if e.Event.Type == wire.TypeInvocationRequested && hold.CompareAndSwap(true, false) {
+				close(holding)
 				<-release
 				return
 			}
