@@ -87,7 +87,12 @@ func TestRedeliveryIsNotRunAgainstALaggingProjection(t *testing.T) {
 	defer s.Close()
 	hold.Store(true)
 	rc := invoke(t, s, "COUNT", "x")
-	<-waiting // the redelivery met the lagging projection
+	select {
+	case <-waiting: // the redelivery met the lagging projection
+	case <-time.After(time.Minute): // a bound for a stuck run, not a speed target
+		close(release)
+		t.Fatal("no redelivery met the lagging projection within a minute: its warning was never logged")
+	}
 	close(release)
 	nodetest.WaitDispatchIdle(t, st.log)
 	if n := receiptsFor(t, st.log, rc.InvocationID); n != 1 {
