@@ -34,6 +34,12 @@ func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 			t.Fatalf("before(%s, %d) = %v, want %v", id, seq, got, ok)
 		}
 	}
+	noneHeld := func(when string) {
+		t.Helper()
+		if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
+			t.Fatalf("%s: ids %v, %d held, %d decoded", when, r.ids, len(r.order), r.decoded)
+		}
+	}
 	see(1, "inv_a")
 	see(2, "inv_b")
 	if len(r.ids) != 0 {
@@ -56,9 +62,7 @@ func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 	want("inv_d", 7, false)
 	r.committed(6)
 	want("inv_d", 7, true)
-	if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
-		t.Fatalf("after every commit: ids %v, %d held, %d decoded", r.ids, len(r.order), r.decoded)
-	}
+	noneHeld("after every commit")
 
 	// A follower that stopped before committing what it read (a Run that
 	// ended) leaves its requests; the next reads them again after them. A
@@ -80,7 +84,5 @@ func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 	want("inv_f", 10, false)
 	r.committed(9)
 	want("inv_f", 10, true)
-	if len(r.ids) != 0 || len(r.order) != 0 || r.decoded != 0 {
-		t.Fatalf("after the commit of everything read again: ids %v, %d held, %d decoded", r.ids, len(r.order), r.decoded)
-	}
+	noneHeld("after the commit of everything read again")
 }

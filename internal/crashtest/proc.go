@@ -53,6 +53,7 @@ func FreeAddr() (string, error) {
 	handedOut.mu.Lock()
 	defer handedOut.mu.Unlock()
 	lo, hi := quietPorts()
+	var lastErr error
 	for range 200 {
 		addr := "127.0.0.1:0"
 		if hi > lo {
@@ -61,6 +62,7 @@ func FreeAddr() (string, error) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			if hi > lo {
+				lastErr = err
 				continue // held by someone: another one
 			}
 			return "", err
@@ -72,14 +74,17 @@ func FreeAddr() (string, error) {
 			return addr, nil
 		}
 	}
+	if lastErr != nil {
+		return "", fmt.Errorf("crashtest: no free loopback port in [%d, %d) in 200 tries; the last: %w", lo, hi, lastErr)
+	}
 	return "", errors.New("crashtest: no loopback port this process has not handed out already")
 }
 
 // quietPorts is the range [lo, hi) FreeAddr picks ports from: from 10000 up to
 // the first port the kernel hands out to outgoing connections, read from
 // /proc/sys/net/ipv4/ip_local_port_range; lo == hi when that cannot be read or
-// leaves fewer than 1000 ports.
-func quietPorts() (lo, hi int) {
+// leaves fewer than 1000 ports. Read once.
+var quietPorts = sync.OnceValues(func() (lo, hi int) {
 	const from = 10000
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
@@ -94,7 +99,7 @@ func quietPorts() (lo, hi int) {
 		return 0, 0
 	}
 	return from, first
-}
+})
 
 // handedOut are the addresses FreeAddr returned: a port is closed before its
 // user binds it, and the kernel may offer it again meanwhile, so a test that
