@@ -76,7 +76,7 @@ func (c *Consumer) Reset(ctx context.Context) error {
 // Consume delivers the consumer's messages to h, pulling up to batch at a time in
 // the pulls every reader of the log makes (PullExpiry, PullHeartbeat). A pack is
 // delivered as its events, one call of h each (Parts); until they are all
-// answered, the pack is kept in progress every third of the consumer's AckWait,
+// answered, the pack is kept in progress every quarter of the consumer's AckWait,
 // while the consumption runs.
 func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
 	open := newOpenPacks()
@@ -94,7 +94,7 @@ func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
 		return nil, err
 	}
 	if c.ackWait > 0 {
-		go open.keep(cc.Closed(), c.ackWait/3)
+		go open.keep(cc.Closed(), c.ackWait/4)
 	}
 	return cc, nil
 }

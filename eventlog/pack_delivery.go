@@ -19,7 +19,6 @@ import (
 // packDelivery is a delivered pack and what its parts have answered.
 type packDelivery struct {
 	m     Msg
-	since time.Time // when it was handed over
 	md    *MsgMetadata
 	mdErr error // the pack's metadata, read once before its parts are handed over (they may run at once)
 
@@ -55,7 +54,7 @@ func parts(m Msg, open *openPacks) []Msg {
 	if err != nil {
 		return []Msg{m}
 	}
-	d := &packDelivery{m: m, since: time.Now(), left: len(evs), untaken: len(evs)}
+	d := &packDelivery{m: m, left: len(evs), untaken: len(evs)}
 	d.md, d.mdErr = m.Metadata()
 	out := make([]Msg, len(evs))
 	for i, e := range evs {
@@ -178,7 +177,11 @@ func (o *openPacks) remove(d *packDelivery) {
 }
 
 // keep tells the server, every interval until done is closed, that each pack
-// open for at least an interval is in progress.
+// with parts still waiting to be taken is in progress. A pack is kept from the
+// first tick after it was handed over, however recently that was: the server's
+// AckWait runs from when it sent the pack, which may be well before the
+// consumption handed it over on a loaded machine, so a pack waits at most an
+// interval for its first InProgress.
 func (o *openPacks) keep(done <-chan struct{}, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -187,20 +190,26 @@ func (o *openPacks) keep(done <-chan struct{}, interval time.Duration) {
 		case <-done:
 			return
 		case now := <-t.C:
-			o.mu.Lock()
-			var due []*packDelivery
-			for d := range o.packs {
-				d.mu.Lock()
-				waiting := d.untaken > 0
-				d.mu.Unlock()
-				if waiting && now.Sub(d.since) >= interval {
-					due = append(due, d)
-				}
-			}
-			o.mu.Unlock()
-			for _, d := range due {
-				d.m.InProgress()
-			}
+			o.tick(now, interval)
 		}
+	}
+}
+
+// tick is one of keep's ticks: each pack with parts waiting to be taken, and
+// not kept in progress in the last half interval, is kept now.
+func (o *openPacks) tick(now time.Time, interval time.Duration) {
+	o.mu.Lock()
+	var due []*packDelivery
+	for d := range o.packs {
+		d.mu.Lock()
+		if d.untaken > 0 && now.Sub(d.progress) >= interval/2 {
+			d.progress = now
+			due = append(due, d)
+		}
+		d.mu.Unlock()
+	}
+	o.mu.Unlock()
+	for _, d := range due {
+		d.m.InProgress()
 	}
 }

@@ -481,7 +481,7 @@ func TestConsumerHandsOverAPackAsItsEvents(t *testing.T) {
 func TestAPackIsKeptInProgressUntilItsEventsAreTaken(t *testing.T) {
 	l := openPacking(t, eventlog.Config{})
 	ctx := context.Background()
-	const ackWait = 600 * time.Millisecond
+	const ackWait = time.Second
 	cons, err := l.OpenDurable(ctx, wire.DataStream, eventlog.Durable{Name: "taken", Subjects: wire.AllRequestSubjects, AckWait: ackWait, MaxDeliver: 5, MaxAckPending: 100})
 	if err != nil {
 		t.Fatal(err)
