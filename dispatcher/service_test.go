@@ -481,17 +481,20 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 	st.fns.Register("slow", func(ctx context.Context, args []any) (string, error) {
 		runs.Add(1)
 		select {
-		case <-time.After(time.Second):
+		case <-time.After(2500 * time.Millisecond):
 		case <-ctx.Done():
 		}
 		return "done", nil
 	})
+	// An ack wait of a second, not less: a worker keeps its call in progress
+	// every third of it, and a machine loaded by the race detector can stall
+	// a goroutine for longer than a third of a shorter one.
 	cfg := func(name string) func(*dispatcher.ServiceConfig) {
-		return func(c *dispatcher.ServiceConfig) { c.AckWait = 300 * time.Millisecond; c.Name = name }
+		return func(c *dispatcher.ServiceConfig) { c.AckWait = time.Second; c.Name = name }
 	}
 	a, b := st.newService(t, cfg("a")), st.newService(t, cfg("b"))
 	st.run(t)
-	st.putRow(t, fnRow("SLOW", "slow", "# WHAT: takes a second"))
+	st.putRow(t, fnRow("SLOW", "slow", "# WHAT: takes two and a half seconds"))
 	for _, s := range []*dispatcher.Service{a, b} {
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -502,7 +505,7 @@ func TestSlowCallIsNotRedeliveredWhileItRuns(t *testing.T) {
 	if rc.Result != "done" {
 		t.Fatalf("result %q", rc.Result)
 	}
-	time.Sleep(500 * time.Millisecond) // room for a redelivery to run
+	time.Sleep(1500 * time.Millisecond) // room for a redelivery to run
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the slow call ran %d times, want once", n)
 	}

@@ -163,11 +163,10 @@ func (s *Service) handle(ctx context.Context, m eventlog.Msg) {
 	m.Ack()
 }
 
-// heldSlot is the request one worker holds, and since when.
+// heldSlot is the request one worker holds.
 type heldSlot struct {
-	mu    sync.Mutex
-	m     eventlog.Msg
-	since time.Time
+	mu sync.Mutex
+	m  eventlog.Msg
 
 	// The slot's record in the held file (held.go), when there is one: written
 	// before the worker runs a request, blanked before the request's delivery
@@ -181,7 +180,7 @@ type heldSlot struct {
 
 func (h *heldSlot) hold(m eventlog.Msg) {
 	h.mu.Lock()
-	h.m, h.since = m, time.Now()
+	h.m = m
 	h.mu.Unlock()
 }
 
@@ -233,10 +232,13 @@ func (h *heldSlot) holding() bool {
 }
 
 // keepInProgress tells JetStream, every interval until ctx ends, that each request
-// a worker has held for at least an interval is still in progress, so a slow call
-// is not redelivered to another worker and run twice. With interval a third of
-// AckWait, a held request hears from it within two thirds of AckWait. One goroutine
-// serves every worker: a fast call costs two uncontended locks, not a timer.
+// a worker holds is still in progress, so a slow call is not redelivered to
+// another worker and run twice. With interval a third of AckWait, a held request
+// hears from it within a third of AckWait of being taken, however close to a tick
+// that was: the AckWait runs from when the server sent the request, which on a
+// loaded machine can be well before a worker took it. One goroutine serves every
+// worker: a fast call costs two uncontended locks, not a timer (and one
+// InProgress when a tick finds it held).
 func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -244,11 +246,11 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
+		case <-t.C:
 			for i := range held {
 				h := &held[i]
 				h.mu.Lock()
-				if h.m != nil && now.Sub(h.since) >= interval {
+				if h.m != nil {
 					h.m.InProgress()
 				}
 				h.mu.Unlock()

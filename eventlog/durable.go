@@ -79,7 +79,7 @@ func (c *Consumer) Reset(ctx context.Context) error {
 // answered, the pack is kept in progress every quarter of the consumer's AckWait,
 // while the consumption runs.
 func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
-	open := newOpenPacks()
+	open := newOpenPacks(c.ackWait / 4)
 	cc, err := c.c.Consume(func(m jetstream.Msg) {
 		d := &delivery{Msg: m}
 		if !wire.IsPackSubject(m.Subject()) {
@@ -94,7 +94,7 @@ func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
 		return nil, err
 	}
 	if c.ackWait > 0 {
-		go open.keep(cc.Closed(), c.ackWait/4)
+		go open.keep(cc.Closed())
 	}
 	return cc, nil
 }

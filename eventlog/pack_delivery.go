@@ -28,6 +28,7 @@ type packDelivery struct {
 	again    bool          // a part asked for the pack to be delivered again
 	delay    time.Duration // the longest delay a part asked for
 	progress time.Time     // the last InProgress sent for it
+	gap      time.Duration // the least time between two InProgress sent for it
 	open     *openPacks    // where it is listed while parts are unanswered; nil when not listed
 }
 
@@ -54,7 +55,10 @@ func parts(m Msg, open *openPacks) []Msg {
 	if err != nil {
 		return []Msg{m}
 	}
-	d := &packDelivery{m: m, left: len(evs), untaken: len(evs)}
+	d := &packDelivery{m: m, left: len(evs), untaken: len(evs), gap: time.Second}
+	if open != nil && open.interval > 0 {
+		d.gap = open.interval / 2
+	}
 	d.md, d.mdErr = m.Metadata()
 	out := make([]Msg, len(evs))
 	for i, e := range evs {
@@ -102,13 +106,14 @@ func Taken(m Msg) {
 	d.mu.Unlock()
 }
 
-// InProgress keeps the pack in progress: sent at most once a second, however
-// many of its parts ask.
+// InProgress keeps the pack in progress: sent at most once every half of its
+// consumption's keeping interval (a second for a pack not delivered by a
+// consumption), however many of its parts ask.
 func (p *packPart) InProgress() error {
 	d := p.pack
 	d.mu.Lock()
 	now := time.Now()
-	if d.left == 0 || now.Sub(d.progress) < time.Second {
+	if d.left == 0 || now.Sub(d.progress) < d.gap {
 		d.mu.Unlock()
 		return nil
 	}
@@ -157,11 +162,15 @@ func (p *packPart) answer(again bool, delay time.Duration) error {
 // so that a pack whose parts queue behind other calls is not delivered again to
 // another node meanwhile.
 type openPacks struct {
+	interval time.Duration // how often keep runs; 0 when it does not
+
 	mu    sync.Mutex
 	packs map[*packDelivery]struct{}
 }
 
-func newOpenPacks() *openPacks { return &openPacks{packs: map[*packDelivery]struct{}{}} }
+func newOpenPacks(interval time.Duration) *openPacks {
+	return &openPacks{interval: interval, packs: map[*packDelivery]struct{}{}}
+}
 
 func (o *openPacks) add(d *packDelivery) {
 	o.mu.Lock()
@@ -182,7 +191,8 @@ func (o *openPacks) remove(d *packDelivery) {
 // AckWait runs from when it sent the pack, which may be well before the
 // consumption handed it over on a loaded machine, so a pack waits at most an
 // interval for its first InProgress.
-func (o *openPacks) keep(done <-chan struct{}, interval time.Duration) {
+func (o *openPacks) keep(done <-chan struct{}) {
+	interval := o.interval
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -190,19 +200,20 @@ func (o *openPacks) keep(done <-chan struct{}, interval time.Duration) {
 		case <-done:
 			return
 		case now := <-t.C:
-			o.tick(now, interval)
+			o.tick(now)
 		}
 	}
 }
 
 // tick is one of keep's ticks: each pack with parts waiting to be taken, and
-// not kept in progress in the last half interval, is kept now.
-func (o *openPacks) tick(now time.Time, interval time.Duration) {
+// not kept in progress in the last half interval (by a tick or a part), is
+// kept now.
+func (o *openPacks) tick(now time.Time) {
 	o.mu.Lock()
 	var due []*packDelivery
 	for d := range o.packs {
 		d.mu.Lock()
-		if d.untaken > 0 && now.Sub(d.progress) >= interval/2 {
+		if d.untaken > 0 && now.Sub(d.progress) >= d.gap {
 			d.progress = now
 			due = append(due, d)
 		}
