@@ -247,15 +247,21 @@ func keepInProgress(ctx context.Context, held []heldSlot, interval time.Duration
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for i := range held {
-				h := &held[i]
-				h.mu.Lock()
-				if h.m != nil {
-					h.m.InProgress()
-				}
-				h.mu.Unlock()
-			}
+			keepHeld(held)
 		}
+	}
+}
+
+// keepHeld is one of keepInProgress's ticks: every request a worker holds now
+// is kept in progress, however recently it was taken.
+func keepHeld(held []heldSlot) {
+	for i := range held {
+		h := &held[i]
+		h.mu.Lock()
+		if h.m != nil {
+			h.m.InProgress()
+		}
+		h.mu.Unlock()
 	}
 }
 
