@@ -75,9 +75,9 @@ func (c *Consumer) Reset(ctx context.Context) error {
 
 // Consume delivers the consumer's messages to h, pulling up to batch at a time in
 // the pulls every reader of the log makes (PullExpiry, PullHeartbeat). A pack is
-// delivered as its events, one call of h each (Parts); until they are all
-// answered, the pack is kept in progress every quarter of the consumer's AckWait,
-// while the consumption runs.
+// delivered as its events, one call of h each (Parts); while some of them wait
+// to be taken (Taken), the consumption keeps the pack in progress every quarter
+// of the consumer's AckWait, and once all are, their handlers keep it.
 func (c *Consumer) Consume(batch int, h func(Msg)) (Consumption, error) {
 	open := newOpenPacks(c.ackWait / 4)
 	cc, err := c.c.Consume(func(m jetstream.Msg) {
