@@ -1,18 +1,6 @@
 package dispatcher
 
-import (
-	"testing"
-
-	"github.com/capdir/capdir/eventlog"
-)
-
-// progressCounter is a held request that counts the InProgress sent for it.
-type progressCounter struct {
-	eventlog.Msg
-	n int
-}
-
-func (m *progressCounter) InProgress() error { m.n++; return nil }
+import "testing"
 
 // A tick keeps every request a worker holds in progress, one taken just before
 // it included: the ack wait runs from when the server sent the request, so one
@@ -20,17 +8,17 @@ func (m *progressCounter) InProgress() error { m.n++; return nil }
 // holds nothing is left alone.
 func TestATickKeepsEveryHeldRequestInProgress(t *testing.T) {
 	held := make([]heldSlot, 3)
-	taken, earlier := &progressCounter{}, &progressCounter{}
+	taken, earlier := &heldMsg{}, &heldMsg{}
 	held[0].hold(earlier)
 	keepHeld(held)
 	held[2].hold(taken)
 	keepHeld(held)
-	if earlier.n != 2 || taken.n != 1 {
-		t.Fatalf("InProgress sent %d times for a request held over two ticks (want 2), %d for one taken just before the second (want 1)", earlier.n, taken.n)
+	if earlier.progress.Load() != 2 || taken.progress.Load() != 1 {
+		t.Fatalf("InProgress sent %d times for a request held over two ticks (want 2), %d for one taken just before the second (want 1)", earlier.progress.Load(), taken.progress.Load())
 	}
 	held[0].hold(nil)
 	keepHeld(held)
-	if earlier.n != 2 || taken.n != 2 {
-		t.Fatalf("after the first was given back: %d and %d InProgress, want 2 and 2", earlier.n, taken.n)
+	if earlier.progress.Load() != 2 || taken.progress.Load() != 2 {
+		t.Fatalf("after the first was given back: %d and %d InProgress, want 2 and 2", earlier.progress.Load(), taken.progress.Load())
 	}
 }

@@ -27,6 +27,7 @@ type heldMsg struct {
 	delivered uint64
 	stored    time.Time
 	acks      atomic.Int32
+	progress  atomic.Int32 // InProgress sent for it
 }
 
 func (m *heldMsg) Metadata() (*eventlog.MsgMetadata, error) {
@@ -39,7 +40,7 @@ func (m *heldMsg) Subject() string                  { return m.subject }
 func (m *heldMsg) Ack() error                       { m.acks.Add(1); return nil }
 func (m *heldMsg) Nak() error                       { return nil }
 func (m *heldMsg) NakWithDelay(time.Duration) error { return nil }
-func (m *heldMsg) InProgress() error                { return nil }
+func (m *heldMsg) InProgress() error                { m.progress.Add(1); return nil }
 func (m *heldMsg) Term() error                      { return nil }
 
 // A first delivery that waited longer than a redelivery takes (in a worker's

@@ -28,7 +28,6 @@ type packDelivery struct {
 	again    bool          // a part asked for the pack to be delivered again
 	delay    time.Duration // the longest delay a part asked for
 	progress time.Time     // the last InProgress sent for it
-	gap      time.Duration // the least time between two InProgress sent for it
 	open     *openPacks    // where it is listed while parts are unanswered; nil when not listed
 }
 
@@ -55,10 +54,7 @@ func parts(m Msg, open *openPacks) []Msg {
 	if err != nil {
 		return []Msg{m}
 	}
-	d := &packDelivery{m: m, left: len(evs), untaken: len(evs), gap: time.Second}
-	if open != nil && open.interval > 0 {
-		d.gap = open.interval / 2
-	}
+	d := &packDelivery{m: m, left: len(evs), untaken: len(evs)}
 	d.md, d.mdErr = m.Metadata()
 	out := make([]Msg, len(evs))
 	for i, e := range evs {
@@ -113,13 +109,22 @@ func (p *packPart) InProgress() error {
 	d := p.pack
 	d.mu.Lock()
 	now := time.Now()
-	if d.left == 0 || now.Sub(d.progress) < d.gap {
+	if d.left == 0 || now.Sub(d.progress) < d.progressGap() {
 		d.mu.Unlock()
 		return nil
 	}
 	d.progress = now
 	d.mu.Unlock()
 	return d.m.InProgress()
+}
+
+// progressGap is the least time between two InProgress sent for the pack: half
+// its consumption's keeping interval, a second when no consumption keeps it.
+func (d *packDelivery) progressGap() time.Duration {
+	if d.open != nil && d.open.interval > 0 {
+		return d.open.interval / 2
+	}
+	return time.Second
 }
 
 // answer records the part's answer, and answers the pack once it is the last.
@@ -213,7 +218,7 @@ func (o *openPacks) tick(now time.Time) {
 	var due []*packDelivery
 	for d := range o.packs {
 		d.mu.Lock()
-		if d.untaken > 0 && now.Sub(d.progress) >= d.gap {
+		if d.untaken > 0 && now.Sub(d.progress) >= d.progressGap() {
 			d.progress = now
 			due = append(due, d)
 		}
