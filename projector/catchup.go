@@ -2,23 +2,35 @@ package projector
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/capdir/capdir/eventlog"
 )
 
-// foldRange folds stream's events from..to as a catch-up does, in three stages on
-// three goroutines, each batch through them in order: the log's reader hands the
-// batches over (its own goroutine decodes the envelopes meanwhile), the preparer
-// does what each event's fold needs of the event alone (prepare.go), and the
-// applier folds and commits them, one transaction a batch, as apply does. So on
-// two cores the next batch is read and prepared while one commits. At most one
-// batch waits between two stages.
+// foldSpan is the part of a stream a catch-up folds: from..to.
+type foldSpan struct {
+	stream   string
+	from, to uint64
+}
+
+// foldRanges folds each span's events in turn, as a catch-up does, in three
+// stages on three goroutines, each batch through them in order: the log's reader
+// hands the batches over (its own goroutine decodes the envelopes meanwhile), the
+// preparer does what each event's fold needs of the event alone (prepare.go), and
+// the applier folds and commits them, one transaction a batch, as apply does. So
+// on two cores the next batch is read and prepared while one commits. At most
+// one batch waits between two stages.
+//
+// The spans are read one after the other through the same stages: the next
+// span's first batches are read and prepared while the last ones of the span
+// before commit, and the batches commit in the order of the spans, as folding
+// each span on its own would commit them.
 //
 // A batch's buffers (its events, their prepared forms and the values prepared
 // for bbolt) go back to a free list once it has committed, and the next batches
 // take them from there: a catch-up of many batches allocates them a few times,
 // not once a batch.
-func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint64, opts eventlog.FollowOptions, progress Progress) error {
+func (p *Projector) foldRanges(ctx context.Context, spans []foldSpan, opts eventlog.FollowOptions, progress Progress) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prepc := make(chan *foldJob, 1)
@@ -44,12 +56,15 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 			if err != nil {
 				continue // the first error stands; the rest is dropped
 			}
-			if err = p.apply(stream, j.batch, j.pre, &j.values); err != nil {
+			if err = p.apply(j.span.stream, j.batch, j.pre, &j.values); err != nil {
 				cancel()
 				continue
 			}
+			if p.cfg.rebuild {
+				p.behind.kick(p.db.Sync)
+			}
 			if progress != nil {
-				progress(stream, j.batch[len(j.batch)-1].Seq, to)
+				progress(j.span.stream, j.batch[len(j.batch)-1].Seq, j.span.to)
 			}
 			j.release()
 			select {
@@ -59,21 +74,27 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 		}
 		applied <- err
 	}()
-	rerr := p.cfg.Log.ReadRangeWith(ctx, stream, from, to, opts, func(b []eventlog.Stored) error {
-		// The reader reuses b for its next batch.
-		var j *foldJob
-		select {
-		case j = <-free:
-		default:
-			j = new(foldJob)
+	var rerr error
+	for _, sp := range spans {
+		rerr = p.cfg.Log.ReadRangeWith(ctx, sp.stream, sp.from, sp.to, opts, func(b []eventlog.Stored) error {
+			// The reader reuses b for its next batch.
+			var j *foldJob
+			select {
+			case j = <-free:
+			default:
+				j = new(foldJob)
+			}
+			j.take(sp, b)
+			select {
+			case prepc <- j:
+			case <-ctx.Done(): // the reader returns at once, as it does when ctx ends
+			}
+			return nil
+		})
+		if rerr != nil || ctx.Err() != nil {
+			break
 		}
-		j.take(b)
-		select {
-		case prepc <- j:
-		case <-ctx.Done(): // the reader returns at once, as it does when ctx ends
-		}
-		return nil
-	})
+	}
 	close(prepc)
 	if err := <-applied; err != nil {
 		return err
@@ -83,6 +104,7 @@ func (p *Projector) foldRange(ctx context.Context, stream string, from, to uint6
 
 // foldJob is one batch of a catch-up on its way through foldRange's stages.
 type foldJob struct {
+	span  foldSpan // the span the batch is of
 	batch []eventlog.Stored
 	pre   []prepared
 	// values holds what prepare and apply build for bbolt's puts, which bbolt
@@ -90,8 +112,9 @@ type foldJob struct {
 	values arena
 }
 
-// take makes j batch b's, copied (the reader reuses b).
-func (j *foldJob) take(b []eventlog.Stored) {
+// take makes j span sp's batch b, copied (the reader reuses b).
+func (j *foldJob) take(sp foldSpan, b []eventlog.Stored) {
+	j.span = sp
 	j.batch = append(j.batch[:0], b...)
 	if cap(j.pre) < len(b) {
 		j.pre = make([]prepared, len(b))
@@ -158,3 +181,47 @@ func (a *arena) resetKeeping(n int) {
 // liveArenaChunks is how many chunks a following projector's arena keeps
 // between batches: a batch of a few hundred receipts' values.
 const liveArenaChunks = 2
+
+// syncBehind writes a rebuild's file out while the rebuild goes on: a rebuild
+// commits without fsync (Rebuild), and the fsync its Close makes would otherwise
+// write the whole file at the end, with nothing else to do meanwhile. After a
+// commit, kick starts an fsync unless one is still running; so Close's fsync
+// has only the last commits left to write.
+type syncBehind struct {
+	done chan struct{} // closed when the fsync running ends; nil when none runs
+	err  error         // the first fsync's error, set before done is closed
+}
+
+// kick starts sync on a goroutine of its own, unless one it started still runs
+// or one failed.
+func (s *syncBehind) kick(sync func() error) {
+	if s.done != nil {
+		select {
+		case <-s.done:
+		default:
+			return // one still runs
+		}
+	}
+	if s.err != nil {
+		s.done = nil
+		return
+	}
+	done := make(chan struct{})
+	s.done = done
+	go func() {
+		defer close(done)
+		if err := sync(); err != nil {
+			s.err = fmt.Errorf("projector: write the rebuilt file out: %w", err)
+		}
+	}()
+}
+
+// wait waits for the fsync running, if any, and returns the first fsync's
+// error: an error fsync reports is reported once, so it is not left for Close's.
+func (s *syncBehind) wait() error {
+	if s.done != nil {
+		<-s.done
+		s.done = nil
+	}
+	return s.err
+}

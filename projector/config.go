@@ -108,6 +108,12 @@ type Config struct {
 	// snapEvery and snapFullEvery override the kept snapshots' intervals
 	// (snapshots.go), so tests cross many of them with few events.
 	snapEvery, snapFullEvery int
+	// rebuild is set by Rebuild: the projection is a new file nobody reads until
+	// the catch-up is complete, so the fold holds back its by-key index
+	// (bykey_later.go) and the catch-up writes the file out as it goes.
+	rebuild bool
+	// byKeyLimit overrides how many by-key entries a rebuild holds (tests).
+	byKeyLimit int
 }
 
 func (c *Config) setDefaults() {

@@ -12,6 +12,10 @@ func SetBeforeCommit(c *Config, fn func(stream string, batch []eventlog.Stored) 
 	c.beforeCommit = fn
 }
 
+// SetByKeyLaterLimit makes a rebuild put the by-key entries it holds back
+// whenever it holds n (the default when 0).
+func SetByKeyLaterLimit(c *Config, n int) { c.byKeyLimit = n }
+
 // SetLingerFrom makes batches linger from n waiting events instead of two.
 func SetLingerFrom(c *Config, n int) { c.lingerFrom = n }
 

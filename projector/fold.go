@@ -50,6 +50,9 @@ type folder struct {
 	snapEvery, snapFullEvery int
 	// invocations and receipts look keys up in their buckets (lookup).
 	invocations, receipts *bolt.Cursor
+	// byKey, when not nil, holds the receipts' by-key entries back (a
+	// rebuild's, bykey_later.go).
+	byKey *byKeyLater
 }
 
 // lookup is (*bolt.Bucket).Get through *c, a cursor of bucket made once per
@@ -212,7 +215,9 @@ func (f *folder) receipt(s *eventlog.Stored, subj wire.Subject) error {
 	if err != nil {
 		return err
 	}
-	if err := f.ledger.putLeafValue(bucketByKey, f.ledger.byKeyKey(r.Key, s.Seq, s.Part), leaf); err != nil {
+	if f.byKey != nil {
+		f.byKey.add(r.Key, s.Seq, s.Part, leaf)
+	} else if err := f.ledger.putLeafValue(bucketByKey, f.ledger.byKeyKey(r.Key, s.Seq, s.Part), leaf); err != nil {
 		return err
 	}
 	return f.observe(&r)

@@ -32,6 +32,12 @@ type Projector struct {
 	// seenReqs holds the data stream's requests read and not yet committed
 	// (seen_requests.go).
 	seenReqs *seenRequests
+	// byKeyLater holds a rebuild's by-key entries back (bykey_later.go); nil
+	// when the projector is not a rebuild's.
+	byKeyLater *byKeyLater
+	// behind writes a rebuild's file out while it folds; only a catch-up's
+	// committing goroutine, and the catch-up once that has ended, use it.
+	behind syncBehind
 
 	applied map[string]*atomic.Uint64 // per stream, what has committed
 	hurry   map[string]chan struct{}  // per stream, cuts a linger short (WaitFor)
@@ -104,6 +110,9 @@ func Open(cfg Config) (*Projector, error) {
 	for _, s := range wire.Streams {
 		p.applied[s] = new(atomic.Uint64)
 		p.hurry[s] = make(chan struct{}, 1)
+	}
+	if cfg.rebuild {
+		p.byKeyLater = newByKeyLater(cfg.byKeyLimit)
 	}
 	if err := p.load(); err != nil {
 		db.Close()
@@ -432,17 +441,37 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 	if err := p.verifyAll(ctx); err != nil {
 		return err
 	}
+	spans := make([]foldSpan, 0, len(wire.Streams))
 	for _, s := range wire.Streams {
 		last, err := p.cfg.Log.LastSeq(ctx, s)
 		if err != nil {
 			return err
 		}
-		opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}
-		if err := p.foldRange(ctx, s, from(s), last, opts, progress); err != nil {
-			return err
-		}
+		spans = append(spans, foldSpan{stream: s, from: from(s), to: last})
 	}
-	return nil
+	err := p.foldRanges(ctx, spans, eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}, progress)
+	if err == nil {
+		err = p.putByKeyLater()
+	}
+	// A rebuild's file is written out while it folds (syncBehind): the fsync
+	// still running ends before Close's.
+	if serr := p.behind.wait(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// putByKeyLater puts the by-key entries a rebuild's fold holds back
+// (bykey_later.go), in a transaction of their own.
+func (p *Projector) putByKeyLater() error {
+	if p.byKeyLater == nil || p.byKeyLater.count == 0 {
+		return nil
+	}
+	err := p.db.Update(func(tx *bolt.Tx) error {
+		setFill(tx)
+		return p.byKeyLater.put(tx, newLedgerBatch(tx, p.byKeyLater.count, nil))
+	})
+	return err
 }
 
 // applyFollowed applies a batch the projector follows the log for: the values
@@ -471,7 +500,8 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared
 			return err
 		}
 		ckpt := readU64(v)
-		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx, len(batch), values), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery}
+		f := folder{tx: tx, breaker: p.cfg.Breaker, fx: &fx, ledger: newLedgerBatch(tx, len(batch), values), snapEvery: p.cfg.snapEvery, snapFullEvery: p.cfg.snapFullEvery,
+			byKey: p.byKeyLater}
 		for i := range batch {
 			if batch[i].Seq <= ckpt {
 				continue // already applied: replaying an event is harmless
@@ -487,6 +517,11 @@ func (p *Projector) apply(stream string, batch []eventlog.Stored, pre []prepared
 		}
 		if err := f.ledger.flush(); err != nil {
 			return err
+		}
+		if f.byKey != nil && f.byKey.full() {
+			if err := f.byKey.put(tx, f.ledger); err != nil {
+				return err
+			}
 		}
 		if p.cfg.beforeCommit != nil {
 			if err := p.cfg.beforeCommit(stream, batch); err != nil {

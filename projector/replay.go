@@ -30,6 +30,7 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	// next Rebuild removes and starts again from sequence 1. So its batches commit
 	// without fsync, whatever cfg.Sync says.
 	cfg.Sync = false
+	cfg.rebuild = true
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = RebuildBatchSize
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/capdir/capdir/eventlog/logtest"
@@ -14,8 +15,9 @@ import (
 )
 
 // A rebuild, which prepares each batch on its own goroutine while the one before
-// it folds, stores byte for byte what the live fold, which prepares nothing,
-// stores: every bucket's keys and values, over a log of bench.GenerateLog's mix
+// it folds, reads the second stream while the first one's last batches fold, and
+// holds the receipts' by-key index back to put it in its order, stores byte for
+// byte what the live fold, which does none of these, stores: every bucket's keys and values, over a log of bench.GenerateLog's mix
 // (creates, patches, deletes, requests, receipts of fn and http rows, counted
 // upstream failures) with a receipt repeated, a request repeated by a bus client
 // (its id scoped to the client), and a receipt and a request whose data does not
@@ -43,12 +45,48 @@ func TestRebuildStoresWhatTheLiveFoldStores(t *testing.T) {
 	if err := live.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rebuilt := filepath.Join(t.TempDir(), "rebuilt.db")
-	// Batches of 64: many batches, so many pass through the stages together.
-	if err := projector.Rebuild(context.Background(), projector.Config{Path: rebuilt, Log: l, Settings: projector.Settings{BatchSize: 64}}, nil); err != nil {
-		t.Fatal(err)
+	want := dumpBuckets(t, live.Path())
+	if len(want) == 0 {
+		t.Fatal("the live projection holds nothing")
 	}
-	want, got := dumpBuckets(t, live.Path()), dumpBuckets(t, rebuilt)
+	for _, tc := range []struct {
+		name  string
+		batch int
+		held  int // how many by-key entries the rebuild holds back at most (0: the default)
+	}{
+		// Batches of 64: many batches, so many pass through the stages together.
+		{"batches of 64", 64, 0},
+		// The by-key index put whenever 50 entries are held: many times, each
+		// time among the entries put before.
+		{"by-key index put every 50 receipts", 64, 50},
+		{"default batches", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := projector.Config{Path: filepath.Join(t.TempDir(), "rebuilt.db"), Log: l, Settings: projector.Settings{BatchSize: tc.batch}}
+			projector.SetByKeyLaterLimit(&cfg, tc.held)
+			// The batches commit stream after stream, as the live fold of a
+			// stream after the other would commit them.
+			var order []string
+			progress := func(stream string, seq, last uint64) {
+				if len(order) == 0 || order[len(order)-1] != stream {
+					order = append(order, stream)
+				}
+			}
+			if err := projector.Rebuild(context.Background(), cfg, progress); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(order, wire.Streams) {
+				t.Errorf("the rebuild committed the streams' batches in the order %v, want %v", order, wire.Streams)
+			}
+			compareBuckets(t, want, dumpBuckets(t, cfg.Path))
+		})
+	}
+}
+
+// compareBuckets fails t where got, a rebuilt file's buckets, differs from
+// want, the live fold's.
+func compareBuckets(t *testing.T, want, got map[string]map[string]string) {
+	t.Helper()
 	diffs := 0
 	differ := func(format string, args ...any) {
 		if diffs++; diffs <= 5 {
@@ -60,9 +98,6 @@ func TestRebuildStoresWhatTheLiveFoldStores(t *testing.T) {
 			t.Errorf("and %d more differences", diffs-5)
 		}
 	}()
-	if len(want) == 0 {
-		t.Fatal("the live projection holds nothing")
-	}
 	for name, kv := range want {
 		if len(got[name]) != len(kv) {
 			differ("bucket %s: %d values rebuilt, %d live", name, len(got[name]), len(kv))
