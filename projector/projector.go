@@ -418,7 +418,9 @@ func (p *Projector) Run(ctx context.Context) error {
 }
 
 // CatchUp folds both streams from their checkpoints up to their last sequence at
-// the time of the call and returns; used by replay.
+// the time of the call and returns; used by replay. When ctx ends first, it
+// returns an error wrapping ctx's cause; what committed before stays, and a
+// later catch-up goes on from there.
 func (p *Projector) CatchUp(ctx context.Context, progress Progress) error {
 	return p.catchUp(ctx, func(s string) uint64 { return p.Applied(s) + 1 }, progress)
 }
@@ -450,6 +452,11 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 		spans = append(spans, foldSpan{stream: s, from: from(s), to: last})
 	}
 	err := p.foldRanges(ctx, spans, eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}, progress)
+	if err == nil && ctx.Err() != nil {
+		// The log's reader returns without a word when ctx ends: the catch-up
+		// stopped short of the end it was to reach.
+		err = fmt.Errorf("projector: catch-up stopped before the end of the log: %w", context.Cause(ctx))
+	}
 	if err == nil {
 		err = p.putByKeyLater()
 	}

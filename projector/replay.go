@@ -16,7 +16,9 @@ const RebuildBatchSize = 8192
 
 // Rebuild folds the whole log from sequence 1 into a fresh file beside cfg.Path and,
 // once it has caught up, renames it over cfg.Path: the old projection stays in place
-// until the new one is complete. No projector may have cfg.Path open meanwhile.
+// until the new one is complete. When ctx ends first, or the fold fails, it
+// returns the error, removes the new file and leaves cfg.Path as it was. No
+// projector may have cfg.Path open meanwhile.
 func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	final := cfg.Path
 	tmp := final + ".rebuild"
@@ -39,7 +41,12 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 		return err
 	}
 	if err := p.CatchUp(ctx, progress); err != nil {
+		// Stopped or failed: the projection at final stays as it was, and the
+		// partial new file goes.
 		p.Close()
+		os.Remove(tmp)
+		os.Remove(sealPath(tmp))
+		os.Remove(dirtyMarker(tmp))
 		return err
 	}
 	// Close fsyncs the file; then the rename is the atomic swap.

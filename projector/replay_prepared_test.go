@@ -3,8 +3,12 @@ package projector_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/capdir/capdir/eventlog/logtest"
@@ -146,4 +150,60 @@ func dumpBuckets(t *testing.T, path string) map[string]map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A rebuild stopped before it reaches the end of the log (capdir replay
+// interrupted) says so, leaves the projection it was to replace as it was and
+// removes its partial file; before, the reader's silent return on a stopped
+// context made it swap the partial file in and report success.
+func TestRebuildStoppedLeavesTheProjectionAsItWas(t *testing.T) {
+	l := logtest.Open(t, "")
+	if _, err := bench.GenerateLog(context.Background(), l, 3000); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "projection.db")
+	if err := projector.Rebuild(context.Background(), projector.Config{Path: path, Log: l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bench.GenerateLog(context.Background(), l, 500); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	batches := 0
+	err = projector.Rebuild(ctx, projector.Config{Path: path, Log: l, Settings: projector.Settings{BatchSize: 64}}, func(string, uint64, uint64) {
+		if batches++; batches == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "catch-up stopped before the end of the log") {
+		t.Fatalf("a rebuild stopped after %d batches returned %v, want the stop named", batches, err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatal("a stopped rebuild changed the projection it was to replace")
+	}
+	for _, left := range []string{".rebuild", ".rebuild.sum", ".rebuild.open"} {
+		if _, err := os.Stat(path + left); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a stopped rebuild left %s behind (%v)", filepath.Base(path+left), err)
+		}
+	}
+	// The next rebuild, not stopped, folds everything.
+	if err := projector.Rebuild(context.Background(), projector.Config{Path: path, Log: l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := open(t, path, l)
+	defer p.Close()
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	if err := p.CatchUp(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a catch-up with its context ended returned %v", err)
+	}
 }
