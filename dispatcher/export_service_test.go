@@ -19,6 +19,12 @@ func SetBeforeReceiptAppend(c *ServiceConfig, f func(rc *wire.Receipt, ev wire.E
 	c.beforeReceiptAppend = f
 }
 
+// Answerers is how many of s's call answerers run now, and how many have
+// started.
+func Answerers(s *Service) (running int32, started int64) {
+	return s.calls.answerers.Load(), s.calls.started.Load()
+}
+
 // Draining is closed once Drain (or Stop) has begun.
 func Draining(s *Service) <-chan struct{} { return s.draining }
 

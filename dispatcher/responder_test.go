@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/dispatcher"
+	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/oklog/ulid/v2"
@@ -85,4 +86,74 @@ func dataMsgs(t *testing.T, st *stack) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// A node answers its bus calls on answerers it keeps from one call to the
+// next, not on a goroutine started for each (which grew its stack at every
+// call); an answerer left without a call ends, and so does every answerer when
+// the service stops.
+func TestBusCallsAreAnsweredByKeptAnswerers(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			s.Close()
+		}
+	})
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	tok, _, err := st.minter.Mint(token.MintRequest{Subject: "agent-7", Scope: token.Scope{Keys: []string{"SAY"}}, TTL: time.Hour}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := busConn(t, st, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const calls = 40
+	for i := range calls {
+		rc, err := wire.Call(ctx, nc, "c1", "SAY", fmt.Sprint(i), wire.WithToken(tok))
+		if err != nil || rc.Result != fmt.Sprint(i) {
+			t.Fatalf("call %d: %q, %v", i, rc.Result, err)
+		}
+	}
+	// A call may come in before the answerer of the one before is back
+	// waiting (its reply went out first): then another starts. Not one a call.
+	if _, started := dispatcher.Answerers(s); started > calls/2 {
+		t.Fatalf("%d answerers started for %d calls one after the other", started, calls)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for running, _ := dispatcher.Answerers(s); running > 0; running, _ = dispatcher.Answerers(s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answerers still run 10 s after the last call", running)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Calls at once, then the service stopped while their answerers wait.
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			rc, err := wire.Call(ctx, nc, "c1", "SAY", fmt.Sprint(i), wire.WithToken(tok))
+			if err == nil && rc.Result != fmt.Sprint(i) {
+				err = fmt.Errorf("call %d answered %q", i, rc.Result)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if running, _ := dispatcher.Answerers(s); running == 0 {
+		t.Log("every answerer ended before the stop: the stop ends none waiting")
+	}
+	closed = true
+	s.Close()
+	if running, _ := dispatcher.Answerers(s); running != 0 {
+		t.Fatalf("%d answerers run after the service stopped", running)
+	}
 }
