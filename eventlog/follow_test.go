@@ -2,6 +2,8 @@ package eventlog_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +121,34 @@ func TestReadRangeWithEndsTheLingerAtTheRangesEnd(t *testing.T) {
 	}
 	if total != 5 {
 		t.Fatalf("batches %v, want the range's 5 events", sizes)
+	}
+}
+
+// A range read stopped by its context before it has delivered the range's end
+// says so: it returned nil, and a rebuild took a stopped read for the whole log.
+func TestReadRangeStoppedBeforeItsEndSaysSo(t *testing.T) {
+	l := logtest.Open(t, "")
+	appendReceipts(t, l, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := 0
+	err := l.ReadRange(ctx, wire.DataStream, 1, 10, 2, func(b []eventlog.Stored) error {
+		if got += len(b); got >= 4 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || got >= 10 {
+		t.Fatalf("a read stopped after %d of 10 events returned %v, want context.Canceled", got, err)
+	}
+	if !strings.Contains(err.Error(), "of 1..10") {
+		t.Errorf("the error does not say where the read stopped: %v", err)
+	}
+	// A whole read, and a read of nothing, return nil.
+	if err := l.ReadRange(context.Background(), wire.DataStream, 1, 10, 3, func([]eventlog.Stored) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ReadRange(context.Background(), wire.DataStream, 11, 10, 3, func([]eventlog.Stored) error { return nil }); err != nil {
+		t.Fatal(err)
 	}
 }

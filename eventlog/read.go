@@ -46,7 +46,9 @@ func eachStored(h Handler) BatchHandler {
 
 // ReadRange delivers the stream's events in order, in batches of up to max, from
 // sequence from (1 = the beginning) until it has delivered sequence to, then returns.
-// The last batch may run past to.
+// The last batch may run past to. A read that stops before it has delivered to
+// (ctx ended, the log's reader stopped) returns an error saying where; one
+// wrapping ctx's cause when ctx ended.
 func (l *Log) ReadRange(ctx context.Context, stream string, from, to uint64, max int, h BatchHandler) error {
 	return l.ReadRangeWith(ctx, stream, from, to, FollowOptions{Max: max}, h)
 }
@@ -64,15 +66,25 @@ func (l *Log) ReadRangeWith(ctx context.Context, stream string, from, to uint64,
 		return nil
 	}
 	opts.Until = to
-	return l.FollowBatches(ctx, stream, from, opts, func(b []Stored) error {
+	last := from - 1 // the last sequence delivered
+	err := l.FollowBatches(ctx, stream, from, opts, func(b []Stored) error {
 		if err := h(b); err != nil {
 			return err
 		}
-		if b[len(b)-1].Seq >= to {
+		last = b[len(b)-1].Seq
+		if last >= to {
 			return errStopFollow
 		}
 		return nil
 	})
+	if err == nil && last < to {
+		// FollowBatches returns nil when ctx ends, and when its reader stops.
+		if cause := context.Cause(ctx); cause != nil {
+			return fmt.Errorf("eventlog: read of %s stopped at sequence %d of %d..%d: %w", stream, last, from, to, cause)
+		}
+		return fmt.Errorf("eventlog: read of %s stopped at sequence %d of %d..%d", stream, last, from, to)
+	}
+	return err
 }
 
 var errStopFollow = errors.New("stop")

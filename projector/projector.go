@@ -452,10 +452,13 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 		spans = append(spans, foldSpan{stream: s, from: from(s), to: last})
 	}
 	err := p.foldRanges(ctx, spans, eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}, progress)
-	if err == nil && ctx.Err() != nil {
-		// The log's reader returns without a word when ctx ends: the catch-up
-		// stopped short of the end it was to reach.
-		err = fmt.Errorf("projector: catch-up stopped before the end of the log: %w", context.Cause(ctx))
+	if ctx.Err() != nil {
+		// ctx ended: the catch-up stopped short of the end it was to reach (the
+		// log's read says where, wrapping ctx's cause).
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+		err = fmt.Errorf("projector: catch-up stopped before the end of the log: %w", err)
 	}
 	if err == nil {
 		err = p.putByKeyLater()
