@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"crypto/ecdsa"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -23,6 +24,15 @@ func SetBeforeReceiptAppend(c *ServiceConfig, f func(rc *wire.Receipt, ev wire.E
 // started.
 func Answerers(s *Service) (running int32, started int64) {
 	return s.calls.answerers.Load(), s.calls.started.Load()
+}
+
+// SetAnswererIdle makes answerers started from now on wait d for their next
+// call; it must be called while none runs. It returns what puts the default
+// back.
+func SetAnswererIdle(d time.Duration) (restore func()) {
+	was := answererIdle
+	answererIdle = d
+	return func() { answererIdle = was }
 }
 
 // Draining is closed once Drain (or Stop) has begun.

@@ -160,8 +160,9 @@ func (s *Service) startCalls() error {
 	return nil
 }
 
-// answererIdle is how long an answerer waits for its next call before it ends.
-const answererIdle = time.Second
+// answererIdle is how long an answerer waits for its next call before it ends
+// (a variable for tests).
+var answererIdle = time.Second
 
 // answerer answers call, then each call handed to it while it waits for one
 // (calls.idle), until it has waited answererIdle or the responder stops. An
@@ -179,6 +180,7 @@ func (s *Service) answerer(call eventlog.Call) {
 	var wait *time.Timer
 	for {
 		s.answer(c.ctx, call)
+		call = eventlog.Call{} // not held while waiting
 		<-c.slots
 		if wait == nil {
 			wait = time.NewTimer(answererIdle)

@@ -132,7 +132,9 @@ func TestBusCallsAreAnsweredByKeptAnswerers(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Calls at once, then the service stopped while their answerers wait.
+	// Calls at once, then the service stopped while their answerers wait (for a
+	// minute): the stop ends them.
+	defer dispatcher.SetAnswererIdle(time.Minute)()
 	errs := make(chan error, 8)
 	for i := range 8 {
 		go func() {
@@ -149,11 +151,15 @@ func TestBusCallsAreAnsweredByKeptAnswerers(t *testing.T) {
 		}
 	}
 	if running, _ := dispatcher.Answerers(s); running == 0 {
-		t.Log("every answerer ended before the stop: the stop ends none waiting")
+		t.Fatal("no answerer waits after calls at once")
 	}
 	closed = true
+	start := time.Now()
 	s.Close()
 	if running, _ := dispatcher.Answerers(s); running != 0 {
 		t.Fatalf("%d answerers run after the service stopped", running)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Fatalf("the stop took %s: it waited for its answerers' idle time", el)
 	}
 }

@@ -87,9 +87,10 @@ func (p *Projector) foldRanges(ctx context.Context, spans []foldSpan, opts event
 			j.take(sp, b)
 			select {
 			case prepc <- j:
-			case <-ctx.Done(): // the reader returns at once, as it does when ctx ends
+				return nil
+			case <-ctx.Done(): // the batch is dropped: the read stops short of its end
+				return ctx.Err()
 			}
-			return nil
 		})
 		if rerr != nil || ctx.Err() != nil {
 			break

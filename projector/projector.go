@@ -611,6 +611,15 @@ func (p *Projector) Close() error {
 	return err
 }
 
+// abandon closes p's file as Close does, without writing it out or sealing it:
+// the partial file of a rebuild that stopped, about to be removed.
+func (p *Projector) abandon() {
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		p.db.Close()
+	})
+}
+
 // view runs fn in a read transaction of the projection; a value that fails its
 // checksum there fails the projector (damaged).
 func (p *Projector) view(fn func(*bolt.Tx) error) error {

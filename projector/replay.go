@@ -42,8 +42,8 @@ func Rebuild(ctx context.Context, cfg Config, progress Progress) error {
 	}
 	if err := p.CatchUp(ctx, progress); err != nil {
 		// Stopped or failed: the projection at final stays as it was, and the
-		// partial new file goes.
-		p.Close()
+		// partial new file goes, neither written out nor sealed.
+		p.abandon()
 		os.Remove(tmp)
 		os.Remove(sealPath(tmp))
 		os.Remove(dirtyMarker(tmp))

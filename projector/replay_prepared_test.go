@@ -199,11 +199,20 @@ func TestRebuildStoppedLeavesTheProjectionAsItWas(t *testing.T) {
 	if err := projector.Rebuild(context.Background(), projector.Config{Path: path, Log: l}, nil); err != nil {
 		t.Fatal(err)
 	}
-	p := open(t, path, l)
+	// A catch-up (a start's) stopped on its way says so too.
+	if _, err := bench.GenerateLog(context.Background(), l, 2000); err != nil {
+		t.Fatal(err)
+	}
+	cfg := projector.Config{Path: path, Log: l, Settings: projector.Settings{BatchSize: 64}}
+	p, err := projector.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer p.Close()
 	ctx, cancel = context.WithCancel(context.Background())
-	cancel()
-	if err := p.CatchUp(ctx, nil); !errors.Is(err, context.Canceled) {
-		t.Fatalf("a catch-up with its context ended returned %v", err)
+	defer cancel()
+	err = p.CatchUp(ctx, func(string, uint64, uint64) { cancel() })
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "catch-up stopped before the end of the log") {
+		t.Fatalf("a catch-up stopped after its first batch returned %v", err)
 	}
 }
