@@ -24,8 +24,8 @@ type byKeyLater struct {
 	rows  map[string]int // row key → its index in runs
 	runs  []byKeyRun
 	count int // entries held
-	// limit is how many entries are held before they are put (flushByKey):
-	// what a rebuild holds in memory is bounded.
+	// limit is how many entries are held before they are put (put, from the
+	// batch that reaches it): what a rebuild holds in memory is bounded.
 	limit int
 }
 

@@ -477,11 +477,10 @@ func (p *Projector) putByKeyLater() error {
 	if p.byKeyLater == nil || p.byKeyLater.count == 0 {
 		return nil
 	}
-	err := p.db.Update(func(tx *bolt.Tx) error {
+	return p.db.Update(func(tx *bolt.Tx) error {
 		setFill(tx)
 		return p.byKeyLater.put(tx, newLedgerBatch(tx, p.byKeyLater.count, nil))
 	})
-	return err
 }
 
 // applyFollowed applies a batch the projector follows the log for: the values
