@@ -23,14 +23,26 @@ func (l *Log) LastSeq(ctx context.Context, stream string) (uint64, error) {
 type Handler func(Stored) error
 
 // Read delivers the stream's events in order from sequence from (1 = the beginning)
-// up to the last sequence at the time of the call, then returns.
+// up to the last sequence at the time of the call, then returns. It hands h one
+// event at a time, read from the log readBatch at a time.
 func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) error {
 	last, err := l.LastSeq(ctx, stream)
 	if err != nil {
 		return err
 	}
-	return l.ReadRange(ctx, stream, from, last, 1, eachStored(h))
+	return l.ReadRange(ctx, stream, from, last, readBatch, eachStored(h))
 }
+
+// readBatch is how many events Read takes from its reader at a time. A pull of
+// two messages at a time (a batch of one) cost a round trip a message, and under
+// load a pull now and then went unanswered until the client's missed-heartbeat
+// check made it again, two seconds later.
+const readBatch = 256
+
+// minPull is the fewest messages a follower's pulls ask the log for. Pulls of two
+// messages (a batch of one) went unanswered now and then under load, until the
+// client's missed-heartbeat check made them again two seconds later.
+const minPull = 64
 
 // eachStored hands h a batch's events one by one.
 func eachStored(h Handler) BatchHandler {
@@ -188,7 +200,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		max = 1
 	}
 	src := &followSource{l: l, stream: stream, hang: l.followHang,
-		opts: []jetstream.PullMessagesOpt{jetstream.PullMaxMessages(max * 2), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat)}}
+		opts: []jetstream.PullMessagesOpt{jetstream.PullMaxMessages(pullSize(max)), jetstream.PullExpiry(PullExpiry), jetstream.PullHeartbeat(PullHeartbeat)}}
 	if err := src.open(ctx, from); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -424,4 +436,10 @@ func (l *Log) LastSubjectSeq(ctx context.Context, stream, subject string) (uint6
 		return 0, fmt.Errorf("eventlog: last message of %s: %w", subject, err)
 	}
 	return m.Sequence, nil
+}
+
+// pullSize is how many messages a follower handing over batches of up to batch
+// events asks the log for at a time.
+func pullSize(batch int) int {
+	return max(2*batch, minPull)
 }

@@ -593,7 +593,7 @@ func (w *leakWorld) readEverything() {
 // (a pack's, stored compressed, as read), checks the replay, and stops the node.
 func (w *leakWorld) stop() {
 	t := w.t
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, s := range wire.Streams {
 		st, err := w.n.Log().JetStream().Stream(ctx, s)
