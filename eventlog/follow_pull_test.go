@@ -13,9 +13,10 @@ import (
 )
 
 // A follower handing over one event at a time (Follow, Read's handler) still
-// pulls many messages at a time: pulls of two went unanswered now and then under
-// load until the client's missed-heartbeat check made them again, two seconds
-// later, and a read of a thousand events under the race detector took over ten.
+// pulls many messages at a time: with pulls of two, the client often took the
+// last message of a pull while still sending it, and then asked for no more
+// until its missed-heartbeat check two seconds later (see minPull); a read of a
+// thousand events under the race detector took over ten seconds.
 func TestFollowingOneEventAtATimePullsManyMessagesAtATime(t *testing.T) {
 	l := logtest.Open(t, "")
 	appendReceipts(t, l, 5)

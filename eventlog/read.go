@@ -33,15 +33,18 @@ func (l *Log) Read(ctx context.Context, stream string, from uint64, h Handler) e
 	return l.ReadRange(ctx, stream, from, last, readBatch, eachStored(h))
 }
 
-// readBatch is how many events Read takes from its reader at a time. A pull of
-// two messages at a time (a batch of one) cost a round trip a message, and under
-// load a pull now and then went unanswered until the client's missed-heartbeat
-// check made it again, two seconds later.
+// readBatch is how many events Read takes from its reader at a time: one
+// hand-over a batch rather than one an event.
 const readBatch = 256
 
-// minPull is the fewest messages a follower's pulls ask the log for. Pulls of two
-// messages (a batch of one) went unanswered now and then under load, until the
-// client's missed-heartbeat check made them again two seconds later.
+// minPull is the fewest messages a follower's pulls ask the log for. The
+// client's iterator asks for its next pull when a message is taken and fewer
+// than half of the last pull's are still to come, unless it is still sending the
+// last pull; when the last message of a pull is taken in that moment, it asks
+// for nothing more until its missed-heartbeat check, two seconds later. With
+// pulls of two messages (a follower handing over one event at a time) that
+// moment came often under the race detector: a read of 1,500 messages took 6 to
+// 22 seconds instead of 0.1, where pulls of 8 or 64 never waited.
 const minPull = 64
 
 // eachStored hands h a batch's events one by one.
