@@ -18,7 +18,11 @@ type ledgerBatch struct {
 	size    int64 // the ledger's size with the leaves added so far
 	loaded  bool
 	changed bool
-	stored  map[int64]tlog.Hash // hashes stored in this transaction
+	// stored are the hashes stored in this transaction, in their order: the
+	// stored hashes of consecutive leaves have consecutive indexes, the first
+	// at first.
+	stored []tlog.Hash
+	first  int64
 	// arena holds the values the batch stores: bbolt keeps a value until the
 	// transaction commits, so each is carved from a chunk shared by many
 	// instead of allocated on its own.
@@ -29,7 +33,7 @@ type ledgerBatch struct {
 	// key is where the keys of the batch's puts are built (indexKey).
 	key []byte
 	// events is how many events the transaction folds (0: unknown); the first
-	// chunk of the arena and the hashes' map are sized for them.
+	// chunk of the arena and the hashes kept are sized for them.
 	events int
 }
 
@@ -54,7 +58,7 @@ func (b *ledgerBatch) storedHashes(dst []tlog.Hash, n int64, h tlog.Hash) ([]tlo
 	// hash of the subtree beside it.
 	for i := range bits.TrailingZeros64(uint64(n + 1)) {
 		x := tlog.StoredHashIndex(i, n>>uint(i)-1)
-		left, ok := b.stored[x]
+		left, ok := b.storedAt(x)
 		if !ok {
 			var err error
 			if left, err = readStoredHash(b.tx, x); err != nil {
@@ -65,6 +69,14 @@ func (b *ledgerBatch) storedHashes(dst []tlog.Hash, n int64, h tlog.Hash) ([]tlo
 		dst = append(dst, h)
 	}
 	return dst, nil
+}
+
+// storedAt is the hash at index x when this transaction stored it.
+func (b *ledgerBatch) storedAt(x int64) (tlog.Hash, bool) {
+	if i := x - b.first; i >= 0 && i < int64(len(b.stored)) {
+		return b.stored[i], true
+	}
+	return tlog.Hash{}, false
 }
 
 // add appends the receipt data of invocation inv as the tree's next leaf, and
@@ -83,9 +95,10 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 		}
 		hint := 64
 		if b.events > 0 {
-			hint = min(hint, 2*b.events+2) // a leaf stores two hashes on average
+			hint = 2*b.events + 2 // a leaf stores two hashes on average
 		}
-		b.size, b.loaded, b.stored = n, true, make(map[int64]tlog.Hash, hint)
+		b.size, b.loaded = n, true
+		b.stored, b.first = make([]tlog.Hash, 0, hint), tlog.StoredHashIndex(0, n)
 	}
 	n := b.size
 	var room [65]tlog.Hash
@@ -96,7 +109,7 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 	base := tlog.StoredHashIndex(0, n)
 	for i, h := range hs {
 		x := base + int64(i)
-		b.stored[x] = h
+		b.stored = append(b.stored, h)
 		if level, _ := tlog.SplitStoredHashIndex(x); level == 0 || !keptLevel(level) {
 			continue // the leaf's own, kept with the leaf, or one computed when read
 		}
