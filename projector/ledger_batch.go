@@ -107,6 +107,7 @@ func (b *ledgerBatch) addHash(inv string, h tlog.Hash) (int64, error) {
 		return 0, err
 	}
 	base := tlog.StoredHashIndex(0, n)
+	b.stored = b.stored[:base-b.first] // as it was after the last leaf added, had a put failed since
 	for i, h := range hs {
 		x := base + int64(i)
 		b.stored = append(b.stored, h)
