@@ -52,15 +52,15 @@ func (m memHashes) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	return out, nil
 }
 
-// The hashes a batch stores for each leaf are tlog's, whether the hashes it
-// reads were stored in its own transaction or in one before; and adding a leaf
-// allocates nothing for them.
-func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), 0o600, nil)
+// ledgerDB is a bbolt file of its own for tb, opened with opts, holding every
+// bucket of a projection; closed when tb ends.
+func ledgerDB(tb testing.TB, opts *bolt.Options) *bolt.DB {
+	tb.Helper()
+	db, err := bolt.Open(filepath.Join(tb.TempDir(), "l.db"), 0o600, opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer db.Close()
+	tb.Cleanup(func() { db.Close() })
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -69,8 +69,16 @@ func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
 		}
 		return nil
 	}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return db
+}
+
+// The hashes a batch stores for each leaf are tlog's, whether the hashes it
+// reads were stored in its own transaction or in one before; and adding a leaf
+// allocates nothing for them.
+func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
+	db := ledgerDB(t, nil)
 	want := memHashes{}
 	const leaves, perTx = 1100, 37
 	for n := int64(0); n < leaves; {
@@ -136,21 +144,7 @@ func TestLedgerBatchStoresTlogsHashes(t *testing.T) {
 // rebuild's batch size, 8,192: the time and allocations of each leaf's hashes
 // and puts, the commit included.
 func BenchmarkLedgerBatchAdd(b *testing.B) {
-	db, err := bolt.Open(filepath.Join(b.TempDir(), "l.db"), 0o600, &bolt.Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, bk := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(bk); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
+	db := ledgerDB(b, &bolt.Options{NoSync: true})
 	const perTx = 8192
 	hashes := make([]tlog.Hash, perTx)
 	invs := make([]string, perTx)
