@@ -95,6 +95,12 @@ func bufOf(b *[]byte) []byte {
 	return *b
 }
 
+// Release hands back the buffers batch's events were decompressed into, for a
+// handler of a follower with FollowOptions.HandsBack: no event of batch, nor of
+// a batch handed over before it, is read again. It does nothing for events read
+// otherwise.
+func Release(batch []Stored) { release(batch) }
+
 // release puts back into packBufs the buffers batch's events were decompressed
 // into (FollowOptions.Transient): their bytes are not to be read again.
 func release(batch []Stored) {

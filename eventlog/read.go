@@ -190,6 +190,12 @@ type FollowOptions struct {
 	// keep): the events of a compressed pack are then decompressed into a
 	// buffer used again for a later pack, instead of one of their own each.
 	Transient bool
+	// HandsBack, with Transient, says the handler keeps the batch's events
+	// past its return (a copy of the slice) and hands them back itself with
+	// Release once nothing reads their Data any more: the follower then puts
+	// back no buffer. A batch holding a pack's first events may be handed back
+	// only after the batch before it, as the events are in the stream.
+	HandsBack bool
 }
 
 // FollowBatches is Follow delivering events in batches as opts describe: whatever
@@ -358,7 +364,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			}
 			return err
 		}
-		if opts.Transient {
+		if opts.Transient && !opts.HandsBack {
 			release(batch)
 		}
 	}

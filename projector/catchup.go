@@ -125,8 +125,12 @@ func (j *foldJob) take(sp foldSpan, b []eventlog.Stored) {
 }
 
 // release drops what j's committed batch refers to (the events' data, their
-// prepared forms), so that only the buffers stay, and empties its arena.
+// prepared forms), so that only the buffers stay, and empties its arena. The
+// buffers the batch's packs were decompressed into go back to the log's reader
+// (FollowOptions.HandsBack): the batches commit in their order, so every batch
+// before j's has been released too.
 func (j *foldJob) release() {
+	eventlog.Release(j.batch)
 	clear(j.batch)
 	clear(j.pre)
 	j.batch, j.pre = j.batch[:0], j.pre[:0]

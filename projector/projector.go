@@ -451,7 +451,10 @@ func (p *Projector) catchUp(ctx context.Context, from func(stream string) uint64
 		}
 		spans = append(spans, foldSpan{stream: s, from: from(s), to: last})
 	}
-	err := p.foldRanges(ctx, spans, eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger}, progress)
+	// The fold copies what it keeps of an event (as a follower's does), and a
+	// batch's events are read until it commits: foldRanges hands them back then.
+	opts := eventlog.FollowOptions{Max: p.cfg.BatchSize, Linger: catchUpLinger, Transient: true, HandsBack: true}
+	err := p.foldRanges(ctx, spans, opts, progress)
 	if ctx.Err() != nil {
 		// ctx ended: the catch-up stopped short of the end it was to reach (the
 		// log's read says where, wrapping ctx's cause).
