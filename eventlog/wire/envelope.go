@@ -23,7 +23,7 @@ func Encode(ev *Event) ([]byte, error) {
 	if ev.enc != nil && ev.holdsItsEnvelope() {
 		return ev.enc[:len(ev.enc):len(ev.enc)], nil
 	}
-	if !ev.compactData() || !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) {
+	if !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) || !ev.compactData() && !marshalsAsIs(ev.Data) {
 		return marshalEvent(*ev)
 	}
 	b := appendEnvelopeHead(make([]byte, 0, envelopeHead+len(ev.ID)+len(ev.Type)+len(ev.Actor)+len(ev.Data)), ev.ID, ev.At, ev.Type, ev.Actor)
@@ -152,6 +152,37 @@ func (ev *Event) holdsItsEnvelope() bool {
 	var buf [160]byte
 	head := appendEnvelopeHead(buf[:0], ev.ID, ev.At, ev.Type, ev.Actor)
 	return head != nil && string(head) == string(ev.enc[:len(ev.enc)-1-len(ev.Data)])
+}
+
+// marshalsAsIs reports whether b is JSON that json.Marshal writes as it is when
+// it is a json.RawMessage: valid, with no space between its tokens and none of
+// the characters it escapes ('<', '>', '&', U+2028 and U+2029). An event's data
+// decoded from an envelope in that form (a bus call's request, as wire.Call
+// sends it) is then written as it came, not through encoding/json.
+func marshalsAsIs(b []byte) bool {
+	if len(b) == 0 || !validJSON(b) {
+		return false
+	}
+	in := false // inside a string
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8:
+			return false
+		case in:
+			if c == '\\' {
+				i++ // the escaped character: ASCII in valid JSON
+			} else if c == '"' {
+				in = false
+			}
+		case c == '"':
+			in = true
+		case isSpace(c):
+			return false
+		}
+	}
+	return true
 }
 
 // marshalEvent is Encode through encoding/json, on a copy of the event: only this

@@ -8,7 +8,7 @@ import (
 )
 
 // Decode never panics; an event it accepts has an id and a type, re-encodes with
-// Encode to bytes that decode to the same event, and its data decodes (or is
+// Encode to what json.Marshal gives, bytes that decode to the same event, and its data decodes (or is
 // refused with ErrBadEvent) as every payload type without a panic.
 func FuzzDecodeEvent(f *testing.F) {
 	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -23,7 +23,12 @@ func FuzzDecodeEvent(f *testing.F) {
 		f.Add(b)
 	}
 	for _, s := range []string{`{}`, `{"id":"x","type":"T"}`, `{"id":"x","type":"T","data":}`, `{"id":"\u00e9","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"x":1}}`,
-		`{"id":"x","type":"T","at":1,"data":null}`, `[1]`, "\xff", `{"id":"x","type":"T","data":{"a":"\ud800"}}`} {
+		`{"id":"x","type":"T","at":1,"data":null}`, `[1]`, "\xff", `{"id":"x","type":"T","data":{"a":"\ud800"}}`,
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"a":"<b>","c":"\u2028 \u0026"}}`,
+		"{\"id\":\"x\",\"type\":\"T\",\"at\":\"2026-01-01T00:00:00Z\",\"actor\":\"a\",\"data\":{\"a\":\"\u2029\"}}",
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"a":"x y","b":[1, 2]}}`,
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"a":"\"","b":[1, 2]}}`,
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00.500Z","actor":"a","data":{"a":"\" \\","b":[1,{"c":null}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -40,6 +45,10 @@ func FuzzDecodeEvent(f *testing.F) {
 				t.Fatalf("accepted an event without id or type: %q", b)
 			}
 			out, err := Encode(&ev)
+			want, werr := json.Marshal(&ev)
+			if (err == nil) != (werr == nil) || err == nil && !bytes.Equal(out, want) {
+				t.Fatalf("%q: Encode gives %q, %v; json.Marshal %q, %v", b, out, err, want, werr)
+			}
 			if err != nil {
 				continue // data that is not JSON (only through the slow path) does not encode
 			}
