@@ -193,8 +193,9 @@ type FollowOptions struct {
 	// HandsBack, with Transient, says the handler keeps the batch's events
 	// past its return (a copy of the slice) and hands them back itself with
 	// Release once nothing reads their Data any more: the follower then puts
-	// back no buffer. A batch holding a pack's first events may be handed back
-	// only after the batch before it, as the events are in the stream.
+	// back no buffer. Batches are handed back in the order they came: a pack's
+	// buffer goes back with the batch holding its last event, and the pack's
+	// first events may be in the batches before it.
 	HandsBack bool
 }
 
