@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/api/mcp"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -54,6 +55,44 @@ func TestFastPathAttackedByATokenHolder(t *testing.T) {
 	if code == 200 || strings.Contains(body, "Hello") {
 		t.Fatalf("a call after the session was deleted: %d %s", code, body)
 	}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
+		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
+	}
+}
+
+// A session its client deleted is gone for the next call at once, whether or
+// not the handler has yet seen the SDK end it: the call is the SDK's to refuse
+// (404), nothing runs, nothing is appended. The end is held here as a loaded
+// node can leave it, after the DELETE's answer and before the call.
+func TestDeletedSessionIsGoneForTheNextCallAtOnce(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	cs := connect(t, n, bearer(tok), "", nil)
+	id := cs.ID()
+	hdr := []string{"Mcp-Session-Id", id, "Authorization", "Bearer " + tok, "Mcp-Protocol-Version", "2025-06-18"}
+	if code, _, body := post(t, n, "", toolsCall("1", "GREET", `{"name":"x"}`, ""), hdr...); code != 200 || !strings.Contains(body, "Hello") {
+		t.Fatalf("a call of the open session: %d %s", code, body)
+	}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	before, _ := n.Log().LastSeq(context.Background(), wire.DataStream)
+
+	release := mcp.HoldSessionEnds()
+	defer release()
+	req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("DELETE the session: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	code, _, body := post(t, n, "", toolsCall("2", "GREET", `{"name":"y"}`, ""), hdr...)
+	if code != http.StatusNotFound || strings.Contains(body, "Hello") {
+		t.Fatalf("a call after the session was deleted, its end not yet seen: %d %s; want the SDK's 404", code, body)
+	}
+	release()
 	nodetest.WaitDispatchIdle(t, n.Log())
 	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
 		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)

@@ -1,5 +1,7 @@
 package mcp
 
+import "sync"
+
 // OpenSessions is how many sessions the handler follows once their first request
 // has been served.
 func (h *Handler) OpenSessions() int {
@@ -14,4 +16,18 @@ func (h *Handler) OpenSessions() int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// HoldSessionEnds holds every session's end, as adopt's wait sees it, until
+// release is called: what a request gets meanwhile is the SDK's and ending's.
+func HoldSessionEnds() (release func()) {
+	held := make(chan struct{})
+	endHold.Store(&held)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			endHold.Store(nil)
+			close(held)
+		})
+	}
 }

@@ -69,6 +69,11 @@ const fastFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitiveSt
 // POST the fast path takes is answered here, anything else by the SDK. The POST
 // holds the session's idle timer either way.
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, s *session) {
+	if r.Method == http.MethodDelete {
+		s.ending() // before the SDK answers: a call sent after its answer is the SDK's to refuse
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.sdk.ServeHTTP(w, r)
 		return

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capdir/capdir/contract"
@@ -205,11 +206,22 @@ func (h *Handler) adopt(s *session) {
 	go func() {
 		defer h.wg.Done()
 		ss.Wait()
+		endSeen()
 		s.close() // stops the expiry timer
 		h.mu.Lock()
 		delete(h.sessions, s.id)
 		h.mu.Unlock()
 	}()
+}
+
+// endHold, when set, is waited on where adopt's wait has seen a session end,
+// before it is closed here: a test holds it to check what a request meanwhile gets.
+var endHold atomic.Pointer[chan struct{}]
+
+func endSeen() {
+	if c := endHold.Load(); c != nil {
+		<-*c
+	}
 }
 
 // Close ends every session and refuses new ones (503). It returns once the

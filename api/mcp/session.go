@@ -267,10 +267,10 @@ func (s *session) adopt() *sdk.ServerSession {
 	if !closing && !s.caller.expiry.IsZero() {
 		// A token's session ends with the token: past its expiry every request is
 		// refused anyway, and the stream would go on announcing changes.
-		s.timer = time.AfterFunc(s.caller.expiry.Sub(s.h.cfg.Clock()), func() { ss.Close() })
+		s.timer = time.AfterFunc(s.caller.expiry.Sub(s.h.cfg.Clock()), func() { s.ending(); ss.Close() })
 	}
 	if !closing && s.h.cfg.SessionIdle > 0 {
-		s.idle = time.AfterFunc(s.h.cfg.SessionIdle, func() { ss.Close() })
+		s.idle = time.AfterFunc(s.h.cfg.SessionIdle, func() { s.ending(); ss.Close() })
 		if s.posts > 0 {
 			s.idle.Stop() // a POST began while the first was being served
 		}
@@ -280,6 +280,16 @@ func (s *session) adopt() *sdk.ServerSession {
 		ss.Close() // closed while its first request was being served
 	}
 	return ss
+}
+
+// ending marks the session closing ahead of the SDK's end of it (the client's
+// DELETE, the idle wait, its token's expiry): the SDK forgets a session at once,
+// and a POST sent once that is done must find it gone, not be run by the fast
+// path before adopt's wait has seen the end. The calls in flight go on.
+func (s *session) ending() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 }
 
 // close ends the session; it waits for the calls in flight to be answered.
