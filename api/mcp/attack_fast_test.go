@@ -98,3 +98,34 @@ func TestDeletedSessionIsGoneForTheNextCallAtOnce(t *testing.T) {
 		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
 	}
 }
+
+// A DELETE of a session under another credential, or none, ends nothing: it is
+// refused before the SDK sees it, and the session's own caller goes on calling
+// on the fast path.
+func TestSessionDeleteUnderAnotherCredentialEndsNothing(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	other, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	cs := connect(t, n, bearer(tok), "", nil)
+	id := cs.ID()
+	for _, auth := range []string{"Bearer " + other, "", "Bearer not-a-token"} {
+		req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("DELETE with Authorization %q: %d; want 401 or 403", auth, resp.StatusCode)
+		}
+		hdr := []string{"Mcp-Session-Id", id, "Authorization", "Bearer " + tok, "Mcp-Protocol-Version", "2025-06-18"}
+		if code, _, body := post(t, n, "", toolsCall("1", "GREET", `{"name":"x"}`, ""), hdr...); code != 200 || !strings.Contains(body, "Hello") {
+			t.Fatalf("a call of the session after a DELETE with Authorization %q: %d %.300s", auth, code, body)
+		}
+	}
+}
