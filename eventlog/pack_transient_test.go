@@ -20,29 +20,7 @@ import (
 // packs meanwhile, and Seen sees the same bytes; what a handler keeps past its
 // return is what it copied.
 func TestTransientFollowerHandsEveryPackWhole(t *testing.T) {
-	l := openPacking(t, eventlog.Config{})
-	want := map[string][]byte{}
-	for round := range 40 {
-		evs := make([]wire.Event, 9)
-		for i := range evs {
-			// Alike enough to compress, and each its own.
-			evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{
-				"key": fmt.Sprintf("K%d", i%3), "body": strings.Repeat("city=Lisbon&units=metric&", 8), "n": fmt.Sprint(round*9 + i)})
-			want[evs[i].ID] = bytes.Clone(evs[i].Data)
-		}
-		for _, p := range packAppendEvents(t, l, evs, requestOn) {
-			if _, err := eventlog.AwaitAck(context.Background(), p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	last, err := l.LastSeq(context.Background(), wire.DataStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last >= uint64(len(want)) {
-		t.Fatalf("%d events stored in %d messages: not packed", len(want), last)
-	}
+	l, want, _ := appendPackedRequests(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -53,7 +31,7 @@ func TestTransientFollowerHandsEveryPackWhole(t *testing.T) {
 		seen[s.ID] = s.Data // kept until the batch's handler has looked at it
 		mu.Unlock()
 	}}
-	err = l.FollowBatches(ctx, wire.DataStream, 1, opts, func(b []eventlog.Stored) error {
+	err := l.FollowBatches(ctx, wire.DataStream, 1, opts, func(b []eventlog.Stored) error {
 		check := func(when string) {
 			for _, s := range b {
 				if !bytes.Equal(s.Data, want[s.ID]) {
@@ -92,34 +70,13 @@ func TestTransientFollowerHandsEveryPackWhole(t *testing.T) {
 // hold their bytes until the handler hands them back with Release, in order,
 // and the reader goes on with other buffers meanwhile.
 func TestHandsBackFollowerKeepsBuffersUntilReleased(t *testing.T) {
-	l := openPacking(t, eventlog.Config{})
-	want := map[string][]byte{}
-	for round := range 40 {
-		evs := make([]wire.Event, 9)
-		for i := range evs {
-			evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{
-				"key": fmt.Sprintf("K%d", i%3), "body": strings.Repeat("city=Porto&units=metric&", 8), "n": fmt.Sprint(round*9 + i)})
-			want[evs[i].ID] = bytes.Clone(evs[i].Data)
-		}
-		for _, p := range packAppendEvents(t, l, evs, requestOn) {
-			if _, err := eventlog.AwaitAck(context.Background(), p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	last, err := l.LastSeq(context.Background(), wire.DataStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last >= uint64(len(want)) {
-		t.Fatalf("%d events stored in %d messages: not packed", len(want), last)
-	}
+	l, want, last := appendPackedRequests(t)
 	// Every batch is kept, none handed back, until the whole log is read; then
 	// the first half is handed back and read on: the rest still holds its bytes.
 	var kept [][]eventlog.Stored
 	got := 0
 	opts := eventlog.FollowOptions{Max: 4, Transient: true, HandsBack: true}
-	err = l.ReadRangeWith(context.Background(), wire.DataStream, 1, last, opts, func(b []eventlog.Stored) error {
+	err := l.ReadRangeWith(context.Background(), wire.DataStream, 1, last, opts, func(b []eventlog.Stored) error {
 		kept = append(kept, slices.Clone(b)) // the follower reuses b
 		got += len(b)
 		return nil
@@ -156,4 +113,35 @@ func TestHandsBackFollowerKeepsBuffersUntilReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a second read", kept[half:])
+}
+
+// appendPackedRequests appends 360 requests to a packing log, in packs of 9,
+// and returns the log, each event's data by id and the stream's last sequence,
+// fewer than the events.
+func appendPackedRequests(t *testing.T) (*eventlog.Log, map[string][]byte, uint64) {
+	t.Helper()
+	l := openPacking(t, eventlog.Config{})
+	want := map[string][]byte{}
+	for round := range 40 {
+		evs := make([]wire.Event, 9)
+		for i := range evs {
+			// Alike enough to compress, and each its own.
+			evs[i] = mustEvent(t, l, wire.TypeInvocationRequested, map[string]string{
+				"key": fmt.Sprintf("K%d", i%3), "body": strings.Repeat("city=Lisbon&units=metric&", 8), "n": fmt.Sprint(round*9 + i)})
+			want[evs[i].ID] = bytes.Clone(evs[i].Data)
+		}
+		for _, p := range packAppendEvents(t, l, evs, requestOn) {
+			if _, err := eventlog.AwaitAck(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	last, err := l.LastSeq(context.Background(), wire.DataStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last >= uint64(len(want)) {
+		t.Fatalf("%d events stored in %d messages: not packed", len(want), last)
+	}
+	return l, want, last
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/api/mcp"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/eventlog/wire"
@@ -43,13 +44,8 @@ func TestFastPathAttackedByATokenHolder(t *testing.T) {
 
 	nodetest.WaitDispatchIdle(t, n.Log())
 	before, _ := n.Log().LastSeq(context.Background(), wire.DataStream)
-	req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode >= 300 {
-		t.Fatalf("DELETE the session: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
+	if code := deleteSession(t, n, id, "Bearer "+tok); code >= 300 {
+		t.Fatalf("DELETE the session: %d", code)
 	}
 	code, _, body = post(t, n, "", toolsCall("10", "GREET", `{"name":"x"}`, ""), hdr...)
 	if code == 200 || strings.Contains(body, "Hello") {
@@ -80,14 +76,9 @@ func TestDeletedSessionIsGoneForTheNextCallAtOnce(t *testing.T) {
 
 	release := mcp.HoldSessionEnds()
 	defer release()
-	req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode >= 300 {
-		t.Fatalf("DELETE the session: %v %v", resp, err)
+	if code := deleteSession(t, n, id, "Bearer "+tok); code >= 300 {
+		t.Fatalf("DELETE the session: %d", code)
 	}
-	resp.Body.Close()
 	code, _, body := post(t, n, "", toolsCall("2", "GREET", `{"name":"y"}`, ""), hdr...)
 	if code != http.StatusNotFound || strings.Contains(body, "Hello") {
 		t.Fatalf("a call after the session was deleted, its end not yet seen: %d %s; want the SDK's 404", code, body)
@@ -110,22 +101,29 @@ func TestSessionDeleteUnderAnotherCredentialEndsNothing(t *testing.T) {
 	cs := connect(t, n, bearer(tok), "", nil)
 	id := cs.ID()
 	for _, auth := range []string{"Bearer " + other, "", "Bearer not-a-token"} {
-		req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
-		req.Header.Set("Mcp-Session-Id", id)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("DELETE with Authorization %q: %d; want 401 or 403", auth, resp.StatusCode)
+		if code := deleteSession(t, n, id, auth); code != http.StatusForbidden && code != http.StatusUnauthorized {
+			t.Fatalf("DELETE with Authorization %q: %d; want 401 or 403", auth, code)
 		}
 		hdr := []string{"Mcp-Session-Id", id, "Authorization", "Bearer " + tok, "Mcp-Protocol-Version", "2025-06-18"}
 		if code, _, body := post(t, n, "", toolsCall("1", "GREET", `{"name":"x"}`, ""), hdr...); code != 200 || !strings.Contains(body, "Hello") {
 			t.Fatalf("a call of the session after a DELETE with Authorization %q: %d %.300s", auth, code, body)
 		}
 	}
+}
+
+// deleteSession sends DELETE for session id with Authorization auth (none when
+// empty) and returns the status.
+func deleteSession(t *testing.T, n *capdir.Node, id, auth string) int {
+	t.Helper()
+	req, _ := http.NewRequest("DELETE", endpoint(n, ""), nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("DELETE the session: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
