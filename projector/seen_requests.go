@@ -14,8 +14,11 @@ import (
 // for the batch that holds them to commit (InvocationBefore).
 type seenRequests struct {
 	mu sync.Mutex
-	// read is the last data-stream sequence the follower has read (Seen).
-	read uint64
+	// read is the last data-stream sequence the follower has read whole (Seen):
+	// every event of its message, a pack's last included. touched is the
+	// last it has read any event of: a pack is handed over event by event, and
+	// its later events, requests among them, may still be to come.
+	read, touched uint64
 	// ids holds, by invocation id, the requests read and not yet committed.
 	ids map[string]seenID
 	// order holds them in stream order, so that a commit forgets what it folded;
@@ -66,8 +69,15 @@ func (r *seenRequests) see(s *eventlog.Stored) {
 	if isRequest {
 		r.order = append(r.order, seenRequest{seq: s.Seq, ev: *s})
 	}
-	if s.Seq > r.read {
-		r.read = s.Seq
+	if s.Seq > r.touched {
+		r.touched = s.Seq
+	}
+	read := s.Seq
+	if s.More() {
+		read-- // the rest of its message is still to come
+	}
+	if read > r.read {
+		r.read = read
 	}
 	if len(r.waits) > 0 {
 		r.wakeLocked()
@@ -108,22 +118,24 @@ func (r *seenRequests) wakeLocked() {
 	r.waits = kept
 }
 
-// readUpTo is the last data-stream sequence the follower has read.
-func (r *seenRequests) readUpTo() uint64 {
+// touchedUpTo is the last data-stream sequence the follower has read any
+// event of.
+func (r *seenRequests) touchedUpTo() uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.read
+	return r.touched
 }
 
-// hasRead reports whether the follower has read the data stream up to upTo.
+// hasRead reports whether the follower has read the data stream up to upTo,
+// each message whole.
 func (r *seenRequests) hasRead(upTo uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.read >= upTo
 }
 
-// waitRead waits until the follower has read the data stream up to upTo, or
-// ctx is done (false).
+// waitRead waits until the follower has read the data stream up to upTo, each
+// message whole, or ctx is done (false).
 func (r *seenRequests) waitRead(ctx context.Context, upTo uint64) bool {
 	r.mu.Lock()
 	if r.read >= upTo {
@@ -183,8 +195,10 @@ func (r *seenRequests) committed(last uint64) {
 	r.mu.Unlock()
 }
 
-// before reports whether the follower has read the data stream up to seq-1
-// and holds no request under id before seq that is not yet committed.
+// before reports whether the follower has read the data stream up to seq-1,
+// each message whole (a request under id may be a later event of a pack whose
+// first events it has read), and holds no request under id before seq that is
+// not yet committed.
 func (r *seenRequests) before(id string, seq uint64) bool {
 	r.mu.Lock()
 	r.decodeLocked()
@@ -194,15 +208,16 @@ func (r *seenRequests) before(id string, seq uint64) bool {
 	return ok
 }
 
-// Read is the last sequence of the data stream this projector has read while
-// following it (OnSeen was told of every event up to it), whether or not its
-// batch has committed: Applied catches up with it. For another stream, it is
-// Applied.
+// Read is the last sequence of the data stream this projector has read an
+// event of while following it (OnSeen was told of every event before it, and
+// of one or more of its message's), whether or not its batch has committed:
+// Applied catches up with it once the batch holding its message whole has. For
+// another stream, it is Applied.
 func (p *Projector) Read(stream string) uint64 {
 	if stream != wire.DataStream {
 		return p.Applied(stream)
 	}
-	return max(p.seenReqs.readUpTo(), p.Applied(stream))
+	return max(p.seenReqs.touchedUpTo(), p.Applied(stream))
 }
 
 // InvocationBefore is Invocation(id) as it stands once the projection has

@@ -86,3 +86,42 @@ func TestSeenRequestsDecodedWhenAsked(t *testing.T) {
 	want("inv_f", 10, true)
 	noneHeld("after the commit of everything read again")
 }
+
+// A pack is handed over event by event: until its last event is read, the
+// pack is not read (a request under an id may be among its events still to
+// come), though Read counts it, so that a receipt among its events already
+// read is waited for.
+func TestSeenRequestsPackReadWhole(t *testing.T) {
+	r := newSeenRequests()
+	part := func(seq uint64, part, parts int, typ, inv string) {
+		t.Helper()
+		ev, err := wire.NewEvent(time.Unix(0, 0), typ, "owner", wire.InvocationRequest{InvocationID: inv, Key: "K", Body: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.see(&eventlog.Stored{Event: ev, Stream: wire.DataStream, Subject: wire.RequestSubject("K"), Seq: seq, Part: part, Parts: parts})
+	}
+	part(1, 0, 1, wire.TypeInvocationRequested, "inv_a") // a message of one event
+	r.committed(1)
+	part(2, 0, 3, wire.TypeInvocationRequested, "inv_b")
+	if r.hasRead(2) || r.before("inv_c", 3) {
+		t.Fatal("the pack at 2 counts as read after its first event of three")
+	}
+	if r.touchedUpTo() != 2 || !r.hasRead(1) || !r.before("inv_a", 2) {
+		t.Fatalf("after the first event of the pack at 2: touched %d, read %d", r.touchedUpTo(), r.read)
+	}
+	part(2, 1, 3, wire.TypeInvocationRequested, "inv_c")
+	if r.before("inv_c", 3) {
+		t.Fatal("inv_c before 3 with two of the pack's three events read")
+	}
+	part(2, 2, 3, wire.TypeReceipt, "inv_a")
+	if !r.hasRead(2) || r.before("inv_c", 3) || !r.before("inv_d", 3) || r.before("inv_b", 3) {
+		t.Fatal("the pack at 2 read whole: inv_b and inv_c are pending before 3, inv_d is not")
+	}
+	// Read again by the next follower, from its first event: what was read
+	// whole stays read.
+	part(2, 0, 3, wire.TypeInvocationRequested, "inv_b")
+	if !r.hasRead(2) {
+		t.Fatal("the pack at 2 read again from its first event is no longer read")
+	}
+}
