@@ -70,8 +70,8 @@ func Start(t testing.TB, mutate func(*capdir.Config), opts ...capdir.Option) *ca
 func Quiet() capdir.Option { return capdir.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
 
 // CheckReplay waits for the projector to catch up with the log, then rebuilds the
-// log into a fresh file and compares digests. A node appends on its own (the
-// upstream MCP servers' tools kept in step, the watcher's results), so the two
+// log into a fresh file and compares digests. A node appends on its own (its
+// upstream MCP servers' tools kept in step, for one), so the two
 // digests are compared only when the log did not grow between the catch-up and
 // the end of the rebuild; when it did, the check starts again (a few times, then
 // it fails saying the log never stood still).
