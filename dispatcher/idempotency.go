@@ -304,11 +304,11 @@ func (s *Service) notice(client string, req *wire.InvocationRequest, typ string,
 }
 
 // noticeEvent is the event a bus client is told about req in: a receipt under
-// its own event id, or a refusal. Never stored.
+// its own event id, or a refusal. Never stored. A receipt is made under its id
+// from the start: its envelope, written once, is what wire.Encode gives back.
 func (s *Service) noticeEvent(req *wire.InvocationRequest, typ string, data any) (wire.Event, error) {
-	ev, err := wire.NewEvent(s.cfg.Clock(), typ, "engine:"+s.cfg.Name, data)
-	if err == nil && typ == wire.TypeReceipt {
-		ev.ID = s.waiters.ids.of(req.InvocationID) // the receipt's own event id
+	if typ == wire.TypeReceipt {
+		return wire.NewEventWithID(s.waiters.ids.of(req.InvocationID), s.cfg.Clock(), typ, s.engineActor, data)
 	}
-	return ev, err
+	return wire.NewEvent(s.cfg.Clock(), typ, s.engineActor, data)
 }

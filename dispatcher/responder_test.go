@@ -9,6 +9,7 @@ import (
 
 	"github.com/capdir/capdir/dispatcher"
 	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/oklog/ulid/v2"
@@ -161,5 +162,64 @@ func TestBusCallsAreAnsweredByKeptAnswerers(t *testing.T) {
 	}
 	if el := time.Since(start); el > 20*time.Second {
 		t.Fatalf("the stop took %s: it waited for its answerers' idle time", el)
+	}
+}
+
+// A call's reply is its receipt's event: the event id the log stores it under
+// (a client that also reads the log, or the notice subject, tells the two
+// apart by nothing), and the same receipt.
+func TestBusCallReplyIsTheReceiptsEvent(t *testing.T) {
+	st := newStack(t)
+	s := st.newService(t, nil)
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	tok, _, err := st.minter.Mint(token.MintRequest{Subject: "agent-7", Scope: token.Scope{Keys: []string{"SAY"}}, TTL: time.Hour}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := busConn(t, st, "c1")
+	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Token: tok, Credential: wire.ClientActor("c1")}
+	ev, err := wire.PrepareRequest(time.Now(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := wire.Encode(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nc.Request(wire.CallSubject("c1", "SAY"), data, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := wire.Decode(m.Data)
+	var rc wire.Receipt
+	if err != nil || reply.Type != wire.TypeReceipt || reply.DataAs(&rc) != nil || rc.Result != "hi" {
+		t.Fatalf("reply %.300s, %v", m.Data, err)
+	}
+	var stored []eventlog.Stored
+	if err := st.log.Read(context.Background(), wire.DataStream, 1, func(s eventlog.Stored) error {
+		if s.Type == wire.TypeReceipt {
+			stored = append(stored, s)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 1 {
+		t.Fatalf("%d receipts in the log, want 1", len(stored))
+	}
+	var logged wire.Receipt
+	if err := stored[0].DataAs(&logged); err != nil {
+		t.Fatal(err)
+	}
+	if reply.ID != stored[0].ID || logged.InvocationID != rc.InvocationID || logged.Result != rc.Result || logged.Fingerprints != rc.Fingerprints {
+		t.Fatalf("reply %s %+v; the log's receipt %s %+v", reply.ID, rc.ReceiptSummary, stored[0].ID, logged.ReceiptSummary)
+	}
+	if reply.Actor != "engine:w" {
+		t.Fatalf("reply's actor %q, want engine:w", reply.Actor)
 	}
 }
