@@ -20,11 +20,14 @@ import (
 // receipt) are that envelope, shared with the event: read them, do not change
 // them (an append to them makes a copy).
 func Encode(ev *Event) ([]byte, error) {
-	if ev.enc != nil && ev.holdsItsEnvelope() {
-		return ev.enc[:len(ev.enc):len(ev.enc)], nil
+	if ev.enc != nil && ev.compactData() && ev.holdsItsEnvelope() {
+		return ev.enc[:len(ev.enc):len(ev.enc)], nil // written by newEvent: plain strings
 	}
 	if !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) || !ev.compactData() && !marshalsAsIs(ev.Data) {
 		return marshalEvent(*ev)
+	}
+	if ev.enc != nil && ev.holdsItsEnvelope() {
+		return ev.enc[:len(ev.enc):len(ev.enc)], nil // decoded, shared, from what this would write
 	}
 	b := appendEnvelopeHead(make([]byte, 0, envelopeHead+len(ev.ID)+len(ev.Type)+len(ev.Actor)+len(ev.Data)), ev.ID, ev.At, ev.Type, ev.Actor)
 	if b == nil {
@@ -142,16 +145,19 @@ func appendEnvelopeHead(b []byte, id string, at time.Time, typ, actor string) []
 }
 
 // holdsItsEnvelope reports whether ev still holds what its envelope (enc) was
-// written from: its data still the slice of enc it was made as (compactData:
-// made is that slice), and a head written from its strings and time now the
-// one enc starts with.
+// written from, or decoded from: its data still the slice of enc before enc's
+// closing brace, and a head written from its strings and time now the one enc
+// starts with. Whether Encode may give enc back also takes the data being what
+// json.Marshal writes (compactData, or marshalsAsIs) and, for an event not
+// written by newEvent, strings that json.Marshal writes as they are (plain).
 func (ev *Event) holdsItsEnvelope() bool {
-	if !ev.compactData() {
+	n := len(ev.Data)
+	if n == 0 || len(ev.enc) < n+1 || &ev.Data[0] != &ev.enc[len(ev.enc)-1-n] {
 		return false
 	}
 	var buf [160]byte
 	head := appendEnvelopeHead(buf[:0], ev.ID, ev.At, ev.Type, ev.Actor)
-	return head != nil && string(head) == string(ev.enc[:len(ev.enc)-1-len(ev.Data)])
+	return head != nil && string(head) == string(ev.enc[:len(ev.enc)-1-n])
 }
 
 // marshalsAsIs reports whether b is JSON that json.Marshal writes as it is when
@@ -250,7 +256,10 @@ func decodeEnvelope(b []byte, ev *Event, shared bool) bool {
 	strs := string(b[start:actor.end])
 	e.ID, e.Type, e.Actor = id.in(strs, start), typ.in(strs, start), actor.in(strs, start)
 	if shared {
+		// b is kept as the envelope too: Encode gives it back when it is what
+		// Encode would write (holdsItsEnvelope), as a bus call's request is.
 		e.Data = json.RawMessage(data[:len(data):len(data)])
+		e.enc = b[:len(b):len(b)]
 	} else {
 		e.Data = append(json.RawMessage(nil), data...)
 	}

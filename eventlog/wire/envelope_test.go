@@ -116,3 +116,47 @@ func TestDecodeSharedAliasesTheBody(t *testing.T) {
 		t.Fatalf("shared %s, copied %s", shared.Data, copied.Data)
 	}
 }
+
+// An envelope decoded shared is encoded as the bytes it came in, without a
+// copy, when they are what Encode writes (a bus call's request as wire.Call
+// sends it); otherwise it is written again, as json.Marshal writes it.
+func TestDecodedSharedEnvelopeEncodesAsItCame(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		same bool
+	}{
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00.5Z","actor":"c","data":{"x":[1,"y"]}}`, true},
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00.50Z","actor":"c","data":{"x":1}}`, false},    // not how a time is written
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00+00:00","actor":"c","data":{"x":1}}`, false}, // nor its zone
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c<d","data":{"x":1}}`, false},    // '<' is escaped
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x": 1}}`, false},     // a space in the data
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x":"&"}}`, false},    // '&' is escaped
+	} {
+		body := []byte(tc.in)
+		ev, err := DecodeShared(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Encode(&ev)
+		want, _ := json.Marshal(&ev)
+		if err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("%s: Encode %s, %v; json.Marshal %s", tc.in, out, err, want)
+		}
+		if same := &out[0] == &body[0]; same != tc.same {
+			t.Fatalf("%s: encoded as the bytes it came in: %v, want %v", tc.in, same, tc.same)
+		}
+		if tc.same {
+			if n := allocstest.PerRun(t, 100, func() { Encode(&ev) }); n != 0 {
+				t.Fatalf("%v allocations to encode an envelope as it came; want 0", n)
+			}
+			ev.Actor = "z" // changed: written again
+			if out, _ := Encode(&ev); &out[0] == &body[0] || !bytes.Contains(out, []byte(`"actor":"z"`)) {
+				t.Fatalf("an event changed after its decode encoded as %s", out)
+			}
+			ev.Actor, ev.Data = "c", json.RawMessage(`{"x":[1,"y"]}`) // the same data, not the same bytes
+			if out, _ := Encode(&ev); &out[0] == &body[0] || string(out) != tc.in {
+				t.Fatalf("an event whose data was set again encoded as %s", out)
+			}
+		}
+	}
+}

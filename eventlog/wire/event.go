@@ -29,8 +29,9 @@ type Event struct {
 	// still that slice, Encode writes it as it is (compactData).
 	made []byte
 	// enc is the whole envelope when it was written with its data, in one
-	// buffer of which made is a slice (newEvent); Encode gives it back while the
-	// event still holds what it was written from.
+	// buffer of which made is a slice (newEvent), or the envelope it was
+	// decoded from when shared (DecodeShared); Encode gives it back while the
+	// event still holds what it was written from and it is what Encode writes.
 	enc []byte
 }
 

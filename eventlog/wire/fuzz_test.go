@@ -28,7 +28,11 @@ func FuzzDecodeEvent(f *testing.F) {
 		"{\"id\":\"x\",\"type\":\"T\",\"at\":\"2026-01-01T00:00:00Z\",\"actor\":\"a\",\"data\":{\"a\":\"\u2029\"}}",
 		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"a":"x y","b":[1, 2]}}`,
 		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a","data":{"a":"\"","b":[1, 2]}}`,
-		`{"id":"x","type":"T","at":"2026-01-01T00:00:00.500Z","actor":"a","data":{"a":"\" \\","b":[1,{"c":null}]}}`} {
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00.500Z","actor":"a","data":{"a":"\" \\","b":[1,{"c":null}]}}`,
+		// Decoded shared and given back as they came only when Encode writes them so.
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00.5Z","actor":"a","data":{"a":[1,"b"]}}`,
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00+00:00","actor":"a","data":{"a":1}}`,
+		`{"id":"x","type":"T","at":"2026-01-01T00:00:00Z","actor":"a<b","data":{"a":1}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
