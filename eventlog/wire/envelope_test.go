@@ -126,7 +126,7 @@ func TestDecodedSharedEnvelopeEncodesAsItCame(t *testing.T) {
 		same bool
 	}{
 		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00.5Z","actor":"c","data":{"x":[1,"y"]}}`, true},
-		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00.50Z","actor":"c","data":{"x":1}}`, false},    // not how a time is written
+		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00.50Z","actor":"c","data":{"x":1}}`, false},   // not how a time is written
 		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00+00:00","actor":"c","data":{"x":1}}`, false}, // nor its zone
 		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c<d","data":{"x":1}}`, false},    // '<' is escaped
 		{`{"id":"a","type":"b","at":"2026-07-26T04:00:00Z","actor":"c","data":{"x": 1}}`, false},     // a space in the data
