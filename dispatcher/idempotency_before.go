@@ -24,11 +24,7 @@ func (s *Service) invocationBefore(ctx context.Context, m eventlog.Msg, inv, cli
 		first, err = s.cfg.Projector.Invocation(inv)
 		return first, true, err
 	}
-	// An earlier request without a receipt folded is looked up again once
-	// folded up to the request: its receipt may be in the batch not yet
-	// committed, and a repeat is answered with it.
-	if first, known, err := s.cfg.Projector.InvocationBefore(ctx, inv, seq); known &&
-		(err != nil || first.Seq == 0 || first.Seq >= seq || first.Receipt != nil) {
+	if first, known, err := s.cfg.Projector.InvocationBefore(ctx, inv, seq); known && answersBefore(&first, err, seq) {
 		return first, true, err
 	}
 	if client != "" {
@@ -40,4 +36,14 @@ func (s *Service) invocationBefore(ctx context.Context, m eventlog.Msg, inv, cli
 	}
 	first, err = s.cfg.Projector.Invocation(inv)
 	return first, true, err
+}
+
+// answersBefore reports whether first (err), what projector.InvocationBefore
+// answered known for a request under its id at seq, is the answer once the
+// projection has folded up to seq-1: no earlier request, or one with its
+// receipt. An earlier request without a receipt committed is looked up again
+// once folded up to seq-1: its receipt may be read and not yet committed, and a
+// repeat is answered with it.
+func answersBefore(first *projector.Invocation, err error, seq uint64) bool {
+	return err != nil || first.Seq == 0 || first.Seq >= seq || first.Receipt != nil
 }

@@ -334,13 +334,10 @@ func (s *Service) callEarlier(ctx context.Context, req *wire.InvocationRequest, 
 		return "", nil
 	}
 	first, known, err := s.cfg.Projector.InvocationBefore(ctx, req.InvocationID, seq)
-	if known && err == nil && first.Seq != 0 && first.Seq < seq && first.Receipt == nil {
-		// The earlier request's receipt may be read and not yet committed: one
-		// stored before this request, and handed to the waits of that time
-		// (this call's may have begun after), would wake no wait now.
-		known = false
-	}
-	if !known {
+	// An earlier request's receipt stored before this request was handed to
+	// the waits of that time (this call's may have begun after): read and not
+	// yet committed, it is found once the projection has folded it.
+	if !known || !answersBefore(&first, err, seq) {
 		wctx, cancel := s.cfg.Projector.WaitContext(ctx)
 		err = s.cfg.Projector.WaitFor(wctx, wire.DataStream, seq-1)
 		cancel()

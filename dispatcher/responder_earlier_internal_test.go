@@ -2,21 +2,15 @@ package dispatcher
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // A copy of a bus call stored right after the first copy's receipt, while the
@@ -25,12 +19,10 @@ import (
 // began, so the projection is the only place left to find it, once it has
 // folded everything before the copy.
 func TestCallEarlierFindsAReceiptReadAndNotCommitted(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fns := fnrunner.NewRegistry()
+	fns.Register("say", func(context.Context, []any) (string, error) { return "said", nil })
+	st := newInternalStack(t, Settings{Workers: 1}, fns, contract.Row{Key: "SAY", Type: "fn", Target: "say", Enabled: 1})
+	s, l, p := st.s, st.log, st.proj
 	// The follower is held on the receipt once it has read it: before its
 	// batch commits.
 	var holding atomic.Bool
@@ -41,36 +33,14 @@ func TestCallEarlierFindsAReceiptReadAndNotCommitted(t *testing.T) {
 			<-release
 		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
 	released := false
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before the stack's projector stops: its follower may be held
 		if !released {
 			close(release)
 		}
-		cancel()
-		<-done
-		p.Close()
 	})
-
-	fns := fnrunner.NewRegistry()
-	fns.Register("say", func(context.Context, []any) (string, error) { return "said", nil })
-	minter, tokens := NewTestTokens(t)
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1},
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}, Tokens: tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := contract.Row{Key: "SAY", Type: "fn", Target: "say", Enabled: 1}
-	dev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: "SAY", Row: &row})
-	if _, err := l.Append(ctx, wire.DirectorySubject("SAY"), dev); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Settle(ctx, wire.ControlStream); err != nil {
-		t.Fatal(err)
-	}
-	tok, _, err := minter.Mint(token.MintRequest{Subject: "agent-1", Scope: token.Scope{Keys: []string{"SAY"}}, TTL: time.Hour}, time.Now())
+	ctx := context.Background()
+	tok, _, err := st.minter.Mint(token.MintRequest{Subject: "agent-1", Scope: token.Scope{Keys: []string{"SAY"}}, TTL: time.Hour}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,12 +177,8 @@ func TestBusCallReplyIsTheReceiptsEvent(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
-	tok, _, err := st.minter.Mint(token.MintRequest{Subject: "agent-7", Scope: token.Scope{Keys: []string{"SAY"}}, TTL: time.Hour}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
 	nc := busConn(t, st, "c1")
-	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Token: tok, Credential: wire.ClientActor("c1")}
+	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Token: st.mint(t, "agent-7", "SAY"), Credential: wire.ClientActor("c1")}
 	ev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
 		t.Fatal(err)

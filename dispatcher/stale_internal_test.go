@@ -3,20 +3,14 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // heldMsg is a request message as a worker holds it: its delivery count and the
@@ -47,34 +41,11 @@ func (m *heldMsg) Term() error                      { return nil }
 // buffer, behind slow calls) may meet an invocation another worker has already
 // run from the redelivered copy: it is checked like a redelivery and not run again.
 func TestStaleFirstDeliveryIsNotRunAgain(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; p.Close() })
-
 	var runs atomic.Int32
 	fns := fnrunner.NewRegistry()
 	fns.Register("count", func(context.Context, []any) (string, error) { runs.Add(1); return "ran", nil })
-	_, tokens := NewTestTokens(t)
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1, AckWait: time.Second},
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}, Tokens: tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := contract.Row{Key: "COUNT", Type: "fn", Target: "count", Enabled: 1}
-	ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: "COUNT", Row: &row})
-	if _, err := l.Append(ctx, wire.DirectorySubject("COUNT"), ev); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Settle(ctx, wire.ControlStream); err != nil {
-		t.Fatal(err)
-	}
+	s := newInternalStack(t, Settings{Workers: 1, AckWait: time.Second}, fns, contract.Row{Key: "COUNT", Type: "fn", Target: "count", Enabled: 1}).s
+	ctx := context.Background()
 
 	req := wire.InvocationRequest{Key: "COUNT", Body: "x", Credential: "owner:terminal-key"}
 	rev, err := wire.PrepareRequest(time.Now(), &req)

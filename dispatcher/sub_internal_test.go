@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -14,44 +11,14 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/gate/token"
 	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
-	"github.com/capdir/capdir/eventlog/logtest"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // toolsService is a service over a real log and projection holding rows, with
 // the echo function.
 func toolsService(t *testing.T, rows ...contract.Row) *Service {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; p.Close() })
-	_, tokens := NewTestTokens(t)
-	fns := fnrunner.NewRegistry()
-	fns.Register("echo", fnrunner.Echo)
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: Settings{Workers: 1}, Tokens: tokens,
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range rows {
-		ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
-		if _, err := l.Append(ctx, wire.DirectorySubject(rows[i].Key), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.Settle(ctx, wire.ControlStream); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return newInternalStack(t, Settings{Workers: 1}, nil, rows...).s
 }
 
 func toolRow(key, category string) contract.Row {

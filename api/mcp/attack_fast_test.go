@@ -51,10 +51,7 @@ func TestFastPathAttackedByATokenHolder(t *testing.T) {
 	if code == 200 || strings.Contains(body, "Hello") {
 		t.Fatalf("a call after the session was deleted: %d %s", code, body)
 	}
-	nodetest.WaitDispatchIdle(t, n.Log())
-	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
-		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
-	}
+	deletedCallAppendedNothing(t, n, before)
 }
 
 // A session its client deleted is gone for the next call at once, whether or
@@ -84,10 +81,7 @@ func TestDeletedSessionIsGoneForTheNextCallAtOnce(t *testing.T) {
 		t.Fatalf("a call after the session was deleted, its end not yet seen: %d %s; want the SDK's 404", code, body)
 	}
 	release()
-	nodetest.WaitDispatchIdle(t, n.Log())
-	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
-		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
-	}
+	deletedCallAppendedNothing(t, n, before)
 }
 
 // A DELETE of a session under another credential, or none, ends nothing: it is
@@ -126,4 +120,15 @@ func deleteSession(t *testing.T, n *capdir.Node, id, auth string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// deletedCallAppendedNothing fails t when the data stream, once the dispatch
+// consumer is idle, is past before, its last sequence before a call of a
+// deleted session.
+func deletedCallAppendedNothing(t *testing.T, n *capdir.Node, before uint64) {
+	t.Helper()
+	nodetest.WaitDispatchIdle(t, n.Log())
+	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
+		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
+	}
 }

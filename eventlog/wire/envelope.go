@@ -20,14 +20,11 @@ import (
 // receipt) are that envelope, shared with the event: read them, do not change
 // them (an append to them makes a copy).
 func Encode(ev *Event) ([]byte, error) {
-	if ev.enc != nil && ev.compactData() && ev.holdsItsEnvelope() {
-		return ev.enc[:len(ev.enc):len(ev.enc)], nil // written by newEvent: plain strings
-	}
 	if !plain(ev.ID) || !plain(ev.Type) || !plain(ev.Actor) || !ev.compactData() && !marshalsAsIs(ev.Data) {
 		return marshalEvent(*ev)
 	}
 	if ev.enc != nil && ev.holdsItsEnvelope() {
-		return ev.enc[:len(ev.enc):len(ev.enc)], nil // decoded, shared, from what this would write
+		return ev.enc[:len(ev.enc):len(ev.enc)], nil // written by newEvent, or decoded shared from what this writes
 	}
 	b := appendEnvelopeHead(make([]byte, 0, envelopeHead+len(ev.ID)+len(ev.Type)+len(ev.Actor)+len(ev.Data)), ev.ID, ev.At, ev.Type, ev.Actor)
 	if b == nil {
@@ -147,9 +144,8 @@ func appendEnvelopeHead(b []byte, id string, at time.Time, typ, actor string) []
 // holdsItsEnvelope reports whether ev still holds what its envelope (enc) was
 // written from, or decoded from: its data still the slice of enc before enc's
 // closing brace, and a head written from its strings and time now the one enc
-// starts with. Whether Encode may give enc back also takes the data being what
-// json.Marshal writes (compactData, or marshalsAsIs) and, for an event not
-// written by newEvent, strings that json.Marshal writes as they are (plain).
+// starts with. Encode gives enc back only for strings json.Marshal writes as
+// they are (plain) and data it writes unchanged (compactData, or marshalsAsIs).
 func (ev *Event) holdsItsEnvelope() bool {
 	n := len(ev.Data)
 	if n == 0 || len(ev.enc) < n+1 || &ev.Data[0] != &ev.enc[len(ev.enc)-1-n] {
