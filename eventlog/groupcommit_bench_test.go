@@ -261,8 +261,27 @@ func fastBatch(js jetstream.JetStream) func([]*nats.Msg) (uint64, error) {
 }
 
 // threeServers starts a cluster of three servers in process, listening on the
-// loopback interface, and returns their client URLs.
+// loopback interface, and returns their client URLs. Their route ports are
+// picked free beforehand, and another process may take one meanwhile (the
+// server then never becomes ready): the cluster is then started again on new
+// ports, a few times.
 func threeServers(b testing.TB) string {
+	const tries = 3
+	for try := 1; ; try++ {
+		urls, err := startThreeServers(b)
+		if err == nil {
+			return urls
+		}
+		if try == tries {
+			b.Fatalf("a cluster of three servers, %d tries: %v", tries, err)
+		}
+		b.Logf("a cluster of three servers, try %d: %v; again on new ports", try, err)
+	}
+}
+
+// startThreeServers is one try of threeServers: the servers it started are shut
+// down when it fails, and at b's cleanup when it does not.
+func startThreeServers(b testing.TB) (string, error) {
 	var opts []*server.Options
 	var routes []*url.URL
 	for i := range 3 {
@@ -273,20 +292,30 @@ func threeServers(b testing.TB) string {
 		opts = append(opts, o)
 	}
 	var urls []string
+	var started []*server.Server
+	stop := func() {
+		for _, s := range started {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	}
 	for _, o := range opts {
 		o.Routes = routes
 		s, err := server.NewServer(o)
 		if err != nil {
-			b.Fatal(err)
+			stop()
+			return "", err
 		}
 		go s.Start()
-		b.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		started = append(started, s)
 		if !s.ReadyForConnections(20 * time.Second) {
-			b.Fatalf("%s not ready", o.ServerName)
+			stop()
+			return "", fmt.Errorf("%s not ready in 20s (its route port %d may have been taken)", o.ServerName, o.Cluster.Port)
 		}
 		urls = append(urls, s.ClientURL())
 	}
-	return strings.Join(urls, ",")
+	b.Cleanup(stop)
+	return strings.Join(urls, ","), nil
 }
 
 // freePort is a loopback port free a moment ago.
