@@ -12,6 +12,7 @@ import (
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/nats-io/nats.go"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -44,15 +45,7 @@ func TestABusCallHeldForApprovalIsSentAgainForItsOutcome(t *testing.T) {
 // bytes) is refused as too large, as one refused at the door is: retry false,
 // nothing appended.
 func TestBusCallTooLargeOnceEncodedIsNotRetried(t *testing.T) {
-	st := newStack(t)
-	s := st.newService(t, func(c *dispatcher.ServiceConfig) { c.MaxPayload = 2 << 20 })
-	st.run(t)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
-	nc := busConn(t, st, "c1")
+	st, nc := sayOverTheBus(t, func(c *dispatcher.ServiceConfig) { c.MaxPayload = 2 << 20 })
 	body := strings.Repeat("<", 3<<19) // 9 MiB once escaped: over the log's 8 MiB
 	id := ulid.Make().String()
 	data := fmt.Sprintf(`{"id": %q, "type": %q, "at": %q, "actor": "nats:c1", "data": {"key": "SAY", "body": %q}}`,
@@ -169,15 +162,7 @@ func TestBusCallsAreAnsweredByKeptAnswerers(t *testing.T) {
 // (a client that also reads the log, or the notice subject, tells the two
 // apart by nothing), and the same receipt.
 func TestBusCallReplyIsTheReceiptsEvent(t *testing.T) {
-	st := newStack(t)
-	s := st.newService(t, nil)
-	st.run(t)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
-	nc := busConn(t, st, "c1")
+	st, nc := sayOverTheBus(t, nil)
 	req := wire.InvocationRequest{Key: "SAY", Body: "hi", Token: st.mint(t, "agent-7", "SAY"), Credential: wire.ClientActor("c1")}
 	ev, err := wire.PrepareRequest(time.Now(), &req)
 	if err != nil {
@@ -218,4 +203,19 @@ func TestBusCallReplyIsTheReceiptsEvent(t *testing.T) {
 	if reply.Actor != "engine:w" {
 		t.Fatalf("reply's actor %q, want engine:w", reply.Actor)
 	}
+}
+
+// sayOverTheBus starts a service (mutate, when not nil, sets its config) over a
+// stack holding the fn row SAY (echo), and connects bus client c1.
+func sayOverTheBus(t *testing.T, mutate func(*dispatcher.ServiceConfig)) (*stack, *nats.Conn) {
+	t.Helper()
+	st := newStack(t)
+	s := st.newService(t, mutate)
+	st.run(t)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	st.putRow(t, fnRow("SAY", "echo", "# WHAT: echo"))
+	return st, busConn(t, st, "c1")
 }

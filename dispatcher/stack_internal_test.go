@@ -1,66 +1,31 @@
 package dispatcher
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
+	"slices"
 	"testing"
-	"time"
 
-	"github.com/capdir/capdir/contract"
-	"github.com/capdir/capdir/dispatcher/gate/token"
-	"github.com/capdir/capdir/dispatcher/runner"
-	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
-	"github.com/capdir/capdir/eventlog"
-	"github.com/capdir/capdir/eventlog/logtest"
-	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
+	"github.com/capdir/capdir/internal/allocstest"
 )
 
-// internalStack is a service, not started, over a real log and a projection
-// that follows it, holding rows; its fn runner calls fns, and it verifies the
-// tokens minter mints.
-type internalStack struct {
-	s      *Service
-	log    *eventlog.Log
-	proj   *projector.Projector
-	minter *token.Minter
-}
-
-// newInternalStack makes an internalStack with settings set and the rows
-// folded; fns nil registers the echo function alone. Cleanups registered after
-// it run before its projector stops.
-func newInternalStack(t *testing.T, set Settings, fns *fnrunner.Registry, rows ...contract.Row) *internalStack {
-	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; p.Close() })
-	minter, tokens := NewTestTokens(t)
-	if fns == nil {
-		fns = fnrunner.NewRegistry()
-		fns.Register("echo", fnrunner.Echo)
-	}
-	s, err := NewService(ServiceConfig{Log: l, Projector: p, Logger: quiet, Settings: set, Tokens: tokens,
-		Runners: runner.Runners{runner.RunnerFn: fnrunner.New(fns)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range rows {
-		ev, _ := wire.NewEvent(time.Now(), wire.TypeDirectoryMutate, "test", contract.DirectoryMutation{Action: contract.ActionCreate, Key: rows[i].Key, Row: &rows[i]})
-		if _, err := l.Append(ctx, wire.DirectorySubject(rows[i].Key), ev); err != nil {
-			t.Fatal(err)
+// What an invocation's hot path keeps on its stack, as the compiler reports
+// it: the request a caller waits on (InvokeWait's, which PrepareRequest does
+// not keep), the worker's receipt (the draft's, not a copy of it) and what the
+// projection told the worker (its row is the cache's, not a copy the gate's
+// input points at). Each, moved to the heap, was an allocation of a few
+// hundred bytes every call.
+func TestInvocationValuesStayOnTheStack(t *testing.T) {
+	moved := allocstest.MovedToHeap(t, ".")
+	for fn, locals := range map[string][]string{
+		"Service.InvokeWait": {"req"},
+		"Service.handle":     {"rc", "g"},
+	} {
+		for _, v := range locals {
+			if slices.Contains(moved[fn], v) {
+				t.Errorf("%s moves %s to the heap (it moves %v)", fn, v, moved[fn])
+			}
 		}
 	}
-	if err := p.Settle(ctx, wire.ControlStream); err != nil {
-		t.Fatal(err)
+	if len(moved["Service.handle"]) == 0 {
+		t.Fatal("the compiler's report named no local of Service.handle: is the report read right?")
 	}
-	return &internalStack{s: s, log: l, proj: p, minter: minter}
 }
