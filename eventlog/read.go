@@ -229,30 +229,26 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	// hands the reader to a reaper (see Log.reap), which deletes the follower's
 	// consumers until the reader has returned; until then the reader hands
 	// nothing over and reports nothing.
-	msgs := make(chan Stored, max)
+	q := newFollowQueue(max)
 	errc := make(chan error, 1)
 	quit := make(chan struct{})
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		defer close(msgs)
+		defer q.close()
 		// What Seen is handed: one for the follower, not one event's copy on the
 		// heap each.
 		seen := new(Stored)
 		packs := packReader{transient: opts.Transient}
-		hand := func(s Stored) bool {
+		hand := func(evs []Stored) bool {
 			if opts.Seen != nil {
-				*seen = s
-				opts.Seen(seen)
-				*seen = Stored{}
+				for i := range evs {
+					*seen = evs[i]
+					opts.Seen(seen)
+					*seen = Stored{}
+				}
 			}
-			select {
-			case msgs <- s:
-				return true
-			case <-quit:
-			case <-ctx.Done():
-			}
-			return false
+			return q.put(ctx, quit, evs)
 		}
 		for {
 			m, err := src.next(ctx, quit)
@@ -277,22 +273,15 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				src.read.Store(pack[0].Seq)
 			} else {
 				src.read.Store(one.Seq)
+				pack = []Stored{one}
 			}
 			select {
 			case <-quit:
 				return
 			default:
 			}
-			if pack == nil {
-				if !hand(one) {
-					return
-				}
-				continue
-			}
-			for _, s := range pack {
-				if !hand(s) {
-					return
-				}
+			if !hand(pack) {
+				return
 			}
 		}
 	}()
@@ -305,58 +294,40 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		close(quit)
 		src.stop(readerDone)
 	}()
+	// ended is what the follower returns once the reader has stopped and every
+	// event it handed over has been: its error, if it had one.
+	ended := func() error {
+		select {
+		case err := <-errc:
+			return err
+		default:
+			return nil
+		}
+	}
+	var taken followTaken
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over
 	for {
 		batch = batch[:0]
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			return err
-		case s, ok := <-msgs:
-			if !ok {
-				select {
-				case err := <-errc:
-					return err
-				default:
-					return nil
-				}
+		for {
+			var closed bool
+			batch, closed = taken.more(q, batch, max)
+			if len(batch) > 0 {
+				break
 			}
-			batch = append(batch, s)
-		}
-	fill:
-		for len(batch) < max {
+			if closed {
+				return ended()
+			}
 			select {
-			case s, ok := <-msgs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, s)
-			default:
-				break fill
+			case <-ctx.Done():
+				return nil
+			case err := <-errc:
+				return err
+			case <-q.ready:
 			}
 		}
 		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
-			batch = linger(ctx, batch, max, msgs, opts)
-		}
-		// The rest of the last message's events, which the reader is handing
-		// over now: a batch ends with a message whole.
-		for batch[len(batch)-1].More() {
-			select {
-			case s, ok := <-msgs:
-				if !ok {
-					select {
-					case err := <-errc:
-						return err
-					default:
-						return nil
-					}
-				}
-				batch = append(batch, s)
-			case <-ctx.Done():
-				return nil
-			}
+			batch = taken.linger(ctx, q, batch, max, opts)
 		}
 		prev = len(batch)
 		if err := h(batch); err != nil {
@@ -374,32 +345,6 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 // reached reports whether batch holds opts.Until (when set) or a later sequence.
 func (opts *FollowOptions) reached(batch []Stored) bool {
 	return opts.Until > 0 && batch[len(batch)-1].Seq >= opts.Until
-}
-
-// linger adds what arrives on msgs to batch until it is full, opts.Linger has
-// passed, opts.Hurry fires, msgs closes or ctx ends.
-func linger(ctx context.Context, batch []Stored, max int, msgs <-chan Stored, opts FollowOptions) []Stored {
-	t := time.NewTimer(opts.Linger)
-	defer t.Stop()
-	for len(batch) < max {
-		select {
-		case s, ok := <-msgs:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, s)
-			if opts.reached(batch) {
-				return batch
-			}
-		case <-opts.Hurry:
-			return batch
-		case <-t.C:
-			return batch
-		case <-ctx.Done():
-			return batch
-		}
-	}
-	return batch
 }
 
 // toStored is the event of m, or, for a pack, its events (pack not nil, good
