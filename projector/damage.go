@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -16,13 +17,14 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/cespare/xxhash/v2"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
 // A damaged projection is never served. Before bbolt reads the file, Open vets it:
 //
-//   - a clean Close seals the file: it writes the file's size and SHA-256 beside it
+//   - a clean Close seals the file: it writes the file's size and XXH64 beside it
 //     (<path>.sum), and the next Open compares them before anything else reads the
 //     file, so any byte changed, lost or added since (a meta page, a branch page, a
 //     value inside a row's JSON, a truncation) is found. Open removes the seal before
@@ -38,7 +40,7 @@ import (
 // receipts) a rebuild would serve a shorter history, so Open refuses with a
 // *DamagedError naming the file and `capdir replay`.
 
-// sealPath is where a clean Close writes the file's size and SHA-256.
+// sealPath is where a clean Close writes the file's size and checksum.
 func sealPath(path string) string { return path + ".sum" }
 
 // corruptPath is where a damaged file is set aside.
@@ -85,12 +87,13 @@ func damage(path string, dirty bool) (reason string, err error) {
 		want, err := os.ReadFile(sealPath(path))
 		switch {
 		case err == nil:
-			got, err := fileSeal(path)
+			want = bytes.TrimSpace(want)
+			got, err := fileSeal(path, sealSum(want))
 			if err != nil {
 				return "", err
 			}
-			if !bytes.Equal(bytes.TrimSpace(want), got) {
-				return fmt.Sprintf("it does not match the size and SHA-256 written in %s when it was last closed (%s now)",
+			if !bytes.Equal(want, got) {
+				return fmt.Sprintf("it does not match the size and checksum written in %s when it was last closed (%s now)",
 					filepath.Base(sealPath(path)), got), nil
 			}
 			return "", nil
@@ -101,24 +104,48 @@ func damage(path string, dirty bool) (reason string, err error) {
 	return boltDamage(path)
 }
 
-// fileSeal is the seal of the file at path: "<size> sha256:<hex>".
-func fileSeal(path string) ([]byte, error) {
+// A seal is "<size> <sum>:<hex>", the file's size in bytes and its checksum.
+// Seals are written with XXH64 (sealXXH64), which finds damage as surely as a
+// cryptographic hash (a seal guards against a file changed by accident, not by
+// someone who could as well write the seal beside it) at about eight times
+// SHA-256's speed; seals written with SHA-256 (sealSHA256, by earlier versions)
+// are checked as they were written.
+const (
+	sealXXH64  = "xxh64"
+	sealSHA256 = "sha256"
+)
+
+// sealSum is the checksum seal names: sealSHA256 when it names it, sealXXH64
+// otherwise (a seal that names neither does not match the file's).
+func sealSum(seal []byte) string {
+	if _, rest, ok := bytes.Cut(seal, []byte(" ")); ok && bytes.HasPrefix(rest, []byte(sealSHA256+":")) {
+		return sealSHA256
+	}
+	return sealXXH64
+}
+
+// fileSeal is the seal of the file at path with checksum sum (sealXXH64 or
+// sealSHA256).
+func fileSeal(path, sum string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("projector: %w", err)
 	}
 	defer f.Close()
-	h := sha256.New()
+	var h hash.Hash = xxhash.New()
+	if sum == sealSHA256 {
+		h = sha256.New()
+	}
 	n, err := io.Copy(h, f)
 	if err != nil {
 		return nil, fmt.Errorf("projector: read %s: %w", path, err)
 	}
-	return []byte(strconv.FormatInt(n, 10) + " sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+	return []byte(strconv.FormatInt(n, 10) + " " + sum + ":" + hex.EncodeToString(h.Sum(nil))), nil
 }
 
 // writeSeal writes the seal of the closed file at path beside it, atomically.
 func writeSeal(path string) error {
-	s, err := fileSeal(path)
+	s, err := fileSeal(path, sealXXH64)
 	if err != nil {
 		return err
 	}

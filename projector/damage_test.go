@@ -2,7 +2,10 @@ package projector_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +50,7 @@ func TestOpenRefusesADamagedFileWithoutALog(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, projector.ErrDamaged) || de.Path != path {
 		t.Fatalf("open a changed file without a log: %v; want a *DamagedError for %s", err, path)
 	}
-	for _, want := range []string{path, "SHA-256", "no log was given", "capdir replay"} {
+	for _, want := range []string{path, "checksum", "xxh64:", "no log was given", "capdir replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q does not say %q", err, want)
 		}
@@ -57,5 +60,61 @@ func TestOpenRefusesADamagedFileWithoutALog(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".sum"); err != nil {
 		t.Fatalf("the refused file's seal was removed: %v", err)
+	}
+}
+
+// A seal is written with XXH64; a seal of SHA-256, as earlier versions wrote
+// them, is checked as it was written: the file opens when it matches and is
+// refused when a byte has changed since.
+func TestSealsOfSHA256AreStillChecked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	p, err := projector.Open(projector.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seal, err := os.ReadFile(path + ".sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d xxh64:", len(b)); !strings.HasPrefix(string(seal), want) || len(seal) != len(want)+16+1 {
+		t.Fatalf("seal %q; want %q and 16 hex digits, then a line feed", seal, want)
+	}
+	sealSHA256 := func(b []byte) {
+		t.Helper()
+		sum := sha256.Sum256(b)
+		if err := os.WriteFile(path+".sum", fmt.Appendf(nil, "%d sha256:%s\n", len(b), hex.EncodeToString(sum[:])), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sealSHA256(b)
+	p, err = projector.Open(projector.Config{Path: path})
+	if err != nil {
+		t.Fatalf("open a file whose SHA-256 seal matches: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealSHA256(b)
+	changed := bytes.Clone(b)
+	changed[len(changed)-1] ^= 1
+	if err := os.WriteFile(path, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = projector.Open(projector.Config{Path: path})
+	if !errors.Is(err, projector.ErrDamaged) || !strings.Contains(err.Error(), "sha256:") {
+		t.Fatalf("open a file changed after its SHA-256 seal: %v; want it refused as damaged, naming its sha256 now", err)
 	}
 }

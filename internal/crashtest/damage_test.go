@@ -427,7 +427,7 @@ func TestDamagedProjectionRefusedWhenTheLogCannotRebuildIt(t *testing.T) {
 	if !errors.Is(err, projector.ErrDamaged) {
 		t.Fatalf("start on a damaged projection the log cannot rebuild: %v; want ErrDamaged", err)
 	}
-	for _, want := range []string{f.path, "SHA-256", wire.DataStream, "from sequence 3", "will not serve", "capdir replay"} {
+	for _, want := range []string{f.path, "size and checksum", wire.DataStream, "from sequence 3", "will not serve", "capdir replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q does not say %q", err, want)
 		}
