@@ -25,8 +25,13 @@ type followQueue struct {
 	room  chan struct{}
 }
 
+// newFollowQueue is a queue for a reader that waits once limit events are
+// pending. It and its follower's followTaken each hold a buffer of limit
+// events to begin with, which they swap at each take.
 func newFollowQueue(limit int) *followQueue {
-	return &followQueue{limit: max(limit, 1), ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	limit = max(limit, 1)
+	return &followQueue{limit: limit, pending: make([]Stored, 0, limit),
+		ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
 }
 
 func notify(c chan struct{}) {

@@ -304,7 +304,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			return nil
 		}
 	}
-	var taken followTaken
+	taken := followTaken{events: make([]Stored, 0, max)}
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over
 	for {
