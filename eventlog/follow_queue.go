@@ -71,6 +71,13 @@ func (q *followQueue) close() {
 	notify(q.ready)
 }
 
+// ended reports whether the reader has stopped and nothing is pending.
+func (q *followQueue) ended() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed && len(q.pending) == 0
+}
+
 // take returns every pending event, leaving buf (emptied) to be put into
 // next; ended is true when nothing was pending and the reader has stopped.
 func (q *followQueue) take(buf []Stored) (evs []Stored, ended bool) {
@@ -97,9 +104,8 @@ type followTaken struct {
 func (t *followTaken) more(q *followQueue, batch []Stored, limit int) (_ []Stored, ended bool) {
 	for len(batch) < limit || batch[len(batch)-1].More() {
 		if t.next == len(t.events) {
-			// What went into batches is copied there: the buffer goes back to the
-			// queue, cleared so that it holds no event's data.
-			clear(t.events)
+			// Everything taken went into batches (and was cleared): the buffer
+			// goes back to the queue.
 			t.events, ended = q.take(t.events)
 			t.next = 0
 			if len(t.events) == 0 {
@@ -113,6 +119,9 @@ func (t *followTaken) more(q *followQueue, batch []Stored, limit int) (_ []Store
 			i++
 		}
 		batch = append(batch, t.events[t.next:i]...)
+		// The batch holds its copies: the buffer keeps no event's data (nor a
+		// pack's buffer) while it waits for the next take.
+		clear(t.events[t.next:i])
 		t.next = i
 	}
 	return batch, false
@@ -121,6 +130,9 @@ func (t *followTaken) more(q *followQueue, batch []Stored, limit int) (_ []Store
 // linger adds what arrives to batch until it is full, opts.Linger has passed,
 // opts.Hurry fires, the reader stops or ctx ends.
 func (t *followTaken) linger(ctx context.Context, q *followQueue, batch []Stored, limit int, opts FollowOptions) []Stored {
+	if q.ended() { // its close may have come with the token that woke the follower
+		return batch
+	}
 	timer := time.NewTimer(opts.Linger)
 	defer timer.Stop()
 	for len(batch) < limit {

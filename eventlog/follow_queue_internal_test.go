@@ -124,3 +124,54 @@ func TestFollowQueueReaderWaitsForRoom(t *testing.T) {
 		t.Fatalf("then: %d events, ended %v; want none, and ended", len(batch), ended)
 	}
 }
+
+// A linger after the reader has stopped ends at once: the reader's close may
+// have come with the token that woke the follower, so no token comes to end it.
+func TestFollowQueueLingerEndsOnceTheReaderStopped(t *testing.T) {
+	q := newFollowQueue(10)
+	ctx := context.Background()
+	quit := make(chan struct{})
+	taken := followTaken{events: make([]Stored, 0, 10)}
+	if batch, _ := taken.more(q, nil, 10); len(batch) != 0 {
+		t.Fatalf("took %d events from an empty queue", len(batch))
+	}
+	q.put(ctx, quit, message(1, 1))
+	q.close() // the reader stopped (its error, say) after one message
+	<-q.ready // the follower wakes once, for both
+	batch, ended := taken.more(q, nil, 10)
+	if len(batch) != 1 || !ended {
+		t.Fatalf("took %d events, ended %v; want 1, and ended", len(batch), ended)
+	}
+	start := time.Now()
+	batch = taken.linger(ctx, q, batch, 10, FollowOptions{Max: 10, Linger: 5 * time.Second})
+	if d := time.Since(start); d > 2*time.Second || len(batch) != 1 {
+		t.Fatalf("linger after the reader stopped: %d events after %v; want 1 at once", len(batch), d)
+	}
+}
+
+// What the follower has taken keeps no copy of an event once it is in a
+// batch: neither its data nor a pack's buffer stays reachable from the queue
+// while the follower waits.
+func TestFollowQueueKeepsNoEventHandedOver(t *testing.T) {
+	q := newFollowQueue(10)
+	ctx := context.Background()
+	evs := message(1, 3)
+	for i := range evs {
+		evs[i].Data = []byte("data")
+		evs[i].buf = new([]byte)
+	}
+	q.put(ctx, nil, evs)
+	taken := followTaken{events: make([]Stored, 0, 10)}
+	if batch, _ := taken.more(q, nil, 10); len(batch) != 3 {
+		t.Fatalf("took %d events; want 3", len(batch))
+	}
+	// The buffer the events came in has gone back to the queue by now, and
+	// the follower holds the other: neither may hold them.
+	for name, buf := range map[string][]Stored{"the queue's": q.pending, "the follower's": taken.events} {
+		for i, s := range buf[:cap(buf)] {
+			if s.Data != nil || s.buf != nil {
+				t.Fatalf("%s buffer still holds the data or buffer of an event handed over (at %d)", name, i)
+			}
+		}
+	}
+}

@@ -241,6 +241,11 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		seen := new(Stored)
 		packs := packReader{transient: opts.Transient}
 		hand := func(evs []Stored) bool {
+			select {
+			case <-quit: // the follower has returned: Seen is not called again
+				return false
+			default:
+			}
 			if opts.Seen != nil {
 				for i := range evs {
 					*seen = evs[i]
@@ -275,11 +280,6 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 				src.read.Store(one.Seq)
 				pack = []Stored{one}
 			}
-			select {
-			case <-quit:
-				return
-			default:
-			}
 			if !hand(pack) {
 				return
 			}
@@ -308,11 +308,15 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		batch = batch[:0]
+		var closed bool
 		for {
-			var closed bool
-			batch, closed = taken.more(q, batch, max)
-			if len(batch) > 0 {
+			// The reader's error comes after every event it put: it sends it
+			// before it closes the queue.
+			if batch, closed = taken.more(q, batch, max); len(batch) > 0 {
 				break
 			}
 			if closed {
@@ -321,12 +325,10 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			select {
 			case <-ctx.Done():
 				return nil
-			case err := <-errc:
-				return err
 			case <-q.ready:
 			}
 		}
-		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
+		if opts.Linger > 0 && !closed && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
 			batch = taken.linger(ctx, q, batch, max, opts)
 		}
 		prev = len(batch)
