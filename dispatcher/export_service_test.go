@@ -2,11 +2,16 @@ package dispatcher
 
 import (
 	"crypto/ecdsa"
+	"io"
+	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/capdir/capdir/dispatcher/gate/token"
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/projector"
 )
 
 // SetFailpoints installs the crash points used by redelivery tests.
@@ -37,6 +42,18 @@ func SetAnswererIdle(d time.Duration) (restore func()) {
 
 // Draining is closed once Drain (or Stop) has begun.
 func Draining(s *Service) <-chan struct{} { return s.draining }
+
+// OpenTestProjection opens a projection of l in a temporary directory, logging
+// nothing, for services under test; it is not run.
+func OpenTestProjection(t testing.TB, l *eventlog.Log) *projector.Projector {
+	t.Helper()
+	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // NewTestTokens is a minter and a verifier of a fresh signing key, for services
 // under test.

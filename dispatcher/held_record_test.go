@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,17 +11,12 @@ import (
 	"github.com/capdir/capdir/dispatcher/runner/fnrunner"
 	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
-	"github.com/capdir/capdir/projector"
 )
 
 // stackOn runs a projector over l, as newStack does over a log of its own.
 func stackOn(t *testing.T, l *eventlog.Log) *stack {
 	t.Helper()
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &stack{log: l, proj: p, fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
+	st := &stack{log: l, proj: dispatcher.OpenTestProjection(t, l), fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
 	st.minter, st.tokens = dispatcher.NewTestTokens(t)
 	return st
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,10 +34,7 @@ func newInternalStack(t *testing.T, set Settings, fns *fnrunner.Registry, rows .
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := OpenTestProjection(t, l)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

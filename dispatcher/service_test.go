@@ -40,13 +40,7 @@ type stack struct {
 // newStack runs a real log and projector; services are added by newService.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	l := logtest.Open(t, "")
-	p, err := projector.Open(projector.Config{Path: filepath.Join(t.TempDir(), "p.db"), Log: l, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &stack{log: l, proj: p, fns: fnrunner.NewRegistry(), done: make(chan error, 1)}
-	st.minter, st.tokens = dispatcher.NewTestTokens(t)
+	st := stackOn(t, logtest.Open(t, ""))
 	fnrunner.RegisterBuiltins(st.fns, fnrunner.BuiltinConfig{Clock: time.Now})
 	return st
 }

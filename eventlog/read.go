@@ -294,16 +294,6 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 		close(quit)
 		src.stop(readerDone)
 	}()
-	// ended is what the follower returns once the reader has stopped and every
-	// event it handed over has been: its error, if it had one.
-	ended := func() error {
-		select {
-		case err := <-errc:
-			return err
-		default:
-			return nil
-		}
-	}
 	taken := followTaken{events: make([]Stored, 0, max)}
 	batch := make([]Stored, 0, max)
 	prev := 0 // the size of the last batch handed over
@@ -312,15 +302,20 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			return nil
 		}
 		batch = batch[:0]
-		var closed bool
 		for {
-			// The reader's error comes after every event it put: it sends it
-			// before it closes the queue.
-			if batch, closed = taken.more(q, batch, max); len(batch) > 0 {
+			var ended bool
+			if batch, ended = taken.more(q, batch, max); len(batch) > 0 {
 				break
 			}
-			if closed {
-				return ended()
+			if ended {
+				// The reader's error, if it had one, comes after every event it
+				// put: it sends it before it closes the queue.
+				select {
+				case err := <-errc:
+					return err
+				default:
+					return nil
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -328,7 +323,7 @@ func (l *Log) FollowBatches(ctx context.Context, stream string, from uint64, opt
 			case <-q.ready:
 			}
 		}
-		if opts.Linger > 0 && !closed && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
+		if opts.Linger > 0 && (len(batch) >= opts.LingerFrom || prev >= opts.LingerFrom) && len(batch) < max && !opts.reached(batch) {
 			batch = taken.linger(ctx, q, batch, max, opts)
 		}
 		prev = len(batch)

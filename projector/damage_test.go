@@ -19,23 +19,11 @@ import (
 // capdir replay, and is left as it is.
 func TestOpenRefusesADamagedFileWithoutALog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
-	p, err := projector.Open(projector.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openAndClose(t, path, "open a new file")
 	if _, err := os.Stat(path + ".sum"); err != nil {
 		t.Fatalf("a clean close wrote no seal: %v", err)
 	}
-	p, err = projector.Open(projector.Config{Path: path}) // sealed and sound
-	if err != nil {
-		t.Fatalf("open a sealed, sound file: %v", err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openAndClose(t, path, "open a sealed, sound file")
 
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -68,13 +56,7 @@ func TestOpenRefusesADamagedFileWithoutALog(t *testing.T) {
 // refused when a byte has changed since.
 func TestSealsOfSHA256AreStillChecked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
-	p, err := projector.Open(projector.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openAndClose(t, path, "open a new file")
 	seal, err := os.ReadFile(path + ".sum")
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +77,7 @@ func TestSealsOfSHA256AreStillChecked(t *testing.T) {
 	}
 
 	sealSHA256(b)
-	p, err = projector.Open(projector.Config{Path: path})
-	if err != nil {
-		t.Fatalf("open a file whose SHA-256 seal matches: %v", err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openAndClose(t, path, "open a file whose SHA-256 seal matches")
 
 	b, err = os.ReadFile(path)
 	if err != nil {
@@ -116,5 +92,18 @@ func TestSealsOfSHA256AreStillChecked(t *testing.T) {
 	_, err = projector.Open(projector.Config{Path: path})
 	if !errors.Is(err, projector.ErrDamaged) || !strings.Contains(err.Error(), "sha256:") {
 		t.Fatalf("open a file changed after its SHA-256 seal: %v; want it refused as damaged, naming its sha256 now", err)
+	}
+}
+
+// openAndClose opens the projection at path without a log and closes it
+// cleanly (which seals it); what says what a failure to open was.
+func openAndClose(t *testing.T, path, what string) {
+	t.Helper()
+	p, err := projector.Open(projector.Config{Path: path})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
