@@ -495,12 +495,18 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 		}
 	}
 	rc := firstReceipt(&first)
-	if first.Seq == 0 || seq == 0 || first.Seq >= seq { // this request is the first under its id (or cannot be told apart)
-		if rc == nil {
-			return "", nil, false
-		}
-		return wire.TypeReceipt, rc, true
+	if (first.Seq == 0 || seq == 0 || first.Seq >= seq) && rc == nil {
+		// This request is the first under its id (or cannot be told apart from
+		// it), its receipt still to come: the call waits for it.
+		return "", nil, false
 	}
+	// An earlier request's receipt, or this request's own when the log held its
+	// bytes already (sent again inside the duplicate window, whose event id the
+	// log knows): either way the first call's, answered as repeatAnswer says:
+	// the token sent now must permit the call, and under a chosen id the
+	// request must be that call's (the log deduplicates by event id alone,
+	// whatever the body; an id derived from the event's has no digest folded,
+	// and its event id is the client's own, so a copy is its first call).
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
 	return typ, data, typ != ""
 }

@@ -157,3 +157,72 @@ func TestRepeatOfASensitiveCallNeedsTheRiskCeiling(t *testing.T) {
 		t.Fatalf("the high token's repeat: %d %s, %d upstream calls", code, out, len(w.up.Bodies()))
 	}
 }
+
+// The bus: the very bytes of a call sent again inside the log's duplicate window
+// (the log holds them already and says so) pass the gate for the token they carry
+// now, as a repeat under a chosen id does: once that token is revoked, the copy
+// gets the refusal a fresh call would, not the first call's receipt. Both with
+// the invocation id derived from the event's and with one the client chose;
+// under a chosen id, an envelope under the same event id with another body is
+// not the first call either.
+func TestBusCallSentAgainVerbatimPassesTheGateForItsTokenNow(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	for _, chosen := range []bool{false, true} {
+		a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+		_, base, req, err := wire.NewBusRequest("c1", "IDEM", "x", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chosen {
+			req.InvocationID = "inv_verbatim-" + strings.ToLower(base.ID[len(base.ID)-8:])
+		}
+		req.Token = a.Token
+		envelope := func(body string) []byte {
+			t.Helper()
+			r := req
+			r.Body = body
+			ev, err := wire.NewEventWithID(base.ID, base.At, wire.TypeInvocationRequested, base.Actor, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := wire.Encode(&ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		sent := envelope("x")
+		hits := w.up.Hits()
+		if first := rawCall(t, c1, wire.CallSubject("c1", "IDEM"), sent); first.Type != wire.TypeReceipt || w.up.Hits() != hits+1 {
+			t.Fatalf("chosen id %v: first call: %+v, %d hits", chosen, first, w.up.Hits()-hits)
+		}
+		if again := rawCall(t, c1, wire.CallSubject("c1", "IDEM"), sent); again.Type != wire.TypeReceipt || w.up.Hits() != hits+1 {
+			t.Fatalf("chosen id %v: the same bytes again, the token valid: %+v, %d hits; want the first receipt", chosen, again, w.up.Hits()-hits)
+		}
+		reqs, rcs := logCounts(t, n)
+		refused := func(what string, got wire.Event, status, literal string) {
+			t.Helper()
+			var r wire.InvocationRefused
+			if got.Type != wire.TypeInvocationRefused || got.DataAs(&r) != nil || r.Status != status || !strings.HasPrefix(r.Error, literal) {
+				t.Fatalf("chosen id %v: %s: %s %s; want %s %s", chosen, what, got.Type, got.Data, status, literal)
+			}
+			if strings.Contains(string(got.Data), `hit`) {
+				t.Fatalf("chosen id %v: %s: the answer holds the first call's result: %s", chosen, what, got.Data)
+			}
+			if r, c := logCounts(t, n); r != reqs || c != rcs || w.up.Hits() != hits+1 {
+				t.Fatalf("chosen id %v: %s: the log went from %d requests and %d receipts to %d and %d, %d hits", chosen, what, reqs, rcs, r, c, w.up.Hits()-hits)
+			}
+		}
+		if chosen {
+			refused("another body under the same event id", rawCall(t, c1, wire.CallSubject("c1", "IDEM"), envelope("y")),
+				"", "invocation id ")
+		}
+		if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
+			t.Fatalf("revoke: %d %s", code, body)
+		}
+		refused("the same bytes again once their token is revoked", rawCall(t, c1, wire.CallSubject("c1", "IDEM"), sent),
+			wire.StatusRefusedToken, "token:revoked")
+	}
+}
