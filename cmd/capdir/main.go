@@ -14,8 +14,10 @@ import (
 )
 
 func main() {
-	if err := rootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "capdir:", err)
+	root := rootCmd()
+	guardTerminal(root, os.Stdout, os.Stderr)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(root.ErrOrStderr(), "capdir:", err)
 		os.Exit(1)
 	}
 }

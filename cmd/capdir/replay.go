@@ -16,7 +16,6 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/projector"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(replayCmd); register(digestCmd) }
@@ -80,7 +79,9 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 		}
 		total += last
 	}
-	tty := isTerminal(out)
+	// On a terminal, the progress bar redraws its line (a carriage return the
+	// terminal's guard would escape, so written to the terminal itself).
+	tty := terminalFile(out)
 	start := time.Now()
 	var base = map[string]uint64{}
 	var done uint64
@@ -95,8 +96,8 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 		}
 		lastPrint = time.Now()
 		rate := float64(done) / time.Since(start).Seconds()
-		if tty {
-			fmt.Fprintf(out, "\r%s %d/%d events  %.0f events/s", bar(done, total, 30), done, total, rate)
+		if tty != nil {
+			fmt.Fprintf(tty, "\r%s %d/%d events  %.0f events/s", bar(done, total, 30), done, total, rate)
 		} else {
 			fmt.Fprintf(out, "replay: %s %d/%d events, %.0f events/s\n", stream, done, total, rate)
 		}
@@ -106,7 +107,7 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 		return err
 	}
 	el := time.Since(start)
-	if tty {
+	if tty != nil {
 		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "replayed %d events in %s (%.0f events/s) into %s\n", total, el.Round(time.Millisecond), float64(total)/el.Seconds(), path)
@@ -180,9 +181,4 @@ func bar(done, total uint64, width int) string {
 	n := int(float64(done) / float64(total) * float64(width))
 	n = min(n, width)
 	return "[" + strings.Repeat("=", n) + strings.Repeat(" ", width-n) + "]"
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
