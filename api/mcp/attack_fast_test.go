@@ -132,3 +132,52 @@ func deletedCallAppendedNothing(t *testing.T, n *capdir.Node, before uint64) {
 		t.Fatalf("a call after the session was deleted appended to the data stream: %d -> %d", before, after)
 	}
 }
+
+// A request whose id is a number that would not come back with its value (a
+// fraction, an integer past 2^53: the SDK reads ids as float64s) is refused as an
+// invalid request under no id, before anything runs, on every method and both
+// paths, in a session and opening one; an id that comes back as sent (a string,
+// an integer up to 2^53) is answered under that id.
+func TestIDsThatWouldNotComeBackAsSentAreRefused(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	tok, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Hour)
+	cs := connect(t, n, bearer(tok), "", nil)
+	hdr := []string{"Mcp-Session-Id", cs.ID(), "Authorization", "Bearer " + tok, "Mcp-Protocol-Version", "2025-06-18"}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	before, _ := n.Log().LastSeq(context.Background(), wire.DataStream)
+	list := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}` }
+	initialize := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	}
+	for _, id := range []string{"1.5", "1e-1", "1.0000000000000000001", "1e999", "1e9999999999", "9007199254740993", "9007199254740992.5", "1e16", "9223372036854775808", "12345678901234567890", "-9223372036854775809", "123456789012345678901234567890123456789"} {
+		for what, body := range map[string]string{
+			"tools/call": toolsCall(id, "GREET", `{"name":"x"}`, ""), "tools/list": list(id),
+			"tools/call with _meta (the SDK's path)": toolsCall(id, "GREET", `{"name":"x"}`, `"_meta":{}`),
+		} {
+			code, _, out := post(t, n, "", body, hdr...)
+			if code != http.StatusBadRequest || !strings.Contains(out, `"id":null`) || !strings.Contains(out, `"code":-32600`) ||
+				!strings.Contains(out, "would not come back as sent") || strings.Contains(out, "Hello") || strings.Contains(out, `"tools"`) {
+				t.Fatalf("%s under the id %s: %d %s; want 400, a JSON-RPC invalid request under no id", what, id, code, out)
+			}
+		}
+		code, h, out := post(t, n, "", initialize(id), "Authorization", "Bearer "+tok)
+		if code != http.StatusBadRequest || !strings.Contains(out, `"code":-32600`) || h.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("initialize under the id %s: %d %s (session %q); want 400 and no session", id, code, out, h.Get("Mcp-Session-Id"))
+		}
+	}
+	nodetest.WaitDispatchIdle(t, n.Log())
+	if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
+		t.Fatalf("refused ids appended to the data stream: %d -> %d", before, after)
+	}
+	for _, id := range []string{`"a-string"`, "0", "-7", "9007199254740992", "-9007199254740992"} {
+		code, _, out := post(t, n, "", toolsCall(id, "GREET", `{"name":"x"}`, ""), hdr...)
+		if code != 200 || !strings.Contains(out, `"id":`+id+`,`) || !strings.Contains(out, "Hello") {
+			t.Fatalf("a call under the id %s: %d %s; want its answer under that id", id, code, out)
+		}
+		code, _, out = post(t, n, "", list(id), hdr...)
+		if code != 200 || !strings.Contains(out, `"id":`+id+`,`) || !strings.Contains(out, "GREET") {
+			t.Fatalf("tools/list under the id %s: %d %s; want its answer under that id", id, code, out)
+		}
+	}
+}

@@ -83,20 +83,14 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	defer s.done()
-	if !fastHeaders(r) {
-		h.sdk.ServeHTTP(w, r)
-		return
-	}
-	body, whole := readBody(r.Body, r.ContentLength, h.cfg.MaxBody)
+	body, whole := takeBody(r, h.cfg.MaxBody)
 	if whole {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	} else {
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if msg := idRefusal(body); msg != "" {
+			answerBadID(w, msg)
+			return
+		}
 	}
-	if !whole || !h.fastCall(w, r, s, body) {
+	if !whole || !fastHeaders(r) || !h.fastCall(w, r, s, body) {
 		h.sdk.ServeHTTP(w, r) // the body as it came
 	}
 }
@@ -150,6 +144,21 @@ func loopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// takeBody reads r's body as readBody does and puts back in its place what
+// reads the same bytes again (those read, then the rest), for the SDK.
+func takeBody(r *http.Request, limit int64) ([]byte, bool) {
+	body, whole := readBody(r.Body, r.ContentLength, limit)
+	if whole {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	} else {
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	}
+	return body, whole
 }
 
 // readBody reads up to limit bytes of body (length, its Content-Length, sizes the

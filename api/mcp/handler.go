@@ -104,6 +104,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, answerBadMode(r.URL.Query().Get("mode")))
 		return
 	}
+	if body, whole := takeBody(r, h.cfg.MaxBody); whole {
+		if msg := idRefusal(body); msg != "" {
+			answerBadID(w, msg)
+			return
+		}
+	}
 	s, err := h.open(c, m)
 	if err != nil { // ErrClosed
 		answer(w, r, answerClosed)
