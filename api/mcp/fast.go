@@ -84,15 +84,16 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	defer s.done()
 	body, whole := takeBody(r, h.cfg.MaxBody)
+	if whole && fastHeaders(r) && h.fastCall(w, r, s, body) {
+		return
+	}
 	if whole {
-		if msg := idRefusal(body); msg != "" {
+		if msg := idRefusal(body); msg != "" { // the fast path takes no such id
 			answerBadID(w, msg)
 			return
 		}
 	}
-	if !whole || !fastHeaders(r) || !h.fastCall(w, r, s, body) {
-		h.sdk.ServeHTTP(w, r) // the body as it came
-	}
+	h.sdk.ServeHTTP(w, r) // the body as it came
 }
 
 // fastHeaders reports whether r's headers are those of a plain POST the SDK
@@ -239,7 +240,8 @@ func (s *session) fastHandler(name string) sdk.ToolHandler {
 }
 
 // plainID reports whether id is a JSON-RPC id the SDK writes back byte for byte:
-// an integer in range, or a string without escapes.
+// an integer of magnitude up to maxExactID (a larger one is refused: idRefusal),
+// or a string without escapes.
 func plainID(id json.RawMessage) bool {
 	if len(id) == 0 {
 		return false // a notification
@@ -256,7 +258,7 @@ func plainID(id json.RawMessage) bool {
 		return true
 	}
 	n, err := strconv.ParseInt(string(id), 10, 64)
-	return err == nil && strconv.FormatInt(n, 10) == string(id)
+	return err == nil && strconv.FormatInt(n, 10) == string(id) && -maxExactID <= n && n <= maxExactID
 }
 
 // deeper reports whether JSON data nests objects and arrays deeper than limit.

@@ -16,8 +16,8 @@ import (
 // answers under its integer part: 1.5 came back as 1, and every integer past
 // 2^63 as -2^63, so distinct requests could share an answer's id. A request
 // whose id is a number the SDK would not give back with its value is refused
-// before anything reads it, on either path (the fast path too, so that one rule
-// holds for every method). An integer written 7.0 or 1e2 comes back as 7 or
+// before anything reads it, whatever its method (the fast path takes no such
+// id, and leaves it to this refusal). An integer written 7.0 or 1e2 comes back as 7 or
 // 100, the same number.
 
 // maxExactID is the largest magnitude of an integer id given back exactly: a
