@@ -90,7 +90,43 @@ func (c *Credential) use(name string, env Env) (string, bool, error) {
 	}
 	c.values = append(c.values, v)
 	c.forms = appendForms(c.forms, v)
+	c.forms = appendDerivedForms(c.forms, v)
 	return v, true, nil
+}
+
+// minDerived is the shortest value whose derived forms (appendDerivedForms) are
+// looked for: a shorter one's would match too much of an answer by chance.
+const minDerived = 8
+
+// appendDerivedForms appends the forms of the value v that a debugging upstream's
+// echo of a request may give it in besides appendForms': base64 (standard and URL
+// alphabets, where v sits at any of the three byte offsets of a longer encoded
+// text, as in an echoed header encoded whole: the characters v alone decides),
+// every character \u-escaped (lower- and upper-case hex), and v in lower and in
+// upper case. None for a value shorter than minDerived.
+func appendDerivedForms(forms []string, v string) []string {
+	if len(v) < minDerived {
+		return forms
+	}
+	for k := 0; k < 3; k++ {
+		b := append(make([]byte, k, k+len(v)), v...)
+		n := len(b)
+		first, end := (8*k+5)/6, (8*n)/6 // the characters holding bits of v alone
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			if f := enc.EncodeToString(b)[first:end]; len(f) >= minDerived {
+				forms = append(forms, f)
+			}
+		}
+	}
+	if lower, upper, ok := uEscaped(v); ok {
+		forms = append(forms, lower, upper)
+	}
+	for _, f := range []string{strings.ToLower(v), strings.ToUpper(v)} {
+		if f != v {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // lookup reads name from env: ok is false for a missing or empty variable, and the
@@ -104,6 +140,23 @@ func lookup(name string, env Env) (string, bool, error) {
 		return "", false, nil
 	}
 	return v, true, nil
+}
+
+// uEscaped is v with every character written as a JSON \u escape, in lower- and
+// in upper-case hex; ok is false when v holds a character outside the Basic
+// Multilingual Plane (a pair of escapes, not looked for).
+func uEscaped(v string) (lower, upper string, ok bool) {
+	const lo, up = "0123456789abcdef", "0123456789ABCDEF"
+	l := make([]byte, 0, 6*len(v))
+	u := make([]byte, 0, 6*len(v))
+	for _, r := range v {
+		if r > 0xffff {
+			return "", "", false
+		}
+		l = append(l, '\\', 'u', lo[r>>12], lo[r>>8&15], lo[r>>4&15], lo[r&15])
+		u = append(u, '\\', 'u', up[r>>12], up[r>>8&15], up[r>>4&15], up[r&15])
+	}
+	return string(l), string(u), true
 }
 
 // appendForms appends v and the forms an upstream may give it back in: URL query-
@@ -288,6 +341,7 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool, error) {
 	cred.values = append(cred.values, used...)
 	for _, v := range used {
 		cred.forms = appendForms(cred.forms, v)
+		cred.forms = appendDerivedForms(cred.forms, v)
 	}
 	return b.String(), true, nil
 }

@@ -36,7 +36,10 @@ func RedactDeep(v any, secrets []string) any {
 }
 
 // Redactor replaces a fixed set of secret values; the zero Redactor replaces none.
-type Redactor struct{ r *strings.Replacer }
+type Redactor struct {
+	r  *strings.Replacer
+	ss []string // the values, longest first
+}
 
 // NewRedactor returns a Redactor of the non-empty secrets.
 func NewRedactor(secrets []string) Redactor {
@@ -55,16 +58,20 @@ func NewRedactor(secrets []string) Redactor {
 	for _, s := range ss {
 		pairs = append(pairs, s, Redacted)
 	}
-	return Redactor{r: strings.NewReplacer(pairs...)}
+	return Redactor{r: strings.NewReplacer(pairs...), ss: ss}
 }
 
 // Scrub replaces secret values inside s; it does not apply the assignment rule,
-// so it is safe for upstream bodies returned to the caller.
+// so it is safe for upstream bodies returned to the caller. A string holding
+// none is returned as it is, found so by a search for each value, which is
+// faster than the replacer's walk over many values.
 func (rd Redactor) Scrub(s string) string {
-	if rd.r == nil {
-		return s
+	for _, v := range rd.ss {
+		if strings.Contains(s, v) {
+			return rd.r.Replace(s)
+		}
 	}
-	return rd.r.Replace(s)
+	return s
 }
 
 func (rd Redactor) str(s string) string {

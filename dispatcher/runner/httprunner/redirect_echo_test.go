@@ -56,3 +56,44 @@ func TestHTTPRunnerScrubsCredentialEchoedInURLs(t *testing.T) {
 		t.Errorf("the other origin received %d requests", n)
 	}
 }
+
+// An upstream that echoes the request's headers in a body, encoded: each header
+// base64'd as a whole (so the value sits at whatever offset its name leaves),
+// every character \u-escaped, or case-folded. Those forms are scrubbed too; what
+// remains of an encoded header around REDACTED is a few characters its name and
+// the value's edges decide, never enough of the value to recover it.
+func TestHTTPRunnerScrubsCredentialEchoedEncoded(t *testing.T) {
+	const secret = "SECRETVALUE_abc123XYZ"
+	origin := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		for _, name := range []string{"Authorization", "X-Key"} {
+			h := name + ": " + r.Header.Get(name)
+			var u strings.Builder
+			for _, c := range h {
+				fmt.Fprintf(&u, `\u%04x`, c)
+			}
+			fmt.Fprintf(w, "%s\n%s\n%s\n%s\n%s\n", base64.StdEncoding.EncodeToString([]byte(h)),
+				base64.RawURLEncoding.EncodeToString([]byte("x"+h)), u.String(), strings.ToLower(h), strings.ToUpper(h))
+		}
+	})
+	r := newTestRunner(t, func(c *Config) { c.Env = runner.MapEnv(map[string]string{"DEMO_API_KEY": secret}) })
+	for _, auth := range []string{"bearer:DEMO_API_KEY", `headers:{"X-Key":"$DEMO_API_KEY"}`} {
+		row := &contract.Row{Key: "R", Type: contract.TypeHTTP, Target: "GET " + origin.URL + "/", Auth: auth}
+		o := r.Run(context.Background(), runner.Call{Row: row})
+		if strings.Count(o.Result, runner.Redacted) < 5 {
+			t.Errorf("%s: %q; want each echo redacted", auth, o.Result)
+		}
+		for _, line := range strings.Split(o.Result, "\n") {
+			for _, part := range strings.Split(line, runner.Redacted) {
+				if len(part) >= 8 && (strings.Contains(secret, part) || strings.Contains(strings.ToLower(secret), part)) {
+					t.Errorf("%s: %q holds %q of the value", auth, line, part)
+				}
+				if dec, err := base64.StdEncoding.DecodeString(part); err == nil && strings.Contains(string(dec), secret[:8]) {
+					t.Errorf("%s: %q decodes to %q", auth, part, dec)
+				}
+			}
+			if strings.Contains(line, `\u0053\u0045\u0043`) || strings.Contains(line, "secretvalue") || strings.Contains(line, "SECRETVALUE_ABC") {
+				t.Errorf("%s: the value shows in %q", auth, line)
+			}
+		}
+	}
+}
