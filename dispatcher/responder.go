@@ -303,7 +303,10 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 			return
 		}
 	}
-	s.awaitOwn(ctx, c, &req, client, asked, ch, rp)
+	// The log held these very bytes already (their event id): the call waits for
+	// the first one's receipt, which is a repeat's answer, given only if the token
+	// sent now permits the call (as repeatAnswer says).
+	s.awaitOwn(ctx, c, &req, client, asked, ch, rp, again && seq != 0)
 }
 
 // replyRepeat answers a call that repeats an earlier request under its

@@ -226,3 +226,45 @@ func TestBusCallSentAgainVerbatimPassesTheGateForItsTokenNow(t *testing.T) {
 			wire.StatusRefusedToken, "token:revoked")
 	}
 }
+
+// The same, while the first call still runs: a copy of its bytes sent then
+// waits for the first call's receipt, and is given it only if its token permits
+// the call when the receipt comes; revoked meanwhile, the copy gets the
+// refusal, and the first call its receipt.
+func TestBusCallSentAgainVerbatimWhileItRunsPassesTheGate(t *testing.T) {
+	w := newIdemWorld(t, 0, true)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	_, ev, req, err := wire.NewBusRequest("c1", "IDEM", "x", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Token = a.Token
+	ev, err = wire.NewEventWithID(ev.ID, ev.At, wire.TypeInvocationRequested, ev.Actor, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := wire.Encode(&ev)
+	firstc := make(chan wire.Event, 1)
+	go func() { firstc <- rawCall(t, c1, wire.CallSubject("c1", "IDEM"), sent) }()
+	<-w.up.Arrived() // the first call is in the upstream
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	copyc := make(chan wire.Event, 1)
+	go func() { copyc <- rawCall(t, c1, wire.CallSubject("c1", "IDEM"), sent) }()
+	time.Sleep(200 * time.Millisecond) // the copy waits for the first call's receipt
+	w.up.Release()
+	if first := <-firstc; first.Type != wire.TypeReceipt || !strings.Contains(string(first.Data), `hit`) {
+		t.Fatalf("the first call: %s %s; want its receipt", first.Type, first.Data)
+	}
+	got := <-copyc
+	var r wire.InvocationRefused
+	if got.Type != wire.TypeInvocationRefused || got.DataAs(&r) != nil || r.Status != wire.StatusRefusedToken || r.Error != "token:revoked" {
+		t.Fatalf("the copy sent once the token was revoked: %s %s; want INVOCATION_REFUSED token:revoked", got.Type, got.Data)
+	}
+	if _, rcs := logCounts(t, n); rcs != 1 || w.up.Hits() != 1 {
+		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
+	}
+}
