@@ -181,3 +181,45 @@ func TestIDsThatWouldNotComeBackAsSentAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A batch (which sessions of protocol 2025-03-26 and before may send) is held to
+// the same rule: one request in it under an id that would not come back as sent
+// refuses the whole batch before any of it runs.
+func TestBatchesWithIDsThatWouldNotComeBackAsSentAreRefused(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	postRow(t, n, greetRow("GREET"))
+	for _, version := range []string{"2025-03-26", "2024-11-05"} {
+		code, h, out := post(t, n, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			"x-terminal-key", nodetest.Key)
+		sid := h.Get("Mcp-Session-Id")
+		if code != 200 || sid == "" {
+			t.Fatalf("initialize %s: %d %s", version, code, out)
+		}
+		hdr := []string{"x-terminal-key", nodetest.Key, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", version}
+		if code, _, out := post(t, n, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...); code >= 300 {
+			t.Fatalf("initialized %s: %d %s", version, code, out)
+		}
+		nodetest.WaitDispatchIdle(t, n.Log())
+		before, _ := n.Log().LastSeq(context.Background(), wire.DataStream)
+		for _, id := range []string{"1.5", "9007199254740993", "1e999"} {
+			batch := "[" + toolsCall(id, "GREET", `{"name":"one"}`, "") + "," + toolsCall("1", "GREET", `{"name":"two"}`, "") + "]"
+			code, _, out := post(t, n, "", batch, hdr...)
+			if code != http.StatusBadRequest || !strings.Contains(out, `"code":-32600`) || strings.Contains(out, "Hello") {
+				t.Fatalf("%s: a batch holding the id %s: %d %s; want 400, nothing run", version, id, code, out)
+			}
+			code, _, out = post(t, n, "", `[{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}]`, hdr...)
+			if code != http.StatusBadRequest || !strings.Contains(out, `"code":-32600`) {
+				t.Fatalf("%s: tools/list in a batch under the id %s: %d %s; want 400", version, id, code, out)
+			}
+		}
+		nodetest.WaitDispatchIdle(t, n.Log())
+		if after, _ := n.Log().LastSeq(context.Background(), wire.DataStream); after != before {
+			t.Fatalf("%s: refused batches appended to the data stream: %d -> %d", version, before, after)
+		}
+	}
+	code, h, out := post(t, n, "", `[{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}]`,
+		"x-terminal-key", nodetest.Key)
+	if code != http.StatusBadRequest || h.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize in a batch under the id 1.5: %d %s (session %q); want 400 and no session", code, out, h.Get("Mcp-Session-Id"))
+	}
+}

@@ -24,33 +24,47 @@ import (
 // float64 holds every integer up to 2^53.
 const maxExactID = 1 << 53
 
-// idRefusal is why the JSON-RPC request body's id would not come back with its
-// value, or "" when it would (a string, an integer of magnitude up to
-// maxExactID, no id at all) or when body is not one JSON object the SDK reads
-// (it refuses that itself).
+// idRefusal is why the id of the JSON-RPC request body, or of a request of the
+// batch it is (protocol versions up to 2025-03-26 take batches), would not come
+// back with its value, or "" when each would (a string, an integer of magnitude
+// up to maxExactID, no id at all) or when body is not JSON the SDK reads (it
+// refuses that itself).
 func idRefusal(body []byte) string {
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' || deeper(body, maxDepth) {
+	if len(body) == 0 || body[0] != '{' && body[0] != '[' || deeper(body, maxDepth) {
 		return ""
 	}
-	var m struct {
-		ID json.RawMessage `json:"id"`
+	msgs := []json.RawMessage{body}
+	if body[0] == '[' {
+		msgs = nil
+		if _, err := sjson.Parse(body, &msgs, 0); err != nil {
+			return ""
+		}
 	}
-	if _, err := sjson.Parse(body, &m, sjson.DontMatchCaseInsensitiveStructFields); err != nil || len(m.ID) == 0 {
-		return ""
+	for _, msg := range msgs {
+		if msg = bytes.TrimSpace(msg); len(msg) == 0 || msg[0] != '{' {
+			continue
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if _, err := sjson.Parse(msg, &m, sjson.DontMatchCaseInsensitiveStructFields); err != nil || len(m.ID) == 0 {
+			continue
+		}
+		if c := m.ID[0]; c != '-' && (c < '0' || c > '9') {
+			continue // a string, null or another type: the SDK keeps or refuses it as it is
+		}
+		if exactID(string(m.ID)) {
+			continue
+		}
+		shown := string(m.ID)
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return "Invalid Request: the id " + shown + " would not come back as sent: send a string, or an integer from -" +
+			strconv.FormatInt(maxExactID, 10) + " to " + strconv.FormatInt(maxExactID, 10)
 	}
-	if c := m.ID[0]; c != '-' && (c < '0' || c > '9') {
-		return "" // a string, null or another type: the SDK keeps or refuses it as it is
-	}
-	if exactID(string(m.ID)) {
-		return ""
-	}
-	shown := string(m.ID)
-	if len(shown) > 40 {
-		shown = shown[:40] + "…"
-	}
-	return "Invalid Request: the id " + shown + " would not come back as sent: send a string, or an integer from -" +
-		strconv.FormatInt(maxExactID, 10) + " to " + strconv.FormatInt(maxExactID, 10)
+	return ""
 }
 
 // exactID reports whether the JSON number n is an integer of magnitude up to
