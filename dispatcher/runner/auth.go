@@ -90,7 +90,6 @@ func (c *Credential) use(name string, env Env) (string, bool, error) {
 	}
 	c.values = append(c.values, v)
 	c.forms = appendForms(c.forms, v)
-	c.forms = appendDerivedForms(c.forms, v)
 	return v, true, nil
 }
 
@@ -161,11 +160,19 @@ func uEscaped(v string) (lower, upper string, ok bool) {
 
 // appendForms appends v and the forms an upstream may give it back in: URL query-
 // and path-escaped (an echoed URL, or a redirect's Location, which a refusal
-// quotes), and each of these inside a JSON string (appendJSONForms).
+// quotes), and each of these inside a JSON string (appendJSONForms) and in the
+// forms an echo encodes it in (appendDerivedForms): what goes on the wire is the
+// escaped form (a query parameter's) or an encoding of v (basic's base64, given
+// here as v), and an echo encodes what it got.
 func appendForms(forms []string, v string) []string {
-	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+	q, p := url.QueryEscape(v), url.PathEscape(v)
+	for i, f := range []string{v, q, p} {
+		if i > 0 && f == v || i == 2 && f == q {
+			continue
+		}
 		forms = append(forms, f)
 		forms = appendJSONForms(forms, f)
+		forms = appendDerivedForms(forms, f)
 	}
 	return forms
 }
@@ -341,7 +348,6 @@ func expandEnv(tmpl string, env Env, cred *Credential) (string, bool, error) {
 	cred.values = append(cred.values, used...)
 	for _, v := range used {
 		cred.forms = appendForms(cred.forms, v)
-		cred.forms = appendDerivedForms(cred.forms, v)
 	}
 	return b.String(), true, nil
 }
