@@ -17,8 +17,8 @@ import (
 // 2^63 as -2^63, so distinct requests could share an answer's id. A request
 // whose id is a number the SDK would not give back with its value is refused
 // before anything reads it, whatever its method (the fast path takes no such
-// id, and leaves it to this refusal). An integer written 7.0 or 1e2 comes back as 7 or
-// 100, the same number.
+// id, and leaves it to this refusal). An integer written 7.0 or 1e2 comes back
+// as 7 or 100, the same number.
 
 // maxExactID is the largest magnitude of an integer id given back exactly: a
 // float64 holds every integer up to 2^53.

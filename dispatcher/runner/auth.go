@@ -93,16 +93,18 @@ func (c *Credential) use(name string, env Env) (string, bool, error) {
 	return v, true, nil
 }
 
-// minDerived is the shortest value whose derived forms (appendDerivedForms) are
-// looked for: a shorter one's would match too much of an answer by chance.
+// minDerived is the shortest form whose derived forms (appendDerivedForms) are
+// looked for, and the shortest derived form kept: a shorter one would match too
+// much of an answer by chance.
 const minDerived = 8
 
-// appendDerivedForms appends the forms of the value v that a debugging upstream's
-// echo of a request may give it in besides appendForms': base64 (standard and URL
+// appendDerivedForms appends the forms of v (a value, or a form it is sent in)
+// that a debugging upstream's echo of a request may give it in besides
+// appendForms': base64 (standard and URL
 // alphabets, where v sits at any of the three byte offsets of a longer encoded
 // text, as in an echoed header encoded whole: the characters v alone decides),
 // every character \u-escaped (lower- and upper-case hex), and v in lower and in
-// upper case. None for a value shorter than minDerived.
+// upper case. None for a v shorter than minDerived.
 func appendDerivedForms(forms []string, v string) []string {
 	if len(v) < minDerived {
 		return forms
