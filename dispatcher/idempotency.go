@@ -133,12 +133,18 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		return rc, nil
 	}
 	// Requested, not yet receipted (running, or held for approval): nothing to
-	// append, and the wait is the caller's only if the call would be.
+	// append, and the wait is the caller's only if the call would be, and the
+	// receipt once it comes only if the call would be then (the token may have
+	// been revoked or expired meanwhile).
 	if err := s.mayHave(ctx, &req, owner, nil); err != nil {
 		s.waiters.remove(req.InvocationID, ch)
 		return wire.Receipt{}, err
 	}
-	return s.await(ctx, 0, &req, ch, nil, nil)
+	rc, err := s.await(ctx, 0, &req, ch, nil, nil)
+	if err == nil {
+		err = s.mayHave(ctx, &req, owner, &rc)
+	}
+	return rc, err
 }
 
 // repeatRefusal is the gate's refusal, now, of req's caller having the answer of

@@ -273,19 +273,24 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 		}
 	}
 	var seq uint64
-	var again bool
+	var again, repeat bool
 	f, err := s.cfg.Log.AppendAsync(wire.BusRequestSubject(client, req.Key), ev, opts...)
 	if err == nil {
 		seq, again, err = s.callStored(ctx, f)
 		if err == nil && (again || wire.Chosen(req.InvocationID, ev.ID)) {
-			typ, data, told := s.callRepeat(ctx, &req, client, seq)
+			var typ string
+			var data any
+			var told bool
+			typ, data, told, repeat = s.callRepeat(ctx, &req, client, seq)
 			if told {
 				s.replyRepeat(ctx, c, &req, client, typ, data)
 				return
 			}
 			if req.InvocationID != asked { // another sender's id: the client's own is the scoped one
 				if rc, _, err := s.cfg.Projector.Receipt(req.InvocationID); err == nil {
-					s.replyReceipt(ctx, c, &req, client, &rc)
+					if !repeat || !s.refuseRepeat(ctx, c, &req, &rc) {
+						s.replyReceipt(ctx, c, &req, client, &rc)
+					}
 					return
 				}
 			}
@@ -303,10 +308,25 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 			return
 		}
 	}
-	// The log held these very bytes already (their event id): the call waits for
-	// the first one's receipt, which is a repeat's answer, given only if the token
-	// sent now permits the call (as repeatAnswer says).
-	s.awaitOwn(ctx, c, &req, client, asked, ch, rp, again && seq != 0)
+	// A repeat (the log held these very bytes already, by their event id, or an
+	// earlier request under the chosen id still runs): the call waits for the
+	// first one's receipt, a repeat's answer, given only if the token sent now
+	// permits the call when it comes (as repeatAnswer says).
+	s.awaitOwn(ctx, c, &req, client, asked, ch, rp, repeat || again && seq != 0)
+}
+
+// refuseRepeat answers a call that repeats an earlier request, whose receipt rc
+// came while it waited, with the gate's refusal, and reports true, when the
+// token it sent does not permit the call now (repeatRefusal); else it answers
+// nothing and reports false.
+func (s *Service) refuseRepeat(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, rc *wire.Receipt) bool {
+	r := s.repeatRefusal(ctx, req, false, rc)
+	if r == nil {
+		return false
+	}
+	s.reply(c, req, wire.TypeInvocationRefused, wire.InvocationRefused{
+		InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
+	return true
 }
 
 // replyRepeat answers a call that repeats an earlier request under its
@@ -478,14 +498,15 @@ func (s *Service) callStored(ctx context.Context, f *eventlog.Pending) (seq uint
 // id another sender took first, the call is the client's own, and req's id is
 // set to the one scoped to it), or its own request sent again, whose receipt may
 // be in. told is false when the call is to wait for its receipt;
-// typ is "" when it is to get no reply.
-func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any, told bool) {
+// typ is "" when it is to get no reply. repeat says the call repeats an earlier
+// request, still running: the receipt it waits for is then a repeat's answer.
+func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, client string, seq uint64) (typ string, data any, told, repeat bool) {
 	if err := s.cfg.Projector.Settle(ctx, wire.DataStream); err != nil {
-		return "", nil, false
+		return "", nil, false, false
 	}
 	first, err := s.cfg.Projector.Invocation(req.InvocationID)
 	if err != nil {
-		return "", nil, false
+		return "", nil, false, false
 	}
 	if first.Seq != 0 && first.Client != client {
 		// Another sender's id: the call is the client's own under the id scoped
@@ -494,14 +515,14 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 		// of another caller's call, not even that its id is taken.
 		req.InvocationID = wire.ScopedInvocationID(client, req.InvocationID)
 		if first, err = s.cfg.Projector.Invocation(req.InvocationID); err != nil {
-			return "", nil, true
+			return "", nil, true, false
 		}
 	}
 	rc := firstReceipt(&first)
 	if (first.Seq == 0 || seq == 0 || first.Seq >= seq) && rc == nil {
 		// This request is the first under its id (or cannot be told apart from
 		// it), its receipt still to come: the call waits for it.
-		return "", nil, false
+		return "", nil, false, false
 	}
 	// An earlier request's receipt, or this request's own when the log held its
 	// bytes already (sent again inside the duplicate window, whose event id the
@@ -511,7 +532,7 @@ func (s *Service) callRepeat(ctx context.Context, req *wire.InvocationRequest, c
 	// whatever the body; an id derived from the event's has no digest folded,
 	// and its event id is the client's own, so a copy is its first call).
 	typ, data = s.repeatAnswer(ctx, &first, rc, req, client)
-	return typ, data, typ != ""
+	return typ, data, typ != "", true
 }
 
 // reply answers a call with an event of type typ. A reply that does not go out

@@ -18,10 +18,11 @@ import (
 // scoped one when the call is known to run there (callRepeat). rp is the call
 // in calls.replying (nil for a chosen id): once a worker of this node has found
 // the asked id the client's own, its receipt there is handed over without
-// reading the first request. repeat says the call is a copy of one the log
-// held already (the same event id): the receipt it waited for is then a
-// repeat's answer, handed over only if the token the copy carries permits the
-// call now (else the gate's refusal, as repeatAnswer gives).
+// reading the first request. repeat says the call repeats an earlier request
+// (a copy of one the log held already, or a request under a chosen id whose
+// first still runs): the receipt it waited for is then a repeat's answer,
+// handed over only if the token the call carries permits the call now (else
+// the gate's refusal, as repeatAnswer gives).
 func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, client, asked string, ch chan wire.Receipt, rp *replyingCall, repeat bool) {
 	scoped := wire.ScopedInvocationID(client, asked)
 	for {
@@ -29,12 +30,8 @@ func (s *Service) awaitOwn(ctx context.Context, c eventlog.Call, req *wire.Invoc
 		if err != nil {
 			return // the caller sends it again under the same id for its receipt
 		}
-		if repeat {
-			if r := s.repeatRefusal(ctx, req, false, &rc); r != nil {
-				s.reply(c, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-					InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
-				return
-			}
+		if repeat && s.refuseRepeat(ctx, c, req, &rc) {
+			return
 		}
 		switch {
 		case rc.InvocationID == scoped:

@@ -268,3 +268,81 @@ func TestBusCallSentAgainVerbatimWhileItRunsPassesTheGate(t *testing.T) {
 		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
 	}
 }
+
+// A copy under an Idempotency-Key that arrives while the first call runs waits
+// for its receipt, and is given it only if its token permits the call when the
+// receipt comes: revoked while it waited, the copy gets the refusal.
+func TestRepeatedRequestWaitingForTheFirstPassesTheGateWhenItsReceiptComes(t *testing.T) {
+	w := newIdemWorld(t, 0, true)
+	n := w.g.n
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	type answer struct {
+		code int
+		body string
+	}
+	first, copied := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		code, body := w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
+		first <- answer{code, body}
+	}()
+	<-w.up.Arrived() // the first call is in the upstream
+	go func() {
+		code, body := w.post(t, "k", `{"key":"IDEM","body":"x"}`, bearerHeader(a.Token))
+		copied <- answer{code, body}
+	}()
+	time.Sleep(200 * time.Millisecond) // the copy waits for the first call's receipt
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	w.up.Release()
+	<-first
+	if got := <-copied; got.code != 401 || !strings.Contains(got.body, `"error":"token:revoked"`) || strings.Contains(got.body, "hit") {
+		t.Fatalf("the copy, its token revoked while it waited: %d %s; want 401 token:revoked and nothing of the call", got.code, got.body)
+	}
+	if reqs, rcs := logCounts(t, n); reqs != 1 || rcs != 1 || w.up.Hits() != 1 {
+		t.Fatalf("%d requests, %d receipts, %d hits; want the one call", reqs, rcs, w.up.Hits())
+	}
+}
+
+// A bus call under a chosen invocation id sent while the first call under it
+// still runs waits for that call's receipt, and is given it only if its token
+// permits the call when the receipt comes: revoked while it waited, it gets
+// the refusal.
+func TestBusCallUnderAChosenIDWaitingForTheFirstPassesTheGateWhenItsReceiptComes(t *testing.T) {
+	w := newIdemWorld(t, 0, true)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	id := wire.NewInvocationID(time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type answer struct {
+		rc  wire.Receipt
+		err error
+	}
+	first, again := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		rc, err := wire.Call(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(a.Token), wire.WithInvocationID(id))
+		first <- answer{rc, err}
+	}()
+	<-w.up.Arrived() // the first call is in the upstream
+	go func() {
+		rc, err := wire.Call(ctx, c1.nc, "c1", "IDEM", "x", wire.WithToken(a.Token), wire.WithInvocationID(id))
+		again <- answer{rc, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the second call waits for the first one's receipt
+	if code, body := nodetest.Do(t, n, "DELETE", "/api/tokens/"+a.JTI, ""); code != 200 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	w.up.Release()
+	if got := <-first; got.err != nil || !got.rc.OK {
+		t.Fatalf("the first call: %+v, %v", got.rc, got.err)
+	}
+	got := <-again
+	if !errors.Is(got.err, wire.ErrRepeatRefused) || got.rc.Status != wire.StatusRefusedToken || got.rc.Result != "token:revoked" {
+		t.Fatalf("the call sent again, its token revoked while it waited: %+v, %v; want ErrRepeatRefused, REFUSED_TOKEN token:revoked", got.rc, got.err)
+	}
+	if _, rcs := logCounts(t, n); rcs != 1 || w.up.Hits() != 1 {
+		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
+	}
+}
