@@ -288,13 +288,18 @@ func (s *Service) repeatAnswer(ctx context.Context, first *projector.Invocation,
 	// The same client, the same request: the first one's receipt is its own
 	// only if the token it sends now would let it make the call.
 	if r := s.repeatRefusal(ctx, req, false, rc); r != nil {
-		return wire.TypeInvocationRefused, wire.InvocationRefused{
-			InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal}
+		return wire.TypeInvocationRefused, gateRefused(req, r)
 	}
 	if rc != nil {
 		return wire.TypeReceipt, rc
 	}
 	return "", nil
+}
+
+// gateRefused is the INVOCATION_REFUSED a bus client's repeat of req gets for
+// the gate's refusal r of its token now.
+func gateRefused(req *wire.InvocationRequest, r *gate.Refusal) wire.InvocationRefused {
+	return wire.InvocationRefused{InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal}
 }
 
 // notice tells the bus client client, on req's receipt notice subject, an event

@@ -324,8 +324,7 @@ func (s *Service) refuseRepeat(ctx context.Context, c eventlog.Call, req *wire.I
 	if r == nil {
 		return false
 	}
-	s.reply(c, req, wire.TypeInvocationRefused, wire.InvocationRefused{
-		InvocationID: req.InvocationID, Key: req.Key, Status: r.Status, Error: r.Literal})
+	s.reply(c, req, wire.TypeInvocationRefused, gateRefused(req, r))
 	return true
 }
 

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Env looks up an environment variable; in production os.LookupEnv behind the
@@ -160,13 +162,38 @@ func uEscaped(v string) (lower, upper string, ok bool) {
 	return string(l), string(u), true
 }
 
-// appendForms appends v and the forms an upstream may give it back in: URL query-
+// appendForms appends v's forms (makeForms), made once for each value: a
+// row's credential is the same value call after call. At most maxCachedForms
+// values' forms are kept (then the cache starts again), in this process's
+// memory alone, as the environment holds the values themselves.
+func appendForms(forms []string, v string) []string {
+	if f, ok := cachedForms.m.Load(v); ok {
+		return append(forms, f.([]string)...)
+	}
+	f := makeForms(v)
+	if cachedForms.n.Add(1) > maxCachedForms {
+		cachedForms.m.Clear()
+		cachedForms.n.Store(1)
+	}
+	cachedForms.m.Store(v, f)
+	return append(forms, f...)
+}
+
+var cachedForms struct {
+	m sync.Map // value → its forms, never changed once stored
+	n atomic.Int64
+}
+
+const maxCachedForms = 1024
+
+// makeForms is v and the forms an upstream may give it back in: URL query-
 // and path-escaped (an echoed URL, or a redirect's Location, which a refusal
 // quotes), and each of these inside a JSON string (appendJSONForms) and in the
 // forms an echo encodes it in (appendDerivedForms): what goes on the wire is the
 // escaped form (a query parameter's) or an encoding of v (basic's base64, given
 // here as v), and an echo encodes what it got.
-func appendForms(forms []string, v string) []string {
+func makeForms(v string) []string {
+	var forms []string
 	q, p := url.QueryEscape(v), url.PathEscape(v)
 	for i, f := range []string{v, q, p} {
 		if i > 0 && f == v || i == 2 && f == q {
