@@ -35,7 +35,9 @@ func TestSessionEnds(t *testing.T) {
 	cs.Close()
 	awaitSessions(t, n, 0, "after the client's close")
 
-	short, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), time.Second)
+	// A token's times are whole seconds: issued at now's second, a TTL of 2s
+	// leaves it at least one second to connect in (1s could leave none).
+	short, _ := mint(t, n, token.Scope{Keys: []string{"GREET"}}, time.Now(), 2*time.Second)
 	connect(t, n, bearer(short), "", nil)
 	awaitSessions(t, n, 1, "a short token's session")
 	awaitSessions(t, n, 0, "once its token expired")
