@@ -94,7 +94,9 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 	// one appended before it is in the settled projection.
 	ch := s.waiters.add(req.InvocationID)
 	sctx, cancel := s.cfg.Projector.WaitContext(ctx)
+	settled := true
 	if err := s.cfg.Projector.Settle(sctx, wire.DataStream); err != nil && ctx.Err() == nil {
+		settled = false
 		s.cfg.Logger.Warn("dispatcher: idempotent request checked against a lagging projection", "invocation", req.InvocationID, "err", err)
 	}
 	cancel()
@@ -107,10 +109,13 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 			return pendingReceipt(&req), err
 		}
 		rc, err := s.await(ctx, 0, &req, ch, f, &ev)
-		if err == nil {
+		if err == nil && !(settled && storedFirst(ctx, f)) {
 			// Another request under the id may have been stored first (sent at
-			// once, under another token of the caller's): its receipt is ours only
-			// as a fresh call's would be.
+			// once, under another token of the caller's; or before the log's
+			// duplicate window, unseen by a lagging projection): its receipt is
+			// ours only as a fresh call's would be. Ours stored first, the
+			// receipt is our own call's, admitted by the gate when it ran: given
+			// as a call without a key would be, whatever became of the token since.
 			err = s.mayHave(ctx, &req, owner, &rc)
 		}
 		return rc, err
@@ -145,6 +150,24 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		err = s.mayHave(ctx, &req, owner, &rc)
 	}
 	return rc, err
+}
+
+// storedFirst reports whether the log stored f's request as a new message: the
+// first under its event id, which every request under one Idempotency-Key
+// shares, so the request the workers ran. Called once the receipt has come,
+// which implies the request is stored: its acknowledgement is at hand or about
+// to be. False when it failed or was lost (the request may then be another's).
+func storedFirst(ctx context.Context, f *eventlog.Pending) bool {
+	if ack, ok := f.Acknowledged(); ok { // a wait may have taken Stored's already
+		return !ack.Duplicate
+	}
+	select {
+	case ack := <-f.Stored():
+		return !ack.Duplicate
+	case <-f.Failed():
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // repeatRefusal is the gate's refusal, now, of req's caller having the answer of

@@ -481,9 +481,15 @@ func (p *Pending) Err() error {
 	return p.err
 }
 
-// outcome is p's acknowledgement or error once resolved; else ok is false and
-// done is closed when it is (made now, so an append acknowledged before its
-// wait begins costs no channel).
+// Acknowledged is p's acknowledgement once the stream has stored the append;
+// ok is false until then, and after a failure. Unlike Stored, it takes nothing
+// from anybody's wait.
+func (p *Pending) Acknowledged() (ack Ack, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ack, p.state == acked
+}
+
 // Duplicate reports whether the stream answered that the append's event id was
 // stored already: its sequence is then the earlier copy's, which may hold other
 // data than this append's (another node's receipt for the same invocation).
@@ -494,6 +500,9 @@ func (p *Pending) Duplicate() bool {
 	return p.state == acked && p.ack.Duplicate
 }
 
+// outcome is p's acknowledgement or error once resolved; else ok is false and
+// done is closed when it is (made now, so an append acknowledged before its
+// wait begins costs no channel).
 func (p *Pending) outcome() (seq uint64, err error, ok bool, done <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
