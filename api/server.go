@@ -89,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle("/console/", h)
 		s.mux.Handle("/console", h)
 	}
-	s.handler = guardBody(http.HandlerFunc(s.serveHTTP))
+	s.handler = guardHost(guardBody(http.HandlerFunc(s.serveHTTP)), publicURLHost(cfg.PublicURL))
 	return s, nil
 }
 
@@ -97,7 +97,9 @@ func New(cfg Config) (*Server, error) {
 // 404 {"error":"not_found","path":…}, or 405 {"error":"method_not_allowed",
 // "allow":"GET, HEAD"} with an Allow header when the path has routes for other
 // methods. A request whose body its handler left unread does not hold the
-// connection (see guardBody).
+// connection (see guardBody). A request that reached a loopback address under
+// a Host that is not loopback nor the public URL's is answered 403 before any
+// route (see guardHost).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Commands is the command side this facade calls for every change: the directory's

@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// guardHost answers 403 host_not_allowed, before any route, key check or
+// throttle, to a request that reached a loopback address under a Host that is
+// not loopback (localhost, 127.0.0.0/8, ::1) nor publicHost: a web page whose
+// name was made to resolve to 127.0.0.1 (DNS rebinding) is same-origin to the
+// browser, and could otherwise read /metrics and /healthz, send wrong keys until
+// the owner's key is throttled, and reach every route a local client can. A
+// request to any other address is passed on: a node listening on a network
+// address is reached by the names its operator gives it.
+func guardHost(h http.Handler, publicHost string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
+			isLoopback(la.String()) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
+			writeJSON(w, http.StatusForbidden, map[string]string{
+				"error": "host_not_allowed", "host": r.Host,
+				"how_to_fix": "this node listens on a loopback address and answers requests for localhost, 127.0.0.1 or [::1], " +
+					"or for --public-url's host: reach it as http://localhost:<port>, or set --public-url to the name a proxy on this machine forwards",
+			})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// publicURLHost is the host name of a public URL ("" when it has none).
+func publicURLHost(public string) string {
+	u, err := url.Parse(public)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// hostName is hostport's host, without the port or an IPv6 address's brackets.
+func hostName(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// isLoopback reports whether hostport names localhost or a loopback address.
+func isLoopback(hostport string) bool {
+	h := hostName(hostport)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
+}
+
+// sameHost reports whether hostport's host is host (a DNS name's case aside).
+func sameHost(hostport, host string) bool {
+	return host != "" && strings.EqualFold(hostName(hostport), host)
+}
