@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -367,8 +368,8 @@ func (n *Node) consoleFor(cfg Config, askIndex *ask.Index) func(*api.Server) (ht
 	}
 	return func(s *api.Server) (http.Handler, error) {
 		c, err := console.New(console.Config{API: s, Projector: n.proj, Ask: askIndex, DataDir: cfg.Log.DataDir, NodeName: nodeName(cfg.Name),
-			Workers: n.dispatch.Busy,
-			Clock:   n.w.clock, Logger: n.w.logger})
+			Workers: n.dispatch.Busy, SecureCookie: strings.HasPrefix(strings.ToLower(cfg.API.PublicURL), "https://"),
+			Clock: n.w.clock, Logger: n.w.logger})
 		n.console = c
 		return c, err
 	}

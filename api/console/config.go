@@ -34,8 +34,13 @@ type Config struct {
 	// MaxSessions bounds the sessions held at once (DefaultMaxSessions); past it
 	// the one idle longest ends.
 	MaxSessions int
-	Clock       func() time.Time
-	Logger      *slog.Logger
+	// SecureCookie makes the session cookie Secure on every answer, not only on
+	// one that went out over TLS: for a console reached through a TLS proxy
+	// (the node's public URL is https), whose requests reach the node in plain
+	// HTTP.
+	SecureCookie bool
+	Clock        func() time.Time
+	Logger       *slog.Logger
 }
 
 // Defaults of Config.

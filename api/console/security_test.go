@@ -124,6 +124,35 @@ func TestConsoleSessionCookieSecureOverTLS(t *testing.T) {
 	}
 }
 
+// Behind a TLS proxy the node is reached over plain HTTP: a public URL of https
+// makes the cookie Secure all the same, so a browser never sends it in clear.
+func TestConsoleSessionCookieSecureBehindATLSProxy(t *testing.T) {
+	n := nodetest.Start(t, func(c *capdir.Config) { c.API.PublicURL = "HTTPS://capdir.example.com" })
+	c := newClient(t, n.URL())
+	resp, body := c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}}, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", resp.StatusCode, body)
+	}
+	if ck := sessionCookie(t, resp); !ck.Secure {
+		t.Errorf("session cookie under an https public URL %+v: want Secure", ck)
+	}
+	if resp, _ := c.do("POST", "/console/signout", url.Values{"csrf": {c.csrf("/console/")}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", resp.StatusCode)
+	} else {
+		var last *http.Cookie
+		for _, ck := range resp.Cookies() {
+			if ck.Name == "capdir_console" {
+				if last = ck; !ck.Secure {
+					t.Errorf("a sign-out's cookie %+v: want Secure too", ck)
+				}
+			}
+		}
+		if last == nil || last.MaxAge >= 0 {
+			t.Errorf("sign-out: the last session cookie %+v, want an expired one", last)
+		}
+	}
+}
+
 func TestConsoleWrongKeyIsTheAPIs401AndRateLimited(t *testing.T) {
 	n := startNode(t)
 	c := newClient(t, n.URL())

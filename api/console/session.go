@@ -140,9 +140,9 @@ func (ss *session) validCSRF(got string) bool {
 }
 
 // cookie is the session cookie for ss (an expired one when ss is nil), Secure when
-// r came over TLS.
+// r came over TLS or the console is reached through a TLS proxy (SecureCookie).
 func (c *Console) cookie(r *http.Request, ss *session) *http.Cookie {
-	ck := &http.Cookie{Name: cookieName, Path: "/console", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+	ck := &http.Cookie{Name: cookieName, Path: "/console", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || c.cfg.SecureCookie}
 	if ss == nil {
 		ck.MaxAge = -1
 		return ck
