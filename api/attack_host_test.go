@@ -79,13 +79,13 @@ func TestForeignHostOnALoopbackListenerIsRefused(t *testing.T) {
 		t.Fatalf("the directory's log moved %d -> %d", before, after)
 	}
 	// Every loopback name passes, in any case and with or without a port.
-	for _, host := range []string{"localhost", "LOCALHOST:1", "127.0.0.1", "127.0.0.2:9", "[::1]:80", "::1"} {
+	for _, host := range []string{"localhost", "LOCALHOST:1", "127.0.0.1", "127.0.0.2:9", "[::1]:80", "::1", "0.0.0.0:1", "[::]:1"} {
 		if code, body := doHost(t, n, host, "GET", "/healthz", "", ""); code != 200 {
 			t.Errorf("GET /healthz as %s: %d %s; want 200", host, code, body)
 		}
 	}
 	// A name that only looks local is foreign.
-	for _, host := range []string{"localhost.evil.example", "127.0.0.1.nip.io", "0.0.0.0", "[::ffff:7f00:1]x"} {
+	for _, host := range []string{"localhost.evil.example", "127.0.0.1.nip.io", "evil.example", "[::ffff:7f00:1]x", "10.0.0.1.evil.example"} {
 		if code, body := doHost(t, n, host, "GET", "/healthz", "", ""); code != 403 {
 			t.Errorf("GET /healthz as %s: %d %s; want 403", host, code, body)
 		}

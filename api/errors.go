@@ -23,6 +23,9 @@ var (
 	ErrNoRoute = errors.New("not_found")
 	// ErrMethodNotAllowed: routes have the request's path, none with its method.
 	ErrMethodNotAllowed = errors.New("method_not_allowed")
+	// ErrHostNotAllowed: a request reached a loopback listener under a Host that
+	// is not loopback nor the public URL's (guardHost).
+	ErrHostNotAllowed = errors.New("host_not_allowed")
 	// ErrBadRequest: the request is not usable as sent (a malformed dispatch body, a
 	// missing or bad query parameter); the error's text says what to fix.
 	ErrBadRequest = command.ErrBadRequest

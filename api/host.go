@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -10,7 +11,8 @@ import (
 
 // guardHost answers 403 host_not_allowed, before any route, key check or
 // throttle, to a request that reached a loopback address under a Host that is
-// not loopback (localhost, 127.0.0.0/8, ::1) nor publicHost: a web page whose
+// not loopback (localhost, 127.0.0.0/8, ::1, or the unspecified address) nor
+// publicHost: a web page whose
 // name was made to resolve to 127.0.0.1 (DNS rebinding) is same-origin to the
 // browser, and could otherwise read /metrics and /healthz, send wrong keys until
 // the owner's key is throttled, and reach every route a local client can. A
@@ -20,11 +22,7 @@ func guardHost(h http.Handler, publicHost string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
 			isLoopback(la.String()) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
-			writeJSON(w, http.StatusForbidden, map[string]string{
-				"error": "host_not_allowed", "host": r.Host,
-				"how_to_fix": "this node listens on a loopback address and answers requests for localhost, 127.0.0.1 or [::1], " +
-					"or for --public-url's host: reach it as http://localhost:<port>, or set --public-url to the name a proxy on this machine forwards",
-			})
+			writeErr(w, &hostError{host: r.Host})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -48,17 +46,34 @@ func hostName(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// isLoopback reports whether hostport names localhost or a loopback address.
+// isLoopback reports whether hostport names localhost or a loopback address, or
+// is the unspecified address (0.0.0.0, [::]), which a client on this machine
+// dials to reach it: an address a page's name cannot be rebound to.
 func isLoopback(hostport string) bool {
 	h := hostName(hostport)
 	if strings.EqualFold(h, "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(h)
-	return err == nil && ip.IsLoopback()
+	return err == nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // sameHost reports whether hostport's host is host (a DNS name's case aside).
 func sameHost(hostport, host string) bool {
 	return host != "" && strings.EqualFold(hostName(hostport), host)
+}
+
+// hostError is ErrHostNotAllowed for the Host a request named.
+type hostError struct{ host string }
+
+func (e *hostError) Error() string { return ErrHostNotAllowed.Error() + ": " + e.host }
+func (e *hostError) Unwrap() error { return ErrHostNotAllowed }
+
+// hostBody is {"error":"host_not_allowed","host":…,"how_to_fix":…}.
+func hostBody(err error) any {
+	var he *hostError
+	errors.As(err, &he)
+	return map[string]string{"error": ErrHostNotAllowed.Error(), "host": he.host,
+		"how_to_fix": "this node listens on a loopback address and answers requests for localhost, 127.0.0.1 or [::1], " +
+			"or for --public-url's host: reach it as http://localhost:<port>, or set --public-url to the name a proxy on this machine forwards"}
 }

@@ -46,7 +46,8 @@ func as[T error]() func(error) bool {
 //	401  unauthorized (an owner route to a token holder: the route needs the owner
 //	     key; a dispatch without a credential that holds, or with an Authorization
 //	     header that is not one bearer token); REFUSED_TOKEN
-//	403  REFUSED_SCOPE: the token does not permit the call
+//	403  REFUSED_SCOPE: the token does not permit the call; host_not_allowed: a
+//	     loopback listener asked under a Host not its own (with the host)
 //	404  unknown route (with its path); unknown key, invocation id or approval; a
 //	     dispatch's unknown_key (with did_you_mean and the refusal's receipt)
 //	405  a known path with another method (with Allow)
@@ -82,6 +83,7 @@ var errorTable = []errorRule{
 	{approvalIs(dispatcher.ErrApprovalExpired), http.StatusGone, approvalBody},
 	{approvalIs(dispatcher.ErrApprovalRequestGone), http.StatusGone, approvalBody},
 	{approvalIs(nil), http.StatusServiceUnavailable, approvalBody},
+	{as[*hostError](), http.StatusForbidden, hostBody},
 	{is(ErrNoRoute), http.StatusNotFound, routeBody},
 	{is(ErrMethodNotAllowed), http.StatusMethodNotAllowed, routeBody},
 	{as[*command.ImportIncompleteError](), 0, importIncompleteBody},   // status: its cause's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capdir/capdir/api"
 	"github.com/capdir/capdir/command"
+	"github.com/capdir/capdir/internal/visible"
 )
 
 //go:embed templates/*.html
@@ -291,11 +292,23 @@ var funcs = template.FuncMap{
 		return s
 	},
 	"resetArgs": func(key, csrf string) map[string]string { return map[string]string{"Key": key, "CSRF": csrf} },
-	"deref": func(s *string) string {
-		if s == nil {
+	// visible shows text from others (arguments, results, a row's content, an
+	// upstream's answer) with the characters that would reorder or hide what the
+	// page shows written as escapes (package visible): the owner decides on
+	// what the text holds.
+	"visible": func(v any) string {
+		switch v := v.(type) {
+		case string:
+			return visible.String(v)
+		case *string:
+			if v == nil {
+				return ""
+			}
+			return visible.String(*v)
+		case nil:
 			return ""
 		}
-		return *s
+		return visible.String(fmt.Sprint(v))
 	},
 }
 

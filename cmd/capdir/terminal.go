@@ -1,13 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/capdir/capdir/internal/visible"
 )
 
 // What capdir prints comes partly from others: a row's result (a token holder's
@@ -66,33 +67,9 @@ func (t *terminalWriter) Write(p []byte) (int, error) {
 }
 
 // escapeControls appends b to dst with every character that would drive a
-// terminal written as an escape: the C0 controls but tab and newline, DEL, the C1
-// controls, the bidirectional overrides and isolates (which reorder what a line
-// shows), and each byte that is not UTF-8 (a lone 0x9b is CSI to some terminals).
-func escapeControls(dst, b []byte) []byte {
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			dst = fmt.Appendf(dst, `\x%02x`, b[0])
-		case r == '\n' || r == '\t':
-			dst = append(dst, b[0])
-		case r < 0x20 || r == 0x7f:
-			switch r {
-			case '\r':
-				dst = append(dst, `\r`...)
-			default:
-				dst = fmt.Appendf(dst, `\x%02x`, r)
-			}
-		case 0x80 <= r && r <= 0x9f, 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
-			dst = fmt.Appendf(dst, `\u%04x`, r)
-		default:
-			dst = append(dst, b[:n]...)
-		}
-		b = b[n:]
-	}
-	return dst
-}
+// terminal (or reorder what it shows) escaped, as the console shows such text
+// too (package visible).
+func escapeControls(dst, b []byte) []byte { return visible.Append(dst, b) }
 
 // terminalFile is the terminal w writes to, or nil: what a progress bar redraws
 // on with a carriage return, past the terminalWriter's escapes.
