@@ -18,7 +18,8 @@ const DefaultMCPRelist = 5 * time.Minute
 // owner registers, replaces or removes an upstream, and every relist interval,
 // the upstream's tools are listed and imported as rows of runner mcp, replacing
 // the rows that changed and deleting those of tools that are gone (only rows
-// whose SOURCE line names that upstream). A row equal to the stored one appends
+// whose SOURCE line names that upstream); a tool that comes back gets its row
+// again with the owner's columns of its last version (ImportItems). A row equal to the stored one appends
 // nothing, so a list that did not change, or two nodes importing the same list,
 // write nothing more.
 type mcpSync struct {
@@ -92,6 +93,10 @@ func (n *Node) syncMCP(ctx context.Context, upstream string) {
 	for _, o := range rep.Items {
 		if o.Error != "" {
 			n.logger.Warn("mcp upstream: a tool is not a row", "upstream", upstream, "tool", o.Source, "key", o.Key, "why", o.Error)
+		}
+		if o.OwnerColumnsFrom > 0 {
+			n.logger.Info("mcp upstream: a tool is back; its row keeps the owner's columns (enabled, sensitive, …) of its last version",
+				"upstream", upstream, "tool", o.Source, "key", o.Key, "version_seq", o.OwnerColumnsFrom)
 		}
 	}
 	n.logger.Info("mcp upstream: rows in step with its tools", "upstream", upstream, "tools", len(tools),

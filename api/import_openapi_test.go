@@ -356,6 +356,67 @@ func TestImportOpenAPIUpdatePrune(t *testing.T) {
 	}
 }
 
+// TestImportOpenAPIPrunedOperationBackKeepsTheOwnersColumns: an operation pruned
+// from the spec and imported again gets its row back with the owner's columns
+// of its last version (enabled 0, sensitive 1), also when the owner wrote and
+// deleted a row of their own under its key meanwhile; the outcome names that
+// version. A key that never had a row of the spec takes the defaults.
+func TestImportOpenAPIPrunedOperationBackKeepsTheOwnersColumns(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	spec := specFixture(t, "petstore-3.0.yaml")
+	q := url.Values{"server": {"https://petstore.example"}}
+	importSpec(t, n, spec, q)
+	if status, body := nodetest.Do(t, n, "PATCH", "/api/directory/LIST_PETS", `{"enabled":0}`); status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", status, body)
+	}
+	show := getRow(t, n, "SHOW_PET_BY_ID")
+	show.Sensitive, show.RowNum = 1, 0
+	b, _ := json.Marshal(show)
+	if status, body := nodetest.Do(t, n, "PUT", "/api/directory/SHOW_PET_BY_ID", string(b)); status != http.StatusOK {
+		t.Fatalf("PUT: %d %s", status, body)
+	}
+
+	gone := strings.Replace(spec, "operationId: listPets", "operationId: listPetsElsewhere", 1)
+	gone = strings.Replace(gone, "operationId: showPetById", "operationId: showPetElsewhere", 1)
+	q.Set("prune", "true")
+	res := importSpec(t, n, gone, q)
+	if fmt.Sprint(res.Pruned) != "[LIST_PETS SHOW_PET_BY_ID]" {
+		t.Fatalf("pruned %v", res.Pruned)
+	}
+	for _, it := range res.Items {
+		if it.Key == "LIST_PETS_ELSEWHERE" && (it.Action != importer.Created || it.OwnerColumnsFrom != 0 || len(it.Notes) != 0) {
+			t.Errorf("a key that never had a row: %+v", it)
+		}
+	}
+	if row := getRow(t, n, "LIST_PETS_ELSEWHERE"); row.Enabled != 1 || row.Sensitive != 0 {
+		t.Errorf("a key that never had a row: %+v", row)
+	}
+	// A row by hand under the key, deleted: passed over.
+	if status, body := nodetest.Do(t, n, "POST", "/api/directory", `{"key":"LIST_PETS","type":"fn","target":"echo","content":"# WHAT: mine"}`); status != http.StatusCreated {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	if status, body := nodetest.Do(t, n, "DELETE", "/api/directory/LIST_PETS", ""); status != http.StatusOK {
+		t.Fatalf("DELETE: %d %s", status, body)
+	}
+
+	res = importSpec(t, n, spec, q)
+	items := map[string]importer.Outcome{}
+	for _, it := range res.Items {
+		items[it.Key] = it
+	}
+	for _, key := range []string{"LIST_PETS", "SHOW_PET_BY_ID"} {
+		if it := items[key]; it.Action != importer.Created || it.OwnerColumnsFrom == 0 || !strings.Contains(strings.Join(it.Notes, "\n"), "back after it was deleted") {
+			t.Errorf("%s back: %+v", key, it)
+		}
+	}
+	if row := getRow(t, n, "LIST_PETS"); row.Enabled != 0 || row.Sensitive != 0 || !strings.Contains(row.Content, "# SOURCE: openapi") {
+		t.Errorf("LIST_PETS back: %+v", row)
+	}
+	if row := getRow(t, n, "SHOW_PET_BY_ID"); row.Enabled != 1 || row.Sensitive != 1 {
+		t.Errorf("SHOW_PET_BY_ID back: %+v", row)
+	}
+}
+
 // TestImportOpenAPIRefused: the route is the owner's, and a spec refused whole
 // writes nothing.
 func TestImportOpenAPIRefused(t *testing.T) {

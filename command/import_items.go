@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	imports "github.com/capdir/capdir/api/importer"
@@ -26,7 +27,11 @@ var errUnchanged = errors.New("unchanged")
 // ImportItems writes the rows of items, each like a PUT of the columns the
 // importer owns (key, type, runner, target, auth, content, category,
 // input_schema, examples): a new key is created with the column defaults, a present one keeps
-// its other columns (enabled, sensitive, seq, …) as the owner set them. A row
+// its other columns (enabled, sensitive, seq, …) as the owner set them. A key
+// that had a row of in.Source before, since deleted (pruned: the operation or
+// tool left its source, and is back), is created with the other columns of
+// that row's last version, so a row never comes back less guarded than it was
+// (enabled 0 and sensitive 1 stay); its outcome says so (OwnerColumnsFrom). A row
 // equal to the stored one appends nothing. A key held by a row that is not of
 // in.Source (no SOURCE line naming it) is not overwritten: that item fails with
 // exists. Each row passes the directory's checks (contract, the operator's
@@ -48,7 +53,18 @@ func (d *Directory) ImportItems(ctx context.Context, items []imports.Item, in It
 			res.Add(out)
 			continue
 		}
-		p, err := d.prepare(it.Key, buildImported(*it.Row, in.Source))
+		key := it.Key
+		earlier := func() (*contract.Row, error) {
+			row, seq, err := d.lastOfSource(ctx, key, in.Source)
+			out.OwnerColumnsFrom = seq
+			return row, err
+		}
+		p, err := d.prepare(it.Key, buildImported(*it.Row, in.Source, earlier))
+		if p.mutation.Action != contract.ActionCreate || err != nil {
+			out.OwnerColumnsFrom = 0
+		} else if out.OwnerColumnsFrom > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("back after it was deleted: the row keeps the columns the import does not own (enabled, sensitive, …) as its version of control sequence %d had them", out.OwnerColumnsFrom))
+		}
 		switch {
 		case errors.Is(err, errUnchanged):
 			out.Action = imports.Unchanged
@@ -114,13 +130,49 @@ func (d *Directory) prune(ctx context.Context, res *imports.Report, present map[
 	return nil
 }
 
+// lastOfSource is, for a key that has no row, the last version of its row that
+// was of source (its SOURCE line names source), and the control-stream sequence
+// that wrote it; nil when the key never had a row of source. A row the owner
+// wrote by hand under the key meanwhile, and deleted, is passed over: the
+// source's row comes back as guarded as it last was. It reads the key's
+// history from the log (projector.History), only for a key the projection has
+// seen written; an error is ErrUnavailable, and the import of that key fails
+// rather than create it with the column defaults.
+func (d *Directory) lastOfSource(ctx context.Context, key, source string) (*contract.Row, uint64, error) {
+	if _, seq, err := d.proj.Row(key); errors.Is(err, projector.ErrNotFound) && seq == 0 {
+		return nil, 0, nil // never written: an append expecting none finds it so, or conflicts
+	}
+	h, err := d.proj.History(ctx, key)
+	if err != nil {
+		return nil, 0, Unavailable(err)
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if r := h[i].Row; r != nil {
+			if src, ok := imports.SourceOf(r.Content); ok && src == source {
+				return r, h[i].Seq, nil
+			}
+		}
+	}
+	return nil, 0, nil
+}
+
 // buildImported writes the importer's columns of imp over the stored row of its
-// key (or the column defaults), refusing a stored row of another source and
-// answering errUnchanged when nothing would change.
-func buildImported(imp contract.Row, source string) dirBuild {
+// key, refusing a stored row of another source and answering errUnchanged when
+// nothing would change. An absent key takes its other columns from earlier's
+// row (the key's last row of source, see lastOfSource), else the column
+// defaults.
+func buildImported(imp contract.Row, source string, earlier func() (*contract.Row, error)) dirBuild {
 	return func(old *contract.Row, now time.Time) (contract.DirectoryMutation, []string, error) {
 		if old == nil {
-			row, err := contract.Create(contract.FieldsFromRow(withImported(defaultRow(), imp)), now)
+			base := defaultRow()
+			prev, err := earlier()
+			if err != nil {
+				return contract.DirectoryMutation{}, nil, err
+			}
+			if prev != nil {
+				base = *prev
+			}
+			row, err := contract.Create(contract.FieldsFromRow(withImported(base, imp)), now)
 			if err != nil {
 				return contract.DirectoryMutation{}, nil, err
 			}

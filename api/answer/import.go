@@ -21,6 +21,11 @@ type ImportOutcome struct {
 	// written (a function that is not registered, …).
 	Warnings []string `json:"warnings,omitempty"`
 	Row      *Row     `json:"row,omitempty"` // a dry run's: the row as it would be written
+	// OwnerColumnsFrom is set on a created row whose key had a row of the same
+	// source before (an operation or a tool that was pruned and is back): the
+	// control-stream sequence of that row's last version, whose owner's columns
+	// (enabled, sensitive, …) the created row took back.
+	OwnerColumnsFrom uint64 `json:"owner_columns_from,omitempty"`
 }
 
 // Report is an import of items from a source: one outcome per item in the items'
