@@ -32,10 +32,13 @@ func importFormat(r *http.Request) (string, error) {
 // OpenAPI document (at most openapi.MaxSpecBytes), each of whose operations
 // becomes an http row (see command.Directory.ImportOpenAPI).
 // The query holds the options: prefix, server, category, auth_env (repeatable:
-// NAME for every security scheme, or SCHEME=NAME), base (the URL the spec was
-// read from, for relative server URLs), prune and dry_run (true or 1).
-// A spec refused whole is 400 (413 over a limit) and writes nothing; otherwise the
-// answer, 200, reports every operation.
+// NAME for every security scheme, or SCHEME=NAME), auth_origin (repeatable: an
+// origin trusted with the credential besides the spec's server's, or a plain-http
+// one), base (the URL the spec was read from, for relative server URLs), prune and
+// dry_run (true or 1).
+// A spec refused whole is 400 (413 over a limit) and writes nothing, as is one
+// whose rows would send a credential off its server's origin; otherwise the
+// answer, 200, reports every operation and where the credentials go.
 func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	opt, in, err := openAPIQuery(r.URL.Query())
 	if err != nil {
@@ -60,7 +63,8 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) error {
 
 // openAPIQuery reads the options of an OpenAPI import from its query.
 func openAPIQuery(q url.Values) (openapi.Options, command.ItemsImport, error) {
-	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category"), Base: q.Get("base")}
+	opt := openapi.Options{Prefix: q.Get("prefix"), Server: q.Get("server"), Category: q.Get("category"), Base: q.Get("base"),
+		AuthOrigins: q["auth_origin"]}
 	for _, v := range q["auth_env"] {
 		if opt.AuthEnv == nil {
 			opt.AuthEnv = map[string]string{}

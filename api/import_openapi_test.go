@@ -17,6 +17,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/dispatcher/runner"
 	"github.com/capdir/capdir/internal/nodetest"
+	"github.com/capdir/capdir/internal/upstreamtest"
 )
 
 // specFixture reads a spec of testdata/openapi.
@@ -499,5 +500,129 @@ func TestImportOpenAPIPathCannotMoveTheCredential(t *testing.T) {
 	defer mu.Unlock()
 	if len(stolen) != 0 {
 		t.Fatalf("the credential left the server's origin: %q", stolen)
+	}
+}
+
+// credentialOriginSpec is the spec of an import that would hand its credential
+// to another origin: its top level names the server main and needs a bearer
+// token, and the servers of one operation (or of its path, pathLevel) override it
+// with other.
+func credentialOriginSpec(main, other string, pathLevel bool) string {
+	a := "  /a:\n    get: {operationId: a, servers: [{url: '" + other + "'}], responses: {'200': {description: ok}}}\n"
+	if pathLevel {
+		a = "  /a:\n    servers: [{url: '" + other + "'}]\n    get: {operationId: a, responses: {'200': {description: ok}}}\n"
+	}
+	return "openapi: 3.0.3\ninfo: {title: origins, version: '1'}\nservers: [{url: '" + main + "'}]\n" +
+		"components: {securitySchemes: {bearer: {type: http, scheme: bearer}}}\nsecurity: [{bearer: []}]\npaths:\n" + a +
+		"  /b:\n    get: {operationId: b, responses: {'200': {description: ok}}}\n"
+}
+
+// TestImportOpenAPICredentialStaysOnTheServersOrigin: with auth_env, a spec whose
+// operation or path names servers of another origin than its top-level server
+// (which they override) is refused whole, dry run or not, with 400 naming the
+// operation, its origin and the spec's, and nothing is stored; servers of the
+// spec's origin under other base paths import with the credential, which reaches
+// them; without auth_env the override imports as it did; auth_origin names an
+// origin the operator trusts with the credential.
+func TestImportOpenAPICredentialStaysOnTheServersOrigin(t *testing.T) {
+	thief := upstreamtest.Start(t, nil)
+	api := upstreamtest.Start(t, upstreamtest.Reply(http.StatusOK, "ok"))
+	n := nodetest.Start(t, nil, capdir.WithEnv(runner.MapEnv(map[string]string{"DEMO_API_KEY": "s3cret-key"})))
+	const main = "https://api.good.example"
+	steal := thief.URL + "/steal"
+	for _, tc := range []struct {
+		name, spec string
+		query      url.Values
+	}{
+		{"operation servers", credentialOriginSpec(main, steal, false), url.Values{"auth_env": {"DEMO_API_KEY"}}},
+		{"path servers", credentialOriginSpec(main, steal, true), url.Values{"auth_env": {"DEMO_API_KEY"}}},
+		{"operation servers, dry run", credentialOriginSpec(main, steal, false), url.Values{"auth_env": {"DEMO_API_KEY"}, "dry_run": {"true"}}},
+		{"path servers, dry run", credentialOriginSpec(main, steal, true), url.Values{"auth_env": {"DEMO_API_KEY"}, "dry_run": {"1"}}},
+		{"the credential by scheme", credentialOriginSpec(main, steal, false), url.Values{"auth_env": {"bearer=DEMO_API_KEY"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := nodetest.ControlSeq(t, n)
+			tc.query.Set("format", "openapi")
+			status, body := send(t, n, "POST", "/api/directory/import?"+tc.query.Encode(), "application/yaml", tc.spec)
+			if status != http.StatusBadRequest {
+				t.Fatalf("HTTP %d %s, want 400", status, body)
+			}
+			var answer struct{ Error string }
+			if err := json.Unmarshal([]byte(body), &answer); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			for _, want := range []string{
+				"openapi_credential_origin: the credential of --auth-env would be sent to " + thief.URL + " (GET /a), not to the origin of the spec's server " + main,
+				"nothing was imported",
+				"give --spec-server " + main + " (server= on the HTTP route)",
+				"--auth-origin " + thief.URL + " (auth_origin= on the HTTP route)",
+			} {
+				if !strings.Contains(answer.Error, want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, answer.Error)
+				}
+			}
+			if strings.Contains(answer.Error, "GET /b") {
+				t.Errorf("the refusal names GET /b, which stays on the spec's server: %s", answer.Error)
+			}
+			if got := nodetest.ControlSeq(t, n); got != before {
+				t.Fatalf("a refused import appended %d events", got-before)
+			}
+			for _, key := range []string{"A", "B"} {
+				if status, _ := nodetest.Do(t, n, "GET", "/api/directory/"+key, ""); status != http.StatusNotFound {
+					t.Errorf("GET %s: HTTP %d after a refused import, want 404", key, status)
+				}
+			}
+		})
+	}
+
+	// Servers of the spec's origin under other base paths: the credential goes
+	// with every row, and the report says where.
+	same := credentialOriginSpec(api.URL+"/v1", api.URL+"/v2", false)
+	same = strings.Replace(same, "  /b:\n", "  /b:\n    servers: [{url: '"+api.URL+"/v3'}]\n", 1)
+	res := importSpec(t, n, same, url.Values{"auth_env": {"DEMO_API_KEY"}, "prefix": {"same_"}})
+	if res.Created != 2 || fmt.Sprint(res.CredentialOrigins) != fmt.Sprintf("[{%s [DEMO_API_KEY] 2}]", api.URL) {
+		t.Fatalf("the same origin: %+v", res)
+	}
+	for key, target := range map[string]string{"SAME_A": "GET " + api.URL + "/v2/a", "SAME_B": "GET " + api.URL + "/v3/b"} {
+		if row := getRow(t, n, key); row.Target != target || row.Auth != "bearer:DEMO_API_KEY" {
+			t.Errorf("%s: target %q auth %q, want %q with the credential", key, row.Target, row.Auth, target)
+		}
+		if status, out := dispatchJSON(t, n, `{"key":"`+key+`","body":""}`); status != http.StatusOK || out["result"] != "HTTP 200:ok" {
+			t.Errorf("%s: HTTP %d %v", key, status, out)
+		}
+	}
+	for _, r := range api.Requests() {
+		if r.Header.Get("Authorization") != "Bearer s3cret-key" {
+			t.Errorf("%s %s: Authorization %q", r.Method, r.Path, r.Header.Get("Authorization"))
+		}
+	}
+	if got := fmt.Sprint(len(api.Requests())); got != "2" {
+		t.Errorf("the upstream got %s requests, want 2", got)
+	}
+
+	// Without a credential the operation's own server is its row's, as before.
+	optional := strings.Replace(credentialOriginSpec(main, steal, false), "security: [{bearer: []}]", "security: [{bearer: []}, {}]", 1)
+	res = importSpec(t, n, optional, url.Values{"prefix": {"plain_"}})
+	if res.Created != 2 || len(res.CredentialOrigins) != 0 {
+		t.Fatalf("without auth_env: %+v", res)
+	}
+	if row := getRow(t, n, "PLAIN_A"); row.Target != "GET "+steal+"/a" || row.Auth != "" {
+		t.Fatalf("PLAIN_A: %+v", row)
+	}
+
+	// The operator names the other origin: the import says where the credential goes.
+	res = importSpec(t, n, credentialOriginSpec(main, steal, false), url.Values{"auth_env": {"DEMO_API_KEY"}, "auth_origin": {thief.URL}, "prefix": {"trusted_"}})
+	if res.Created != 2 || fmt.Sprint(res.CredentialOrigins) != fmt.Sprintf("[{%s [DEMO_API_KEY] 1} {%s [DEMO_API_KEY] 1}]", thief.URL, main) {
+		t.Fatalf("with auth_origin: %+v", res)
+	}
+	if row := getRow(t, n, "TRUSTED_A"); row.Target != "GET "+steal+"/a" || row.Auth != "bearer:DEMO_API_KEY" {
+		t.Fatalf("TRUSTED_A: %+v", row)
+	}
+	if status, body := nodetest.Do(t, n, "POST", "/api/directory/import?format=openapi&auth_env=DEMO_API_KEY&auth_origin="+url.QueryEscape(steal), ""); status != http.StatusBadRequest ||
+		!strings.Contains(body, "openapi_bad_option: auth-origin") {
+		t.Fatalf("an auth_origin with a path: HTTP %d %s", status, body)
+	}
+	if hits := thief.Hits(); hits != 0 {
+		t.Fatalf("the other origin got %d requests", hits)
 	}
 }

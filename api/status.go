@@ -116,7 +116,7 @@ func isFixYourRequest(err error) bool {
 	for _, s := range []error{
 		ErrBadRequest, dispatcher.ErrBadIdempotencyKey, contract.ErrNoRecognizedFields, contract.ErrMalformedJSON, contract.ErrUnknownField,
 		contract.ErrWrongType, contract.ErrRequired, contract.ErrInvalid, contract.ErrKeyMismatch,
-		openapi.ErrSpec, openapi.ErrOptions,
+		openapi.ErrSpec, openapi.ErrOptions, openapi.ErrCredentialOrigin,
 	} {
 		if errors.Is(err, s) {
 			return true

@@ -71,6 +71,19 @@ type SpecReport struct {
 	Version    string `json:"version,omitempty"`
 	Operations int    `json:"operations"`
 	Report
+	// CredentialOrigins are the origins the import's rows send a credential to
+	// (those created, updated or unchanged; a dry run's, those it would write):
+	// empty when no row carries one.
+	CredentialOrigins []CredentialOrigin `json:"credential_origins,omitempty"`
+}
+
+// CredentialOrigin is an origin (scheme://host[:port]) that an import's rows send
+// a credential to: the environment variables whose values go there, and how many
+// rows send one.
+type CredentialOrigin struct {
+	Origin string   `json:"origin"`
+	Env    []string `json:"env"`
+	Rows   int      `json:"rows"`
 }
 
 // ImportFailure reports one row an import of rows did not write.

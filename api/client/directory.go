@@ -198,9 +198,12 @@ type SpecImportOptions struct {
 	Server   string   // replaces the spec's servers
 	Category string   // every row's category (else the operation's first tag)
 	AuthEnv  []string // NAME for every security scheme, or SCHEME=NAME
-	Base     string   // the URL the spec was read from, for its relative server URLs
-	Prune    bool     // delete the rows of this spec whose operations are gone
-	DryRun   bool     // decide everything, write nothing
+	// AuthOrigins are origins (scheme://host[:port]) trusted with the credential
+	// besides the spec's server's, or plain-http ones on a host that is not loopback.
+	AuthOrigins []string
+	Base        string // the URL the spec was read from, for its relative server URLs
+	Prune       bool   // delete the rows of this spec whose operations are gone
+	DryRun      bool   // decide everything, write nothing
 }
 
 // ImportSpec sends an OpenAPI 3.0 or 3.1 document (JSON or YAML) to POST
@@ -215,6 +218,7 @@ func (c *Client) ImportSpec(ctx context.Context, spec io.Reader, o SpecImportOpt
 		}
 	}
 	q["auth_env"] = o.AuthEnv
+	q["auth_origin"] = o.AuthOrigins
 	if o.Prune {
 		q.Set("prune", "true")
 	}

@@ -21,4 +21,6 @@ type (
 	Report = answer.Report
 	// SpecReport is the answer to an import of an API description.
 	SpecReport = answer.SpecReport
+	// CredentialOrigin is an origin an import's rows send a credential to.
+	CredentialOrigin = answer.CredentialOrigin
 )

@@ -61,6 +61,7 @@ func importCmd() *cobra.Command {
 	f.StringVar(&cfg.OpenAPI.Server, "spec-server", "", "--openapi: the base URL of every target, instead of the spec's servers")
 	f.StringVar(&cfg.OpenAPI.Category, "category", "", "--openapi: every row's category (default: the operation's first tag)")
 	f.StringArrayVar(&cfg.OpenAPI.AuthEnv, "auth-env", nil, "--openapi: the environment variable holding the credential: NAME for every security scheme, or SCHEME=NAME (repeatable)")
+	f.StringArrayVar(&cfg.OpenAPI.AuthOrigins, "auth-origin", nil, "--openapi: an origin (scheme://host[:port]) trusted with the --auth-env credential besides the spec's server's (an operation's or path's own servers), or a plain-http one (repeatable)")
 	f.BoolVar(&cfg.OpenAPI.Prune, "prune", false, "--openapi: delete the rows this spec made whose operations are gone from it")
 	f.BoolVar(&cfg.OpenAPI.DryRun, "dry-run", false, "--openapi: print the rows that would be written, and write nothing")
 	f.StringVar(&cfg.D1, "d1", "", "a file of wrangler d1 execute --json output (SELECT * FROM directory)")

@@ -96,7 +96,7 @@ func readSpec(ctx context.Context, from string, stdin io.Reader) (spec []byte, b
 }
 
 // reportSpec writes the refused and failed operations (and notes) on stderr, and
-// the dry run's rows and the summary on stdout.
+// the dry run's rows, the origins the credentials go to and the summary on stdout.
 func reportSpec(stdout, stderr io.Writer, res importer.SpecReport) {
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -123,6 +123,17 @@ func reportSpec(stdout, stderr io.Writer, res importer.SpecReport) {
 			}
 		}
 		fmt.Fprintf(stderr, "%s %s\n", key, what)
+	}
+	sent := "credentials sent to"
+	if res.DryRun {
+		sent = "credentials would be sent to"
+	}
+	for _, o := range res.CredentialOrigins {
+		rows := "rows"
+		if o.Rows == 1 {
+			rows = "row"
+		}
+		fmt.Fprintf(stdout, "%s %s: %s (%d %s)\n", sent, o.Origin, strings.Join(o.Env, ", "), o.Rows, rows)
 	}
 	verb := "imported"
 	if res.DryRun {

@@ -119,3 +119,31 @@ func TestImportCommandOpenAPISpecURLCredential(t *testing.T) {
 		t.Fatalf("dry run: %v\n%s\n%s", err, stdout, stderr)
 	}
 }
+
+// TestImportCommandOpenAPICredentialOrigin: capdir import --openapi --auth-env
+// refuses a spec whose operation's servers would take the credential to another
+// origin than the spec's server, saying how to import it, writes nothing, and with
+// --auth-origin naming that origin imports it, printing where the credential goes.
+func TestImportCommandOpenAPICredentialOrigin(t *testing.T) {
+	n, flags := testServer(t)
+	spec := "openapi: 3.0.3\ninfo: {title: origins, version: '1'}\nservers: [{url: 'https://api.good.example'}]\n" +
+		"components: {securitySchemes: {bearer: {type: http, scheme: bearer}}}\nsecurity: [{bearer: []}]\npaths:\n" +
+		"  /a: {get: {operationId: a, servers: [{url: 'http://127.0.0.1:18282/steal'}], responses: {'200': {description: ok}}}}\n" +
+		"  /b: {get: {operationId: b, responses: {'200': {description: ok}}}}\n"
+	file := writeFile(t, "origins.yaml", []byte(spec))
+	for _, dry := range [][]string{nil, {"--dry-run"}} {
+		_, _, err := runCLI(t, "", append(append([]string{"import", "--openapi", file, "--auth-env", "DEMO_API_KEY"}, dry...), flags...)...)
+		if err == nil || !strings.Contains(err.Error(), "HTTP 400") ||
+			!strings.Contains(err.Error(), "openapi_credential_origin: the credential of --auth-env would be sent to http://127.0.0.1:18282 (GET /a), not to the origin of the spec's server https://api.good.example") ||
+			!strings.Contains(err.Error(), "--auth-origin http://127.0.0.1:18282") {
+			t.Fatalf("%v: %v", dry, err)
+		}
+	}
+	if rows := listRows(t, n); len(rows) != 0 {
+		t.Fatalf("a refused import wrote %d rows", len(rows))
+	}
+	stdout, _, err := runCLI(t, "", append([]string{"import", "--openapi", file, "--auth-env", "DEMO_API_KEY", "--auth-origin", "http://127.0.0.1:18282"}, flags...)...)
+	if err != nil || !strings.HasPrefix(stdout, "credentials sent to http://127.0.0.1:18282: DEMO_API_KEY (1 row)\ncredentials sent to https://api.good.example: DEMO_API_KEY (1 row)\nimported 2 operations") {
+		t.Fatalf("with --auth-origin: %v\n%s", err, stdout)
+	}
+}

@@ -33,8 +33,9 @@ func (c *converter) auth() string {
 			continue
 		}
 		name := schemeNames(req)[0]
-		form, why := c.form(name)
+		form, env, why := c.form(name)
 		if why == "" {
+			c.env = env
 			if len(reqs) > 1 {
 				c.notes = append(c.notes, fmt.Sprintf("of its %d security requirements, the row uses %q", len(reqs), name))
 			}
@@ -49,14 +50,15 @@ func (c *converter) auth() string {
 	return ""
 }
 
-// form is the credential of the scheme called name, or why there is none.
-func (c *converter) form(name string) (string, string) {
+// form is the credential of the scheme called name and the environment variable
+// it names, or why there is none.
+func (c *converter) form(name string) (string, string, string) {
 	var ref *openapi3.SecuritySchemeRef
 	if c.doc.Components != nil {
 		ref = c.doc.Components.SecuritySchemes[name]
 	}
 	if ref == nil || ref.Value == nil {
-		return "", fmt.Sprintf("security scheme %q is not defined under components.securitySchemes", name)
+		return "", "", fmt.Sprintf("security scheme %q is not defined under components.securitySchemes", name)
 	}
 	s := ref.Value
 	kind := s.Type
@@ -87,13 +89,13 @@ func (c *converter) form(name string) (string, string) {
 	}
 	switch {
 	case !supported:
-		return "", fmt.Sprintf("security scheme %q (%s) has no row credential form (bearer, basic, headers, query, oauth)", name, kind)
+		return "", "", fmt.Sprintf("security scheme %q (%s) has no row credential form (bearer, basic, headers, query, oauth)", name, kind)
 	case strings.ContainsAny(s.Name, "=&\"\\\r\n") && s.Type == "apiKey":
-		return "", fmt.Sprintf("security scheme %q names its key %q, which a row credential cannot carry", name, s.Name)
+		return "", "", fmt.Sprintf("security scheme %q names its key %q, which a row credential cannot carry", name, s.Name)
 	case !ok:
-		return "", refuseNoCredential(name, kind)
+		return "", "", refuseNoCredential(name, kind)
 	}
-	return form, ""
+	return form, env, ""
 }
 
 func schemeNames(req openapi3.SecurityRequirement) []string {

@@ -32,6 +32,12 @@ type Options struct {
 	// URLs resolve, without its user info, query and fragment (SpecBase); empty
 	// when it was a file or a request body.
 	Base string
+	// AuthOrigins are origins (scheme://host[:port]) the operator trusts with the
+	// credentials AuthEnv names besides the main server's (Server, else the spec's
+	// first server), and plain-http origins on a host that is not loopback that
+	// may receive them, the main server's included. A row with a credential for
+	// any other origin refuses the whole import (ErrCredentialOrigin).
+	AuthOrigins []string
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -48,6 +54,11 @@ func (o Options) Validate() error {
 			return optionErr("server %q: %s", o.Server, why)
 		}
 	}
+	for _, origin := range o.AuthOrigins {
+		if why := validOrigin(origin); why != "" {
+			return optionErr("auth-origin %q: %s; an origin is scheme://host[:port], as https://api.example.com", origin, why)
+		}
+	}
 	return nil
 }
 
@@ -61,13 +72,18 @@ type Spec struct {
 	// exactly these rows.
 	Source string
 	Items  []importer.Item
+	// Credentials are where the rows with a credential send it, by key.
+	Credentials map[string]Credential
 }
 
 // Convert reads an OpenAPI 3.0 or 3.1 document (JSON or YAML) and turns each of its
 // operations into an http row, or a refusal that says why it cannot be one. Only
 // local $refs are resolved: a spec that refers to another file or URL is refused.
 // A spec over MaxSpecBytes or MaxOperations is refused whole (ErrTooLarge), as is
-// one that is not an OpenAPI 3 document (ErrSpec).
+// one that is not an OpenAPI 3 document (ErrSpec). A spec whose rows would send
+// a credential to an origin other than the main server's (an operation's or
+// path's own servers), or over plain http to a host that is not loopback, is
+// refused whole (ErrCredentialOrigin) unless opt.AuthOrigins names that origin.
 func Convert(ctx context.Context, data []byte, opt Options) (Spec, error) {
 	if err := opt.Validate(); err != nil {
 		return Spec{}, err
@@ -93,6 +109,7 @@ func Convert(ctx context.Context, data []byte, opt Options) (Spec, error) {
 	spec := Spec{Title: doc.Info.Title, Version: doc.Info.Version,
 		Source: fmt.Sprintf("openapi spec=%s prefix=%s", strconv.Quote(doc.Info.Title), strconv.Quote(strings.ToUpper(opt.Prefix)))}
 	keys := map[string]string{} // key → the operation that has it
+	spec.Credentials = map[string]Credential{}
 	for _, op := range ops {
 		c := &converter{doc: doc, opt: opt, op: op, source: spec.Source, server: base}
 		item := c.item()
@@ -101,9 +118,15 @@ func Convert(ctx context.Context, data []byte, opt Options) (Spec, error) {
 				item = importer.Item{Source: item.Source, Key: item.Key, Refused: refuseDuplicateKey(item.Key, other)}
 			} else {
 				keys[item.Key] = item.Source
+				if item.Row.Auth != "" {
+					spec.Credentials[item.Key] = Credential{Origin: Origin(c.rowServer), Env: c.env}
+				}
 			}
 		}
 		spec.Items = append(spec.Items, item)
+	}
+	if err := checkCredentialOrigins(base, opt, spec.Credentials, keys); err != nil {
+		return Spec{}, err
 	}
 	return spec, nil
 }

@@ -248,3 +248,124 @@ func TestConvertNamesStayOnTheirLine(t *testing.T) {
 		}
 	}
 }
+
+// credentialSpec is a spec whose top-level server is main, every operation
+// needing a bearer token, with paths spliced in.
+func credentialSpec(main, paths string) string {
+	return `{"openapi":"3.0.3","info":{"title":"T","version":"1"},"servers":[{"url":"` + main + `"}],` +
+		`"components":{"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}}},"security":[{"bearer":[]}],"paths":{` + paths + `}}`
+}
+
+// TestConvertCredentialStaysOnTheServersOrigin: with a credential, an operation
+// or path whose own servers name another origin than the spec's server (which
+// they override), or a plain-http server on a host that is not loopback, refuses
+// the whole import, naming the operations, their origin and the spec's, unless
+// the operator names that origin; servers of the same origin, an operation
+// without security, and an import without a credential convert as they did.
+func TestConvertCredentialStaysOnTheServersOrigin(t *testing.T) {
+	const main = "https://api.good.example"
+	opServer := `"/a":{"get":{"operationId":"a","servers":[{"url":"http://127.0.0.1:18282/steal"}],` + okResponse + `}},` +
+		`"/b":{"get":{"operationId":"b",` + okResponse + `}}`
+	pathServer := `"/a":{"servers":[{"url":"http://127.0.0.1:18282/steal"}],"get":{"operationId":"a",` + okResponse + `}},` +
+		`"/b":{"get":{"operationId":"b",` + okResponse + `}}`
+	sameOrigin := `"/a":{"get":{"operationId":"a","servers":[{"url":"https://API.good.example:443/v2"}],` + okResponse + `}},` +
+		`"/b":{"servers":[{"url":"https://api.good.example/v3"}],"get":{"operationId":"b",` + okResponse + `}}`
+	noSecurity := `"/a":{"get":{"operationId":"a","security":[],"servers":[{"url":"http://127.0.0.1:18282/steal"}],` + okResponse + `}},` +
+		`"/b":{"get":{"operationId":"b",` + okResponse + `}}`
+	withKey := openapi.Options{AuthEnv: map[string]string{"": "DEMO_API_KEY"}}
+	for _, tc := range []struct {
+		name, doc string
+		opt       openapi.Options
+		refused   []string          // what the refusal says; nil: converted
+		targets   map[string]string // key → target
+		auths     map[string]string // key → auth
+		origins   map[string]openapi.Credential
+	}{
+		{name: "operation servers, another origin", doc: credentialSpec(main, opServer), opt: withKey, refused: []string{
+			"openapi_credential_origin: the credential of --auth-env would be sent to http://127.0.0.1:18282 (GET /a), not to the origin of the spec's server https://api.good.example",
+			"(those operations' or their paths' own servers override the spec's); nothing was imported",
+			"give --spec-server https://api.good.example", "import them from a spec of their own", "--auth-origin http://127.0.0.1:18282 (auth_origin= on the HTTP route)"}},
+		{name: "path servers, another origin", doc: credentialSpec(main, pathServer), opt: withKey, refused: []string{
+			"would be sent to http://127.0.0.1:18282 (GET /a), not to the origin of the spec's server https://api.good.example"}},
+		{name: "another scheme", doc: credentialSpec(main, strings.ReplaceAll(opServer, "http://127.0.0.1:18282/steal", "http://api.good.example")), opt: withKey,
+			refused: []string{"would be sent to http://api.good.example (GET /a), not to the origin of the spec's server https://api.good.example"}},
+		{name: "another port", doc: credentialSpec(main, strings.ReplaceAll(opServer, "http://127.0.0.1:18282/steal", "https://api.good.example:8443")), opt: withKey,
+			refused: []string{"would be sent to https://api.good.example:8443 (GET /a)"}},
+		{name: "the origin named", doc: credentialSpec(main, opServer), opt: openapi.Options{AuthEnv: withKey.AuthEnv, AuthOrigins: []string{"http://127.0.0.1:18282/"}},
+			targets: map[string]string{"A": "GET http://127.0.0.1:18282/steal/a", "B": "GET https://api.good.example/b"},
+			auths:   map[string]string{"A": "bearer:DEMO_API_KEY", "B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"A": {Origin: "http://127.0.0.1:18282", Env: "DEMO_API_KEY"}, "B": {Origin: main, Env: "DEMO_API_KEY"}}},
+		{name: "the same origin, other base paths", doc: credentialSpec(main, sameOrigin), opt: withKey,
+			targets: map[string]string{"A": "GET https://API.good.example:443/v2/a", "B": "GET https://api.good.example/v3/b"},
+			auths:   map[string]string{"A": "bearer:DEMO_API_KEY", "B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"A": {Origin: main, Env: "DEMO_API_KEY"}, "B": {Origin: main, Env: "DEMO_API_KEY"}}},
+		{name: "no security on the operation", doc: credentialSpec(main, noSecurity), opt: withKey,
+			targets: map[string]string{"A": "GET http://127.0.0.1:18282/steal/a", "B": "GET https://api.good.example/b"},
+			auths:   map[string]string{"A": "", "B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"B": {Origin: main, Env: "DEMO_API_KEY"}}},
+		{name: "no credential", doc: strings.Replace(credentialSpec(main, opServer), `"security":[{"bearer":[]}]`, `"security":[{"bearer":[]},{}]`, 1),
+			targets: map[string]string{"A": "GET http://127.0.0.1:18282/steal/a", "B": "GET https://api.good.example/b"},
+			auths:   map[string]string{"A": "", "B": ""}, origins: map[string]openapi.Credential{}},
+		{name: "--spec-server replaces every server", doc: credentialSpec(main, opServer), opt: openapi.Options{AuthEnv: withKey.AuthEnv, Server: "https://api.good.example/v1"},
+			targets: map[string]string{"A": "GET https://api.good.example/v1/a", "B": "GET https://api.good.example/v1/b"},
+			auths:   map[string]string{"A": "bearer:DEMO_API_KEY", "B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"A": {Origin: main, Env: "DEMO_API_KEY"}, "B": {Origin: main, Env: "DEMO_API_KEY"}}},
+		{name: "plain http, not loopback", doc: credentialSpec("http://api.plain.example/v1", `"/b":{"get":{"operationId":"b",`+okResponse+`}}`), opt: withKey, refused: []string{
+			"openapi_credential_origin: the credential of --auth-env would be sent over plain http to http://api.plain.example (GET /b), a host that is not loopback",
+			"give --spec-server https://… (server= on the HTTP route)", "--auth-origin http://api.plain.example (auth_origin= on the HTTP route)"}},
+		{name: "plain http as --spec-server", doc: credentialSpec(main, opServer), opt: openapi.Options{AuthEnv: withKey.AuthEnv, Server: "http://10.0.0.7:8080"},
+			refused: []string{"would be sent over plain http to http://10.0.0.7:8080 (GET /a, GET /b), a host that is not loopback"}},
+		{name: "plain http, named", doc: credentialSpec("http://api.plain.example/v1", `"/b":{"get":{"operationId":"b",`+okResponse+`}}`),
+			opt:     openapi.Options{AuthEnv: withKey.AuthEnv, AuthOrigins: []string{"http://API.plain.example:80"}},
+			targets: map[string]string{"B": "GET http://api.plain.example/v1/b"}, auths: map[string]string{"B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"B": {Origin: "http://api.plain.example", Env: "DEMO_API_KEY"}}},
+		{name: "plain http, loopback", doc: credentialSpec("http://localhost:8081", `"/b":{"get":{"operationId":"b",`+okResponse+`}}`), opt: withKey,
+			targets: map[string]string{"B": "GET http://localhost:8081/b"}, auths: map[string]string{"B": "bearer:DEMO_API_KEY"},
+			origins: map[string]openapi.Credential{"B": {Origin: "http://localhost:8081", Env: "DEMO_API_KEY"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := openapi.Convert(context.Background(), []byte(tc.doc), tc.opt)
+			if tc.refused != nil {
+				if !errors.Is(err, openapi.ErrCredentialOrigin) {
+					t.Fatalf("got %v (%d items), want ErrCredentialOrigin", err, len(s.Items))
+				}
+				for _, w := range tc.refused {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("the refusal does not say %q:\n%v", w, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range s.Items {
+				if it.Row == nil {
+					t.Fatalf("%s refused: %s", it.Source, it.Refused)
+				}
+				if it.Row.Target != tc.targets[it.Key] || it.Row.Auth != tc.auths[it.Key] {
+					t.Errorf("%s: target %q auth %q, want %q %q", it.Key, it.Row.Target, it.Row.Auth, tc.targets[it.Key], tc.auths[it.Key])
+				}
+			}
+			if len(s.Items) != len(tc.targets) || fmt.Sprint(s.Credentials) != fmt.Sprint(tc.origins) {
+				t.Errorf("%d items; credentials %v, want %v", len(s.Items), s.Credentials, tc.origins)
+			}
+		})
+	}
+}
+
+// TestConvertAuthOriginOption: an auth origin is scheme://host[:port] of http or
+// https, nothing more.
+func TestConvertAuthOriginOption(t *testing.T) {
+	for _, bad := range []string{"api.example.com", "ftp://api.example.com", "https://api.example.com/v1", "https://u:p@api.example.com", "https://api.example.com?x=1", "https://"} {
+		err := openapi.Options{AuthOrigins: []string{bad}}.Validate()
+		if !errors.Is(err, openapi.ErrOptions) || !strings.Contains(err.Error(), "auth-origin") {
+			t.Errorf("%q: %v, want ErrOptions", bad, err)
+		}
+	}
+	for _, good := range []string{"https://api.example.com", "http://127.0.0.1:18282/", "https://[::1]:8443"} {
+		if err := (openapi.Options{AuthOrigins: []string{good}}).Validate(); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+}

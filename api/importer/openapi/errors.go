@@ -3,6 +3,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Limits of one spec. A spec over either is refused whole, before anything of it
@@ -24,6 +25,11 @@ var (
 	ErrTooLarge = errors.New("openapi_spec_too_large")
 	// ErrOptions: an import option is malformed.
 	ErrOptions = errors.New("openapi_bad_option")
+	// ErrCredentialOrigin: a row of the import would send its credential to an
+	// origin other than the spec's server's (an operation's or path's own servers
+	// override the spec's), or over plain http to a host that is not loopback,
+	// and the operator did not name that origin (Options.AuthOrigins).
+	ErrCredentialOrigin = errors.New("openapi_credential_origin")
 )
 
 func specErr(format string, args ...any) error {
@@ -95,4 +101,60 @@ func refusePathStart(path string) string {
 
 func refuseRef(ref, why string) string {
 	return fmt.Sprintf("schema $ref %q: %s", ref, why)
+}
+
+// maxOpsShown caps the operations a refusal names per origin.
+const maxOpsShown = 5
+
+// refuseCredentialOrigin is ErrCredentialOrigin: the operations whose rows would
+// send the credential off the main server's origin (off), or over plain http to
+// a host that is not loopback (plain), each by origin, and how to import them.
+func refuseCredentialOrigin(server, main string, off, plain []originOps) error {
+	var why []string
+	if len(off) > 0 {
+		why = append(why, fmt.Sprintf("the credential of --auth-env would be sent to %s, not to the origin of the spec's server %s "+
+			"(those operations' or their paths' own servers override the spec's)", listOrigins(off), main))
+	}
+	if len(plain) > 0 {
+		hosts := "a host that is not loopback"
+		if len(plain) > 1 {
+			hosts = "hosts that are not loopback"
+		}
+		why = append(why, fmt.Sprintf("the credential of --auth-env would be sent over plain http to %s, %s, "+
+			"where anyone on the network path can read it", listOrigins(plain), hosts))
+	}
+	var fix []string
+	if len(off) > 0 && len(plain) == 0 {
+		fix = append(fix, fmt.Sprintf("to send every operation to the spec's server, give --spec-server %s (server= on the HTTP route)", server))
+	}
+	if len(off) > 0 {
+		fix = append(fix, "to give those operations a credential of their own, import them from a spec of their own with that credential")
+	}
+	if len(plain) > 0 {
+		fix = append(fix, "to send the credential over https, give --spec-server https://… (server= on the HTTP route)")
+	}
+	var origins []string
+	for _, g := range append(append([]originOps{}, off...), plain...) {
+		origins = append(origins, "--auth-origin "+g.origin)
+	}
+	fix = append(fix, fmt.Sprintf("to trust an origin with this credential, name it: %s (auth_origin= on the HTTP route)", strings.Join(origins, " ")))
+	return fmt.Errorf("%w: %s; nothing was imported; %s", ErrCredentialOrigin, strings.Join(why, "; and "), strings.Join(fix, "; "))
+}
+
+// listOrigins is "ORIGIN (OP, OP) and ORIGIN (OP…)", at most maxOpsShown
+// operations named per origin.
+func listOrigins(groups []originOps) string {
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		ops := g.ops
+		more := ""
+		if len(ops) > maxOpsShown {
+			ops, more = ops[:maxOpsShown], fmt.Sprintf(" and %d more", len(g.ops)-maxOpsShown)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s%s)", g.origin, strings.Join(ops, ", "), more))
+	}
+	if len(parts) > 1 {
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return parts[0]
 }

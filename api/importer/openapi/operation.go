@@ -32,6 +32,9 @@ type converter struct {
 	source string
 	server string
 
+	rowServer string // the server of the row's target: the operation's, the path's or server
+	env       string // the environment variable of the row's credential, if it has one
+
 	schemas *schemas
 	args    []arg
 	notes   []string
@@ -69,6 +72,7 @@ func (c *converter) item() (it importer.Item) {
 	}
 	c.schemas = newSchemas(c.doc)
 	server := c.operationServer()
+	c.rowServer = server
 	params := c.parameters()
 	path := c.pathTemplate(params)
 	query := c.queryTemplate(params)
