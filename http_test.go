@@ -78,11 +78,11 @@ func ctlSeq(t *testing.T, n *capdir.Node) uint64 {
 func TestHTTPUnkeyedPartialBodyIsRefusedAtOnce(t *testing.T) {
 	n := nodetest.Start(t, nil) // the default read timeout, 30 s
 	cases := []struct{ name, text string }{
-		{"POST directory, declared length", "POST /api/directory HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n" + `{"key":"NOKEY","type":"fn","content":"` + strings.Repeat("a", 100)},
-		{"PUT directory, 200 KB declared", "PUT /api/directory/NOKEY HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n{\"type\":"},
-		{"import, chunked", "POST /api/directory/import HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + `{"key":"NOKEY","type":"fn"}`},
-		{"dispatch, declared length", "POST /api/dispatch HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + `{"key":"NOKEY",`},
-		{"dispatch, wrong key", "POST /api/dispatch HTTP/1.1\r\nHost: x\r\nx-terminal-key: wrong-key-0123456789\r\nContent-Length: 1000\r\n\r\n" + `{"key":"NOKEY",`},
+		{"POST directory, declared length", "POST /api/directory HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n" + `{"key":"NOKEY","type":"fn","content":"` + strings.Repeat("a", 100)},
+		{"PUT directory, 200 KB declared", "PUT /api/directory/NOKEY HTTP/1.1\r\nHost: localhost\r\nContent-Length: 200000\r\n\r\n{\"type\":"},
+		{"import, chunked", "POST /api/directory/import HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + `{"key":"NOKEY","type":"fn"}`},
+		{"dispatch, declared length", "POST /api/dispatch HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n" + `{"key":"NOKEY",`},
+		{"dispatch, wrong key", "POST /api/dispatch HTTP/1.1\r\nHost: localhost\r\nx-terminal-key: wrong-key-0123456789\r\nContent-Length: 1000\r\n\r\n" + `{"key":"NOKEY",`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestHTTPUnkeyedPartialBodyIsRefusedAtOnce(t *testing.T) {
 func TestHTTPRefusalDoesNotResetABodyStillArriving(t *testing.T) {
 	n := nodetest.Start(t, nil)
 	body := `{"key":"LATE","type":"fn","content":"` + strings.Repeat("a", 4000) + `"}`
-	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(body)))
+	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n", len(body)))
 	resp, _ := readAnswer(t, br)
 	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
 		t.Fatalf("HTTP %d, Connection: close %v; want 401 and close", resp.StatusCode, resp.Close)
@@ -138,7 +138,7 @@ func TestHTTPReadTimeoutCutsStalledBody(t *testing.T) {
 	const timeout = 400 * time.Millisecond
 	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.ReadTimeout = timeout })
 	head := func(method, path string, length int) string {
-		return fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nx-terminal-key: %s\r\nContent-Length: %d\r\n\r\n", method, path, nodetest.Key, length)
+		return fmt.Sprintf("%s %s HTTP/1.1\r\nHost: localhost\r\nx-terminal-key: %s\r\nContent-Length: %d\r\n\r\n", method, path, nodetest.Key, length)
 	}
 	cases := []struct {
 		name, text, want string
@@ -183,7 +183,7 @@ func TestHTTPReadTimeoutCutsStalledBody(t *testing.T) {
 func TestHTTPImportOutlastsReadTimeoutWhileItFlows(t *testing.T) {
 	const timeout, rows, gap = time.Second, 10, 150 * time.Millisecond
 	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.ReadTimeout = timeout })
-	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory/import HTTP/1.1\r\nHost: x\r\nx-terminal-key: %s\r\nTransfer-Encoding: chunked\r\n\r\n", nodetest.Key))
+	c, br := rawSend(t, n, fmt.Sprintf("POST /api/directory/import HTTP/1.1\r\nHost: localhost\r\nx-terminal-key: %s\r\nTransfer-Encoding: chunked\r\n\r\n", nodetest.Key))
 	c.SetDeadline(time.Now().Add(rows*gap + 5*time.Second))
 	tick := time.NewTicker(gap)
 	defer tick.Stop()
@@ -204,7 +204,7 @@ func TestHTTPImportOutlastsReadTimeoutWhileItFlows(t *testing.T) {
 // A keep-alive connection left idle is closed after the idle timeout.
 func TestHTTPIdleTimeoutClosesKeepAlive(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.IdleTimeout = 300 * time.Millisecond })
-	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	resp, _ := readAnswer(t, br)
 	if resp.StatusCode != http.StatusOK || resp.Close {
 		t.Fatalf("HTTP %d, Connection: close %v", resp.StatusCode, resp.Close)
@@ -215,11 +215,11 @@ func TestHTTPIdleTimeoutClosesKeepAlive(t *testing.T) {
 // Request headers over the cap are answered 431; a request under it is served.
 func TestHTTPOversizedHeadersAre431(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.HTTP.MaxHeaderBytes = 2048 })
-	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("b", 16<<10)+"\r\n\r\n")
+	_, br := rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: "+strings.Repeat("b", 16<<10)+"\r\n\r\n")
 	if resp, _ := readAnswer(t, br); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("HTTP %d, want 431", resp.StatusCode)
 	}
-	_, br = rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Small: "+strings.Repeat("s", 1000)+"\r\n\r\n")
+	_, br = rawSend(t, n, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Small: "+strings.Repeat("s", 1000)+"\r\n\r\n")
 	if resp, _ := readAnswer(t, br); resp.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP %d, want 200", resp.StatusCode)
 	}

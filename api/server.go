@@ -89,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle("/console/", h)
 		s.mux.Handle("/console", h)
 	}
-	s.handler = guardHost(guardBody(http.HandlerFunc(s.serveHTTP)), publicURLHost(cfg.PublicURL))
+	s.handler = guardBody(guardHost(http.HandlerFunc(s.serveHTTP), publicURLHost(cfg.PublicURL)))
 	return s, nil
 }
 
