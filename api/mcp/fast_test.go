@@ -262,7 +262,7 @@ func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
 	defer up.Close()
 	n := nodetest.Start(t, nil)
 	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + up.URL + "/slow", "content": "# WHAT: Answer slowly."})
-	const idle = 200 * time.Millisecond
+	const idle = time.Second // longer than a loaded machine takes from connecting to calling
 	h, err := mcp.New(mcp.Config{Projector: n.Projector(), Dispatcher: n.Dispatcher(), TerminalKey: nodetest.Key, SessionIdle: idle})
 	if err != nil {
 		t.Fatal(err)
@@ -289,8 +289,12 @@ func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
 		}
 		answered <- res
 	}()
-	<-arrived
-	time.Sleep(3 * idle) // the call outlasts the idle timeout: nothing to wait for but time
+	select {
+	case <-arrived:
+	case res := <-answered: // the session ended before the call reached the upstream
+		t.Fatalf("the call ended before it reached the upstream: %q", text(res))
+	}
+	time.Sleep(2 * idle) // the call outlasts the idle timeout: nothing to wait for but time
 	if got := h.OpenSessions(); got != 1 {
 		t.Fatalf("%d sessions while a call is in flight, want 1", got)
 	}

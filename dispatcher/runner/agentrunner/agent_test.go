@@ -488,7 +488,7 @@ func TestModelFailures(t *testing.T) {
 		}
 		return agenttest.Answer("?")
 	})
-	r := newAgent(t, srv, Config{Limits: runner.Limits{Timeout: 50 * time.Millisecond, MaxResultBytes: 1000}, MaxResponseBytes: 2000})
+	r := newAgent(t, srv, Config{Limits: runner.Limits{Timeout: time.Second, MaxResultBytes: 1000}, MaxResponseBytes: 2000})
 	for body, want := range map[string]struct {
 		result string
 		kind   error
@@ -499,7 +499,7 @@ func TestModelFailures(t *testing.T) {
 		"badjson":   {"ERR:agent:bad_response:not a chat completion: unexpected end of JSON input", ErrBadResponse},
 		"nochoices": {"ERR:agent:bad_response:no choices", ErrBadResponse},
 		"huge":      {"ERR:agent:response_too_large:2000", ErrResponseTooLarge},
-		"block":     {"ERR:agent:timeout:50ms", ErrTimeout},
+		"block":     {"ERR:agent:timeout:1s", ErrTimeout},
 		"parts":     {"ab", nil},
 	} {
 		o := r.Run(context.Background(), runner.Call{Row: agentRow("A", "t:m", "p"), Body: body})

@@ -145,8 +145,8 @@ func TestHTTPRunner(t *testing.T) {
 			wantErr: ErrFetch},
 		{name: "timeout",
 			row:  contract.Row{Key: "X", Target: "GET " + srv.URL + "/slow"},
-			mut:  func(c *Config) { c.Timeout = 50 * time.Millisecond },
-			want: "ERR:http:timeout:50ms", wantErr: ErrTimeout, wantRan: true}, // sent: the upstream may have acted
+			mut:  func(c *Config) { c.Timeout = time.Second },
+			want: "ERR:http:timeout:1s", wantErr: ErrTimeout, wantRan: true}, // sent: the upstream may have acted
 		{name: "oversize",
 			row:  contract.Row{Key: "X", Target: "GET " + srv.URL + "/big"},
 			mut:  func(c *Config) { c.MaxResultBytes = 16 },

@@ -93,7 +93,7 @@ func TestMaxPerOriginSmoothsABurstToAHealthyOrigin(t *testing.T) {
 	for _, c := range []struct {
 		wait    time.Duration
 		refused bool
-	}{{0, false}, {-1, true}} {
+	}{{10 * time.Second, false}, {-1, true}} { // not the default 250ms: a loaded machine takes longer for six calls
 		r := newTestRunner(t, func(cf *Config) { cf.MaxPerOrigin = 1; cf.OriginWait = c.wait })
 		results := make(chan runner.Outcome, 6)
 		var start sync.WaitGroup

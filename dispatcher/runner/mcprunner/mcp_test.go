@@ -122,7 +122,7 @@ func TestHostileUpstreams(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	r, err := New(Config{
 		Upstreams: Static{"up": {Name: "up", URL: good.URL}, "garbage": {Name: "garbage", URL: garbage.URL}, "silent": {Name: "silent", URL: silent.URL}},
-		Env:       runner.MapEnv(nil), Limits: runner.Limits{Timeout: 300 * time.Millisecond},
+		Env:       runner.MapEnv(nil), Limits: runner.Limits{Timeout: time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

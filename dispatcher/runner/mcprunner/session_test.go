@@ -120,7 +120,7 @@ func TestACallersDeadlineOnAWedgedUpstreamDropsTheSession(t *testing.T) {
 	}
 	t.Cleanup(r.Stop)
 	for i := 0; i < 2; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // connecting fits in it
 		o := r.Run(ctx, runner.Call{Row: mcpRow("up/wedge", "")})
 		cancel()
 		if o.OK() {

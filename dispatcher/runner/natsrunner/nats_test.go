@@ -50,7 +50,7 @@ func TestNATSRunner(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Conn: nc, Limits: runner.Limits{Timeout: 100 * time.Millisecond}})
+	r, err := New(Config{Conn: nc, Limits: runner.Limits{Timeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
