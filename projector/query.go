@@ -10,6 +10,7 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Row returns the projected row with its row_num, and the sequence of the key's last
@@ -225,24 +226,32 @@ func (p *Projector) ReceiptsByKey(key string, limit int) ([]wire.Receipt, error)
 }
 
 // RecentReceipts returns up to limit receipts (no bound when limit is 0) that keep
-// admits (every one when keep is nil), newest request first (invocation ids are ULIDs, so their order is the
-// order the calls were requested in). It reads at most scan receipts, so a filter
-// that admits few costs no more than that.
+// admits (every one when keep is nil), the newest first in the log's order (the
+// ledger's: the order the receipts were stored in, whatever their invocation
+// ids, which a caller may choose or an Idempotency-Key derives). It reads at
+// most scan receipts, so a filter that admits few costs no more than that.
 func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) bool) ([]wire.Receipt, error) {
 	var out []wire.Receipt
 	err := p.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketReceipts).Cursor()
+		c := tx.Bucket(bucketLedgerLeaves).Cursor()
 		for k, sv := c.Last(); k != nil && (limit == 0 || len(out) < limit) && scan > 0; k, sv = c.Prev() {
 			scan--
-			v, err := unsum(bucketReceipts, k, sv)
-			if err == nil {
-				v, err = receiptData(k, v)
-			}
+			v, err := unsum(bucketLedgerLeaves, k, sv)
 			if err != nil {
 				return err
 			}
+			if len(v) <= tlog.HashSize {
+				return fmt.Errorf("%w: a leaf holds %d bytes, not a hash and an invocation id", ErrLedger, len(v))
+			}
+			data, err := getReceipt(tx, v[tlog.HashSize:])
+			if err != nil {
+				return err
+			}
+			if data == nil {
+				return fmt.Errorf("%w: the receipt of leaf %x is missing", ErrLedger, k)
+			}
 			var rc wire.Receipt
-			if err := json.Unmarshal(v, &rc); err != nil {
+			if err := json.Unmarshal(data, &rc); err != nil {
 				return err
 			}
 			if keep == nil || keep(&rc) {

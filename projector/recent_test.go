@@ -9,7 +9,7 @@ import (
 	"github.com/capdir/capdir/eventlog/wire"
 )
 
-// RecentReceipts: newest invocation first, across keys, filtered, bounded both
+// RecentReceipts: newest stored first, across keys, filtered, bounded both
 // by what it returns and by what it reads.
 func TestRecentReceipts(t *testing.T) {
 	l := logtest.Open(t, "")
