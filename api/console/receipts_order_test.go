@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -32,6 +33,9 @@ func TestNewestReceiptsAreInTheOrderTheyWereStored(t *testing.T) {
 	last := invocationOf(t, code, out)
 	c := newClient(t, n.URL())
 	c.signIn()
+	if err := nodetest.CatchUp(context.Background(), n); err != nil { // the page shows what the projection folded
+		t.Fatal(err)
+	}
 	resp, body := c.do("GET", "/console/receipts", nil, nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("receipts: %d", resp.StatusCode)

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -33,6 +34,9 @@ func TestConsoleShowsReorderingCharactersAsEscapes(t *testing.T) {
 	}
 	if code != 200 || json.Unmarshal([]byte(out), &rc) != nil || rc.Proof.InvocationID == "" {
 		t.Fatalf("owner's call: %d %s", code, out)
+	}
+	if err := nodetest.CatchUp(context.Background(), n); err != nil { // the pages show what the projection folded
+		t.Fatal(err)
 	}
 	c := newClient(t, n.URL())
 	c.signIn()
