@@ -96,7 +96,7 @@ func (s *Service) holdForApproval(ctx context.Context, m eventlog.Msg, req *wire
 	now := s.cfg.Clock()
 	ev, err := wire.NewEvent(now, wire.TypeApprovalRequested, "engine:"+s.cfg.Name, wire.ApprovalRequested{
 		InvocationID: req.InvocationID, Key: req.Key, Trace: req.Trace, Actor: d.Actor,
-		BodyFingerprint: Fingerprint(req.Body), RequestSeq: md.StreamSeq,
+		BodyFingerprint: Fingerprint(req.Sent()), RequestSeq: md.StreamSeq,
 		RequestedAt: now.UTC(), ExpiresAt: now.Add(s.cfg.Approvals.TTL).UTC(),
 	})
 	if err != nil {
@@ -282,7 +282,7 @@ func (s *Service) heldRequest(ctx context.Context, a *projector.Approval) (wire.
 	if subj.Family == wire.BusRequestFamily && wire.ScopedInvocationID(subj.Client, req.InvocationID) == a.InvocationID {
 		req.InvocationID = a.InvocationID // another sender held the id: the call ran scoped to its client
 	}
-	if req.InvocationID != a.InvocationID || (req.Key != "" && req.Key != a.Key) || Fingerprint(req.Body) != a.BodyFingerprint {
+	if req.InvocationID != a.InvocationID || (req.Key != "" && req.Key != a.Key) || !wire.ApprovalMatches(a.BodyFingerprint, &req) {
 		return req, "", fmt.Errorf("%w: sequence %d of %s is another request", ErrApprovalRequestGone, a.RequestSeq, wire.DataStream)
 	}
 	heldTrace(&req, traceparent, tracestate)
@@ -386,7 +386,8 @@ func subjectClient(subject string) string {
 func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r *gate.Refusal) (wire.Receipt, error) {
 	req := wire.InvocationRequest{InvocationID: a.InvocationID, Trace: a.Trace, Key: a.Key}
 	client := "" // the bus client that asked, told on its notice subject
-	if held, subject, err := s.heldRequest(ctx, a); err == nil {
+	held, subject, err := s.heldRequest(ctx, a)
+	if err == nil {
 		req.Body, req.Args = held.Body, held.Args
 		client = subjectClient(subject)
 	}
@@ -397,7 +398,9 @@ func (s *Service) decisionReceipt(ctx context.Context, a *projector.Approval, r 
 	}
 	d.refuse(r.Status, r.Literal, nil)
 	rc := d.finish(now, s.cfg.ResultCap, s.receiptBudget)
-	rc.Fingerprints.Input = a.BodyFingerprint
+	if err != nil { // the request is gone from the log: the approval's record of its input
+		rc.Fingerprints.Input = a.BodyFingerprint
+	}
 	if err := s.storeReceipt(ctx, &rc, client, false); err != nil {
 		return rc, err
 	}

@@ -37,12 +37,7 @@ func newDraft(req *wire.InvocationRequest, actor, worker string, started time.Ti
 
 // sentBody is the request's arguments as a receipt records them until the gate
 // admits the call: the pipe body, or the text of an arguments object.
-func sentBody(req *wire.InvocationRequest) string {
-	if len(req.Args) > 0 && req.Body == "" {
-		return string(req.Args)
-	}
-	return req.Body
-}
+func sentBody(req *wire.InvocationRequest) string { return req.Sent() }
 
 // row records the row the request runs against, its contract fingerprint and
 // the control-stream sequence that wrote it.

@@ -46,8 +46,11 @@ type ApprovalRequested struct {
 	Trace        string `json:"trace"`
 	// Actor is the caller, as its receipt will name it (token:<sub>).
 	Actor string `json:"actor"`
-	// BodyFingerprint is the SHA-256 (hex) of the request's body: the request read
-	// back by RequestSeq must match it, and so must the body the approved call runs.
+	// BodyFingerprint is the SHA-256 (hex) of the request's input as its caller
+	// sent it (InvocationRequest.Sent: the body, or the named arguments), as the
+	// receipt's input fingerprint covers it: the request read back by RequestSeq
+	// must match it, and so must the input the approved call runs
+	// (ApprovalMatches).
 	BodyFingerprint string `json:"body_fingerprint"`
 	// RequestSeq is the request's sequence on the data stream.
 	RequestSeq  uint64    `json:"request_seq"`
@@ -64,4 +67,16 @@ type ApprovalDecided struct {
 	// By is who decided: owner:terminal-key, or engine:<node> for an expiry.
 	By string    `json:"by"`
 	At time.Time `json:"at"`
+}
+
+// ApprovalMatches reports whether fp, an approval's BodyFingerprint, is the
+// fingerprint of r's input (Sent). An approval recorded before the fingerprint
+// covered named arguments holds the fingerprint of the empty body for a call
+// with arguments; it matches too, since the approved call is read back from the
+// log at its own sequence, not taken from anyone.
+func ApprovalMatches(fp string, r *InvocationRequest) bool {
+	if fp == Fingerprint(r.Sent()) {
+		return true
+	}
+	return len(r.Args) > 0 && r.Body == "" && fp == Fingerprint("")
 }
