@@ -14,15 +14,24 @@ const mcpSyncConcurrency = 4
 // rows together; the listing alone is bounded by the mcp runner's timeout too.
 const mcpSyncTimeout = 2 * time.Minute
 
+// mcpSyncGap is the least time from the start of one upstream's sync to the
+// start of the next: an upstream that sends notifications/tools/list_changed
+// without end (a tool dropped and listed again, over and over) is synced at
+// most once a gap, so what it can append to the directory's log, which is kept
+// forever, grows at that pace at most.
+const mcpSyncGap = 2 * time.Second
+
 // syncQueue runs upstream syncs concurrently, at most mcpSyncConcurrency at
 // once and one at a time per upstream: a sync asked for while that upstream's
-// is running runs once more after it (asks meanwhile coalesce). Every sync is
-// its own goroutine, owned by the queue: wait returns once all have ended,
-// which they do when ctx ends.
+// is running runs once more after it (asks meanwhile coalesce), no sooner than
+// gap after the start of the one before. Every sync is its own goroutine,
+// owned by the queue: wait returns once all have ended, which they do when ctx
+// ends.
 type syncQueue struct {
 	ctx  context.Context
 	sync func(ctx context.Context, upstream string)
 	slot chan struct{}
+	gap  time.Duration
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
@@ -31,7 +40,7 @@ type syncQueue struct {
 }
 
 func newSyncQueue(ctx context.Context, sync func(context.Context, string)) *syncQueue {
-	return &syncQueue{ctx: ctx, sync: sync, slot: make(chan struct{}, mcpSyncConcurrency),
+	return &syncQueue{ctx: ctx, sync: sync, slot: make(chan struct{}, mcpSyncConcurrency), gap: mcpSyncGap,
 		running: map[string]bool{}, again: map[string]bool{}}
 }
 
@@ -48,10 +57,23 @@ func (q *syncQueue) start(upstream string) {
 	go q.run(upstream)
 }
 
-// run syncs upstream in a slot, again while it was asked for meanwhile.
+// run syncs upstream in a slot, again while it was asked for meanwhile, each
+// no sooner than gap after the one before started.
 func (q *syncQueue) run(upstream string) {
 	defer q.wg.Done()
-	for q.once(upstream) {
+	for {
+		started := time.Now()
+		if !q.once(upstream) {
+			return
+		}
+		if wait := q.gap - time.Since(started); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-q.ctx.Done():
+				t.Stop()
+			}
+		}
 	}
 }
 
