@@ -21,12 +21,21 @@ import (
 func guardHost(h http.Handler, publicHost string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
-			isLoopback(la.String()) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
+			loopbackAddr(la) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
 			writeErr(w, &hostError{host: r.Host})
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// loopbackAddr reports whether a, the address a request reached, is a loopback
+// one (without making its string, as every request asks).
+func loopbackAddr(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return isLoopback(a.String())
 }
 
 // publicURLHost is the host name of a public URL ("" when it has none).

@@ -41,3 +41,15 @@ func TestGuardHostPassesRequestsToANetworkAddress(t *testing.T) {
 func contextWithLocalAddr(r *http.Request, a net.Addr) context.Context {
 	return context.WithValue(r.Context(), http.LocalAddrContextKey, a)
 }
+
+// The check costs a request no allocation.
+func TestGuardHostAllocatesNothing(t *testing.T) {
+	h := guardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), "capdir.example.com")
+	r := httptest.NewRequest("POST", "/api/dispatch", nil)
+	r.Host = "127.0.0.1:8080"
+	r = r.WithContext(contextWithLocalAddr(r, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}))
+	var w http.ResponseWriter = httptest.NewRecorder()
+	if n := testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }); n != 0 {
+		t.Fatalf("a loopback request through guardHost: %v allocations", n)
+	}
+}
