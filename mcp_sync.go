@@ -19,9 +19,10 @@ const DefaultMCPRelist = 5 * time.Minute
 // the upstream's tools are listed and imported as rows of runner mcp, replacing
 // the rows that changed and deleting those of tools that are gone (only rows
 // whose SOURCE line names that upstream); a tool that comes back gets its row
-// again with the owner's columns of its last version (ImportItems). A row equal to the stored one appends
-// nothing, so a list that did not change, or two nodes importing the same list,
-// write nothing more.
+// again with the owner's columns of its last version (ImportItems). A row
+// equal to the stored one appends nothing, so a list that did not change, or
+// two nodes importing the same list, write nothing more. One upstream is
+// listed at most once every mcpSyncGap (syncQueue).
 type mcpSync struct {
 	wake chan string // upstream names to list again; buffered, never blocks a sender
 }

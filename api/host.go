@@ -12,12 +12,12 @@ import (
 // guardHost answers 403 host_not_allowed, before any route, key check or
 // throttle, to a request that reached a loopback address under a Host that is
 // not loopback (localhost, 127.0.0.0/8, ::1, or the unspecified address) nor
-// publicHost: a web page whose
-// name was made to resolve to 127.0.0.1 (DNS rebinding) is same-origin to the
-// browser, and could otherwise read /metrics and /healthz, send wrong keys until
-// the owner's key is throttled, and reach every route a local client can. A
-// request to any other address is passed on: a node listening on a network
-// address is reached by the names its operator gives it.
+// publicHost: a web page whose name was made to resolve to 127.0.0.1 (DNS
+// rebinding) is same-origin to the browser, and could otherwise read /metrics
+// and /healthz, send wrong keys until the owner's key is throttled, and reach
+// every route a local client can. A request to any other address is passed on:
+// a node listening on a network address is reached by the names its operator
+// gives it.
 func guardHost(h http.Handler, publicHost string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
