@@ -3,9 +3,10 @@ package capdir
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
+
+	"github.com/capdir/capdir/internal/loopback"
 )
 
 // HTTPConfig configures the node's HTTP server (Config.HTTP). A zero field takes
@@ -58,20 +59,7 @@ func (m ConsoleMode) serves(addr string) bool {
 	case ConsoleOff:
 		return false
 	}
-	return isLoopback(addr)
-}
-
-// isLoopback reports whether addr (host:port) can only be reached from this machine.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Host(addr) // a listen address, host:port
 }
 
 // Defaults of the HTTP server's limits (HTTPConfig).

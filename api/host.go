@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/capdir/capdir/internal/loopback"
 )
 
 // guardHost answers 403 host_not_allowed, before any route, key check or
@@ -20,22 +22,12 @@ import (
 // gives it.
 func guardHost(h http.Handler, publicHost string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
-			loopbackAddr(la) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
+		if loopback.Reached(r) && !isLoopback(r.Host) && !sameHost(r.Host, publicHost) {
 			writeErr(w, &hostError{host: r.Host})
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// loopbackAddr reports whether a, the address a request reached, is a loopback
-// one (without making its string, as every request asks).
-func loopbackAddr(a net.Addr) bool {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.IP.IsLoopback()
-	}
-	return isLoopback(a.String())
 }
 
 // publicURLHost is the host name of a public URL ("" when it has none).
@@ -55,16 +47,17 @@ func hostName(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// isLoopback reports whether hostport names localhost or a loopback address, or
-// is the unspecified address (0.0.0.0, [::]), which a client on this machine
-// dials to reach it: an address a page's name cannot be rebound to.
+// isLoopback reports whether hostport, a Host in any case, names localhost or a
+// loopback address, or is the unspecified address (0.0.0.0, [::]), which a
+// client on this machine dials to reach it: an address a page's name cannot be
+// rebound to.
 func isLoopback(hostport string) bool {
-	h := hostName(hostport)
-	if strings.EqualFold(h, "localhost") {
+	hostport = strings.ToLower(hostport)
+	if loopback.Host(hostport) {
 		return true
 	}
-	ip, err := netip.ParseAddr(h)
-	return err == nil && (ip.IsLoopback() || ip.IsUnspecified())
+	ip, err := netip.ParseAddr(hostName(hostport))
+	return err == nil && ip.IsUnspecified()
 }
 
 // sameHost reports whether hostport's host is host (a DNS name's case aside).

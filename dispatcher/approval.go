@@ -246,7 +246,7 @@ func (s *Service) appendDecision(ctx context.Context, a *projector.Approval, dec
 }
 
 // ApprovalBody is what the call a's approval was asked for sent as arguments, as
-// the owner sees it: the pipe body, or the arguments object's text (sentBody),
+// the owner sees it: the pipe body, or the arguments object's text (InvocationRequest.Sent),
 // read back from the data stream (ErrApprovalRequestGone when it is not there any
 // more).
 func (s *Service) ApprovalBody(ctx context.Context, a *projector.Approval) (string, error) {
@@ -254,7 +254,7 @@ func (s *Service) ApprovalBody(ctx context.Context, a *projector.Approval) (stri
 	if err != nil {
 		return "", err
 	}
-	return sentBody(&req), nil
+	return req.Sent(), nil
 }
 
 // heldRequest reads back the request a names, from the data stream, and its

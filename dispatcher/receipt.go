@@ -29,15 +29,11 @@ func newDraft(req *wire.InvocationRequest, actor, worker string, started time.Ti
 			Key:          req.Key,
 			StartedAt:    started.UTC(),
 		},
-		Body:        sentBody(req),
+		Body:        req.Sent(), // as the receipt records it until the gate admits the call
 		Worker:      worker,
 		BreakerKind: breaker.NotCounted.String(),
 	}}
 }
-
-// sentBody is the request's arguments as a receipt records them until the gate
-// admits the call: the pipe body, or the text of an arguments object.
-func sentBody(req *wire.InvocationRequest) string { return req.Sent() }
 
 // row records the row the request runs against, its contract fingerprint and
 // the control-stream sequence that wrote it.

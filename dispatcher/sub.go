@@ -267,10 +267,10 @@ func (s *Service) doneStep(ctx context.Context, req *wire.InvocationRequest) (ru
 
 // sameStepInput reports whether rc, the receipt under req's step id, is of req's
 // arguments. A receipt records the body as sent until the gate admits the call
-// (sentBody), and an admitted arguments object as its pipe form, which the key's
+// (InvocationRequest.Sent), and an admitted arguments object as its pipe form, which the key's
 // row (its signature now) gives again.
 func (s *Service) sameStepInput(rc *wire.Receipt, req *wire.InvocationRequest) bool {
-	if rc.Fingerprints.Input == Fingerprint(sentBody(req)) {
+	if rc.Fingerprints.Input == Fingerprint(req.Sent()) {
 		return true
 	}
 	if len(req.Args) == 0 {

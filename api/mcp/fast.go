@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/capdir/capdir/internal/loopback"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -111,7 +110,7 @@ func fastHeaders(r *http.Request) bool {
 	if !known || !accepts(r.Header.Values("Accept")) {
 		return false
 	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && loopback(la.String()) && !loopback(r.Host) {
+	if loopback.Reached(r) && !loopback.Host(r.Host) {
 		return false
 	}
 	return true
@@ -132,19 +131,6 @@ func accepts(values []string) bool {
 		}
 	}
 	return jsonOK && streamOK
-}
-
-// loopback reports whether a host or host:port is a loopback address or localhost.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // takeBody reads r's body as readBody does and puts back in its place what

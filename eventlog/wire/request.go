@@ -27,16 +27,6 @@ func RequestInvocationID(eventID string) string {
 	return b.String()
 }
 
-// Sent is the input r's caller sent: its body, or its named arguments (the JSON
-// object as sent) when it carries those. A receipt's input fingerprint, and an
-// approval's, cover it.
-func (r *InvocationRequest) Sent() string {
-	if len(r.Args) > 0 && r.Body == "" {
-		return string(r.Args)
-	}
-	return r.Body
-}
-
 // InvocationRequest is the data of an INVOCATION_REQUESTED event.
 type InvocationRequest struct {
 	InvocationID string `json:"invocation_id"` // inv_<ULID>
@@ -79,4 +69,14 @@ type InvocationRequest struct {
 	// vendor data, passed on to the upstream with the trace). Omitted when empty;
 	// an invalid one is dropped.
 	Tracestate string `json:"tracestate,omitempty"`
+}
+
+// Sent is the input r's caller sent: its body, or its named arguments (the JSON
+// object as sent) when it carries those. A receipt's input fingerprint, and an
+// approval's, cover it.
+func (r *InvocationRequest) Sent() string {
+	if len(r.Args) > 0 && r.Body == "" {
+		return string(r.Args)
+	}
+	return r.Body
 }

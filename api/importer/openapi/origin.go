@@ -1,12 +1,12 @@
 package openapi
 
 import (
-	"net"
 	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/capdir/capdir/api/importer"
+	"github.com/capdir/capdir/internal/loopback"
 )
 
 // Credential is where one imported row sends its credential.
@@ -50,13 +50,7 @@ func (s site) String() string {
 
 // loopback reports whether s's host is this machine's (localhost, 127.0.0.0/8,
 // ::1): plain http to it crosses no network.
-func (s site) loopback() bool {
-	if s.host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(s.host)
-	return ip != nil && ip.IsLoopback()
-}
+func (s site) loopback() bool { return loopback.Host(s.host) }
 
 // Origin is the origin of the absolute http(s) URL raw: its scheme, host and port,
 // the port left out when it is the scheme's default ("https://API.example:443/v1"
