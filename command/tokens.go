@@ -97,9 +97,10 @@ func (t *Tokens) Revoke(ctx context.Context, jti string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.WriteTimeout)
 	defer cancel()
-	// Every token alive now expires before now + the longest lifetime, give or take
-	// the clock skew a verifier tolerates: past that the revocation need not be held.
-	exp := t.cfg.Clock().Add(t.cfg.Minter.MaxTTL() + token.MaxLeeway).Unix()
+	// Every token alive now expires before now + the longest lifetime (rounded up to
+	// a whole second, as the minter rounds exp), give or take the clock skew a
+	// verifier tolerates: past that the revocation need not be held.
+	exp := t.cfg.Clock().Add(t.cfg.Minter.MaxTTL() + time.Second + token.MaxLeeway).Unix()
 	ev, err := t.cfg.Log.NewEvent(wire.TypeTokenRevoked, wire.OwnerActor, wire.TokenRevoked{JTI: jti, Exp: exp})
 	if err != nil {
 		return NewError(ErrUnavailable, "revocation not written: %w", err)

@@ -124,7 +124,8 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 func (m *Minter) MaxTTL() time.Duration { return m.cfg.MaxTTL }
 
 // Mint checks req and returns the signed token and its claims, issued at now.
-// Lifetimes are whole seconds, rounded up.
+// A token lives at least the lifetime asked for: its exp is now + ttl rounded
+// up to a whole second.
 func (m *Minter) Mint(req MintRequest, now time.Time) (string, Claims, error) {
 	c, err := m.claims(req, now)
 	if err != nil {
@@ -179,9 +180,17 @@ func (m *Minter) claims(req MintRequest, now time.Time) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
+	// Times are whole seconds: iat is the second now falls in, and exp the first
+	// whole second at or after now + ttl, so a token lives at least its ttl (and
+	// less than a second more), wherever in its second it was minted.
 	iat := now.Unix()
+	end := now.Add(ttl)
+	exp := end.Unix()
+	if end.Nanosecond() != 0 {
+		exp++
+	}
 	c := Claims{
-		ID: id, IssuedAt: iat, Expiry: iat + int64((ttl+time.Second-1)/time.Second),
+		ID: id, IssuedAt: iat, Expiry: exp,
 		Audience: m.cfg.Audience, Subject: req.Subject, Scope: req.Scope, Risk: req.Risk,
 		Pin: req.Pin, Body: req.Body, MaxPayload: req.MaxPayload,
 	}

@@ -49,6 +49,21 @@ func TestMintTTL(t *testing.T) {
 	if _, c := mustMint(t, m, req, t0); c.Expiry-c.IssuedAt != 2 {
 		t.Fatalf("lifetime = %ds, want 2", c.Expiry-c.IssuedAt)
 	}
+	// Minted late in a second, a token still lives its whole ttl: exp is
+	// now + ttl rounded up, not the second now falls in + ttl.
+	for _, ttl := range []time.Duration{time.Second, 1500 * time.Millisecond, time.Minute} {
+		for _, into := range []time.Duration{0, time.Millisecond, 500 * time.Millisecond, 999 * time.Millisecond} {
+			now := t0.Truncate(time.Second).Add(into)
+			req.TTL = ttl
+			_, c := mustMint(t, m, req, now)
+			if life := c.ExpiryTime().Sub(now); life < ttl || life >= ttl+time.Second {
+				t.Errorf("ttl %v minted %v into a second: lives %v, want [%v, %v)", ttl, into, life, ttl, ttl+time.Second)
+			}
+			if c.IssuedAt != now.Unix() {
+				t.Errorf("iat = %d, want the second now falls in, %d", c.IssuedAt, now.Unix())
+			}
+		}
+	}
 	req.TTL = 10*time.Minute + time.Second
 	if _, _, err := m.Mint(req, t0); !errors.Is(err, ErrTTLTooLong) || !strings.Contains(err.Error(), "10m1s > 10m0s") {
 		t.Fatalf("Mint over MaxTTL = %v, want ErrTTLTooLong naming both", err)
