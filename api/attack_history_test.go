@@ -36,7 +36,10 @@ func TestHistoryRoutesAttacked(t *testing.T) {
 		code int
 		says string
 	}{
-		{"/api/directory/H_ROW?at=0", 400, "at must be"},
+		{"/api/directory/H_ROW?at=0", 404, "not_found"},
+		{"/api/directory?at=0", 200, `"rows":[],"total":0`},
+		{"/api/directory?at=00", 200, `"at":0}`},
+		{"/api/dispatch?key=H_ROW&format=json&at=0", 404, "not_found"},
 		{"/api/directory/H_ROW?at=-1", 400, "at must be"},
 		{"/api/directory/H_ROW?at=18446744073709551616", 400, "at must be"},
 		{"/api/directory/H_ROW?at=18446744073709551615", 400, "at most at="},

@@ -22,7 +22,7 @@ func (s *Server) registerHistory() {
 }
 
 // atForms is what ?at= accepts, as its refusal says.
-const atForms = "at must be a control-stream sequence (a whole number of at least 1, as the seq of GET /api/directory/KEY/history) or an RFC 3339 time such as 2026-12-01T10:00:00Z"
+const atForms = "at must be a control-stream sequence (a whole number, as the seq of GET /api/directory/KEY/history; 0 is before the first event) or an RFC 3339 time such as 2026-12-01T10:00:00Z"
 
 // parseAt reads ?at=: ok is false when r has none.
 func parseAt(r *http.Request) (p projector.Point, ok bool, err error) {
@@ -30,8 +30,10 @@ func parseAt(r *http.Request) (p projector.Point, ok bool, err error) {
 	if !r.URL.Query().Has("at") {
 		return p, false, nil
 	}
-	if n, perr := strconv.ParseUint(v, 10, 64); perr == nil && n > 0 {
-		return projector.Point{Seq: n}, true, nil
+	if n, perr := strconv.ParseUint(v, 10, 64); perr == nil {
+		// 0 is before the first event: the empty directory a time before the
+		// log's first event answers as "at":0, asked for again by its sequence.
+		return projector.Point{Seq: n, Start: n == 0}, true, nil
 	}
 	if t, terr := time.Parse(time.RFC3339Nano, v); terr == nil {
 		return projector.Point{Time: t}, true, nil

@@ -122,6 +122,16 @@ func TestHistoryRoutes(t *testing.T) {
 	if page.Total != 0 || page.At != deleted {
 		t.Fatalf("directory at a future time: %+v", page)
 	}
+	// A time before the first event is the empty directory at sequence 0, which
+	// is asked for again by that sequence: the same answer.
+	early := mustDo(t, n, 200, "GET", "/api/directory?at=1999-01-01T00:00:00Z", "")
+	decode(t, early, &page)
+	if page.Total != 0 || page.At != 0 {
+		t.Fatalf("directory before the first event: %+v", page)
+	}
+	if again := mustDo(t, n, 200, "GET", fmt.Sprintf("/api/directory?at=%d", page.At), ""); again != early {
+		t.Fatalf("the directory at its own answer's at=%d: %s; at the time it came from: %s", page.At, again, early)
+	}
 	_, _, doc := get(t, n, fmt.Sprintf("/api/dispatch?key=CLOCK&format=json&at=%d", created), nodetest.Key)
 	if !strings.Contains(doc, `"CLOCK"`) {
 		t.Fatalf("contract document at %d: %s", created, doc)
@@ -164,7 +174,7 @@ func TestHistoryRoutesRefuse(t *testing.T) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		for _, at := range []string{"", "0", "-1", "abc", "2026-13-01T00:00:00Z", "1e3", strings.Repeat("9", 10000)} {
+		for _, at := range []string{"", "-1", "+1", "0x1", "abc", "2026-13-01T00:00:00Z", "1e3", strings.Repeat("9", 10000)} {
 			code, body := nodetest.Do(t, n, "GET", path+sep+"at="+at, "")
 			if code != 400 || !strings.Contains(body, "at must be a control-stream sequence") || len(body) > 1000 {
 				t.Errorf("GET %s at=%.20q: %d %.300s", path, at, code, body)

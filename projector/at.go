@@ -30,10 +30,14 @@ var errRewound = errors.New("rewound")
 
 // DirectoryAt folds the control stream's directory events up to at into a
 // Snapshot. A sequence beyond the log is refused (ErrBeyondLog); a time after the
-// last event gives the directory as it stands now.
+// last event gives the directory as it stands now; the log's start (or a time
+// before its first event), the empty directory at sequence 0.
 func (p *Projector) DirectoryAt(ctx context.Context, at Point) (*Snapshot, error) {
 	if err := p.checkPoint(ctx, at); err != nil {
 		return nil, err
+	}
+	if at.Start {
+		return &Snapshot{rows: map[string]snapRow{}, order: []string{}}, nil
 	}
 	last, err := p.cfg.Log.LastSeq(ctx, wire.ControlStream)
 	if err != nil {

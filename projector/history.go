@@ -17,16 +17,20 @@ import (
 // count (the fold-time checks of check.go), so the directory at the log's last
 // sequence is the live projection's.
 
-// Point is a place in the control stream: a sequence (Seq), or a time (the
-// last event appended at or before Time). The zero Point is the log's end.
+// Point is a place in the control stream: a sequence (Seq), a time (the last
+// event appended at or before Time), or its start (Start: before the first
+// event, where the directory is empty). The zero Point is the log's end.
 type Point struct {
-	Seq  uint64
-	Time time.Time
+	Seq   uint64
+	Time  time.Time
+	Start bool
 }
 
 // includes reports whether the event at seq, appended at at, is at or before p.
 func (p Point) includes(seq uint64, at time.Time) bool {
 	switch {
+	case p.Start:
+		return false
 	case p.Seq > 0:
 		return seq <= p.Seq
 	case !p.Time.IsZero():
