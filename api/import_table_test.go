@@ -39,8 +39,8 @@ func TestImportTableOverHTTP(t *testing.T) {
 
 // A table import is the owner's, and a body that is not a table is refused whole
 // with what is wrong: not JSON, a failed result, no rows, no directory table, a
-// file that is neither a database nor a dump, a body over the limit. Nothing is
-// appended.
+// file that is neither a database nor a dump, a table whose column is generated as
+// it is read, a body over the limit. Nothing is appended.
 func TestImportTableRefused(t *testing.T) {
 	n := nodetest.Start(t, func(c *capdir.Config) { c.API.MaxImportBody = 64 << 10 })
 	before := nodetest.ControlSeq(t, n)
@@ -64,6 +64,8 @@ func TestImportTableRefused(t *testing.T) {
 		{"sqlite", "CREATE TABLE other (x TEXT);", 400, "nothing was imported"},
 		{"sqlite", "SQLite format 3\x00" + strings.Repeat("\x00", 200), 400, "nothing was imported"},
 		{"sqlite", "ATTACH DATABASE '/etc/passwd' AS p;", 400, "nothing was imported"},
+		{"sqlite", "CREATE TABLE directory (key TEXT, type TEXT, content TEXT AS ('# WHAT: '||printf('%.*c', 65536, 'x')));\n" +
+			"INSERT INTO directory (key, type) VALUES ('GENERATED', 'fn');", 400, "is generated"},
 		{"d1", `[{"results":[` + strings.Repeat(`{"key":"K","type":"fn"},`, 5000) + `{"key":"K","type":"fn"}],"success":true}]`, 413, "limit"},
 		{"excel", d1, 400, "d1 or sqlite"},
 	} {

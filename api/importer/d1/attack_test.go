@@ -2,6 +2,7 @@ package d1_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -59,5 +60,56 @@ func TestDumpTempViewDoesNotShadowTheTable(t *testing.T) {
 		"(SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT 'K'||x AS key, 'fn' AS type FROM c;\n", collect(&rows))
 	if err != nil || res.Rows != 1 || len(rows) != 1 || !strings.Contains(rows[0], `"A"`) {
 		t.Fatalf("a dump shadowing its table: %v, %d rows %v; want the table's one row", err, res.Rows, rows)
+	}
+}
+
+// sqliteFile writes a SQLite database file that schema makes, and returns its path.
+func sqliteFile(t *testing.T, schema string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "directory.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(schema); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A directory table whose column is generated (computed as each row is read, by
+// an expression the file holds) is refused before a row is read, from a database
+// file and from a dump: a file of a few hundred bytes could otherwise yield rows of
+// any size, as many as it has rows (here each would be 1 MiB; a file could ask for
+// 1 GB a value). A database file's stored value past what a dump may make is
+// refused too, rather than read into memory whole.
+func TestGeneratedColumnRefused(t *testing.T) {
+	const generated = "CREATE TABLE directory (key TEXT, type TEXT, content TEXT GENERATED ALWAYS AS (printf('%.*c', 1048576, 'x')) VIRTUAL);\n" +
+		"INSERT INTO directory (key, type) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 64) SELECT 'K'||x, 'fn' FROM c;\n"
+	const says = `the directory table's column "content" is generated`
+	var rows []string
+	_, err := d1.ReadSQLite(context.Background(), sqliteFile(t, generated), collect(&rows))
+	if !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), says) || len(rows) != 0 {
+		t.Errorf("a database file with a generated column: %v (%d rows); want it refused saying %q", err, len(rows), says)
+	}
+	rows = nil
+	_, err = d1.ReadDump(context.Background(), generated, collect(&rows))
+	if !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), says) || len(rows) != 0 {
+		t.Errorf("a dump with a generated column: %v (%d rows); want it refused saying %q", err, len(rows), says)
+	}
+	rows = nil
+	big := sqliteFile(t, "CREATE TABLE directory (key TEXT, type TEXT, content TEXT);\n"+
+		"INSERT INTO directory VALUES ('A', 'fn', printf('%.*c', 17000000, 'x'));\n")
+	_, err = d1.ReadSQLite(context.Background(), big, collect(&rows))
+	if !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), "too big") || len(rows) != 0 {
+		t.Errorf("a database file's 17 MB value: %v (%d rows); want it refused", err, len(rows))
+	}
+	// A stored generated column is stored: it is read as any column.
+	rows = nil
+	stored := sqliteFile(t, "CREATE TABLE directory (key TEXT, type TEXT, content TEXT GENERATED ALWAYS AS ('# WHAT: '||key) STORED);\n"+
+		"INSERT INTO directory (key, type) VALUES ('A', 'fn');\n")
+	if res, err := d1.ReadSQLite(context.Background(), stored, collect(&rows)); err != nil || res.Rows != 1 {
+		t.Errorf("a stored generated column: %+v %v; want its row read", res, err)
 	}
 }

@@ -79,3 +79,20 @@ func dumpError(err error, limit int64, refusedPragma string) error {
 	}
 	return sqliteErr("the SQL dump does not run: %v", err)
 }
+
+// endDump removes the authorizer limitDump installed, once the dump has run: what
+// runs on conn after it is capdir's own reading of the table (checkTable reads a
+// PRAGMA the authorizer would refuse).
+func endDump(conn *sql.Conn) error {
+	err := conn.Raw(func(dc any) error {
+		reg, ok := dc.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return errors.New("the SQLite driver has no authorizer")
+		}
+		return reg.RegisterAuthorizer(nil)
+	})
+	if err != nil {
+		return sqliteErr("%v", err)
+	}
+	return nil
+}

@@ -42,7 +42,17 @@ func ReadSQLite(ctx context.Context, path string, fn RowFunc) (Result, error) {
 			return Result{}, sqliteErr("%v", err)
 		}
 		defer db.Close()
-		return readTable(ctx, db, fn)
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return Result{}, sqliteErr("%v", err)
+		}
+		defer conn.Close()
+		// A value of the file is bounded as a dump's is: one past what a row may
+		// hold would only fill memory before its row failed.
+		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
+			return Result{}, sqliteErr("%v", err)
+		}
+		return readTable(ctx, conn, fn)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Result{}, err
@@ -84,12 +94,16 @@ func ReadDump(ctx context.Context, dump string, fn RowFunc) (Result, error) {
 	if _, err := conn.ExecContext(ctx, dump); err != nil {
 		return Result{}, dumpError(err, limit, *refused)
 	}
+	if err := endDump(conn); err != nil {
+		return Result{}, err
+	}
 	return readTable(ctx, conn, fn)
 }
 
-// checkTable refuses a directory of main that is a view or a virtual table; a
-// missing one is readTable's to refuse. A temporary object of the same name,
-// which a dump may create, is never read: the query names main.
+// checkTable refuses a directory of main that is a view or a virtual table, or
+// has a virtual generated column; a missing one is readTable's to refuse. A
+// temporary object of the same name, which a dump may create, is never read: the
+// query names main.
 func checkTable(ctx context.Context, db querier) error {
 	rows, err := db.QueryContext(ctx, `SELECT type, coalesce(sql, '') FROM main.sqlite_master WHERE name = 'directory' COLLATE NOCASE AND type IN ('table', 'view')`)
 	if err != nil {
@@ -105,8 +119,52 @@ func checkTable(ctx context.Context, db querier) error {
 			return notATable(typ, def)
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return sqliteErr("%v", err)
+	}
+	return checkGenerated(ctx, db)
+}
+
+// checkGenerated refuses a directory table with a virtual generated column: its
+// values are not stored but computed, by the file's expression, as each row is
+// read, so a file of a few bytes could yield values (and rows of them) of any
+// size. (A stored generated column's values are stored, as any column's.) The
+// PRAGMA is read, not its table-valued function, which a table of that name in the
+// file would shadow.
+func checkGenerated(ctx context.Context, db querier) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA main.table_xinfo("directory")`)
+	if err != nil {
+		return sqliteErr("%v", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return sqliteErr("%v", err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return sqliteErr("%v", err)
+		}
+		col := map[string]any{}
+		for i, c := range cols {
+			col[c] = vals[i]
+		}
+		if hidden, _ := col["hidden"].(int64); hidden == xinfoVirtualGenerated {
+			name, _ := col["name"].(string)
+			return sqliteErr("the directory table's column %q is generated: its values are computed as each row is read, not stored, "+
+				"so capdir does not read them; export the table with plain columns (wrangler d1 export)", name)
+		}
+	}
 	return rows.Err()
 }
+
+// xinfoVirtualGenerated is table_xinfo's hidden value of a virtual generated column.
+const xinfoVirtualGenerated = 2
 
 // querier is a *sql.DB or *sql.Conn.
 type querier interface {
