@@ -187,6 +187,9 @@ func verifyCopies(cfg verifyConfig, cp ledger.Checkpoint, logCopy *ledger.Copy) 
 		}
 		to = from + 1
 	}
+	if err := checkCovered(cfg, cp, from); err != nil {
+		return err
+	}
 	rep, err := ledger.Check(cp, from, to, copies...)
 	if err != nil {
 		return err
@@ -195,6 +198,22 @@ func verifyCopies(cfg verifyConfig, cp ledger.Checkpoint, logCopy *ledger.Copy) 
 		rep.Checked, cp.Size, cp.Origin, len(copies), rep.Trusted)
 	if rep.Uncovered > 0 {
 		fmt.Fprintf(cfg.Out, "%d receipts after it are in no checkpoint yet\n", rep.Uncovered)
+	}
+	return nil
+}
+
+// checkCovered refuses a receipt (--invocation) or a range (--from) that begins
+// past cp's tree: no leaf of it is in the checkpoint, so none can verify, and
+// "verified 0 receipts" would pass for a check.
+func checkCovered(cfg verifyConfig, cp ledger.Checkpoint, from int64) error {
+	const how = "sign a newer one (POST /api/ledger/checkpoint, or start the node, which signs one as it starts) and verify against it"
+	switch {
+	case from < cp.Size:
+		return nil
+	case cfg.Invocation != "":
+		return fmt.Errorf("verify: receipt %s (leaf %d) is in no checkpoint yet: the checkpoint holds %d receipts; %s", cfg.Invocation, from, cp.Size, how)
+	case cfg.From > 0:
+		return fmt.Errorf("verify: --from %d is past the checkpoint, which holds %d receipts: none of them is in it yet; %s", from, cp.Size, how)
 	}
 	return nil
 }

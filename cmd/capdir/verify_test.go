@@ -262,6 +262,58 @@ func TestVerifyPublicReceipt(t *testing.T) {
 	}
 }
 
+// A receipt no checkpoint covers yet (written after the last one), or a range
+// that begins past the checkpoint, is refused saying to sign a newer checkpoint:
+// "verified 0 receipts" with a zero exit would pass for a check of it, for a
+// receipt appended after the checkpoint by whoever changed the data dir too.
+func TestVerifyRefusesAReceiptNoCheckpointCovers(t *testing.T) {
+	d := ledgerDir{dir: t.TempDir(), keys: filepath.Join(t.TempDir(), "keys.json")}
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = d.dir; c.Ledger.Every = -1 })
+	row := `{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: echo\n[\"Hello, $1!\"]"}`
+	if code, out := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 {
+		t.Fatalf("POST row: %d %s", code, out)
+	}
+	for i := range 4 {
+		if i == 3 { // the checkpoint holds the first three
+			if code, out := nodetest.Do(t, n, "POST", "/api/ledger/checkpoint", ""); code != 200 {
+				t.Fatalf("POST checkpoint: %d %s", code, out)
+			}
+		}
+		code, out := nodetest.Do(t, n, "POST", "/api/dispatch", fmt.Sprintf(`{"key":"GREET","body":"caller %d"}`, i))
+		var a struct {
+			Proof struct {
+				InvocationID string `json:"invocation_id"`
+			} `json:"proof"`
+		}
+		if code != 200 || json.Unmarshal([]byte(out), &a) != nil {
+			t.Fatalf("dispatch: %d %s", code, out)
+		}
+		d.ids = append(d.ids, a.Proof.InvocationID)
+	}
+	_, keys := nodetest.DoKey(t, n, "GET", "/.well-known/capdir-keys", "", "")
+	os.WriteFile(d.keys, []byte(keys), 0o644)
+	nodetest.CheckReplay(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := d.verify(t, "--invocation", d.ids[2]); err != nil || !strings.Contains(out, "verified 1 receipts") {
+		t.Fatalf("verify a receipt the checkpoint holds: %s %v", out, err)
+	}
+	out, err := d.verify(t, "--invocation", d.ids[3])
+	if err == nil || !strings.Contains(err.Error(), "receipt "+d.ids[3]+" (leaf 3) is in no checkpoint yet: the checkpoint holds 3 receipts; sign a newer one") {
+		t.Fatalf("verify a receipt after the checkpoint: %q %v; want it refused", out, err)
+	}
+	out, err = d.verify(t, "--from", "50", "--to", "60")
+	if err == nil || !strings.Contains(err.Error(), "--from 50 is past the checkpoint, which holds 3 receipts") {
+		t.Fatalf("verify a range past the checkpoint: %q %v; want it refused", out, err)
+	}
+	if out, err := d.verify(t); err != nil || !strings.Contains(out, "verified 3 receipts") || !strings.Contains(out, "1 receipts after it are in no checkpoint yet") {
+		t.Fatalf("verify the data dir: %s %v", out, err)
+	}
+}
+
 // A copy of a projection file (a backup) checks against a checkpoint without a
 // log or a data dir; a receipt changed in the copy is named.
 func TestVerifyProjectionCopy(t *testing.T) {
