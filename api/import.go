@@ -30,6 +30,9 @@ func (s *Server) importDirectory(w http.ResponseWriter, r *http.Request) error {
 	if format == FormatOpenAPI {
 		return s.importOpenAPI(w, r)
 	}
+	if err := refuseOpenAPIOptions(r, format); err != nil {
+		return err
+	}
 	upsert, err := importMode(r)
 	if err != nil {
 		return err
@@ -72,6 +75,23 @@ func (s *Server) admitImport() (release func(), err error) {
 	default:
 		return nil, fmt.Errorf("%w: this node already runs as many imports as it allows at once (%d, capdir serve --max-imports); nothing was read or written; retry when one has finished", ErrTooManyImports, cap(s.imports))
 	}
+}
+
+// openAPIOptions are the query parameters only ?format=openapi reads.
+var openAPIOptions = []string{"dry_run", "prune", "prefix", "server", "category", "auth_env", "auth_origin", "base"}
+
+// refuseOpenAPIOptions refuses an import of rows or a table that names an option
+// of ?format=openapi only: left unread, dry_run=true would have the rows written,
+// and prefix or category rows other than the ones asked for.
+func refuseOpenAPIOptions(r *http.Request, format string) error {
+	q := r.URL.Query()
+	for _, name := range openAPIOptions {
+		if q.Has(name) {
+			return fmt.Errorf("%w: %s is an option of format=openapi only; a %s import writes its rows as they are, and has no dry run: leave %s out; nothing was read or written",
+				ErrBadQuery, name, format, name)
+		}
+	}
+	return nil
 }
 
 // importMode reads ?mode=: create (the default) or upsert.

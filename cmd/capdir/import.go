@@ -84,10 +84,35 @@ func runImportFrom(ctx context.Context, cfg importConfig) error {
 	if cfg.OpenAPI.Spec != "" {
 		return runImportOpenAPI(ctx, cfg)
 	}
+	if flag := openAPIFlagSet(cfg.OpenAPI); flag != "" {
+		return fmt.Errorf("%s is an option of --openapi only: an import of rows, --d1 or --sqlite writes its rows as they are, and has no dry run; leave %s out; nothing was imported", flag, flag)
+	}
 	if cfg.D1 != "" || cfg.SQLite != "" {
 		return runImportTable(ctx, cfg)
 	}
 	return runImport(ctx, cfg)
+}
+
+// openAPIFlagSet names the first --openapi option o sets, "" when none: without
+// --openapi it would be ignored (--dry-run's rows written).
+func openAPIFlagSet(o openAPIConfig) string {
+	switch {
+	case o.DryRun:
+		return "--dry-run"
+	case o.Prune:
+		return "--prune"
+	case o.Prefix != "":
+		return "--prefix"
+	case o.Server != "":
+		return "--spec-server"
+	case o.Category != "":
+		return "--category"
+	case len(o.AuthEnv) > 0:
+		return "--auth-env"
+	case len(o.AuthOrigins) > 0:
+		return "--auth-origin"
+	}
+	return ""
 }
 
 // runImport sends cfg.File's rows to the server, reporting progress and each failed

@@ -130,3 +130,30 @@ func TestImportCommandTableRefused(t *testing.T) {
 		t.Fatalf("refused imports wrote %d rows", len(rows))
 	}
 }
+
+// capdir import --dry-run (or another --openapi option) of rows, --d1 or --sqlite
+// is refused before anything is sent: it used to be ignored, and the dry run
+// wrote every row.
+func TestImportDryRunOfATableWritesNothing(t *testing.T) {
+	n, flags := testServer(t)
+	rows := testdata.ProductionRows()[:2]
+	before := nodetest.ControlSeq(t, n)
+	for _, args := range [][]string{
+		{"--d1", writeFile(t, "d1.json", testdata.D1JSON(rows)), "--dry-run"},
+		{"--sqlite", sqliteFile(t, rows), "--dry-run", "--upsert"},
+		{writeFile(t, "rows.json", []byte(`[{"key":"DRY","type":"fn","target":"echo","content":"# WHAT: x\n[]"}]`)), "--dry-run"},
+		{"--d1", writeFile(t, "d1.json", testdata.D1JSON(rows)), "--prefix", "X_"},
+	} {
+		stdout, stderr, err := runCLI(t, "", append(append([]string{"import"}, args...), flags...)...)
+		flag := args[len(args)-1]
+		if flag == "--upsert" || flag == "X_" {
+			flag = args[len(args)-2]
+		}
+		if err == nil || !strings.Contains(err.Error(), flag+" is an option of --openapi only") || !strings.Contains(err.Error(), "nothing was imported") {
+			t.Errorf("import %v: %v\n%s\n%s; want it refused naming %s", args, err, stdout, stderr, flag)
+		}
+	}
+	if after := nodetest.ControlSeq(t, n); after != before {
+		t.Fatalf("dry runs appended %d events: %d rows", after-before, len(listRows(t, n)))
+	}
+}
