@@ -1,12 +1,17 @@
 package api_test
 
 import (
+	"database/sql"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
+	_ "modernc.org/sqlite"
 )
 
 // A dry run of rows or of a D1/SQLite table stores nothing: dry_run (and every
@@ -36,5 +41,45 @@ func TestImportDryRunOfRowsStoresNothing(t *testing.T) {
 	}
 	if status, body := send(t, n, "POST", "/api/directory/import?format=rows", "application/json", rows); status != http.StatusOK {
 		t.Fatalf("the rows themselves: HTTP %d %s", status, body)
+	}
+}
+
+// A SQLite database in WAL mode, imported or refused, leaves no file in the data
+// dir: reading it, even read-only, made the spooled file's -wal and -shm beside
+// it, which outlived the import (one pair an import).
+func TestImportTableLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Log.DataDir = dir })
+	for name, tc := range map[string]struct {
+		schema string
+		status int
+	}{
+		"imported": {"CREATE TABLE directory (key TEXT, type TEXT, target TEXT, content TEXT);\n" +
+			"INSERT INTO directory VALUES ('WAL', 'fn', 'echo', '# WHAT: x\n[]');", http.StatusOK},
+		"refused": {"CREATE TABLE directory (key TEXT, type TEXT, content TEXT AS (key));\n" +
+			"INSERT INTO directory (key, type) VALUES ('WAL2', 'fn');", http.StatusBadRequest},
+	} {
+		path := filepath.Join(t.TempDir(), "wal.db")
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		if _, err := db.Exec("PRAGMA journal_mode=WAL;\n" + tc.schema); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		b, err := os.ReadFile(path)
+		if err != nil || b[18] != 2 {
+			t.Fatalf("%s: not a WAL database: %v", name, err)
+		}
+		status, body := send(t, n, "POST", "/api/directory/import?format=sqlite", "application/octet-stream", string(b))
+		if status != tc.status {
+			t.Fatalf("%s: HTTP %d %s; want %d", name, status, body, tc.status)
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, "capdir-table-*"))
+		if len(left) != 0 {
+			t.Fatalf("%s: the import left %v in the data dir", name, left)
+		}
 	}
 }

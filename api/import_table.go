@@ -19,8 +19,8 @@ import (
 // with ?mode=upsert as for rows. The body (at most Config.MaxImportBody) is read
 // whole into a file under ImportSpoolDir and its table into NDJSON beside it, so an
 // input that is not what it should be is refused whole (400, nothing written);
-// then its rows are imported as a rows import's are. Both files are removed when
-// the import ends.
+// then its rows are imported as a rows import's are. Both files, and those SQLite
+// makes beside a database it reads, are removed when the import ends.
 const (
 	FormatD1     = "d1"     // the JSON wrangler d1 execute --json prints
 	FormatSQLite = "sqlite" // a SQLite database or SQL dump with a directory table
@@ -36,6 +36,7 @@ func (s *Server) runTableImport(w http.ResponseWriter, r *http.Request, rc *http
 		return command.ImportResult{}, newError(ErrUnavailable, "import spool: %w", err)
 	}
 	defer os.Remove(in.Name())
+	defer removeSQLiteFiles(in.Name())
 	defer in.Close()
 	body := &progressReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, timeout: s.cfg.HTTPReadTimeout}
 	if _, err := io.Copy(in, body); err != nil {
@@ -60,6 +61,15 @@ func (s *Server) runTableImport(w http.ResponseWriter, r *http.Request, rc *http
 	out, err := s.runImport(w, nr, rc, upsert, 1<<62)
 	out.IgnoredColumns = res.Ignored
 	return out, err
+}
+
+// removeSQLiteFiles removes the files SQLite keeps beside the database at path:
+// reading a database in WAL mode, even read-only, makes its -wal and -shm, which
+// outlive the connection.
+func removeSQLiteFiles(path string) {
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		os.Remove(path + suffix)
+	}
 }
 
 // readTable writes the rows of in's directory table to out as NDJSON; an input
