@@ -3,6 +3,7 @@ package d1_test
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -111,5 +112,97 @@ func TestGeneratedColumnRefused(t *testing.T) {
 		"INSERT INTO directory (key, type) VALUES ('A', 'fn');\n")
 	if res, err := d1.ReadSQLite(context.Background(), stored, collect(&rows)); err != nil || res.Rows != 1 {
 		t.Errorf("a stored generated column: %+v %v; want its row read", res, err)
+	}
+}
+
+// dagFile writes a database file of stored rows whose directory table's b-tree is
+// made a chain: the root's cells and those of three interior pages each lead all
+// to the next page, the last to one leaf, so a plain read of the table visits
+// that leaf about 50^3 times as often as the file has rows.
+func dagFile(t *testing.T) (path string, stored int) {
+	t.Helper()
+	const pageSize, rows = 512, 20000
+	path = sqliteFile(t, "PRAGMA page_size = 512;\nCREATE TABLE directory (key TEXT, type TEXT);\n"+
+		"INSERT INTO directory WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 20000) SELECT printf('K%05d', x), 'fn' FROM c;\n")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'directory'").Scan(&root)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := func(page int) int { // the page's b-tree header
+		if page == 1 {
+			return 100
+		}
+		return (page - 1) * pageSize
+	}
+	cells := func(page int) []int { // where each cell's child pointer is
+		h := header(page)
+		var at []int
+		for i := range int(binary.BigEndian.Uint16(b[h+3:])) {
+			at = append(at, (page-1)*pageSize+int(binary.BigEndian.Uint16(b[h+12+2*i:])))
+		}
+		return at
+	}
+	const interior = 5 // a table b-tree's interior page
+	if b[header(root)] != interior {
+		t.Fatalf("page %d is not an interior page", root)
+	}
+	path1 := []int{root}
+	for _, c := range cells(root)[:3] {
+		path1 = append(path1, int(binary.BigEndian.Uint32(b[c:])))
+	}
+	last := path1[len(path1)-1]
+	leaf := int(binary.BigEndian.Uint32(b[cells(last)[0]:]))
+	for i, page := range path1 {
+		next := leaf
+		if i+1 < len(path1) {
+			next = path1[i+1]
+		}
+		if b[header(page)] != interior {
+			t.Fatalf("page %d is not an interior page: make more rows", page)
+		}
+		for _, c := range cells(page) {
+			binary.BigEndian.PutUint32(b[c:], uint32(next))
+		}
+		binary.BigEndian.PutUint32(b[header(page)+8:], uint32(next)) // its right-most pointer
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, rows
+}
+
+// A database file whose directory table's pages lead to one another over and
+// over (a b-tree made a chain of shared pages) is refused as damaged before any
+// row is read: read as it is, a file of 20,000 rows yielded tens of millions, and
+// a larger one rows without end. A CHECK constraint of the file's is not evaluated
+// by the check.
+func TestDamagedDatabaseRefused(t *testing.T) {
+	path, stored := dagFile(t)
+	n := 0
+	errTooMany := errors.New("more rows than the file holds")
+	_, err := d1.ReadSQLite(context.Background(), path, func([]byte) error {
+		if n++; n > stored {
+			return errTooMany
+		}
+		return nil
+	})
+	if errors.Is(err, errTooMany) || !errors.Is(err, d1.ErrSQLite) || !strings.Contains(err.Error(), "the database file is damaged") || n != 0 {
+		t.Fatalf("a file whose pages repeat: %v (%d rows of %d stored read); want it refused as damaged", err, n, stored)
+	}
+	checked := sqliteFile(t, "CREATE TABLE directory (key TEXT, type TEXT CHECK (length(printf('%.*c', 16000000, 'x')) > 0));\n"+
+		"INSERT INTO directory VALUES ('A', 'fn');\n")
+	var rows []string
+	if res, err := d1.ReadSQLite(context.Background(), checked, collect(&rows)); err != nil || res.Rows != 1 {
+		t.Fatalf("a sound file with a CHECK constraint: %+v %v", res, err)
 	}
 }

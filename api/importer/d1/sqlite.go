@@ -52,6 +52,9 @@ func ReadSQLite(ctx context.Context, path string, fn RowFunc) (Result, error) {
 		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
 			return Result{}, sqliteErr("%v", err)
 		}
+		if err := checkPages(ctx, conn); err != nil {
+			return Result{}, err
+		}
 		return readTable(ctx, conn, fn)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -165,6 +168,45 @@ func checkGenerated(ctx context.Context, db querier) error {
 
 // xinfoVirtualGenerated is table_xinfo's hidden value of a virtual generated column.
 const xinfoVirtualGenerated = 2
+
+// checkPages refuses a database file whose directory table is not a sound b-tree,
+// before a row is read: a page that two cells lead to is read again each time, so
+// a file of a few pages whose interior pages all lead to the next could yield rows
+// without end (and an overflow chain that runs into itself, a value). SQLite's
+// quick_check walks each page once; the CHECK constraints it would evaluate,
+// expressions the file holds, are left out (ignore_check_constraints). A missing
+// directory table is readTable's to refuse.
+func checkPages(ctx context.Context, conn *sql.Conn) error {
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'directory' COLLATE NOCASE`).Scan(&n); err != nil {
+		return sqliteErr("%v", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA ignore_check_constraints = ON"); err != nil {
+		return sqliteErr("%v", err)
+	}
+	var res string
+	if err := conn.QueryRowContext(ctx, `PRAGMA main.quick_check("directory")`).Scan(&res); err != nil {
+		return sqliteErr("the database file is damaged: %v; export the directory table again (wrangler d1 export)", err)
+	}
+	if res == "ok" {
+		return nil
+	}
+	problem := res
+	for line := range strings.Lines(res) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "***") {
+			problem = line
+			break
+		}
+	}
+	if len(problem) > 200 {
+		problem = problem[:200] + "…"
+	}
+	return sqliteErr("the database file is damaged (SQLite's quick_check of its directory table: %s); capdir reads only a sound table, "+
+		"whose rows are each read once: export the directory table again (wrangler d1 export)", problem)
+}
 
 // querier is a *sql.DB or *sql.Conn.
 type querier interface {
