@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
 	_ "modernc.org/sqlite"
@@ -81,5 +83,30 @@ func TestImportTableLeavesNoFile(t *testing.T) {
 		if len(left) != 0 {
 			t.Fatalf("%s: the import left %v in the data dir", name, left)
 		}
+	}
+}
+
+// A body of many rows that fail is answered with the first
+// answer.MaxListedFailures of them listed and the rest counted: every failure
+// listed made the answer, and the list the node held, about 40 and 230 times the
+// body (3 MB of "{}" lines: a 120 MB answer, 700 MB of heap), so a body at the
+// import limit (1 GiB) would exhaust the node's memory.
+func TestImportFailuresListedAreBounded(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	const extra = 5
+	before := nodetest.ControlSeq(t, n)
+	status, body := send(t, n, "POST", "/api/directory/import", "application/x-ndjson", strings.Repeat("{}\n", answer.MaxListedFailures+extra))
+	var res answer.ImportResult
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil {
+		t.Fatalf("HTTP %d %.300s", status, body)
+	}
+	if len(res.Failed) != answer.MaxListedFailures || res.FailedUnlisted != extra || res.OK != 0 {
+		t.Fatalf("%d failures listed, %d unlisted, %d ok; want %d, %d, 0", len(res.Failed), res.FailedUnlisted, res.OK, answer.MaxListedFailures, extra)
+	}
+	if first := res.Failed[0]; first.Index != 0 || first.Line != 1 || !strings.Contains(first.Error, "key: is required") {
+		t.Fatalf("the first failure: %+v", first)
+	}
+	if after := nodetest.ControlSeq(t, n); after != before {
+		t.Fatalf("failed rows appended %d events", after-before)
 	}
 }

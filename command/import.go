@@ -127,7 +127,7 @@ func (d *Directory) importRows(body *bufio.Reader, contentType string) (rows row
 
 // importResult is what im did: how many rows it wrote, and its failures in order.
 func importResult(im *importer) ImportResult {
-	res := ImportResult{OK: im.ok, Unchanged: im.unchanged, Failed: append([]ImportFailure{}, im.failed...), Warnings: im.warned}
+	res := ImportResult{OK: im.ok, Unchanged: im.unchanged, Failed: append([]ImportFailure{}, im.failed...), FailedUnlisted: im.unlisted, Warnings: im.warned}
 	slices.SortFunc(res.Failed, func(a, b ImportFailure) int { return a.Index - b.Index })
 	return res
 }
@@ -150,7 +150,8 @@ type importer struct {
 	// unchanged are the rows of ok an upsert found equal to the stored ones:
 	// nothing was appended for them.
 	unchanged int
-	failed    []ImportFailure
+	failed    []ImportFailure // the first answer.MaxListedFailures
+	unlisted  int             // failures past them, counted
 	warned    []ImportWarning // in the order the rows were acknowledged
 }
 
@@ -265,6 +266,10 @@ func (im *importer) fail(row importRow, key string, err error) {
 }
 
 func (im *importer) failMsg(row importRow, key, msg, how string) {
+	if len(im.failed) >= answer.MaxListedFailures {
+		im.unlisted++
+		return
+	}
 	im.failed = append(im.failed, ImportFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how})
 }
 

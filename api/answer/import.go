@@ -104,6 +104,10 @@ type ImportWarning struct {
 	Warning string `json:"warning"`
 }
 
+// MaxListedFailures is how many failed rows an ImportResult lists; the rest are
+// counted in FailedUnlisted.
+const MaxListedFailures = 100_000
+
 // ImportResult is the answer to an import of rows (POST /api/directory/import).
 type ImportResult struct {
 	OK int `json:"ok"`
@@ -111,6 +115,10 @@ type ImportResult struct {
 	// for their timestamps: nothing was appended for them.
 	Unchanged int             `json:"unchanged,omitempty"`
 	Failed    []ImportFailure `json:"failed"`
+	// FailedUnlisted are the failed rows past the first MaxListedFailures: counted,
+	// not listed, so that a body of many bad rows does not make an answer (and a
+	// list in memory) hundreds of times its size.
+	FailedUnlisted int `json:"failed_unlisted,omitempty"`
 	// Warnings are the written rows that cannot run as written, each with the
 	// literal every call of it will fail with.
 	Warnings []ImportWarning `json:"warnings,omitempty"`

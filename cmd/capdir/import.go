@@ -155,11 +155,15 @@ func runImport(ctx context.Context, cfg importConfig) error {
 		return c.explain(err)
 	}
 	reportFailures(stderr, res.Failed)
+	if res.FailedUnlisted > 0 {
+		fmt.Fprintf(stderr, "%d more rows failed, not listed: the server lists the first %d\n", res.FailedUnlisted, len(res.Failed))
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "%s: written, but every call of it will fail with %s\n", rowWhere(w.Index, w.Line, w.Key), w.Warning)
 	}
-	total := res.OK + len(res.Failed)
-	summary := fmt.Sprintf("imported %d of %d rows from %s; %d failed", res.OK, total, name, len(res.Failed))
+	failed := len(res.Failed) + res.FailedUnlisted
+	total := res.OK + failed
+	summary := fmt.Sprintf("imported %d of %d rows from %s; %d failed", res.OK, total, name, failed)
 	if res.Unchanged > 0 {
 		summary += fmt.Sprintf("; %d unchanged (nothing written for them)", res.Unchanged)
 	}
@@ -170,8 +174,8 @@ func runImport(ctx context.Context, cfg importConfig) error {
 	if res.Error != "" {
 		return fmt.Errorf("the rows were written but the server says: %s", res.Error)
 	}
-	if len(res.Failed) > 0 {
-		return fmt.Errorf("%d of %d rows failed", len(res.Failed), total)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d rows failed", failed, total)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/internal/nodetest"
 	"github.com/capdir/capdir/testdata"
@@ -214,5 +215,24 @@ func TestImportCommandPrintsWarnings(t *testing.T) {
 	}
 	if want := "imported 2 of 2 rows from stdin; 0 failed; 1 cannot run as written\n"; stdout != want {
 		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+}
+
+// Past the failures the server lists (answer.MaxListedFailures), capdir import
+// counts the rest it was told of: the summary and the exit error count every
+// failed row, and one line says how many are not listed.
+func TestImportCommandCountsUnlistedFailures(t *testing.T) {
+	_, flags := testServer(t)
+	total := answer.MaxListedFailures + 3
+	file := writeFile(t, "bad.ndjson", []byte(strings.Repeat("{}\n", total)))
+	stdout, stderr, err := runCLI(t, "", append([]string{"import", file}, flags...)...)
+	if want := fmt.Sprintf("%d of %d rows failed", total, total); err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+	if want := fmt.Sprintf("imported 0 of %d rows from %s; %d failed\n", total, file, total); stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+	if want := fmt.Sprintf("\n3 more rows failed, not listed: the server lists the first %d\n", answer.MaxListedFailures); !strings.Contains(stderr, want) {
+		t.Fatalf("stderr does not say %q: ...%s", want, stderr[max(0, len(stderr)-300):])
 	}
 }
