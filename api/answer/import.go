@@ -106,7 +106,7 @@ type ImportWarning struct {
 
 // MaxListedFailures is how many failed rows an ImportResult lists; the rest are
 // counted in FailedUnlisted.
-const MaxListedFailures = 100_000
+const MaxListedFailures = 10_000
 
 // ImportResult is the answer to an import of rows (POST /api/directory/import).
 type ImportResult struct {
