@@ -60,6 +60,11 @@ type Config struct {
 	// SessionIdle closes a session that has sent no request for this long
 	// (DefaultSessionIdle when 0, never when negative).
 	SessionIdle time.Duration
+	// MaxSessions bounds the sessions one credential (the owner key, or one
+	// capability token) holds at once (DefaultMaxSessions when 0, none when
+	// negative): past it, opening one ends that credential's session idle
+	// longest (limit.go).
+	MaxSessions int
 	// MaxBody caps one request body (DefaultMaxBody when 0).
 	MaxBody int64
 	// WaitPath is the HTTP route where the caller of an invocation waits for its
@@ -80,6 +85,9 @@ const (
 	// DefaultSessionIdle closes a session idle for an hour, the longest a
 	// capability token lives by default.
 	DefaultSessionIdle = time.Hour
+	// DefaultMaxSessions bounds one credential's sessions: each holds a server
+	// of its own, its tool list and two goroutines until it ends.
+	DefaultMaxSessions = 64
 	// DefaultMaxBody caps a request body as the HTTP facade does: 4 MiB.
 	DefaultMaxBody = 4 << 20
 )
@@ -93,6 +101,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

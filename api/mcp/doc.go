@@ -35,7 +35,8 @@
 //     large directory use search mode.
 //   - A session ends after Config.SessionIdle without a request (an open stream
 //     of notifications is not a request), and a token holder's when its token
-//     expires or is found revoked; the client opens a new one.
+//     expires or is found revoked; the client opens a new one. One credential
+//     holds at most Config.MaxSessions sessions: the next ends its idlest one.
 //   - The directory watcher cannot be removed from the projector: a Handler is
 //     built once per node.
 package mcp

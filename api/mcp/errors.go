@@ -14,6 +14,9 @@ var (
 	// ErrClosed: the handler was closed (the node is stopping); a new session is
 	// refused with 503.
 	ErrClosed = errors.New("mcp: closed")
+	// ErrTooManySessions: a credential that holds Config.MaxSessions sessions,
+	// each answering a request, opens another; it is refused with 429.
+	ErrTooManySessions = errors.New("mcp: too many sessions")
 	// ErrBadArguments: a tool call's arguments cannot be read; nothing is invoked.
 	ErrBadArguments = errors.New("mcp: bad arguments")
 )
@@ -56,6 +59,16 @@ var (
 		"error": "unavailable", "how_to_fix": "this node is stopping: connect again once it is back, or to another node",
 	}}
 )
+
+// answerTooManySessions is the 429 of a session opened by a credential that
+// holds max sessions already, none of them idle (each has a request in progress).
+func answerTooManySessions(max int) httpAnswer {
+	return httpAnswer{status: http.StatusTooManyRequests, retryAfter: 1, body: map[string]string{
+		"error": "too_many_sessions",
+		"how_to_fix": fmt.Sprintf("this credential holds %d MCP sessions, each answering a request: "+
+			"send this session's requests in one of them (its Mcp-Session-Id), or end one with DELETE /mcp, then open a new one", max),
+	}}
+}
 
 // answerTokenRefused is the 401 of a token that does not hold, with the literal
 // reason its receipt would carry.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -111,6 +112,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s, err := h.open(c, m)
+	if errors.Is(err, ErrTooManySessions) {
+		answer(w, r, answerTooManySessions(h.cfg.MaxSessions))
+		return
+	}
 	if err != nil { // ErrClosed
 		answer(w, r, answerClosed)
 		return
@@ -156,14 +161,24 @@ func (h *Handler) session(id string) *session {
 // open makes and registers the session a request opens. Its tools are read when
 // it is initialized (load): a client's probe that the SDK refuses (a protocol
 // this stateful server does not speak) costs no read of the directory.
+// A credential holding Config.MaxSessions sessions already has its idlest ones
+// ended to make room (limit.go), or, when each is answering a request,
+// ErrTooManySessions.
 func (h *Handler) open(c caller, m mode) (*session, error) {
 	s := newSession(h, c, m)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, ErrClosed
 	}
+	idlest, full := h.room(c)
+	if full {
+		h.mu.Unlock()
+		return nil, ErrTooManySessions
+	}
 	h.sessions[s.id] = s
+	h.mu.Unlock()
+	end(idlest)
 	return s, nil
 }
 

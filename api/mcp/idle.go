@@ -26,8 +26,11 @@ func (s *session) busy() bool {
 func (s *session) done() {
 	s.mu.Lock()
 	s.posts--
-	if s.posts == 0 && s.idle != nil && !s.closing {
-		s.idle.Reset(s.h.cfg.SessionIdle)
+	if s.posts == 0 {
+		s.used = s.h.cfg.Clock()
+		if s.idle != nil && !s.closing {
+			s.idle.Reset(s.h.cfg.SessionIdle)
+		}
 	}
 	s.mu.Unlock()
 	s.inflight.Done()

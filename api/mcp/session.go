@@ -57,6 +57,7 @@ type session struct {
 	closing bool               // close was called, maybe before ss was known
 	posts   int                // POSTs of the session being served, by either path
 	idle    *time.Timer        // ends the session after Config.SessionIdle without a POST
+	used    time.Time          // when its last POST ended (opened, before any): limit.go ends the idlest
 
 	// inflight counts the POSTs being served (added under mu while not closing):
 	// close waits for their answers.
@@ -75,7 +76,7 @@ type listed struct {
 const pageSize = 1 << 30
 
 func newSession(h *Handler, c caller, m mode) *session {
-	s := &session{h: h, id: rand.Text(), caller: c, mode: m, tools: map[string]listed{}}
+	s := &session{h: h, id: rand.Text(), caller: c, mode: m, tools: map[string]listed{}, used: h.cfg.Clock()}
 	instructions := instructionsTools
 	if m == modeSearch {
 		instructions = instructionsSearch
