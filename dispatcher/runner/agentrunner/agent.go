@@ -121,6 +121,9 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 		if step >= r.cfg.MaxSteps {
 			return failed(o, errStepLimit(r.cfg.MaxSteps))
 		}
+		if len(msg.ToolCalls) > r.cfg.MaxToolCalls {
+			return failed(o, errToolCalls(len(msg.ToolCalls), r.cfg.MaxToolCalls))
+		}
 		asked := message{Role: "assistant", ToolCalls: msg.ToolCalls}
 		if msg.Content != "" {
 			s := string(msg.Content)

@@ -302,6 +302,28 @@ func TestStepLimit(t *testing.T) {
 	}
 }
 
+// An answer calling more tools than Config.MaxToolCalls fails the call, and none of
+// its tools runs: each would be an invocation the log records.
+func TestTooManyToolCallsRunNone(t *testing.T) {
+	calls := make([]agenttest.ToolCall, 4)
+	for i := range calls {
+		calls[i] = agenttest.ToolCall{Name: "WEATHER", Arguments: `{"args":"x"}`}
+	}
+	srv := agenttest.NewServer(t, agenttest.Reply{ToolCalls: calls}, agenttest.Answer("done"))
+	r := newAgent(t, srv, Config{MaxToolCalls: 3})
+	inv := newInvoker(toolRows()...)
+	row := agentRow("MANY", "t:m", "p")
+	row.AllowedCategories = "weather"
+
+	o := r.Run(context.Background(), runner.Call{Row: row, Sub: inv})
+	if o.Result != "ERR:agent:tool_calls:4>3" || !errors.Is(o.Err, ErrToolCalls) || !o.Ran {
+		t.Fatalf("got %q ran=%v (%v), want ERR:agent:tool_calls:4>3", o.Result, o.Ran, o.Err)
+	}
+	if n := len(inv.invocations()); n != 0 || len(o.Children) != 0 {
+		t.Errorf("%d invocations, children %v; want none", n, o.Children)
+	}
+}
+
 func TestNoProvider(t *testing.T) {
 	srv := agenttest.NewServer(t, agenttest.Answer("x"))
 	r := newAgent(t, srv, Config{})

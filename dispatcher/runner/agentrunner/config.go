@@ -16,6 +16,9 @@ const (
 	DefaultMaxSteps = 8
 	// DefaultMaxResponseBytes caps one model response body.
 	DefaultMaxResponseBytes = 4 << 20 // 4 MiB
+	// DefaultMaxToolCalls is how many tools one model answer may call: with
+	// DefaultMaxSteps, fewer than the dispatcher's DefaultMaxTreeSteps in all.
+	DefaultMaxToolCalls = 128
 )
 
 // Config configures the agent runner.
@@ -36,6 +39,12 @@ type Config struct {
 	// model still calling tools in its last allowed answer fails the call with
 	// ERR:agent:step_limit:<MaxSteps>.
 	MaxSteps int
+	// MaxToolCalls bounds the tool calls of one model answer; DefaultMaxToolCalls
+	// when 0. An answer calling more fails the call with
+	// ERR:agent:tool_calls:<n>><max>, and none of its tools run: each tool call is
+	// an invocation the log records, and a 4 MiB answer could hold tens of
+	// thousands.
+	MaxToolCalls int
 	// MaxResponseBytes caps one model response body; DefaultMaxResponseBytes when
 	// 0. A larger one fails the call with ERR:agent:response_too_large:<cap>.
 	MaxResponseBytes int64
@@ -54,6 +63,9 @@ func (c *Config) setDefaults() {
 	if c.MaxSteps == 0 {
 		c.MaxSteps = DefaultMaxSteps
 	}
+	if c.MaxToolCalls == 0 {
+		c.MaxToolCalls = DefaultMaxToolCalls
+	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -70,12 +82,15 @@ func (c Config) Validate() error {
 }
 
 // ValidateBounds reports every problem with c's bounds (Limits, MaxSteps,
-// MaxResponseBytes), joined: what Validate checks apart from the wiring (Env),
+// MaxToolCalls, MaxResponseBytes), joined: what Validate checks apart from the wiring (Env),
 // so that a node checks its settings before it creates anything.
 func (c Config) ValidateBounds() error {
 	var errs []error
 	if c.MaxSteps < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxSteps must not be negative"))
+	}
+	if c.MaxToolCalls < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.MaxToolCalls must not be negative"))
 	}
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxResponseBytes must not be negative"))

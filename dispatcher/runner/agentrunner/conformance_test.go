@@ -91,10 +91,11 @@ func TestConformance(t *testing.T) {
 			"ERR:agent:401:<body>":               "TestAuthSentToModelSecretNeverInOutcome",
 			failToolNotOffered.Literal:           "TestToolNotOfferedIsNotInvoked",
 			failBadToolArguments.Literal:         "TestBadToolArgumentsAreNotInvoked",
+			failToolCalls.Literal:                "TestTooManyToolCallsRunNone",
 		},
 		Sentinels: []error{
 			ErrNoProvider, ErrBadModel, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrResponseTooLarge,
-			ErrBadResponse, ErrStepLimit, ErrInclude, ErrTools, ErrNoInvoker, ErrTool,
+			ErrBadResponse, ErrStepLimit, ErrToolCalls, ErrInclude, ErrTools, ErrNoInvoker, ErrTool,
 		},
 		Timeout:       ErrTimeout,
 		TimeoutPrefix: "ERR:agent:timeout:",

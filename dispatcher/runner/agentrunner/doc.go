@@ -66,7 +66,8 @@
 // The loop ends at an answer without tool calls, whose content is the Result. A
 // model that still calls tools in the answer to its MaxSteps-th request fails the
 // call with ERR:agent:step_limit:<MaxSteps>; the tools of that last answer are not
-// run.
+// run. An answer calling more than Config.MaxToolCalls tools (128 by default)
+// fails the call with ERR:agent:tool_calls:<n>><max>, and none of them run.
 //
 // # Usage and cost
 //
@@ -94,6 +95,7 @@
 //	ERR:agent:tools:<reason>           the tools of allowed_categories cannot be listed
 //	ERR:agent:tool:<KEY>:<reason>      the Invoker failed to run a tool (a gate refusal is a result, not this)
 //	ERR:agent:step_limit:<n>           still calling tools after n model requests
+//	ERR:agent:tool_calls:<n>><max>     one answer called more than Config.MaxToolCalls tools
 //	ERR:agent:no_invoker:<column>      includes or allowed_categories, and no Call.Sub
 //
 // Ran and Upstream report the model server's last answer, so a 401 counts toward
@@ -114,8 +116,8 @@
 //   - A prompt line beginning with '#' is a docstring line and is not sent: write a
 //     Markdown heading in a prompt as "Rules:" or "**Rules**", not "# Rules".
 //   - Tool calls run one at a time, and each is a real invocation with its own
-//     receipt: the dispatcher's depth and fan-out bounds, not this runner, limit
-//     how many one answer may ask for.
+//     receipt: Config.MaxToolCalls bounds how many one answer may ask for, and the
+//     dispatcher's tree bound how many one call tree makes.
 //   - A model given its own row as a tool may call itself; the dispatcher's depth
 //     bound stops the recursion.
 package agentrunner

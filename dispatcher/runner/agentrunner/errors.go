@@ -36,6 +36,8 @@ var (
 	// ErrStepLimit: the model still asked for tools after the configured number of
 	// model requests.
 	ErrStepLimit = errors.New("agent: step limit")
+	// ErrToolCalls: one model answer called more tools than the configured bound.
+	ErrToolCalls = errors.New("agent: too many tool calls")
 	// ErrInclude: a prompt block named in includes could not be read.
 	ErrInclude = errors.New("agent: include")
 	// ErrTools: the tools of allowed_categories could not be listed.
@@ -111,6 +113,11 @@ var (
 		Cause: "the model still called tools after the step limit of model requests",
 		Fix:   "ask for less in one call, or the operator raises the limit",
 	}
+	failToolCalls = failure.Entry{
+		Literal: "ERR:agent:tool_calls:<n>><max>", Kind: ErrToolCalls, Fault: failure.FaultService,
+		Cause: "one model answer called more tools than the agent runner takes at once; none of them ran",
+		Fix:   "ask for less in one call, or the operator raises the bound",
+	}
 	failTool = failure.Entry{
 		Literal: "ERR:agent:tool:<KEY>:<reason>", Kind: ErrTool, Fault: failure.FaultNode,
 		Cause: "a tool the model called could not be run (not a refusal: that is the tool's result)",
@@ -141,7 +148,7 @@ var (
 // Failures is the agent runner's failure table.
 var Failures = failure.Table{
 	failNoProvider, failBadModel, failAuth, failInclude, failTools, failNoInvoker, failTimeout,
-	failFetch, failResponseTooLarge, failBadResponse, failStepLimit, failTool, failToolNotOffered,
+	failFetch, failResponseTooLarge, failBadResponse, failStepLimit, failToolCalls, failTool, failToolNotOffered,
 	failBadToolArguments, runner.CanceledEntry(RunnerAgent), runner.ResultTooLargeEntry(RunnerAgent),
 	failUnauthorized, failStatus,
 }
@@ -183,6 +190,10 @@ func errResponseTooLarge(limit int64) *failure.Error {
 func errBadResponse(reason string) *failure.Error { return failBadResponse.New(reason) }
 
 func errStepLimit(n int) *failure.Error { return failStepLimit.New(strconv.Itoa(n)) }
+
+func errToolCalls(n, limit int) *failure.Error {
+	return failToolCalls.New(strconv.Itoa(n), strconv.Itoa(limit))
+}
 
 func errInclude(key, reason string) *failure.Error { return failInclude.New(key, reason) }
 
