@@ -100,7 +100,12 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 	var o runner.Outcome
 	calls := 0
 	for step := 1; ; step++ {
-		ex := r.post(ctx, cv.request(), cv.rd)
+		req := cv.request()
+		if int64(len(req.Body)) > r.cfg.MaxRequestBytes {
+			return failed(o, errRequestTooLarge(r.cfg.MaxRequestBytes))
+		}
+		size := int64(len(req.Body))
+		ex := r.post(ctx, req, cv.rd)
 		if ex.status != 0 {
 			o.Ran, o.Upstream = true, ex.status
 		}
@@ -149,6 +154,9 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 			reply := text("tool", content)
 			reply.ToolCallID = tc.ID
 			cv.req.Messages = append(cv.req.Messages, reply)
+			if size += int64(len(content)); size > r.cfg.MaxRequestBytes {
+				return failed(o, errRequestTooLarge(r.cfg.MaxRequestBytes))
+			}
 		}
 	}
 }

@@ -324,6 +324,33 @@ func TestTooManyToolCallsRunNone(t *testing.T) {
 	}
 }
 
+// Tool results that take the conversation past Config.MaxRequestBytes fail the
+// call: the tools after the one that took it past do not run, and nothing more is
+// sent to the model, so what one call holds stays bounded.
+func TestConversationOverRequestCapStops(t *testing.T) {
+	calls := make([]agenttest.ToolCall, 5)
+	for i := range calls {
+		calls[i] = agenttest.ToolCall{Name: "WEATHER", Arguments: `{"args":"x"}`}
+	}
+	srv := agenttest.NewServer(t, agenttest.Reply{ToolCalls: calls}, agenttest.Answer("done"))
+	r := newAgent(t, srv, Config{MaxRequestBytes: 4 << 10})
+	inv := newInvoker(toolRows()...)
+	inv.result = func(string, string) string { return strings.Repeat("r", 1<<10) }
+	row := agentRow("BIG_TALK", "t:m", "p")
+	row.AllowedCategories = "weather"
+
+	o := r.Run(context.Background(), runner.Call{Row: row, Sub: inv})
+	if o.Result != "ERR:agent:request_too_large:4096" || !errors.Is(o.Err, ErrRequestTooLarge) || !o.Ran {
+		t.Fatalf("got %q ran=%v (%v), want ERR:agent:request_too_large:4096", o.Result, o.Ran, o.Err)
+	}
+	if n := len(inv.invocations()); n != 4 {
+		t.Errorf("%d invocations, want 4: the fourth result takes the conversation past 4 KiB", n)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
 func TestNoProvider(t *testing.T) {
 	srv := agenttest.NewServer(t, agenttest.Answer("x"))
 	r := newAgent(t, srv, Config{})

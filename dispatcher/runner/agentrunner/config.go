@@ -19,6 +19,8 @@ const (
 	// DefaultMaxToolCalls is how many tools one model answer may call: with
 	// DefaultMaxSteps, fewer than the dispatcher's DefaultMaxTreeSteps in all.
 	DefaultMaxToolCalls = 128
+	// DefaultMaxRequestBytes caps one model request body: the conversation so far.
+	DefaultMaxRequestBytes = 16 << 20 // 16 MiB
 )
 
 // Config configures the agent runner.
@@ -45,6 +47,12 @@ type Config struct {
 	// an invocation the log records, and a 4 MiB answer could hold tens of
 	// thousands.
 	MaxToolCalls int
+	// MaxRequestBytes caps one model request body, which holds the conversation
+	// so far, every tool result included; DefaultMaxRequestBytes when 0. A
+	// conversation past it fails the call with ERR:agent:request_too_large:<cap>,
+	// and the tools after the result that took it past do not run: tool results
+	// of up to a tool's result cap each would otherwise make it any size.
+	MaxRequestBytes int64
 	// MaxResponseBytes caps one model response body; DefaultMaxResponseBytes when
 	// 0. A larger one fails the call with ERR:agent:response_too_large:<cap>.
 	MaxResponseBytes int64
@@ -66,6 +74,9 @@ func (c *Config) setDefaults() {
 	if c.MaxToolCalls == 0 {
 		c.MaxToolCalls = DefaultMaxToolCalls
 	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -82,7 +93,7 @@ func (c Config) Validate() error {
 }
 
 // ValidateBounds reports every problem with c's bounds (Limits, MaxSteps,
-// MaxToolCalls, MaxResponseBytes), joined: what Validate checks apart from the wiring (Env),
+// MaxToolCalls, MaxRequestBytes, MaxResponseBytes), joined: what Validate checks apart from the wiring (Env),
 // so that a node checks its settings before it creates anything.
 func (c Config) ValidateBounds() error {
 	var errs []error
@@ -91,6 +102,9 @@ func (c Config) ValidateBounds() error {
 	}
 	if c.MaxToolCalls < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxToolCalls must not be negative"))
+	}
+	if c.MaxRequestBytes < 0 {
+		errs = append(errs, errors.New("agentrunner: Config.MaxRequestBytes must not be negative"))
 	}
 	if c.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("agentrunner: Config.MaxResponseBytes must not be negative"))

@@ -92,9 +92,10 @@ func TestConformance(t *testing.T) {
 			failToolNotOffered.Literal:           "TestToolNotOfferedIsNotInvoked",
 			failBadToolArguments.Literal:         "TestBadToolArgumentsAreNotInvoked",
 			failToolCalls.Literal:                "TestTooManyToolCallsRunNone",
+			failRequestTooLarge.Literal:          "TestConversationOverRequestCapStops",
 		},
 		Sentinels: []error{
-			ErrNoProvider, ErrBadModel, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrResponseTooLarge,
+			ErrNoProvider, ErrBadModel, ErrAuth, ErrStatus, ErrFetch, ErrTimeout, ErrRequestTooLarge, ErrResponseTooLarge,
 			ErrBadResponse, ErrStepLimit, ErrToolCalls, ErrInclude, ErrTools, ErrNoInvoker, ErrTool,
 		},
 		Timeout:       ErrTimeout,

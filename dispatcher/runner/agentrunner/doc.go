@@ -68,6 +68,10 @@
 // call with ERR:agent:step_limit:<MaxSteps>; the tools of that last answer are not
 // run. An answer calling more than Config.MaxToolCalls tools (128 by default)
 // fails the call with ERR:agent:tool_calls:<n>><max>, and none of them run.
+// The conversation sent back to the model holds every tool result of the call: one
+// that grows past Config.MaxRequestBytes (16 MiB by default) fails the call with
+// ERR:agent:request_too_large:<cap>, the tools after the result that took it past
+// are not run, and it is not sent.
 //
 // # Usage and cost
 //
@@ -85,6 +89,7 @@
 //	ERR:agent:timeout:<d>              one model request took longer than Config.Timeout
 //	ERR:agent:canceled:<reason>        the caller's context ended
 //	ERR:agent:fetch:<reason>           DNS, TLS or connection failure
+//	ERR:agent:request_too_large:<cap>  the conversation, tool results included, over Config.MaxRequestBytes
 //	ERR:agent:response_too_large:<cap> a model response over Config.MaxResponseBytes
 //	ERR:agent:result_too_large:<cap>   a final answer over Config.MaxResultBytes, refused whole
 //	ERR:agent:bad_response:<reason>    the answer is not a chat completion

@@ -29,6 +29,8 @@ var (
 	ErrFetch = errors.New("agent: fetch failed")
 	// ErrTimeout: the model server did not answer within the configured timeout.
 	ErrTimeout = errors.New("agent: timeout")
+	// ErrRequestTooLarge: the conversation outgrew the request cap.
+	ErrRequestTooLarge = errors.New("agent: request too large")
 	// ErrResponseTooLarge: the model server's response exceeded the response cap.
 	ErrResponseTooLarge = errors.New("agent: response too large")
 	// ErrBadResponse: the model server's response is not a chat completion.
@@ -103,6 +105,11 @@ var (
 		Cause: "the model server's answer is over the response cap",
 		Fix:   "ask for a shorter answer, or the operator raises the cap",
 	}
+	failRequestTooLarge = failure.Entry{
+		Literal: "ERR:agent:request_too_large:<cap>", Kind: ErrRequestTooLarge, Fault: failure.FaultService,
+		Cause: "the conversation with the model, the tools' results included, grew over the request cap; no more tools ran and it was not sent",
+		Fix:   "ask for less in one call (tools that answer less), or the operator raises the cap",
+	}
 	failBadResponse = failure.Entry{
 		Literal: "ERR:agent:bad_response:<reason>", Kind: ErrBadResponse, Fault: failure.FaultService,
 		Cause: "the model server's answer is not a chat completion",
@@ -148,7 +155,7 @@ var (
 // Failures is the agent runner's failure table.
 var Failures = failure.Table{
 	failNoProvider, failBadModel, failAuth, failInclude, failTools, failNoInvoker, failTimeout,
-	failFetch, failResponseTooLarge, failBadResponse, failStepLimit, failToolCalls, failTool, failToolNotOffered,
+	failFetch, failRequestTooLarge, failResponseTooLarge, failBadResponse, failStepLimit, failToolCalls, failTool, failToolNotOffered,
 	failBadToolArguments, runner.CanceledEntry(RunnerAgent), runner.ResultTooLargeEntry(RunnerAgent),
 	failUnauthorized, failStatus,
 }
@@ -185,6 +192,10 @@ func errTimeout(d time.Duration) *failure.Error { return failTimeout.New(d.Strin
 
 func errResponseTooLarge(limit int64) *failure.Error {
 	return failResponseTooLarge.New(strconv.FormatInt(limit, 10))
+}
+
+func errRequestTooLarge(limit int64) *failure.Error {
+	return failRequestTooLarge.New(strconv.FormatInt(limit, 10))
 }
 
 func errBadResponse(reason string) *failure.Error { return failBadResponse.New(reason) }
