@@ -112,8 +112,8 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 		if ex.fail != nil {
 			return failed(o, ex.fail)
 		}
-		o.PromptTokens += ex.resp.Usage.PromptTokens
-		o.CompletionTokens += ex.resp.Usage.CompletionTokens
+		o.PromptTokens = addTokens(o.PromptTokens, ex.resp.Usage.PromptTokens)
+		o.CompletionTokens = addTokens(o.CompletionTokens, ex.resp.Usage.CompletionTokens)
 		msg := ex.resp.Choices[0].Message
 		if len(msg.ToolCalls) == 0 {
 			answer := cv.rd.Scrub(string(msg.Content))
@@ -165,4 +165,18 @@ func (r *Runner) converse(ctx context.Context, c runner.Call, cv *conversation) 
 func failed(o runner.Outcome, e *failure.Error) runner.Outcome {
 	o.Result, o.Err = e.Literal, e
 	return o
+}
+
+// maxTokens bounds the tokens a call reports of either kind: far past any real
+// call, and exact as a float, so that a cost computed from them stays finite.
+const maxTokens = 1 << 50
+
+// addTokens is sum plus the n tokens a model response reports, as the model
+// server said them: a negative count (which would take a cost below zero) adds
+// nothing, and the sum stops at maxTokens rather than overflow.
+func addTokens(sum, n int64) int64 {
+	if n <= 0 {
+		return sum
+	}
+	return min(sum, maxTokens) + min(n, maxTokens-min(sum, maxTokens))
 }

@@ -515,6 +515,41 @@ func TestCostAndTokens(t *testing.T) {
 	}
 }
 
+// A model server's usage is what it says, but a negative count does not take a
+// receipt's cost below zero, and counts past any real call do not overflow it.
+func TestHostileUsageKeepsTheCostSane(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		first, last           agenttest.Usage
+		wantPrompt, wantCompl int64
+	}{
+		{"negative", agenttest.Usage{PromptTokens: -1 << 40, CompletionTokens: -5}, agenttest.Usage{PromptTokens: 10, CompletionTokens: 1}, 10, 1},
+		{"overflowing", agenttest.Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MaxInt64}, agenttest.Usage{PromptTokens: math.MaxInt64, CompletionTokens: 1}, maxTokens, maxTokens},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := agenttest.NewServer(t,
+				agenttest.Reply{ToolCalls: []agenttest.ToolCall{{Name: "WEATHER", Arguments: `{}`}}, Usage: c.first},
+				agenttest.Reply{Content: "done", Usage: c.last},
+			)
+			prices, err := ParsePrices([]string{"t:m=2/8"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newAgent(t, srv, Config{Prices: prices})
+			row := agentRow("A", "t:m", "p")
+			row.AllowedCategories = "weather"
+			o := r.Run(context.Background(), runner.Call{Row: row, Sub: newInvoker(toolRows()...)})
+			mustOK(t, o)
+			if o.PromptTokens != c.wantPrompt || o.CompletionTokens != c.wantCompl {
+				t.Errorf("tokens %d/%d, want %d/%d", o.PromptTokens, o.CompletionTokens, c.wantPrompt, c.wantCompl)
+			}
+			if o.CostUSD < 0 || math.IsInf(o.CostUSD, 0) || math.IsNaN(o.CostUSD) {
+				t.Errorf("CostUSD %v, want a finite cost of at least 0", o.CostUSD)
+			}
+		})
+	}
+}
+
 func TestModelFailures(t *testing.T) {
 	srv := agenttest.NewServerFunc(t, func(req agenttest.Request) agenttest.Reply {
 		switch req.User() {
