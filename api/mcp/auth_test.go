@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,22 +19,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // post sends one JSON-RPC message to /mcp with the given headers.
 func post(t *testing.T, n *capdir.Node, query, body string, headers ...string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", endpoint(n, query), strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	return postTo(t, endpoint(n, query), body, headers...)
 }
 
 // Without a credential that holds, /mcp answers 401 with the literal reason and

@@ -22,10 +22,7 @@ import (
 // of thousands.
 func TestAgentModelCallingTooManyToolsAtOnceRunsNone(t *testing.T) {
 	n := agentrunner.DefaultMaxToolCalls + 72
-	calls := make([]agenttest.ToolCall, n)
-	for i := range calls {
-		calls[i] = agenttest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "TALLY", Arguments: `{"args":"x"}`}
-	}
+	calls := toolCalls(n, "TALLY")
 	model := agenttest.NewServer(t, agenttest.Reply{ToolCalls: calls}, agenttest.Answer("done"))
 	node, fns := startComposeNode(t, func(c *capdir.Config) { c.AgentProviders = []string{"*=" + model.URL} })
 	putRows(t, node,
@@ -69,10 +66,7 @@ func TestAgentConversationPastRequestCapStops(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, page) }))
 	t.Cleanup(up.Close)
 	const n = 24
-	calls := make([]agenttest.ToolCall, n)
-	for i := range calls {
-		calls[i] = agenttest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "PAGE", Arguments: `{"args":"x"}`}
-	}
+	calls := toolCalls(n, "PAGE")
 	model := agenttest.NewServer(t, agenttest.Reply{ToolCalls: calls}, agenttest.Answer("done"))
 	node, _ := startComposeNode(t, func(c *capdir.Config) { c.AgentProviders = []string{"*=" + model.URL} })
 	putRows(t, node,
@@ -95,4 +89,13 @@ func TestAgentConversationPastRequestCapStops(t *testing.T) {
 	if tr := receiptTree(t, node, a.Proof.InvocationID); len(tr.Children) != agentrunner.DefaultMaxRequestBytes>>20 {
 		t.Errorf("%d tools ran, want %d: the one whose result takes the conversation past the cap is the last", len(tr.Children), agentrunner.DefaultMaxRequestBytes>>20)
 	}
+}
+
+// toolCalls is n calls of the tool name, in one model answer.
+func toolCalls(n int, name string) []agenttest.ToolCall {
+	calls := make([]agenttest.ToolCall, n)
+	for i := range calls {
+		calls[i] = agenttest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: name, Arguments: `{"args":"x"}`}
+	}
+	return calls
 }
