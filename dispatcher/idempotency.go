@@ -62,7 +62,9 @@ func IdempotencyKeyOf(vals []string) (string, error) {
 // and the key (receiptIDs.idempotent). When the projection, caught up with the
 // log, already holds a request under that id, nothing is appended: InvokeOnce
 // answers its receipt, or waits for it; a request there that is not this one (another key,
-// body, arguments or shape) is refused with ErrIdempotencyKeyReused. Otherwise
+// body, arguments or shape) is refused with ErrIdempotencyKeyReused, unless its
+// token could not make it: then with the refusal a fresh call gets, as the same
+// request would be, so a mismatch confirms no guess of the first. Otherwise
 // the request is appended under an event id derived from the invocation id, so
 // that copies sent at once inside the log's duplicate window are stored once;
 // the worker does not run a copy that got past both (see duplicate).
@@ -124,6 +126,13 @@ func (s *Service) InvokeOnce(ctx context.Context, req wire.InvocationRequest, id
 		return pendingReceipt(&req), err
 	case !sameRequest(&first, &req, ""):
 		s.waiters.remove(req.InvocationID, ch)
+		// A request its token could not make is refused as a fresh call is, as
+		// the same request would be: a 422 here against a refusal for the same
+		// request would tell a narrower token of the subject which key and
+		// arguments the subject's call had.
+		if err := s.mayHave(ctx, &req, owner, nil); err != nil {
+			return wire.Receipt{}, err
+		}
 		return wire.Receipt{}, fmt.Errorf("%w: this Idempotency-Key was already used for another request (another key, body, arguments or shape); "+
 			"send the same request again to get its receipt, or use a new key for a new call", ErrIdempotencyKeyReused)
 	case first.Receipt != nil:

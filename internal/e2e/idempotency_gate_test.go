@@ -350,3 +350,40 @@ func TestBusCallUnderAChosenIDWaitingForTheFirstPassesTheGateWhenItsReceiptComes
 		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
 	}
 }
+
+// A token of the subject that could not make the subject's call learns nothing
+// of its arguments by sending guesses under its Idempotency-Key: the right
+// guess and a wrong one (another body, another key it may not call either) get
+// the same refusal a fresh call gets, and nothing is appended. Before, a wrong
+// guess was 422 idempotency_key_reused and the right one 403 scope:…, so the
+// guesses confirmed the first call's key and body one by one. A request the
+// token may make that is not the first one stays 422.
+func TestRepeatGuessesLearnNothingOfACallOutOfScope(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	tokRow(t, n, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	tokRow(t, n, map[string]any{"key": "OTHER", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	b := mint(t, n, `{"sub":"agent-7","scope":{"keys":["ECHO"]},"ttl_seconds":600}`)
+	if first := w.dispatch(t, "order-42", `{"key":"IDEM","body":"acct-1234"}`, bearerHeader(a.Token)); !first.OK || w.up.Hits() != 1 {
+		t.Fatalf("first call: %+v, %d hits", first, w.up.Hits())
+	}
+	reqs, rcs := logCounts(t, n)
+	for _, guess := range []struct{ req, literal string }{
+		{`{"key":"IDEM","body":"acct-1234"}`, "scope:IDEM"}, // the call itself
+		{`{"key":"IDEM","body":"acct-0000"}`, "scope:IDEM"}, // another body
+		{`{"key":"IDEM","body":"acct-1234","shape":true}`, "scope:IDEM"},
+		{`{"key":"OTHER","body":"acct-1234"}`, "scope:OTHER"}, // another key out of scope
+	} {
+		code, resp := w.post(t, "order-42", guess.req, bearerHeader(b.Token))
+		if code != 403 || !strings.Contains(resp, `"error":"`+guess.literal+`"`) || strings.Contains(resp, "idempotency_key_reused") {
+			t.Errorf("guess %s with a token without IDEM: %d %s; want 403 %s, as for any request it may not make", guess.req, code, resp, guess.literal)
+		}
+	}
+	if code, resp := w.post(t, "order-42", `{"key":"ECHO","body":"x"}`, bearerHeader(b.Token)); code != 422 || !strings.Contains(resp, "idempotency_key_reused") {
+		t.Errorf("a request the token may make under the subject's used key: %d %s; want 422 idempotency_key_reused", code, resp)
+	}
+	if r, c := logCounts(t, n); r != reqs || c != rcs || w.up.Hits() != 1 {
+		t.Fatalf("the log went from %d requests and %d receipts to %d and %d, %d hits", reqs, rcs, r, c, w.up.Hits())
+	}
+}
