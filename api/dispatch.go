@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/capdir/capdir/api/answer"
 	"github.com/capdir/capdir/command"
@@ -133,8 +134,15 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	body := q.Get("body")
+	if !utf8.ValidString(body) {
+		// A POST's JSON string holds text only; so does this form: raw bytes
+		// would run as the log's text of them and be no longer the request an
+		// Idempotency-Key sent again repeats.
+		return badRequest("body= is not UTF-8: send the arguments as UTF-8 text, percent-encoded (GET /api/dispatch?key=KEY&body=ARGS)")
+	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
-	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: q.Get("body")}, Shape: shape}, tok, idem)
+	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: body}, Shape: shape}, tok, idem)
 }
 
 // dispatch invokes the row for the owner (tok empty) or the holder of tok; once
