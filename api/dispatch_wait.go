@@ -91,7 +91,10 @@ func (s *Server) mayRead(r *http.Request, tok string, claims *token.Claims, rc *
 		return nil
 	}
 	var repeat *dispatcher.RefusedError
-	if err := s.cfg.Dispatcher.MayRead(r.Context(), tok, rc); errors.As(err, &repeat) {
+	switch err := s.cfg.Dispatcher.MayRead(r.Context(), tok, rc); {
+	case errors.Is(err, dispatcher.ErrCallWithheld):
+		return &receiptNotFound{id: rc.InvocationID} // a refusal would quote another token's arguments
+	case errors.As(err, &repeat):
 		return repeatRefused(rc.Key, repeat)
 	}
 	return nil
@@ -105,7 +108,7 @@ func (s *Server) stillPending(w http.ResponseWriter, r *http.Request, inv, tok s
 		a, err := ap.LookupApproval(r.Context(), inv)
 		if err == nil && claims != nil && madeBy(claims, a.Actor) {
 			body, _ := ap.ApprovalBody(r.Context(), &a) // "" when the log no longer holds it
-			if err := s.mayRead(r, tok, claims, &wire.Receipt{ReceiptSummary: wire.ReceiptSummary{Key: a.Key}, Body: body}); err != nil {
+			if err := s.mayRead(r, tok, claims, &wire.Receipt{ReceiptSummary: wire.ReceiptSummary{InvocationID: inv, Key: a.Key}, Body: body}); err != nil {
 				return err
 			}
 		}

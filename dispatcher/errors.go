@@ -39,6 +39,10 @@ var (
 	// Idempotency-Key) whose caller the gate refuses now. The concrete error is
 	// a *RefusedError. Nothing is appended, nothing runs.
 	ErrRepeatRefused = errors.New("dispatcher: repeated request refused by the gate")
+	// ErrCallWithheld: MayRead's answer for a call whose arguments the
+	// token's fixed body or payload ceiling refuses; answer it as another
+	// caller's call.
+	ErrCallWithheld = errors.New("dispatcher: the call's arguments are not this token's to send")
 )
 
 // RefusedError is the gate's refusal of a request that repeats an earlier one:

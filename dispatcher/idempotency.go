@@ -209,9 +209,20 @@ func (s *Service) repeatRefusal(ctx context.Context, req *wire.InvocationRequest
 // get. A caller's wait for its own call (GET /api/dispatch?receipt=) reads
 // through it, so a token of the subject that could not make the call now does
 // not read its result.
+//
+// A token whose fixed body or payload ceiling the call's arguments do not fit
+// gets ErrCallWithheld instead: the refusal a fresh call gets quotes what it
+// sent (the first 16 hex digits of its SHA-256, its size), here what another
+// token of the subject sent, which would let its holder test guesses of them.
 func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) error {
 	req := wire.InvocationRequest{Key: rc.Key, Body: rc.Body, Credential: wire.BearerCredential, Token: raw}
-	return s.mayHave(ctx, &req, false, rc)
+	if r := s.repeatRefusal(ctx, &req, false, rc); r != nil {
+		if r.OfTheArguments() {
+			return ErrCallWithheld
+		}
+		return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
+	}
+	return nil
 }
 
 // mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.

@@ -155,12 +155,24 @@ const accessChecks = 11
 // it presents now (not revoked, in scope, within its pin and risk ceiling).
 func (g *Gate) Access(in *Input) *Refusal {
 	var a Admission
-	for _, c := range checks[:accessChecks] {
+	for i, c := range checks[:accessChecks] {
 		if r := c(g, in, &a); r != nil {
+			r.Check = checkNames[i]
 			return r
 		}
 	}
 	return nil
+}
+
+// OfTheArguments reports whether r refuses the arguments sent (a fixed body, a
+// payload ceiling): its literal is made of their fingerprint or size, so it is
+// no answer for a caller that did not send them itself.
+func (r *Refusal) OfTheArguments() bool {
+	switch r.Check {
+	case "payloadCeiling", "fixedBody", "tokenPayload":
+		return true
+	}
+	return false
 }
 
 // Caller runs the checks of who the caller is on a raw token, as the gate would:

@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -385,5 +387,38 @@ func TestRepeatGuessesLearnNothingOfACallOutOfScope(t *testing.T) {
 	}
 	if r, c := logCounts(t, n); r != reqs || c != rcs || w.up.Hits() != 1 {
 		t.Fatalf("the log went from %d requests and %d receipts to %d and %d, %d hits", reqs, rcs, r, c, w.up.Hits())
+	}
+}
+
+// A token of the subject reading the subject's call (GET /api/dispatch?receipt=)
+// whose fixed body or payload ceiling the call's arguments do not fit is answered
+// as for another caller's call (404), not with the refusal a fresh call gets:
+// that quotes what was sent, here another token's arguments, the first 16 hex
+// digits of their SHA-256 (body_fixed:<fixed>!=<sent>) or their size
+// (payload_ceiling:<size>><max>), against which its holder could test guesses.
+// A token whose fixed body is the call's reads it.
+func TestReadingTheSubjectsCallQuotesNoneOfItsArguments(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	a := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600}`)
+	first := w.dispatch(t, "", `{"key":"IDEM","body":"acct-1234"}`, bearerHeader(a.Token))
+	sum := sha256.Sum256([]byte("acct-1234"))
+	quoted := []string{hex.EncodeToString(sum[:8]), "payload_ceiling:9"}
+	notFound := `{"error":"not_found","invocation_id":"` + first.Proof.InvocationID + `"}`
+	for _, claims := range []string{`"body":"10"`, `"max_payload":1`} {
+		tok := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600,`+claims+`}`)
+		code, resp := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", tok.Token)
+		if code != 404 || strings.TrimSpace(resp) != notFound {
+			t.Errorf("a token of the subject with %s reads its call: %d %s; want 404 %s", claims, code, resp, notFound)
+		}
+		for _, q := range quoted {
+			if strings.Contains(resp, q) {
+				t.Errorf("the answer to a token with %s quotes the call's arguments (%s): %s", claims, q, resp)
+			}
+		}
+	}
+	same := mint(t, n, `{"sub":"agent-7","scope":{"keys":["IDEM"]},"ttl_seconds":600,"body":"acct-1234"}`)
+	if code, resp := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+first.Proof.InvocationID, "", same.Token); code != 200 || !strings.Contains(resp, first.Proof.InvocationID) {
+		t.Errorf("a token whose fixed body is the call's reads it: %d %s", code, resp)
 	}
 }
