@@ -18,6 +18,14 @@ func (h *Handler) OpenSessions() int {
 	return n
 }
 
+// RegisteredSessions is how many sessions the handler holds, also those whose
+// opening is not yet recorded (OpenSessions counts those recorded only).
+func (h *Handler) RegisteredSessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
 // HoldSessionEnds holds every session's end, as adopt's wait sees it, until
 // release is called: what a request gets meanwhile is the SDK's and ending's.
 func HoldSessionEnds() (release func()) {

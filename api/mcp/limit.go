@@ -20,7 +20,8 @@ import (
 // sessions answering a request are MaxSessions already. A session still being
 // opened is counted but never ended, nor refuses the new one: its opening may
 // yet fail (a client's probe of a protocol version), and once open it is ended
-// by the next session to make room.
+// by the next session to make room. A session answering a request counts as
+// busy whether or not its opening has been recorded yet.
 func (h *Handler) room(c caller) (idlest []*session, full bool) {
 	if h.cfg.MaxSessions < 0 {
 		return nil, false
@@ -38,11 +39,14 @@ func (h *Handler) room(c caller) (idlest []*session, full bool) {
 		s.mu.Lock()
 		switch {
 		case s.closing:
-		case s.ss != nil && s.posts == 0:
-			idle = append(idle, held{s, s.used})
+		case s.posts > 0:
+			// Answering a request, also before adopt has recorded the SDK's
+			// session: a client may call as soon as it has read the answer to
+			// initialize.
+			busy++
 			count++
 		case s.ss != nil:
-			busy++
+			idle = append(idle, held{s, s.used})
 			count++
 		default:
 			count++
