@@ -69,28 +69,13 @@ func TestSessionsOfOneCredentialAreBounded(t *testing.T) {
 // refused with 429 too_many_sessions, saying what to do, and opens nothing;
 // once a session is idle, a new one ends it and opens.
 func TestSessionsAllBusyRefuseANewOne(t *testing.T) {
-	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		<-release
-		w.Write([]byte("slow"))
-	}))
-	defer up.Close()
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	defer free() // before up.Close: a failed test does not hold the call
+	url, arrived, free := slowUpstream(t)
+	defer free() // before the node stops: a failed test does not hold the call
 	n := nodetest.Start(t, nil)
-	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + up.URL + "/slow", "content": "# WHAT: Answer slowly."})
+	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + url + "/slow", "content": "# WHAT: Answer slowly."})
 	h, srv := serveHandler(t, n, mcp.Config{MaxSessions: 1})
 	cs := dialOwner(t, srv.URL)
-	answered := make(chan *sdk.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "SLOW", Arguments: map[string]any{}})
-		if err != nil {
-			res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}, IsError: true}
-		}
-		answered <- res
-	}()
+	answered := callAsync(cs, "SLOW")
 	select {
 	case <-arrived:
 	case res := <-answered:
@@ -172,4 +157,36 @@ func postTo(t *testing.T, url, body string, headers ...string) (int, http.Header
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
+}
+
+// slowUpstream is an upstream whose every request is announced on arrived and
+// answered "slow" once free is called; a test defers free, so that a failure
+// does not leave the node stopping behind a held call.
+func slowUpstream(t *testing.T) (url string, arrived <-chan struct{}, free func()) {
+	t.Helper()
+	in, release := make(chan struct{}, 1), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in <- struct{}{}
+		<-release
+		w.Write([]byte("slow"))
+	}))
+	var once sync.Once
+	free = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(up.Close)
+	t.Cleanup(free) // before up.Close, which waits for the requests it holds
+	return up.URL, in, free
+}
+
+// callAsync calls the tool name with no arguments on cs, and sends its result
+// (a call that fails as an error result) on the channel it returns.
+func callAsync(cs *sdk.ClientSession, name string) <-chan *sdk.CallToolResult {
+	answered := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil {
+			res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}, IsError: true}
+		}
+		answered <- res
+	}()
+	return answered
 }

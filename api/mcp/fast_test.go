@@ -253,15 +253,10 @@ func TestFastPathLeavesTheRestToTheSDK(t *testing.T) {
 // however long it runs, and starts once it is answered: the session ends after
 // Config.SessionIdle without a request.
 func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
-	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		<-release
-		w.Write([]byte("slow"))
-	}))
-	defer up.Close()
+	url, arrived, free := slowUpstream(t)
+	defer free() // before the node stops: a failed test does not hold the call
 	n := nodetest.Start(t, nil)
-	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + up.URL + "/slow", "content": "# WHAT: Answer slowly."})
+	postRow(t, n, map[string]any{"key": "SLOW", "type": "http", "target": "GET " + url + "/slow", "content": "# WHAT: Answer slowly."})
 	const idle = time.Second // longer than a loaded machine takes from connecting to calling
 	h, err := mcp.New(mcp.Config{Projector: n.Projector(), Dispatcher: n.Dispatcher(), TerminalKey: nodetest.Key, SessionIdle: idle})
 	if err != nil {
@@ -281,14 +276,7 @@ func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	answered := make(chan *sdk.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "SLOW", Arguments: map[string]any{}})
-		if err != nil {
-			res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}, IsError: true}
-		}
-		answered <- res
-	}()
+	answered := callAsync(cs, "SLOW")
 	select {
 	case <-arrived:
 	case res := <-answered: // the session ended before the call reached the upstream
@@ -298,7 +286,7 @@ func TestSessionIdleHoldsWhileACallRuns(t *testing.T) {
 	if got := h.OpenSessions(); got != 1 {
 		t.Fatalf("%d sessions while a call is in flight, want 1", got)
 	}
-	close(release)
+	free()
 	if res := <-answered; res.IsError || !strings.Contains(text(res), "slow") {
 		t.Fatalf("the long call: isError=%v %q", res.IsError, text(res))
 	}

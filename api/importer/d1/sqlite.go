@@ -144,11 +144,7 @@ func checkGenerated(ctx context.Context, db querier) error {
 	if err != nil {
 		return sqliteErr("%v", err)
 	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals, ptrs := scanTargets(len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return sqliteErr("%v", err)
@@ -233,11 +229,7 @@ func readTable(ctx context.Context, db querier, fn RowFunc) (Result, error) {
 	}
 	var res Result
 	ignored := map[string]bool{}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals, ptrs := scanTargets(len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return res, sqliteErr("row %d: %v", res.Rows, err)
@@ -260,4 +252,13 @@ func readTable(ctx context.Context, db querier, fn RowFunc) (Result, error) {
 	}
 	res.Ignored = sortedSet(ignored)
 	return res, nil
+}
+
+// scanTargets is n values and the pointers to them that rows.Scan fills.
+func scanTargets(n int) (vals, ptrs []any) {
+	vals, ptrs = make([]any, n), make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ptrs
 }
