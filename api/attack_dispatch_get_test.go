@@ -58,3 +58,33 @@ func TestDispatchGetBodyNotUTF8IsRefused(t *testing.T) {
 		first = resp
 	}
 }
+
+// The GET form reads key=, body= and shape=, once each: a misspelled parameter
+// (bdy=) or a second body= or key= is a 400 naming it, nothing appended and
+// nothing run, where before the call ran with no arguments or with the first
+// value alone.
+func TestDispatchGetUnreadParametersAreRefused(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	mustDo(t, n, http.StatusCreated, "PUT", "/api/directory/U_ECHO",
+		`{"key":"U_ECHO","type":"fn","target":"echo","content":"# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"}`)
+	before := dataSeq(t, n)
+	for _, c := range []struct{ query, says string }{
+		{"key=U_ECHO&bdy=hi", "bdy= is not a parameter"},
+		{"key=U_ECHO&body=hi&Body=ho", "Body= is not a parameter"},
+		{"key=U_ECHO&body=hi&body=ho", "body= appears 2 times"},
+		{"key=U_ECHO&key=OTHER&body=hi", "key= appears 2 times"},
+		{"key=U_ECHO&body=hi&shape=1&shape=0", "shape= appears 2 times"},
+		{"key=U_ECHO&body=hi&" + strings.Repeat("x", 5000) + "=1", "xxxxxxxx…= is not a parameter"},
+	} {
+		code, resp := nodetest.Do(t, n, "GET", "/api/dispatch?"+c.query, "")
+		if code != 400 || !strings.Contains(resp, c.says) || !strings.Contains(resp, "nothing was run") || len(resp) > 1000 {
+			t.Errorf("GET /api/dispatch?%.80s: %d %.300s; want 400 saying %q", c.query, code, resp, c.says)
+		}
+	}
+	if after := dataSeq(t, n); after != before {
+		t.Fatalf("refused GETs appended %d events", after-before)
+	}
+	if code, resp := nodetest.Do(t, n, "GET", "/api/dispatch?key=U_ECHO&body=hi&shape=false", ""); code != 200 || !strings.Contains(resp, `"result":"hi"`) {
+		t.Fatalf("the form's own parameters: %d %s", code, resp)
+	}
+}

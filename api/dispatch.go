@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -126,6 +129,9 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	if q.Get("key") == "" {
 		return badRequest("GET /api/dispatch needs ?confirm=inv_…, ?receipt=inv_…, ?ask=plain+words, ?key=KEY&body=ARGS, ?key=KEY&format=markdown (or json) or ?registry=1")
 	}
+	if err := invokeQueryError(q); err != nil {
+		return err
+	}
 	tok, claims, err := s.caller(r)
 	if err != nil {
 		return err
@@ -143,6 +149,24 @@ func (s *Server) dispatchGet(w http.ResponseWriter, r *http.Request) error {
 	}
 	shape, _ := strconv.ParseBool(q.Get("shape"))
 	return s.dispatch(w, r, dispatchBody{Key: q.Get("key"), Body: dispatchArgs{Pipe: body}, Shape: shape}, tok, idem)
+}
+
+// invokeParams are the query parameters of GET /api/dispatch?key=KEY&body=ARGS.
+var invokeParams = []string{"key", "body", "shape"}
+
+// invokeQueryError refuses an invocation by GET whose query names a parameter
+// twice, or one the form does not read: a misspelled body= would otherwise run
+// the call with no arguments, and a second key= or body= would be left unread.
+func invokeQueryError(q url.Values) error {
+	for p, vs := range q {
+		switch {
+		case !slices.Contains(invokeParams, p):
+			return badRequest(fmt.Sprintf("%s= is not a parameter of GET /api/dispatch?key=KEY&body=ARGS (which reads key=, body= and shape=): leave it out, or fix its name; nothing was run", clipParam(p)))
+		case len(vs) > 1:
+			return badRequest(fmt.Sprintf("%s= appears %d times; send it once; nothing was run", p, len(vs)))
+		}
+	}
+	return nil
 }
 
 // dispatch invokes the row for the owner (tok empty) or the holder of tok; once
