@@ -176,6 +176,41 @@ func awaitChange(t *testing.T, changed <-chan struct{}, what string) {
 	}
 }
 
+// awaitListed waits for a list_changed notification, then reads tools/list
+// until ok holds of its tools' names and descriptions. A notification may be
+// one announcing an earlier change (the SDK announces the tools a session
+// loads as it opens a moment later), so the list is read until it shows the
+// change, within the test's wait.
+func awaitListed(t *testing.T, cs *sdk.ClientSession, changed <-chan struct{}, what string, ok func(tools []*sdk.Tool) bool) {
+	t.Helper()
+	awaitChange(t, changed, what)
+	for deadline := time.Now().Add(wait); ; time.Sleep(5 * time.Millisecond) {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("tools/list after %s: %v", what, err)
+		}
+		if ok(res.Tools) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var got []string
+			for _, tl := range res.Tools {
+				got = append(got, tl.Name+": "+tl.Description)
+			}
+			t.Fatalf("tools/list after %s = %q", what, got)
+		}
+	}
+}
+
+// toolNames are the names of tools.
+func toolNames(tools []*sdk.Tool) []string {
+	var out []string
+	for _, tl := range tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
 // mint mints a capability token of the node's deployment, issued at now: with
 // the node's signing key and audience, as the node's own minter would.
 func mint(t *testing.T, n *capdir.Node, scope token.Scope, now time.Time, ttl time.Duration) (string, token.Claims) {

@@ -85,10 +85,7 @@ func TestOwnerSession(t *testing.T) {
 
 	// A row written over HTTP is announced to the connected session and callable on it.
 	postRow(t, n, greetRow("NEWROW"))
-	awaitChange(t, changed, "POST NEWROW")
-	if names := listNames(t, cs); !slices.Contains(names, "NEWROW") {
-		t.Fatalf("after list_changed, tools/list = %v", names)
-	}
+	awaitListed(t, cs, changed, "POST NEWROW", func(tools []*sdk.Tool) bool { return slices.Contains(toolNames(tools), "NEWROW") })
 	if got := call(t, cs, "NEWROW", map[string]any{"args": "Grace"}); got.IsError || text(got) != "Hello, Grace!" {
 		t.Errorf("NEWROW: isError=%v %q", got.IsError, text(got))
 	}
@@ -96,10 +93,7 @@ func TestOwnerSession(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "PATCH", "/api/directory/FIRST", `{"enabled":0}`); code != 200 {
 		t.Fatalf("PATCH: %d %s", code, body)
 	}
-	awaitChange(t, changed, "disabling FIRST")
-	if names := listNames(t, cs); slices.Contains(names, "FIRST") {
-		t.Errorf("a disabled row is still listed: %v", names)
-	}
+	awaitListed(t, cs, changed, "disabling FIRST", func(tools []*sdk.Tool) bool { return !slices.Contains(toolNames(tools), "FIRST") })
 
 	// Refusals by name: the gate's literal, as a tool error, with a receipt.
 	for _, c := range []struct{ key, literal, status string }{
@@ -185,19 +179,14 @@ func TestTokenSession(t *testing.T) {
 	if code, body := nodetest.Do(t, n, "PUT", "/api/directory/GREET", `{"key":"GREET","type":"fn","target":"echo","content":"# WHAT: Greet, again.\n[\"Hi, $1!\"]"}`); code != 200 {
 		t.Fatalf("PUT: %d %s", code, body)
 	}
-	awaitChange(t, changed, "PUT GREET")
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 2 || res.Tools[1].Name != "GREET" || res.Tools[1].Description != "Greet, again." {
-		t.Fatalf("tools/list after PUT = %+v, %v", res, err)
-	}
+	awaitListed(t, cs, changed, "PUT GREET", func(tools []*sdk.Tool) bool {
+		return len(tools) == 2 && tools[1].Name == "GREET" && tools[1].Description == "Greet, again."
+	})
 	// A row moved out of the token's category leaves its list.
 	if code, body := nodetest.Do(t, n, "PATCH", "/api/directory/FX", `{"category":"other"}`); code != 200 {
 		t.Fatalf("PATCH: %d %s", code, body)
 	}
-	awaitChange(t, changed, "FX leaving the token's category")
-	if names := listNames(t, cs); !slices.Equal(names, []string{"GREET"}) {
-		t.Errorf("tools/list = %v, want [GREET]", names)
-	}
+	awaitListed(t, cs, changed, "FX leaving the token's category", func(tools []*sdk.Tool) bool { return slices.Equal(toolNames(tools), []string{"GREET"}) })
 }
 
 // A tools/call on a row with an object input_schema, in tools mode and through
