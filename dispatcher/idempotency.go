@@ -220,7 +220,7 @@ func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) err
 		if r.OfTheArguments() {
 			return ErrCallWithheld
 		}
-		return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
+		return refusedError(r)
 	}
 	return nil
 }
@@ -228,9 +228,14 @@ func (s *Service) MayRead(ctx context.Context, raw string, rc *wire.Receipt) err
 // mayHave is repeatRefusal as InvokeOnce's error: a *RefusedError, or nil.
 func (s *Service) mayHave(ctx context.Context, req *wire.InvocationRequest, owner bool, rc *wire.Receipt) error {
 	if r := s.repeatRefusal(ctx, req, owner, rc); r != nil {
-		return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
+		return refusedError(r)
 	}
 	return nil
+}
+
+// refusedError is the gate's refusal r of a repeated request, as an error.
+func refusedError(r *gate.Refusal) *RefusedError {
+	return &RefusedError{Status: r.Status, Reason: r.Literal, Extra: r.Extra}
 }
 
 // sameRequest reports whether req, from the bus client client ("" for capdir's own

@@ -256,6 +256,12 @@ func leafAt(tx *bolt.Tx, i int64) (Leaf, error) {
 	if v == nil {
 		return Leaf{}, fmt.Errorf("%w: leaf %d is missing", ErrLedger, i)
 	}
+	return leafFrom(tx, i, v)
+}
+
+// leafFrom is leaf i, whose stored value (its sum checked) is v: its hash, its
+// invocation id and its receipt's data (nil when the receipt is missing).
+func leafFrom(tx *bolt.Tx, i int64, v []byte) (Leaf, error) {
 	if len(v) <= tlog.HashSize {
 		return Leaf{}, fmt.Errorf("%w: leaf %d holds %d bytes, not a hash and an invocation id", ErrLedger, i, len(v))
 	}

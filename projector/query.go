@@ -2,6 +2,7 @@ package projector
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"github.com/capdir/capdir/contract"
 	"github.com/capdir/capdir/eventlog/wire"
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Row returns the projected row with its row_num, and the sequence of the key's last
@@ -240,18 +240,18 @@ func (p *Projector) RecentReceipts(limit, scan int, keep func(*wire.Receipt) boo
 			if err != nil {
 				return err
 			}
-			if len(v) <= tlog.HashSize {
-				return fmt.Errorf("%w: a leaf holds %d bytes, not a hash and an invocation id", ErrLedger, len(v))
+			if len(k) != 8 {
+				return fmt.Errorf("%w: a leaf's key is %d bytes, not an index", ErrLedger, len(k))
 			}
-			data, err := getReceipt(tx, v[tlog.HashSize:])
+			l, err := leafFrom(tx, int64(binary.BigEndian.Uint64(k)), v)
 			if err != nil {
 				return err
 			}
-			if data == nil {
-				return fmt.Errorf("%w: the receipt of leaf %x is missing", ErrLedger, k)
+			if l.Data == nil {
+				return fmt.Errorf("%w: the receipt of leaf %d is missing", ErrLedger, l.Index)
 			}
 			var rc wire.Receipt
-			if err := json.Unmarshal(data, &rc); err != nil {
+			if err := json.Unmarshal(l.Data, &rc); err != nil {
 				return err
 			}
 			if keep == nil || keep(&rc) {

@@ -22,6 +22,9 @@ type Refusal struct {
 	// Check names the check that refused (Check sets it): a trace's gate span
 	// names it, as the literal may hold what the caller sent.
 	Check string
+	// quotesInput says the literal is made of the input sent (its fingerprint
+	// or its size): OfTheArguments.
+	quotesInput bool
 }
 
 // refuse is the refusal of status whose literal is e's, its parts filled.
@@ -33,7 +36,9 @@ func refuse(status string, e failure.Entry, parts ...string) *Refusal {
 // and nowhere else.
 
 func refusePayload(size, ceiling int) *Refusal {
-	return refuse(wire.StatusRefusedPayloadTooLarge, failPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
+	r := refuse(wire.StatusRefusedPayloadTooLarge, failPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
+	r.quotesInput = true
+	return r
 }
 
 // UnknownKey is the refusal body for a key no row has:

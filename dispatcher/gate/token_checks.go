@@ -155,9 +155,8 @@ const accessChecks = 11
 // it presents now (not revoked, in scope, within its pin and risk ceiling).
 func (g *Gate) Access(in *Input) *Refusal {
 	var a Admission
-	for i, c := range checks[:accessChecks] {
+	for _, c := range checks[:accessChecks] {
 		if r := c(g, in, &a); r != nil {
-			r.Check = checkNames[i]
 			return r
 		}
 	}
@@ -167,13 +166,7 @@ func (g *Gate) Access(in *Input) *Refusal {
 // OfTheArguments reports whether r refuses the arguments sent (a fixed body, a
 // payload ceiling): its literal is made of their fingerprint or size, so it is
 // no answer for a caller that did not send them itself.
-func (r *Refusal) OfTheArguments() bool {
-	switch r.Check {
-	case "payloadCeiling", "fixedBody", "tokenPayload":
-		return true
-	}
-	return false
-}
+func (r *Refusal) OfTheArguments() bool { return r.quotesInput }
 
 // Caller runs the checks of who the caller is on a raw token, as the gate would:
 // signature, algorithm, key id, claims and times, revocation (as this process's

@@ -38,11 +38,15 @@ func refuseRiskCeiling(ceiling, row string) *Refusal {
 // refuseBodyFixed: body_fixed:<fixed>!=<sent>, each the first 16 hex digits of the
 // body's SHA-256, so the refusal neither repeats a body nor grows with one.
 func refuseBodyFixed(fixed, sent string) *Refusal {
-	return refuse(wire.StatusRefusedScope, failBodyFixed, shortSum(fixed), shortSum(sent))
+	r := refuse(wire.StatusRefusedScope, failBodyFixed, shortSum(fixed), shortSum(sent))
+	r.quotesInput = true
+	return r
 }
 
 func refuseTokenPayload(size, ceiling int) *Refusal {
-	return refuse(wire.StatusRefusedPayloadTooLarge, failTokenPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
+	r := refuse(wire.StatusRefusedPayloadTooLarge, failTokenPayload, strconv.Itoa(size), strconv.Itoa(ceiling))
+	r.quotesInput = true
+	return r
 }
 
 func shortSum(s string) string {
