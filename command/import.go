@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,7 +151,7 @@ type importer struct {
 	// unchanged are the rows of ok an upsert found equal to the stored ones:
 	// nothing was appended for them.
 	unchanged int
-	failed    []ImportFailure // the first answer.MaxListedFailures
+	failed    listedFailures  // the answer.MaxListedFailures of the lowest index
 	unlisted  int             // failures past them, counted
 	warned    []ImportWarning // in the order the rows were acknowledged
 }
@@ -266,11 +267,33 @@ func (im *importer) fail(row importRow, key string, err error) {
 }
 
 func (im *importer) failMsg(row importRow, key, msg, how string) {
-	if len(im.failed) >= answer.MaxListedFailures {
-		im.unlisted++
+	f := ImportFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how}
+	if len(im.failed) < answer.MaxListedFailures {
+		heap.Push(&im.failed, f)
 		return
 	}
-	im.failed = append(im.failed, ImportFailure{Index: row.index, Line: row.line, Key: key, Error: msg, HowToFix: how})
+	// Full. A row is found failed when it is read, or when its append is
+	// acknowledged up to importWindow rows later: a failure found now can come
+	// before a listed one. The list keeps the lowest indexes.
+	im.unlisted++
+	if f.Index < im.failed[0].Index {
+		im.failed[0] = f
+		heap.Fix(&im.failed, 0)
+	}
+}
+
+// listedFailures is a heap of failures, the highest index first.
+type listedFailures []ImportFailure
+
+func (h listedFailures) Len() int           { return len(h) }
+func (h listedFailures) Less(i, j int) bool { return h[i].Index > h[j].Index }
+func (h listedFailures) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *listedFailures) Push(x any)        { *h = append(*h, x.(ImportFailure)) }
+func (h *listedFailures) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return f
 }
 
 // rawKey is the row's "key" when it can be read at all, for failure reports.
