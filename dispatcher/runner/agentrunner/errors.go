@@ -97,8 +97,8 @@ var (
 	}
 	failFetch = failure.Entry{
 		Literal: "ERR:agent:fetch:<message>", Kind: ErrFetch, Fault: failure.FaultRow, Doc: failure.DocPlain,
-		Cause: "DNS, TLS or connection failure",
-		Fix:   "check the URL in target",
+		Cause: "DNS, TLS or connection failure reaching the model server",
+		Fix:   "check that the model server the target's model id goes to (its --agent-provider base URL) runs and is reachable",
 	}
 	failResponseTooLarge = failure.Entry{
 		Literal: "ERR:agent:response_too_large:<cap>", Kind: ErrResponseTooLarge, Fault: failure.FaultService,
