@@ -67,7 +67,9 @@ func serveCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Node.Log.DataDir, "data", defaultDataDir(), "data directory (log store, projection, owner key); $CAPDIR_DATA")
 	f.StringVar(&cfg.Node.HTTP.Addr, "http", "127.0.0.1:8080", "HTTP listen address")
-	f.BoolVar(&console, "console", true, "serve the owner's console at /console/ (default: only when --http is a loopback address; --console=false never, --console also on other addresses)")
+	// The default is false only so that help shows no "(default true)" beside the
+	// text: left out, the flag is not Changed and the node decides (consoleMode).
+	f.BoolVar(&console, "console", false, "serve the owner's console at /console/ (default: only when --http is a loopback address; --console=false never, --console also on other addresses)")
 	f.StringVar(&cfg.Node.API.PublicURL, "public-url", "", "public base URL used in receipt links (default http://<--http>)")
 	clusterFlags(cmd, &cfg.Node.Log, "use an existing NATS cluster instead of the embedded server")
 	f.StringVar(&cfg.Node.Log.Listen, "nats-listen", "", "let NATS clients reach the embedded server on host:port; they authenticate as the identities capdir bus add-client made")

@@ -247,6 +247,20 @@ func TestServeConsoleFlag(t *testing.T) {
 	if !strings.Contains(help, "--console") || !strings.Contains(help, "loopback") {
 		t.Fatalf("serve --help does not document --console:\n%s", help)
 	}
+	for _, line := range strings.Split(help, "\n") {
+		if strings.Contains(line, "--console ") && strings.Contains(line, "(default true)") {
+			t.Errorf("serve --help gives --console two defaults: %s", line)
+		}
+	}
+	for args, want := range map[string]string{"--console": "true", "--console=false": "false", "--console=true": "true"} {
+		cmd := serveCmd()
+		if err := cmd.ParseFlags([]string{args}); err != nil {
+			t.Fatalf("serve %s: %v", args, err)
+		}
+		if f := cmd.Flags().Lookup("console"); !f.Changed || f.Value.String() != want {
+			t.Errorf("serve %s: console changed %v, value %s; want changed, %s", args, f.Changed, f.Value, want)
+		}
+	}
 	for _, tc := range []struct {
 		given, on bool
 		want      capdir.ConsoleMode
