@@ -104,3 +104,21 @@ func TestReplayAndDigestWithoutALog(t *testing.T) {
 		}
 	}
 }
+
+// What capdir prints for a data dir in use says how to free it.
+func TestDataDirInUseSaysHowToFix(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&capdir.DataDirInUseError{Dir: "capdir-data", PID: 42},
+			"data dir capdir-data is in use by capdir (pid 42); stop that capdir first (Ctrl-C where it runs, or kill -INT 42), or give this command another --data"},
+		{fmt.Errorf("replay: %w", &capdir.DataDirInUseError{Dir: "d"}),
+			"replay: data dir d is in use by capdir (pid unknown); stop that capdir first (Ctrl-C where it runs), or give this command another --data"},
+		{errors.New("other"), "other"},
+	} {
+		if got := withHowToFix(tc.err); got != tc.want {
+			t.Errorf("withHowToFix(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -4,10 +4,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/editdist"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,9 +19,23 @@ func main() {
 	root := rootCmd()
 	guardTerminal(root, os.Stdout, os.Stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(root.ErrOrStderr(), "capdir:", err)
+		fmt.Fprintln(root.ErrOrStderr(), "capdir:", withHowToFix(err))
 		os.Exit(1)
 	}
+}
+
+// withHowToFix is err's message, followed by what to do about it where err alone
+// does not say: a data dir another capdir holds is freed by stopping that process.
+func withHowToFix(err error) string {
+	var inUse *capdir.DataDirInUseError
+	if errors.As(err, &inUse) {
+		stop := "stop that capdir first (Ctrl-C where it runs"
+		if inUse.PID != 0 {
+			stop += fmt.Sprintf(", or kill -INT %d", inUse.PID)
+		}
+		return fmt.Sprintf("%v; %s), or give this command another --data", err, stop)
+	}
+	return err.Error()
 }
 
 func rootCmd() *cobra.Command {
