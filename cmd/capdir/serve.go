@@ -48,7 +48,7 @@ func serveCmd() *cobra.Command {
 		Short: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade",
 		Long: "Run a capdir node: embedded NATS (or --nats-url), projector, workers and the HTTP facade.\n\n" +
 			envHelp() + "\n" +
-			"One server per data dir: a second serve, replay or digest on it is refused while this one runs.",
+			"One server per data dir: a second serve, replay, digest, compact or verify --data on it is refused while this one runs.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.EnvKey, cfg.Err = os.Getenv(terminalKeyEnv), os.Stderr
 			cfg.Node.SecretEnv = secretEnvPatterns(cmd.Flags().Changed("secret-env"), cfg.Node.SecretEnv, os.LookupEnv)
