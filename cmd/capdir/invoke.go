@@ -42,10 +42,10 @@ func invokeCmd() *cobra.Command {
 			"A token holder's call to a sensitive row waits for the owner's approval, and a slow call may outlast\n" +
 			"the server's dispatch wait: invoke then prints the invocation id and what it waits for, and\n" +
 			"capdir receipt ID --wait prints the outcome later; with --wait, invoke waits for it itself.",
-		Example: "  # the rows of the README's walk-through\n" +
-			"  capdir invoke GREET Ada\n" +
-			"  capdir invoke GREET Ada --json\n" +
-			"  capdir invoke HEALTH --shape",
+		Example: "  # a row of the README's walk-through, and GREET of its first steps (written again by docs/mcp.md)\n" +
+			"  capdir invoke HEALTH\n" +
+			"  capdir invoke HEALTH --shape\n" +
+			"  capdir invoke GREET Ada --json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
 				return fmt.Errorf("invoke takes the KEY of a row, then optionally its BODY of arguments separated by | "+

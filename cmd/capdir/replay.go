@@ -99,7 +99,7 @@ func runReplay(ctx context.Context, cfg replayConfig) error {
 		if tty != nil {
 			fmt.Fprintf(tty, "\r%s %d/%d events  %.0f events/s", bar(done, total, 30), done, total, rate)
 		} else {
-			fmt.Fprintf(out, "replay: %s %d/%d events, %.0f events/s\n", stream, done, total, rate)
+			fmt.Fprintf(out, "replay: reading %s, %d/%d of the log, %.0f events/s\n", stream, done, total, rate)
 		}
 	}
 	path := capdir.ProjectionPath(cfg.DataDir)
