@@ -12,7 +12,7 @@ var Failure = failure.Entry{
 	Literal: "ERR:breaker_open:<KEY> \u2014 <threshold> consecutive auth failures; credential is dead until replaced.",
 	Fault:   failure.FaultBreaker,
 	Cause:   "the upstream's 401/403 answers opened the breaker",
-	Fix:     "replace the credential: a new value closes it",
+	Fix:     "replace the credential, or run capdir breaker reset <KEY>",
 }
 
 // Message is the literal refusal for a call to key while its breaker is open. It is
