@@ -48,7 +48,12 @@
 // A step stops the flow, and its output is the flow's result, when the output
 // starts with "ERR:". A step the dispatcher refuses with a literal that does not
 // start with "ERR:" (a token's scope, an unknown key) stops it with
-// ERR:flow:refused:<step>:<literal>; an Invoker failure stops it with
+// ERR:flow:refused:<step>:<literal>. For a caller other than the owner
+// (Call.Restricted), a step or branch to a row Call.Sub.Row refuses the caller
+// (the ones its shape withholds) is named by the flow's step, never by a
+// branch's name, and its literal loses the key it ends with:
+// ERR:flow:refused:2:scope, where the step's receipt says scope:PB. An Invoker
+// failure stops it with
 // ERR:flow:invoke:<step>:<error>. In a fan-out, the first failing branch cancels
 // the others; once all have returned, the result is the first branch in written
 // order that failed before that cancellation. When the caller's context ends, the

@@ -122,8 +122,8 @@ var (
 	}
 	failRefused = failure.Entry{
 		Literal: "ERR:flow:refused:<step>:<literal>", Kind: ErrRefused, Fault: failure.FaultCall,
-		Cause: "the dispatcher refused a step with a literal that is not ERR: (a token's scope, an unknown key, approval_required)",
-		Fix:   "read the literal: it is the step's own refusal",
+		Cause: "the dispatcher refused a step with a literal that is not ERR: (a token's scope, an unknown key, approval_required); to a token holder, a step to a row it may not call is named by its step number and its refusal without the row's key (ERR:flow:refused:2:scope)",
+		Fix:   "read the literal: it is the step's own refusal (the owner reads the step's receipt, a child of the flow's, for its key)",
 	}
 	failStepFailed = failure.Entry{
 		Literal: "ERR:…", Kind: ErrStepFailed, Fault: failure.FaultService,

@@ -15,6 +15,8 @@ type execution struct {
 	r    *Runner
 	sub  runner.Invoker
 	args []string
+	// restricted: the caller is not the owner (runner.Call.Restricted).
+	restricted bool
 	// vars are $PREV and the bindings made so far.
 	vars map[string]string
 	out  runner.Outcome
@@ -84,10 +86,25 @@ func (e *execution) single(ctx context.Context, s Step) (string, error) {
 		// Whatever the step reported, it was cut short by the caller.
 		return "", runner.Canceled(runner.RunnerFlow, ctx.Err())
 	}
-	if stop := verdict(s.Name, st, err); stop != nil {
+	if stop := e.verdict(ctx, s.Name, s.Name, s.Key, st, err); stop != nil {
 		return "", stop
 	}
 	return st.Result, nil
+}
+
+// verdict is what stops the flow after the invocation name (of the flow's step
+// step) of key returned st, err; nil when the flow goes on. A refusal of a step
+// or branch that the caller's shape withholds (a row a restricted caller may not
+// call) names neither the row's key nor a branch's name, which holds it: it names
+// the flow's step, and the refusal with the key it ends with left out
+// (ERR:flow:refused:2:scope, not ERR:flow:refused:2:scope:PB). The step's own
+// receipt, the owner's, keeps the whole refusal.
+func (e *execution) verdict(ctx context.Context, name, step, key string, st runner.Step, err error) *failure.Error {
+	stop := verdict(name, st, err)
+	if stop == nil || stop.Kind != ErrRefused || shown(ctx, e.restricted, e.sub, key) {
+		return stop
+	}
+	return errRefused(step, strings.TrimSuffix(st.Result, ":"+key))
 }
 
 // branchResult is what one branch of a fan-out came back with.
@@ -121,7 +138,7 @@ func (e *execution) fanout(ctx context.Context, s Step) (string, error) {
 		go func() {
 			defer wg.Done()
 			st, err := e.sub.Invoke(fctx, br.Name, br.Key, runner.Pipe(bodies[i]))
-			res := branchResult{st: st, stop: verdict(br.Name, st, err), own: fctx.Err() == nil}
+			res := branchResult{st: st, stop: e.verdict(ctx, br.Name, s.Name, br.Key, st, err), own: fctx.Err() == nil}
 			if res.stop != nil {
 				cancel()
 			}

@@ -108,7 +108,7 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 	}
 	ctx, cancel := r.cfg.Bound(ctx)
 	defer cancel()
-	e := &execution{r: r, sub: c.Sub, args: c.Arguments()}
+	e := &execution{r: r, sub: c.Sub, args: c.Arguments(), restricted: c.Restricted}
 	return e.run(ctx, plan)
 }
 
@@ -118,16 +118,7 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 // may not call is {"withheld":true}: its key, name and body are not shown.
 func (r *Runner) shape(ctx context.Context, plan *Plan, c runner.Call) runner.Outcome {
 	args := c.Arguments()
-	visible := func(key string) bool {
-		if !c.Restricted {
-			return true
-		}
-		if c.Sub == nil {
-			return false
-		}
-		row, err := c.Sub.Row(ctx, key)
-		return err == nil && row != nil
-	}
+	visible := func(key string) bool { return shown(ctx, c.Restricted, c.Sub, key) }
 	steps := make([]any, 0, len(plan.Steps))
 	for _, s := range plan.Steps {
 		var m map[string]any
@@ -160,6 +151,20 @@ func (r *Runner) shape(ctx context.Context, plan *Plan, c runner.Call) runner.Ou
 	}
 	shape := map[string]any{"shape": true, "runner": runner.RunnerFlow, "steps": steps}
 	return runner.Shaped(runner.RedactDeep(shape, nil).(map[string]any))
+}
+
+// shown reports whether a step or branch invoking key is shown to the caller: to
+// the owner always; to a restricted caller (runner.Call.Restricted) only when sub
+// lets it call the row (Invoker.Row), as the flow's contract document shows it.
+func shown(ctx context.Context, restricted bool, sub runner.Invoker, key string) bool {
+	if !restricted {
+		return true
+	}
+	if sub == nil {
+		return false
+	}
+	row, err := sub.Row(ctx, key)
+	return err == nil && row != nil
 }
 
 // withheldStep is a step's place in a restricted caller's shape when the caller

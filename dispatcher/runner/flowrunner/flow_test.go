@@ -302,6 +302,42 @@ func TestRunRefusalsAndInvokerFailures(t *testing.T) {
 	}
 }
 
+// TestRunRefusalOfAWithheldStep: to a caller other than the owner, the refusal of
+// a step or branch whose row its shape withholds names the flow's step and the
+// refusal without the row's key (a branch's name holds the key too); a refusal of
+// a step it may call keeps its literal, and the owner's flow is told it whole.
+func TestRunRefusalOfAWithheldStep(t *testing.T) {
+	scoped := func(context.Context, string) (runner.Step, error) {
+		return runner.Step{InvocationID: "inv-scoped", Status: wire.StatusRefusedScope, Result: "scope:SCOPED"}, nil
+	}
+	inv := newFake(map[string]handler{
+		"A":      answer(0, func(string) string { return "x" }),
+		"SCOPED": scoped,
+		"PAY": func(context.Context, string) (runner.Step, error) {
+			return runner.Step{InvocationID: "inv-pay", Status: wire.StatusRefusedApprovalRequired, Result: "approval_required:PAY"}, nil
+		},
+	})
+	inv.withheld = map[string]bool{"SCOPED": true}
+	tests := []struct {
+		content    string
+		restricted bool
+		want       string
+	}{
+		{"A: x > SCOPED: y > A: z", true, "ERR:flow:refused:2:scope"},
+		{"A: x > { A: y | SCOPED: z }", true, "ERR:flow:refused:2:scope"},
+		{"A: x > PAY: y", true, "ERR:flow:refused:2:approval_required:PAY"},
+		{"A: x > SCOPED: y > A: z", false, "ERR:flow:refused:2:scope:SCOPED"},
+		{"A: x > { A: y | SCOPED: z }", false, "ERR:flow:refused:2.SCOPED:scope:SCOPED"},
+	}
+	r := newRunner(t, Config{})
+	for _, tt := range tests {
+		o := r.Run(testContext(t), runner.Call{Row: flowRow(tt.content), Sub: inv, Restricted: tt.restricted})
+		if o.Result != tt.want || !errors.Is(o.Err, ErrRefused) || o.Err.Error() != o.Result {
+			t.Errorf("%q (restricted %v): got %+v; want %s", tt.content, tt.restricted, o, tt.want)
+		}
+	}
+}
+
 func TestRunNoInvoker(t *testing.T) {
 	r := newRunner(t, Config{})
 	o := r.Run(testContext(t), runner.Call{Row: flowRow("A: x")})

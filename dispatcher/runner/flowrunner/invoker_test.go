@@ -20,9 +20,11 @@ type invocation struct{ Name, Key, Body string }
 
 // fakeInvoker stands in for the dispatcher: it answers each key with its handler,
 // refuses a key it has none for as the gate does, gives each invocation the id
-// "inv-<name>", and records every Invoke.
+// "inv-<name>", and records every Invoke. Row lets the caller call each key it
+// has a handler for, except those in withheld.
 type fakeInvoker struct {
-	rows map[string]handler
+	rows     map[string]handler
+	withheld map[string]bool
 
 	mu    sync.Mutex
 	calls []invocation
@@ -53,8 +55,11 @@ func (f *fakeInvoker) Tools(context.Context, string) ([]runner.Tool, error) {
 	return nil, errors.New("fake: Tools is not used by flows")
 }
 
-func (f *fakeInvoker) Row(context.Context, string) (*contract.Row, error) {
-	return nil, errors.New("fake: Row is not used by flows")
+func (f *fakeInvoker) Row(_ context.Context, key string) (*contract.Row, error) {
+	if _, ok := f.rows[key]; !ok || f.withheld[key] {
+		return nil, errors.New("fake: no row the caller may call")
+	}
+	return &contract.Row{Key: key, Type: "fn", Enabled: 1}, nil
 }
 
 // invoked returns the invocations so far, in the order they were made.
