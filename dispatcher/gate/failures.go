@@ -36,7 +36,7 @@ var (
 	}
 	failScope = failure.Entry{
 		Literal: "scope:<KEY>", Fault: failure.FaultCall,
-		Cause: "the token's keys and categories do not include the row",
+		Cause: "the token's keys and categories do not include the row (a disabled row is in no category's scope)",
 		Fix:   "ask the owner for a token that names the key or its category",
 	}
 	failContractChanged = failure.Entry{

@@ -67,10 +67,14 @@ func notOwnerSubject(_ *Gate, _ *Input, a *Admission) *Refusal {
 }
 
 // inScope refuses a key the token's scope does not name, unless the key's row is
-// in a category the scope names. A key with no row is refused alike when the
-// scope does not name it, so a token holder cannot tell a row outside its scope
-// from no row. A failure to read the row says nothing about the key either: it is
-// left to rowExists to report.
+// an enabled row in a category the scope names. A key with no row is refused
+// alike when the scope does not name it, so a token holder cannot tell a row
+// outside its scope from no row; and a disabled row, which discovery hides from
+// every token (a 404 like no row), is outside a category: a token reaching it
+// only through its category cannot tell it from no row either (the owner, and a
+// token naming the key, get ERR:disabled:<KEY> from rowEnabled). A failure to
+// read the row says nothing about the key either: it is left to rowExists to
+// report.
 func inScope(_ *Gate, in *Input, a *Admission) *Refusal {
 	t := a.Token
 	if t == nil || t.Scope.HasKey(in.Req.Key) {
@@ -79,7 +83,7 @@ func inScope(_ *Gate, in *Input, a *Admission) *Refusal {
 	if in.RowErr != nil && !in.NotFound {
 		return nil
 	}
-	if in.NotFound || in.Row == nil || !t.Scope.HasCategory(in.Row.Category) {
+	if in.NotFound || in.Row == nil || in.Row.Enabled == 0 || !t.Scope.HasCategory(in.Row.Category) {
 		return refuseScope(in.Req.Key)
 	}
 	return nil

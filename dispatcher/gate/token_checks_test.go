@@ -243,6 +243,8 @@ func TestGateTokenChecks(t *testing.T) {
 		{"token payload at the ceiling", "GREET", "abc", small, false, 0, admitted, ""},
 		// then the row's own state.
 		{"disabled row in scope", "OFF", "", offTok, false, 0, disabled, "ERR:disabled:OFF"},
+		{"disabled row of a category in scope: as no row", "OFF", "", tools, false, 0, scopeSt, "scope:OFF"},
+		{"owner attested, disabled row", "OFF", "", "", true, 0, disabled, "ERR:disabled:OFF"},
 		{"short token inside its second", "HIDDEN", "", short, false, time.Second + token.DefaultLeeway - time.Millisecond, admitted, ""},
 		{"short token after it", "HIDDEN", "", short, false, time.Second + token.DefaultLeeway, tok, "token:expired"},
 	}
@@ -291,6 +293,38 @@ func TestGateScopeRefusalRevealsNothing(t *testing.T) {
 	}
 	if aRow.Row != nil || aRow.Fingerprint != "" || aNone.Row != nil {
 		t.Fatalf("a scope refusal recorded the row: %+v", aRow)
+	}
+}
+
+// TestGateCategoryTokenDisabledRowRevealsNothing: to a token reaching rows by
+// their category, a disabled row of that category (which discovery hides from it)
+// is refused as a key with no row is, at the same check, so no later check (a
+// fixed body, the token's payload ceiling) answers for it either; the row is not
+// recorded.
+func TestGateCategoryTokenDisabledRowRevealsNothing(t *testing.T) {
+	w := newTokenWorld(t)
+	tools, _ := w.mint(token.MintRequest{Scope: token.Scope{Categories: []string{"tools"}}})
+	toolsFixed, _ := w.mint(token.MintRequest{Scope: token.Scope{Categories: []string{"tools"}}, Body: strp("Ada")})
+	toolsSmall, _ := w.mint(token.MintRequest{Scope: token.Scope{Categories: []string{"tools"}}, MaxPayload: 2})
+	for _, tok := range []string{tools, toolsFixed, toolsSmall} {
+		aOff, rOff := w.gate.Check(w.input("OFF", "Bob", tok, false))
+		_, rNone := w.gate.Check(w.input("NOPE", "Bob", tok, false))
+		if rOff == nil || rNone == nil {
+			t.Fatal("admitted")
+		}
+		if rOff.Status != rNone.Status || rOff.Literal != "scope:OFF" || rNone.Literal != "scope:NOPE" ||
+			rOff.Check != rNone.Check || !reflect.DeepEqual(rOff.Extra, rNone.Extra) {
+			t.Fatalf("refusals differ: %+v vs %+v", rOff, rNone)
+		}
+		if aOff.Row != nil || aOff.Fingerprint != "" {
+			t.Fatalf("the refusal recorded the disabled row: %+v", aOff)
+		}
+		if r := w.gate.Access(w.input("OFF", "Bob", tok, false)); r == nil || r.Literal != "scope:OFF" {
+			t.Fatalf("Access of the disabled row: %+v", r)
+		}
+	}
+	if _, r := w.gate.Check(w.input("OFF", "", "", true)); r == nil || r.Literal != "ERR:disabled:OFF" {
+		t.Fatalf("the owner: %+v, want ERR:disabled:OFF", r)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -250,6 +251,47 @@ func TestTokenOutsideScopeNeverReachesTheUpstream(t *testing.T) {
 	// The owner reaches it.
 	if code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"API","body":"x"}`); code != 200 || up.Hits() != 1 {
 		t.Fatalf("owner dispatch: %d %s, hits %d", code, body, up.Hits())
+	}
+}
+
+// A disabled row, which discovery hides from every token, is answered to a token
+// reaching it through its category as a key with no row is (403 scope:<KEY>, the
+// same answer but for the key and the call's ids), over POST and GET; the owner,
+// and a token naming the key, are still told ERR:disabled:<KEY>.
+func TestTokenCategoryDisabledRowAnsweredAsNoRow(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	tokRow(t, n, map[string]any{"key": "SAY", "type": "fn", "target": "echo", "category": "chat"})
+	tokRow(t, n, map[string]any{"key": "OFF", "type": "fn", "target": "echo", "category": "chat", "enabled": 0})
+	byCategory := mint(t, n, `{"sub":"agent-7","scope":{"categories":["chat"]}}`)
+	byKey := mint(t, n, `{"sub":"agent-7","scope":{"keys":["OFF"]}}`)
+	mustAdmit(t, dispatchWith(t, n, byCategory.Token, "SAY", "in scope"), "in scope")
+
+	ids := regexp.MustCompile(`"(invocation_id|trace)":"[^"]*"`)
+	bare := func(a tokAnswer, key string) string {
+		return strings.ReplaceAll(ids.ReplaceAllString(a.body, `"$1":"…"`), key, "KEY")
+	}
+	off, none := dispatchWith(t, n, byCategory.Token, "OFF", "x"), dispatchWith(t, n, byCategory.Token, "NOPE", "x")
+	mustDeny(t, off, 403, "scope:OFF")
+	mustDeny(t, none, 403, "scope:NOPE")
+	if bare(off, "OFF") != bare(none, "NOPE") {
+		t.Fatalf("the disabled row and no row are answered apart:\n%s\n%s", off.body, none.body)
+	}
+	for _, key := range []string{"OFF", "NOPE"} {
+		code, body := nodetest.DoToken(t, n, "GET", "/api/dispatch?key="+key+"&body=x", "", byCategory.Token)
+		if code != 403 || !strings.Contains(body, `"error":"scope:`+key+`"`) {
+			t.Fatalf("GET %s: %d %s; want 403 scope:%s", key, code, body, key)
+		}
+	}
+	if rc := ownerReceipt(t, n, off.InvocationID); rc.Status != wire.StatusRefusedScope || rc.Result != "scope:OFF" || rc.Ran {
+		t.Fatalf("the refusal's receipt: %+v", rc.ReceiptSummary)
+	}
+
+	// The token naming the key, and the owner, are told the row is disabled.
+	if a := dispatchWith(t, n, byKey.Token, "OFF", "x"); a.OK || a.Ran || a.Result != "ERR:disabled:OFF" {
+		t.Fatalf("a token naming OFF: %d %s; want ERR:disabled:OFF", a.code, a.body)
+	}
+	if code, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"OFF","body":"x"}`); !strings.Contains(body, `"result":"ERR:disabled:OFF"`) {
+		t.Fatalf("owner dispatch: %d %s; want ERR:disabled:OFF", code, body)
 	}
 }
 
