@@ -104,7 +104,8 @@ type registryAnswer struct {
 }
 
 // registry lists every enabled row the viewer may discover, in planner order,
-// optionally of one category.
+// optionally of one category, which the answer echoes clipped (clipParam): the
+// rows carry their own category whole.
 func (s *Server) registry(w http.ResponseWriter, category string, v contract.Viewer) error {
 	enabled := 1
 	entries := []contract.RegistryEntry{}
@@ -120,7 +121,7 @@ func (s *Server) registry(w http.ResponseWriter, category string, v contract.Vie
 	contract.SortRegistry(entries)
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, registryAnswer{
-		Count: len(entries), Category: category, Order: "planner_rank ascending, then the canonical order",
+		Count: len(entries), Category: clipParam(category), Order: "planner_rank ascending, then the canonical order",
 		Document: "GET " + strings.TrimRight(s.cfg.PublicURL, "/") + "/api/dispatch?key={key}&format=markdown",
 		Rows:     entries,
 	})

@@ -293,6 +293,14 @@ func TestRegistryRoute(t *testing.T) {
 	if a, body := registry(t, n, "none-such"); a.Count != 0 || !strings.Contains(body, `"rows":[]`) {
 		t.Errorf("an empty category: %s", body)
 	}
+	if a, _ := registry(t, n, "grok"); a.Category != "grok" {
+		t.Errorf("category=grok is echoed %q", a.Category)
+	}
+	// A category of any length is echoed clipped, as other echoed parameters are.
+	long := strings.Repeat("c", 64<<10)
+	if a, body := registry(t, n, long); a.Count != 0 || a.Category != strings.Repeat("c", 40)+"…" || len(body) > 1024 {
+		t.Errorf("a 64 KiB category: echoed %d bytes, the answer %d bytes", len(a.Category), len(body))
+	}
 }
 
 // The registry's size per object on a directory of 877 rows: every sample row
