@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/capdir/capdir/api/importer/d1"
 	"github.com/capdir/capdir/command"
@@ -89,6 +90,11 @@ func readTable(ctx context.Context, format string, in *os.File, out io.Writer) (
 	}
 	if err == nil {
 		err = w.Flush()
+	}
+	var failed *d1.QueryFailedError
+	if errors.As(err, &failed) {
+		// The answer's own "error" is quoted back clipped, as a parameter is.
+		err = &d1.QueryFailedError{Message: strings.ToValidUTF8(clipParam(failed.Message), "")}
 	}
 	switch {
 	case errors.Is(err, d1.ErrD1JSON), errors.Is(err, d1.ErrSQLite):

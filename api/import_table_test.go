@@ -74,6 +74,13 @@ func TestImportTableRefused(t *testing.T) {
 			t.Errorf("format %s %.60q: HTTP %d %.300s; want %d naming %q", tc.format, tc.body, status, body, tc.status, tc.want)
 		}
 	}
+	// A failed result's own "error" is quoted back clipped, whatever its length.
+	long := "x" + strings.Repeat("é", 20<<10) // cut at 40 bytes, inside an é
+	status, body := send(t, n, "POST", "/api/directory/import?format=d1", "application/octet-stream",
+		`[{"results":[],"success":false,"error":"`+long+`"}]`)
+	if want := "the query failed: x" + strings.Repeat("é", 19) + "…; run wrangler"; status != 400 || !strings.Contains(body, want) || len(body) > 1024 {
+		t.Errorf("a failed result with a 40 KiB error: HTTP %d, %d bytes %.300s; want 400 quoting %q", status, len(body), body, want)
+	}
 	if after := nodetest.ControlSeq(t, n); after != before {
 		t.Fatalf("refused tables appended %d events", after-before)
 	}

@@ -117,7 +117,7 @@ func readResultBody(dec *json.Decoder, fn RowFunc, res *Result, ignored map[stri
 		return jsonErr("%v", err)
 	}
 	if !success {
-		return jsonErr("the query failed: %s", msg)
+		return &QueryFailedError{Message: msg}
 	}
 	return nil
 }

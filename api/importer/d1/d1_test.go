@@ -44,6 +44,13 @@ func TestReadJSON(t *testing.T) {
 			}
 		})
 	}
+	// A failed query's "error" is handed on whole, for the entry point to clip.
+	long := strings.Repeat("e", 10<<10)
+	_, err = d1.ReadJSON(strings.NewReader(`[{"results":[],"success":false,"error":"`+long+`"}]`), collect(new([]string)))
+	var failed *d1.QueryFailedError
+	if !errors.As(err, &failed) || failed.Message != long || !errors.Is(err, d1.ErrD1JSON) {
+		t.Fatalf("a failed query: %.200v", err)
+	}
 }
 
 // TestReadDumpContained: a dump cannot reach the file system (ATTACH, VACUUM

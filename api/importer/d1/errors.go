@@ -13,6 +13,20 @@ var (
 	ErrSQLite = errors.New("sqlite_refused")
 )
 
+// QueryFailedError is an answer that says its query failed ("success":false),
+// with the "error" member it gave, as text: it comes from whoever made the
+// answer, of any length, so an entry point quoting it to a caller clips Message
+// first. It is an ErrD1JSON.
+type QueryFailedError struct {
+	Message string
+}
+
+func (e *QueryFailedError) Error() string {
+	return jsonErr("the query failed: %s", e.Message).Error()
+}
+
+func (e *QueryFailedError) Unwrap() error { return ErrD1JSON }
+
 func jsonErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; run wrangler d1 execute <database> --json --command \"SELECT * FROM directory\" and import what it prints", ErrD1JSON, fmt.Sprintf(format, args...))
 }
