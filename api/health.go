@@ -16,14 +16,28 @@ type StreamHealth struct {
 	Lag       uint64 `json:"lag"`
 }
 
-// healthz reports the log's and the projector's positions per stream. It answers
-// 503 when the log does not answer.
+// healthz reports the log's and the projector's positions per stream, to anyone:
+// a liveness or readiness probe needs no key. The number of rows is the owner's:
+// a request carrying the owner key gets it too ("rows"), one carrying another
+// key is refused as on the owner's routes (401, counted against its address), so
+// /healthz tells no one which key is right. It answers 503 when the log does not
+// answer.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	owner := r.Header.Get("x-terminal-key") != ""
+	if owner {
+		if err := s.checkOwner(r); err != nil {
+			return err
+		}
+	}
 	streams, err := s.Health(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "streams": streams, "rows": s.cfg.Projector.Count()})
+	out := map[string]any{"ok": true, "streams": streams}
+	if owner {
+		out["rows"] = s.cfg.Projector.Count()
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
