@@ -326,10 +326,18 @@ func firstReceipt(first *projector.Invocation) *wire.Receipt {
 // repeatAnswer is what the bus client client, which sent first, is told of req,
 // a request under first's invocation id: INVOCATION_REFUSED for another request
 // under the id, or for the same request with a token the gate refuses now (see
-// repeatRefusal); else rc, the first request's receipt. typ is "" while the
-// first request has no receipt: it is told when that receipt is appended.
+// repeatRefusal); else rc, the first request's receipt. Another request its
+// token could not make is refused as a fresh call would be, with the gate's
+// refusal, as the same request would be: being told the id was used for another
+// request against a refusal for the same one would tell a token of the client
+// that may not make the call which key and arguments the call had. typ is ""
+// while the first request has no receipt: it is told when that receipt is
+// appended.
 func (s *Service) repeatAnswer(ctx context.Context, first *projector.Invocation, rc *wire.Receipt, req *wire.InvocationRequest, client string) (typ string, data any) {
 	if !sameRequest(first, req, client) {
+		if r := s.repeatRefusal(ctx, req, false, nil); r != nil {
+			return wire.TypeInvocationRefused, gateRefused(req, r)
+		}
 		return wire.TypeInvocationRefused, wire.InvocationRefused{
 			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)}
 	}

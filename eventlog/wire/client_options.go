@@ -41,7 +41,8 @@ func WithToken(token string) InvokeOption {
 // receipt (sent again on the client's notice subject), however long after the
 // first (as long as capdir holds the receipt). A request under the same id with
 // another key or body is refused with an error matching
-// ErrInvocationIDReused; the same request with a token that would not let the
+// ErrInvocationIDReused (with ErrRepeatRefused and the gate's refusal when its
+// token could not make it); the same request with a token that would not let the
 // client make the call now (revoked, out of scope, …) gets the gate's refusal,
 // an error matching ErrRepeatRefused, not the first receipt. id is InvocationPrefix and 1 to MaxChosenIDLen characters
 // of A-Z a-z 0-9 _ - (NewInvocationID makes one); choose ids no other client can

@@ -25,11 +25,13 @@ var (
 	// InvocationPrefix and 1 to MaxChosenIDLen characters of A-Z a-z 0-9 _ -.
 	ErrBadInvocationID = errors.New("wire: bad invocation id")
 	// ErrInvocationIDReused is returned by Invoke when the invocation id chosen with
-	// WithInvocationID was already used by this client for another request.
+	// WithInvocationID was already used by this client for another request (one
+	// the token it carries could not make gets ErrRepeatRefused instead).
 	ErrInvocationIDReused = errors.New("wire: invocation id reused for another request")
 	// ErrRepeatRefused is returned by Invoke for a request sent again under the
 	// invocation id of WithInvocationID when the token it carries now would not
-	// let the client make the call (revoked, out of scope, …): the first
+	// let the client make the call (revoked, out of scope, …), or for another
+	// request under that id that the token could not make: the first
 	// request's receipt is not sent. The returned Receipt carries the refusal's
 	// status and literal (Status, Result), as a fresh call's receipt would; it is
 	// not stored.

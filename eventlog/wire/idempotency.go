@@ -109,8 +109,9 @@ func (r *InvocationRequest) Digest() [sha256.Size]byte {
 const TypeInvocationRefused = "INVOCATION_REFUSED"
 
 // InvocationRefused is the data of an INVOCATION_REFUSED notice. Status is empty
-// for an invocation id reused for another request. For the same request sent
-// again, it is the receipt status of the gate's refusal of the token it carries
+// for an invocation id reused for another request that the token it carries
+// could make. For the same request sent again, or another one its token could
+// not make, it is the receipt status of the gate's refusal of the token it carries
 // now (StatusRefusedScope, …), and Error that refusal's literal (scope:<KEY>,
 // token:revoked, …): the first request's receipt is not the client's with it.
 type InvocationRefused struct {

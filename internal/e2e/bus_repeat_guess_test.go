@@ -1,0 +1,80 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capdir/capdir/eventlog/wire"
+)
+
+// busSend is how a bus client sends a request: published and waited for on
+// its notice subject (wire.Invoke), or as one call (wire.Call).
+type busSend struct {
+	name string
+	send func(ctx context.Context, bc *busClient, client, key, body string, opts ...wire.InvokeOption) (wire.Receipt, error)
+}
+
+var busSends = []busSend{
+	{"published", func(ctx context.Context, bc *busClient, client, key, body string, opts ...wire.InvokeOption) (wire.Receipt, error) {
+		return wire.Invoke(ctx, bc.nc, client, key, body, opts...)
+	}},
+	{"called", func(ctx context.Context, bc *busClient, client, key, body string, opts ...wire.InvokeOption) (wire.Receipt, error) {
+		return wire.Call(ctx, bc.nc, client, key, body, opts...)
+	}},
+}
+
+// A token of the bus client that could not make the client's call under a
+// chosen invocation id learns nothing of its key or arguments by sending
+// guesses under that id: the right guess and a wrong one (another body,
+// another key it may not call either) get the same refusal of the gate, as
+// for any request the token may not make; before, a wrong guess was told the
+// id was used for another request (wire.ErrInvocationIDReused) and the right
+// one scope:<KEY> (wire.ErrRepeatRefused), so the guesses confirmed the first
+// call's key and body one by one. Both for a token of the same subject and
+// one of another, published and called. A request the token may make that is
+// not the first one is still told the id was used for another request. No
+// guess runs anything.
+func TestBusRepeatGuessesLearnNothingOfACallOutOfScope(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	tokRow(t, n, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	tokRow(t, n, map[string]any{"key": "OTHER", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	c1 := w.g.connect(t, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, via := range busSends {
+		id := wire.NewInvocationID(time.Now())
+		hits := w.up.Hits()
+		first, err := via.send(ctx, c1, "c1", "IDEM", "acct-1234", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+		if err != nil || !first.OK || w.up.Hits() != hits+1 {
+			t.Fatalf("%s: first call: %+v, %v", via.name, first, err)
+		}
+		_, rcs := logCounts(t, n)
+		for _, sub := range []string{"agent-7", "agent-9"} {
+			narrow := wire.WithToken(busToken(t, n, sub, "ECHO"))
+			for _, guess := range []struct{ key, body, literal string }{
+				{"IDEM", "acct-1234", "scope:IDEM"},   // the call itself
+				{"IDEM", "acct-0000", "scope:IDEM"},   // another body
+				{"OTHER", "acct-1234", "scope:OTHER"}, // another key out of scope
+			} {
+				rc, err := via.send(ctx, c1, "c1", guess.key, guess.body, narrow, wire.WithInvocationID(id))
+				if !errors.Is(err, wire.ErrRepeatRefused) || rc.Status != wire.StatusRefusedScope || rc.Result != guess.literal {
+					t.Errorf("%s: a token of %s without IDEM guesses %s %q: %+v, %v; want ErrRepeatRefused %s, as for any request it may not make",
+						via.name, sub, guess.key, guess.body, rc.ReceiptSummary, err, guess.literal)
+				}
+				if strings.Contains(rc.Result, "hit") || rc.Trace == first.Trace {
+					t.Errorf("%s: the answer to a guess holds the first call's: %+v %s", via.name, rc.ReceiptSummary, rc.Result)
+				}
+			}
+			if rc, err := via.send(ctx, c1, "c1", "ECHO", "x", narrow, wire.WithInvocationID(id)); !errors.Is(err, wire.ErrInvocationIDReused) {
+				t.Errorf("%s: a request the token of %s may make under the client's used id: %+v, %v; want ErrInvocationIDReused", via.name, sub, rc.ReceiptSummary, err)
+			}
+		}
+		if _, c := logCounts(t, n); c != rcs || w.up.Hits() != hits+1 {
+			t.Fatalf("%s: the log went from %d receipts to %d, %d hits; want no guess run", via.name, rcs, c, w.up.Hits()-hits)
+		}
+	}
+}
