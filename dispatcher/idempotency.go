@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/capdir/capdir/dispatcher/gate"
 	"github.com/capdir/capdir/eventlog"
@@ -325,21 +326,14 @@ func firstReceipt(first *projector.Invocation) *wire.Receipt {
 
 // repeatAnswer is what the bus client client, which sent first, is told of req,
 // a request under first's invocation id: INVOCATION_REFUSED for another request
-// under the id, or for the same request with a token the gate refuses now (see
-// repeatRefusal); else rc, the first request's receipt. Another request its
-// token could not make is refused as a fresh call would be, with the gate's
-// refusal, as the same request would be: being told the id was used for another
-// request against a refusal for the same one would tell a token of the client
-// that may not make the call which key and arguments the call had. typ is ""
-// while the first request has no receipt: it is told when that receipt is
-// appended.
+// under the id (anotherRequest), or for the same request with a token the gate
+// refuses now (see repeatRefusal); else rc, the first request's receipt. The
+// same request with a token of another subject than the one rc names is
+// another request (ofAnotherSubject). typ is "" while the first request has no receipt: it is
+// told when that receipt is appended.
 func (s *Service) repeatAnswer(ctx context.Context, first *projector.Invocation, rc *wire.Receipt, req *wire.InvocationRequest, client string) (typ string, data any) {
-	if !sameRequest(first, req, client) {
-		if r := s.repeatRefusal(ctx, req, false, nil); r != nil {
-			return wire.TypeInvocationRefused, gateRefused(req, r)
-		}
-		return wire.TypeInvocationRefused, wire.InvocationRefused{
-			InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)}
+	if !sameRequest(first, req, client) || s.ofAnotherSubject(req, rc) {
+		return wire.TypeInvocationRefused, s.anotherRequest(ctx, req)
 	}
 	// The same client, the same request: the first one's receipt is its own
 	// only if the token it sends now would let it make the call.
@@ -350,6 +344,35 @@ func (s *Service) repeatAnswer(ctx context.Context, first *projector.Invocation,
 		return wire.TypeReceipt, rc
 	}
 	return "", nil
+}
+
+// anotherRequest is the INVOCATION_REFUSED a bus client's request req under an
+// invocation id whose first request it is not gets: the id was used for another
+// request, or, when the token req carries could not make req, the gate's
+// refusal, as the same request would get. Being told the id was used against a
+// refusal for the same request would tell a token of the client that may not
+// make the call which key and arguments the call had.
+func (s *Service) anotherRequest(ctx context.Context, req *wire.InvocationRequest) wire.InvocationRefused {
+	if r := s.repeatRefusal(ctx, req, false, nil); r != nil {
+		return gateRefused(req, r)
+	}
+	return wire.InvocationRefused{InvocationID: req.InvocationID, Key: req.Key, Error: wire.InvocationIDReusedMessage(req.InvocationID)}
+}
+
+// ofAnotherSubject reports whether rc, the receipt of the first request under
+// req's invocation id, is a call of another token subject than the token req
+// carries: rc names a token's holder (token:<sub>), and req's token is not one
+// of that subject, or not a token at all. A bus client's call under a chosen id
+// is its token's subject's, as a call under an Idempotency-Key is and as
+// GET /api/dispatch?receipt= reads it: a token of another subject sending the
+// same request gets nothing of it, told the id was used as for another request
+// (one right guess of the key and arguments would otherwise read the result).
+func (s *Service) ofAnotherSubject(req *wire.InvocationRequest, rc *wire.Receipt) bool {
+	if rc == nil || !strings.HasPrefix(rc.Actor, wire.TokenActor("")) {
+		return false
+	}
+	claims, _ := s.gate.Caller(req.Token)
+	return claims == nil || rc.Actor != wire.TokenActor(claims.Subject)
 }
 
 // gateRefused is the INVOCATION_REFUSED a bus client's repeat of req gets for

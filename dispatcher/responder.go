@@ -317,9 +317,14 @@ func (s *Service) answer(ctx context.Context, c eventlog.Call) {
 
 // refuseRepeat answers a call that repeats an earlier request, whose receipt rc
 // came while it waited, with the gate's refusal, and reports true, when the
-// token it sent does not permit the call now (repeatRefusal); else it answers
-// nothing and reports false.
+// token it sent does not permit the call now (repeatRefusal), or as another
+// request when rc is another token subject's call (ofAnotherSubject); else it
+// answers nothing and reports false.
 func (s *Service) refuseRepeat(ctx context.Context, c eventlog.Call, req *wire.InvocationRequest, rc *wire.Receipt) bool {
+	if s.ofAnotherSubject(req, rc) {
+		s.reply(c, req, wire.TypeInvocationRefused, s.anotherRequest(ctx, req))
+		return true
+	}
 	r := s.repeatRefusal(ctx, req, false, rc)
 	if r == nil {
 		return false

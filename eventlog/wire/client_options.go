@@ -44,7 +44,8 @@ func WithToken(token string) InvokeOption {
 // ErrInvocationIDReused (with ErrRepeatRefused and the gate's refusal when its
 // token could not make it); the same request with a token that would not let the
 // client make the call now (revoked, out of scope, …) gets the gate's refusal,
-// an error matching ErrRepeatRefused, not the first receipt. id is InvocationPrefix and 1 to MaxChosenIDLen characters
+// an error matching ErrRepeatRefused, not the first receipt, and with a token
+// of another subject than the first call's, ErrInvocationIDReused. id is InvocationPrefix and 1 to MaxChosenIDLen characters
 // of A-Z a-z 0-9 _ - (NewInvocationID makes one); choose ids no other client can
 // guess: a request under an id another client used first is not run, and gets no
 // answer (Invoke waits until ctx ends), so nothing of the other's call is told.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capdir/capdir/eventlog/wire"
+	"github.com/capdir/capdir/internal/nodetest"
 )
 
 // busSend is how a bus client sends a request: published and waited for on
@@ -76,5 +77,87 @@ func TestBusRepeatGuessesLearnNothingOfACallOutOfScope(t *testing.T) {
 		if _, c := logCounts(t, n); c != rcs || w.up.Hits() != hits+1 {
 			t.Fatalf("%s: the log went from %d receipts to %d, %d hits; want no guess run", via.name, rcs, c, w.up.Hits()-hits)
 		}
+	}
+}
+
+// A bus client's call under a chosen invocation id is its token's subject's:
+// the same request sent again under the id with a token of another subject,
+// one that may make the call, is told the id was used for another request, as
+// a wrong guess is, and is given nothing of the call (its receipt names the
+// first token's subject, token:agent-7, which a token of agent-9 cannot read
+// at GET /api/dispatch?receipt= either). Before, the right guess got the first
+// call's receipt, its result included, and a wrong one was told the id was
+// reused: the guesses confirmed the call's key and body, then read its result.
+// A token of the first call's subject still gets the first receipt. Published
+// and called, and called while the first call still runs.
+func TestBusRepeatWithAnotherSubjectsTokenGetsNothingOfTheCall(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, via := range busSends {
+		id := wire.NewInvocationID(time.Now())
+		hits := w.up.Hits()
+		first, err := via.send(ctx, c1, "c1", "IDEM", "acct-1234", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+		if err != nil || !first.OK || first.Actor != wire.TokenActor("agent-7") || w.up.Hits() != hits+1 {
+			t.Fatalf("%s: first call: %+v, %v", via.name, first, err)
+		}
+		_, rcs := logCounts(t, n)
+		other := busToken(t, n, "agent-9", "IDEM")
+		for _, body := range []string{"acct-1234", "acct-0000"} { // the call itself, another body
+			rc, err := via.send(ctx, c1, "c1", "IDEM", body, wire.WithToken(other), wire.WithInvocationID(id))
+			if !errors.Is(err, wire.ErrInvocationIDReused) || rc.Trace != "" || rc.Result != "" || rc.Actor != "" {
+				t.Errorf("%s: a token of agent-9 sends IDEM %q under agent-7's call's id: %+v %s, %v; want ErrInvocationIDReused and nothing of the call",
+					via.name, body, rc.ReceiptSummary, rc.Result, err)
+			}
+		}
+		if code, resp := nodetest.DoToken(t, n, "GET", "/api/dispatch?receipt="+id, "", other); code != 404 {
+			t.Errorf("%s: the token of agent-9 reads the call at ?receipt=: %d %s; want 404", via.name, code, resp)
+		}
+		rc, err := via.send(ctx, c1, "c1", "IDEM", "acct-1234", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+		if err != nil || rc.Trace != first.Trace || rc.Result != first.Result {
+			t.Errorf("%s: a refreshed token of agent-7 sends the call again: %+v, %v; want the first receipt", via.name, rc.ReceiptSummary, err)
+		}
+		if _, c := logCounts(t, n); c != rcs || w.up.Hits() != hits+1 {
+			t.Fatalf("%s: the log went from %d receipts to %d, %d hits; want nothing run", via.name, rcs, c, w.up.Hits()-hits)
+		}
+	}
+}
+
+// The same while the first call still runs: a call of another subject's token
+// under its id waits for its receipt, and is then told the id was used for
+// another request, not given the receipt.
+func TestBusCallWithAnotherSubjectsTokenWaitingForTheFirstGetsNothingOfIt(t *testing.T) {
+	w := newIdemWorld(t, 0, true)
+	n := w.g.n
+	c1 := w.g.connect(t, "c1")
+	id := wire.NewInvocationID(time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type answer struct {
+		rc  wire.Receipt
+		err error
+	}
+	first, again := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		rc, err := wire.Call(ctx, c1.nc, "c1", "IDEM", "acct-1234", wire.WithToken(busToken(t, n, "agent-7", "IDEM")), wire.WithInvocationID(id))
+		first <- answer{rc, err}
+	}()
+	<-w.up.Arrived() // the first call is in the upstream
+	go func() {
+		rc, err := wire.Call(ctx, c1.nc, "c1", "IDEM", "acct-1234", wire.WithToken(busToken(t, n, "agent-9", "IDEM")), wire.WithInvocationID(id))
+		again <- answer{rc, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the second call waits for the first one's receipt
+	w.up.Release()
+	if got := <-first; got.err != nil || !got.rc.OK {
+		t.Fatalf("the first call: %+v, %v", got.rc, got.err)
+	}
+	if got := <-again; !errors.Is(got.err, wire.ErrInvocationIDReused) || got.rc.Trace != "" || got.rc.Result != "" {
+		t.Fatalf("agent-9's call under agent-7's running call's id: %+v %s, %v; want ErrInvocationIDReused and nothing of the call", got.rc.ReceiptSummary, got.rc.Result, got.err)
+	}
+	if _, rcs := logCounts(t, n); rcs != 1 || w.up.Hits() != 1 {
+		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
 	}
 }
