@@ -47,8 +47,9 @@ func WithToken(token string) InvokeOption {
 // an error matching ErrRepeatRefused, not the first receipt, and with a token
 // of another subject than the first call's, ErrInvocationIDReused. id is InvocationPrefix and 1 to MaxChosenIDLen characters
 // of A-Z a-z 0-9 _ - (NewInvocationID makes one); choose ids no other client can
-// guess: a request under an id another client used first is not run, and gets no
-// answer (Invoke waits until ctx ends), so nothing of the other's call is told.
+// guess: a request under an id another sender used first is this client's own
+// call, run under the id scoped to it (ScopedInvocationID), whose receipt carries
+// that id, so it tells that the id was taken, nothing of the other's call.
 func WithInvocationID(id string) InvokeOption {
 	return func(o *invokeOptions) error {
 		if err := CheckInvocationID(id); err != nil {

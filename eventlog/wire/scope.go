@@ -6,10 +6,11 @@ import "strings"
 // (or one may choose the id another's event id derives): the first request under
 // it keeps it, and a request of another client under it is run under the id
 // scoped to its client (ScopedInvocationID), as its own call, with its own
-// receipt. Neither client sees the other's call, and neither learns that the id
-// was taken. The scoped id holds ScopeSeparator, which no chosen id may hold
-// (ValidInvocationID), so no request can take it from the client it is scoped
-// to; the client's notices and repeats still go by the id it chose.
+// receipt. Neither client sees anything of the other's call; the scoped id of
+// the second client's receipt tells it only that the id was taken. The scoped
+// id holds ScopeSeparator, which no chosen id may hold (ValidInvocationID), so
+// no request can take it from the client it is scoped to; the client's notices
+// and repeats still go by the id it chose.
 
 // ScopeSeparator separates the client from the id it chose in a scoped
 // invocation id. It is a valid character of a NATS subject token and of a URL

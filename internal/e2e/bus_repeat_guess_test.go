@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capdir/capdir/eventlog"
 	"github.com/capdir/capdir/eventlog/wire"
 	"github.com/capdir/capdir/internal/nodetest"
 )
@@ -159,5 +160,78 @@ func TestBusCallWithAnotherSubjectsTokenWaitingForTheFirstGetsNothingOfIt(t *tes
 	}
 	if _, rcs := logCounts(t, n); rcs != 1 || w.up.Hits() != 1 {
 		t.Fatalf("%d receipts, %d hits; want the one call", rcs, w.up.Hits())
+	}
+}
+
+// Another bus client guessing the client's call under its chosen id learns
+// nothing of the call: whatever it sends under the id is its own call, under
+// the id scoped to it, the right guess of the key and body and a wrong one
+// alike (run and receipted as its own with a token that may make it, refused as
+// a fresh call with one that may not), never the first call's status, trace or
+// result. Its receipt's id, scoped, tells it the id was taken, nothing more.
+// Sending c1's request's event id as its own (read from JetStream's refusal of
+// an expected last message id, see the security model) gets it none of c1's
+// call either, and runs nothing.
+func TestBusGuessesUnderAnotherClientsIDLearnNothingOfItsCall(t *testing.T) {
+	w := newIdemWorld(t, 0, false)
+	n := w.g.n
+	c1, c2 := w.g.connect(t, "c1"), w.g.connect(t, "c2")
+	tokRow(t, n, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": "# WHAT: Say it back.\n# ARGS: $1=text\n[\"$1\"]"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	own := wire.WithToken(busToken(t, n, "agent-7", "IDEM"))
+	for _, via := range busSends {
+		for _, c2tok := range []struct {
+			name   string
+			tok    wire.InvokeOption
+			status string
+		}{
+			{"in scope", wire.WithToken(busToken(t, n, "agent-9", "IDEM")), wire.StatusProvenMaterialResult},
+			{"out of scope", wire.WithToken(busToken(t, n, "agent-9", "ECHO")), wire.StatusRefusedScope},
+		} {
+			for _, body := range []string{"acct-1234", "acct-0000"} { // the right guess, a wrong one
+				id := wire.NewInvocationID(time.Now())
+				first, err := via.send(ctx, c1, "c1", "IDEM", "acct-1234", own, wire.WithInvocationID(id))
+				if err != nil || !first.OK {
+					t.Fatalf("%s: c1's call: %+v, %v", via.name, first, err)
+				}
+				rc, err := via.send(ctx, c2, "c2", "IDEM", body, c2tok.tok, wire.WithInvocationID(id))
+				if err != nil || rc.InvocationID != wire.ScopedInvocationID("c2", id) || rc.Status != c2tok.status || rc.Actor != wire.TokenActor("agent-9") ||
+					rc.Trace == first.Trace || rc.Result == first.Result {
+					t.Errorf("%s: c2 with a token %s sends IDEM %q under c1's id: %+v %s, %v; want its own call under %s, %s",
+						via.name, c2tok.name, body, rc.ReceiptSummary, rc.Result, err, wire.ScopedInvocationID("c2", id), c2tok.status)
+				}
+				if c2tok.status == wire.StatusProvenMaterialResult && !strings.Contains(rc.Result, `"q":"`+body+`"`) {
+					t.Errorf("%s: c2's call ran with another body than its own: %s", via.name, rc.Result)
+				}
+			}
+		}
+	}
+
+	// c1's request's event id as c2's own, inside the duplicate window: the
+	// log holds it already, c2's request is not stored, nothing runs, and c2
+	// is given nothing of c1's call.
+	first, err := wire.Call(ctx, c1.nc, "c1", "IDEM", "acct-1234", own)
+	if err != nil || !first.OK {
+		t.Fatalf("c1's call: %+v, %v", first, err)
+	}
+	var evID string
+	if err := n.Log().Read(ctx, wire.DataStream, 1, func(s eventlog.Stored) error {
+		if s.Type == wire.TypeInvocationRequested && wire.RequestInvocationID(s.ID) == first.InvocationID {
+			evID = s.ID
+		}
+		return nil
+	}); err != nil || evID == "" {
+		t.Fatalf("c1's request in the log: %q, %v", evID, err)
+	}
+	reqs, rcs := logCounts(t, n)
+	hits := w.up.Hits()
+	_, envelope, _ := callEnvelope(t, "c2", "acct-1234", busToken(t, n, "agent-9", "IDEM"), evID, "")
+	rc, err := sendCall(c2, "c2", envelope, 3*time.Second)
+	if rc.Trace == first.Trace || rc.Result == first.Result || err != nil && strings.Contains(err.Error(), first.Trace) {
+		t.Errorf("c2 sent c1's event id: %+v %s, %v; given c1's call", rc.ReceiptSummary, rc.Result, err)
+	}
+	if r, c := logCounts(t, n); r != reqs || c != rcs || w.up.Hits() != hits {
+		t.Errorf("c2 sent c1's event id: the log went from %d requests and %d receipts to %d and %d, %d hits", reqs, rcs, r, c, w.up.Hits()-hits)
 	}
 }
