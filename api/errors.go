@@ -222,6 +222,19 @@ func dispatchBodyError(err error) string {
 	return "malformed dispatch body: " + err.Error() + "; " + dispatchShapeHint
 }
 
+// maxEcho is the most of a request's own path or Host an answer quotes back.
+const maxEcho = 256
+
+// clipEcho is s, a request's path or Host, as an answer quotes it back: cut to
+// maxEcho bytes between characters, marked "…", so that nothing a request sends
+// makes an answer about as long as itself (or longer, once JSON escapes it).
+func clipEcho(s string) string {
+	if len(s) > maxEcho {
+		return strings.ToValidUTF8(s[:maxEcho], "") + "…"
+	}
+	return s
+}
+
 // clipInvocationID is an unknown invocation id as a 404 quotes it back: no id is
 // longer than the longest one capdir takes, so a longer one is cut there.
 func clipInvocationID(id string) string {

@@ -71,11 +71,12 @@ type hostError struct{ host string }
 func (e *hostError) Error() string { return ErrHostNotAllowed.Error() + ": " + e.host }
 func (e *hostError) Unwrap() error { return ErrHostNotAllowed }
 
-// hostBody is {"error":"host_not_allowed","host":…,"how_to_fix":…}.
+// hostBody is {"error":"host_not_allowed","host":…,"how_to_fix":…}, the host
+// clipped (clipEcho).
 func hostBody(err error) any {
 	var he *hostError
 	errors.As(err, &he)
-	return map[string]string{"error": ErrHostNotAllowed.Error(), "host": he.host,
+	return map[string]string{"error": ErrHostNotAllowed.Error(), "host": clipEcho(he.host),
 		"how_to_fix": "this node listens on a loopback address and answers requests for localhost, 127.0.0.1 or [::1], " +
 			"or for --public-url's host: reach it as http://localhost:<port>, or set --public-url to the name a proxy on this machine forwards"}
 }

@@ -259,7 +259,7 @@ func existsBody(err error) any {
 	return map[string]string{"error": errMessage(err), "key": command.KeyOf(err)}
 }
 
-// routeBody is {"error":"not_found","path":…} or
+// routeBody is {"error":"not_found","path":…}, the path clipped (clipEcho), or
 // {"error":"method_not_allowed","allow":"GET, HEAD"}.
 func routeBody(err error) any {
 	var re *routeError
@@ -267,7 +267,7 @@ func routeBody(err error) any {
 	if re.allow != "" {
 		return map[string]string{"error": ErrMethodNotAllowed.Error(), "allow": re.allow}
 	}
-	return map[string]string{"error": ErrNoRoute.Error(), "path": re.path}
+	return map[string]string{"error": ErrNoRoute.Error(), "path": clipEcho(re.path)}
 }
 
 // unknownKeyBody is the refusal the worker wrote (error, attempted, did_you_mean,

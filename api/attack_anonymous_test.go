@@ -1,0 +1,98 @@
+package api_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// rawAnswer is one answer to a request sent byte for byte, as no client would
+// build it: its status, headers and body, and its whole size on the wire.
+type rawAnswer struct {
+	status int
+	header http.Header
+	body   string
+	size   int
+}
+
+// sendRaw writes the request line target, the Host localhost (unless extra
+// names one) and the extra header lines to n over a connection of its own, and
+// reads the answer whole.
+func sendRaw(t *testing.T, n *capdir.Node, target string, extra ...string) rawAnswer {
+	t.Helper()
+	u, err := url.Parse(n.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := "GET " + target + " HTTP/1.1\r\nConnection: close\r\n"
+	if !slices.ContainsFunc(extra, func(h string) bool { return strings.HasPrefix(h, "Host:") }) {
+		req += "Host: localhost\r\n"
+	}
+	for _, h := range extra {
+		req += h + "\r\n"
+	}
+	go io.WriteString(c, req+"\r\n") // the answer may come before the request is all read
+	cr := &countingReader{r: c}
+	resp, err := http.ReadResponse(bufio.NewReader(cr), nil)
+	if err != nil {
+		t.Fatalf("GET %.60s…: %v", target, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("GET %.60s…: %v", target, err)
+	}
+	return rawAnswer{status: resp.StatusCode, header: resp.Header, body: string(b), size: cr.n}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// hostile is c repeated to about 900 KiB, within the default header cap (1 MiB).
+func hostile(c string) string { return strings.Repeat(c, (900<<10)/len(c)) }
+
+// A request no route serves is answered with its path cut to 256 bytes, and one
+// under a Host a loopback listener does not answer with its Host cut so: both
+// were quoted back whole, so a path of 900 KiB of control characters, each
+// escaped in six bytes of JSON, made an answer of 1.8 MiB, held whole by a
+// connection that does not read it. Nothing is appended.
+func TestAnswersToAnyoneQuoteTheRequestClipped(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	before, beforeData := nodetest.ControlSeq(t, n), dataSeq(t, n)
+	for _, target := range []string{"/x" + hostile("%01"), "/x" + hostile("<"), "/receipt/x/" + hostile("'")} {
+		a := sendRaw(t, n, target)
+		path, _ := url.PathUnescape(target)
+		if a.status != 404 || a.size > 4<<10 || !strings.Contains(a.body, `"path":"`+strings.ReplaceAll(path[:20], "\x01", `\u0001`)) ||
+			!strings.Contains(a.body, `…"}`) {
+			t.Errorf("GET %.40s… (%d bytes): %d, %d bytes: %.200s; want 404 naming the path cut, at most 4 KiB", target, len(target), a.status, a.size, a.body)
+		}
+	}
+	a := sendRaw(t, n, "/healthz", "Host: evil."+hostile("a")+".example")
+	if a.status != 403 || a.size > 4<<10 || !strings.Contains(a.body, `"host":"evil.aaaa`) || !strings.Contains(a.body, `…"`) {
+		t.Errorf("a Host of 900 KiB: %d, %d bytes: %.200s; want 403 naming the host cut, at most 4 KiB", a.status, a.size, a.body)
+	}
+	if nodetest.ControlSeq(t, n) != before || dataSeq(t, n) != beforeData {
+		t.Fatal("a request no route serves appended to the log")
+	}
+}
