@@ -96,3 +96,30 @@ func TestAnswersToAnyoneQuoteTheRequestClipped(t *testing.T) {
 		t.Fatal("a request no route serves appended to the log")
 	}
 }
+
+// A path the mux cleans is redirected to its clean form escaped once, with no
+// body: the mux's own redirect escaped the path's escapes again (/a//%41 went to
+// /a/%2541, another path) and repeated the Location in an HTML body, so a path
+// of 900 KiB of '<' sent by anyone made an answer of 9 MiB (a 10th of it held
+// per connection that does not read it). A cleaned path longer than any route's
+// is no route's: 404, its path clipped.
+func TestCleanedPathRedirectIsNotAnAmplifier(t *testing.T) {
+	n := nodetest.Start(t, nil)
+	for _, c := range []struct{ target, location string }{
+		{"/api//directory", "/api/directory"},
+		{"/api//directory/%41", "/api/directory/%41"},
+		{"/a/../receipt/inv_x?confirm=%20y", "/receipt/inv_x?confirm=%20y"},
+		{"/console/./signin", "/console/signin"},
+	} {
+		a := sendRaw(t, n, c.target)
+		if a.status != http.StatusTemporaryRedirect || a.header.Get("Location") != c.location || a.body != "" {
+			t.Errorf("GET %s: %d Location %q body %q; want 307 to %s, no body", c.target, a.status, a.header.Get("Location"), a.body, c.location)
+		}
+	}
+	for _, target := range []string{"/a/../receipt/" + hostile("<"), "/console/../" + hostile("%01"), "/x/./" + hostile("'")} {
+		a := sendRaw(t, n, target)
+		if a.size > 4<<10 {
+			t.Errorf("GET %.40s… (%d bytes): a %d answer of %d bytes; want at most 4 KiB", target, len(target), a.status, a.size)
+		}
+	}
+}

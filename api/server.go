@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path"
 	"time"
 
 	"github.com/capdir/capdir/api/ownerkey"
@@ -96,10 +97,11 @@ func New(cfg Config) (*Server, error) {
 // Handler is the facade's http.Handler. A request no route serves gets JSON too:
 // 404 {"error":"not_found","path":…}, or 405 {"error":"method_not_allowed",
 // "allow":"GET, HEAD"} with an Allow header when the path has routes for other
-// methods. A request whose body its handler left unread does not hold the
-// connection (see guardBody). A request that reached a loopback address under
-// a Host that is not loopback nor the public URL's is answered 403 before any
-// route (see guardHost).
+// methods; a path that is not clean is redirected to its clean form
+// (cleanLocation). A request whose body its handler left unread does not hold
+// the connection (see guardBody). A request that reached a loopback address
+// under a Host that is not loopback nor the public URL's is answered 403 before
+// any route (see guardHost).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Commands is the command side this facade calls for every change: the directory's
@@ -189,8 +191,15 @@ func (s *Server) ownerKey(r *http.Request) error {
 }
 
 // serveHTTP routes r; a request no route serves is answered by writeErr, as JSON.
+// A path that is not clean is redirected to its clean form (cleanLocation).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := s.mux.Handler(r); pattern != "" {
+	esc := r.URL.EscapedPath()
+	clean := r.Method == http.MethodConnect || cleanPath(esc) == esc
+	if !clean && len(cleanPath(esc)) > maxCleanedPath {
+		writeErr(w, &routeError{kind: ErrNoRoute, path: r.URL.Path})
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern != "" && clean {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
@@ -206,8 +215,47 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		for k, v := range rec.header {
 			w.Header()[k] = v
 		}
+		if !clean { // the mux's redirect, to the clean path as sent, without its body
+			w.Header().Set("Location", cleanLocation(r))
+			w.Header().Del("Content-Type")
+		}
 		w.WriteHeader(rec.status)
 	}
+}
+
+// maxCleanedPath bounds the clean path a request is redirected to: no route's
+// path is longer (keys, ids and names are short), so a request whose clean path
+// is longer is answered 404 at once.
+const maxCleanedPath = 2 << 10
+
+// cleanLocation is where a request whose escaped path is not clean (a "//", a
+// "." or ".." segment) is redirected: its clean path, escaped as sent, and its
+// query. The mux's own redirect escaped the path's escapes again (/a//%41 went
+// to /a/%2541, another path) and repeated the Location in an HTML body, which
+// serveHTTP does not pass on: a path of 900 KiB sent by anyone made an answer of
+// up to 9 MiB.
+func cleanLocation(r *http.Request) string {
+	loc := cleanPath(r.URL.EscapedPath())
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	return loc
+}
+
+// cleanPath is p as the mux cleans it: rooted, without "//", "." or ".."
+// segments, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // headerRecorder keeps the status and headers a handler writes, not its body.
