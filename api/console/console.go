@@ -111,7 +111,7 @@ func (c *Console) page(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ss := c.signedIn(w, r)
 		if ss == nil {
-			http.Redirect(w, r, "/console/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			http.Redirect(w, r, "/console/signin?next="+url.QueryEscape(safeNext(r.URL.RequestURI())), http.StatusSeeOther)
 			return
 		}
 		if r.Header.Get("X-Console-Live") == "" { // a live refresh leaves the outcome to the page it refreshes

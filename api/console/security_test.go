@@ -495,3 +495,33 @@ func TestConsoleLiveStreamCatchesAChangeBeforeItOpened(t *testing.T) {
 		t.Fatalf("a current stream's first event: %q %q, want the next change of rows", l1, l2)
 	}
 }
+
+// A signed-out request for a page is sent to sign in with its URL as next= only
+// up to 2 KiB, and the sign-in page, its form and the redirect after it carry a
+// next= only so long: both were quoted whole (escaped in the Location and again
+// in the redirect's body, HTML-escaped in the page), so a URL of 900 KiB sent
+// by anyone made an answer five to six times its size, held whole by a
+// connection that does not read it. A longer one goes to /console/.
+func TestConsoleSignInNextIsBounded(t *testing.T) {
+	n := startNode(t)
+	c := newClient(t, n.URL())
+	long := "/console/receipts?key=" + strings.Repeat("'", 900<<10)
+	resp, body := c.do("GET", long, nil, nil)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/console/signin?next=%2Fconsole%2F" || len(body) > 4<<10 {
+		t.Errorf("GET a page by a URL of %d bytes: %d to %.80q, a body of %d bytes; want 303 to /console/signin?next=%%2Fconsole%%2F, at most 4 KiB",
+			len(long), resp.StatusCode, loc, len(body))
+	}
+	resp, body = c.do("GET", "/console/signin?next="+long, nil, nil)
+	if resp.StatusCode != http.StatusOK || len(body) > 16<<10 || !strings.Contains(body, `name="next" value="/console/"`) {
+		t.Errorf("the sign-in page with a next= of %d bytes: %d, %d bytes; want 200 carrying next=/console/, at most 16 KiB", len(long), resp.StatusCode, len(body))
+	}
+	resp, _ = c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}, "next": {"/console/receipts?key=" + strings.Repeat("A", 4<<10)}}, nil)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/console/" {
+		t.Errorf("signing in with a next= of 4 KiB: %d to %.80q; want 303 to /console/", resp.StatusCode, loc)
+	}
+	kept := "/console/receipts?key=" + strings.Repeat("A", 1<<10)
+	resp, _ = c.do("POST", "/console/signin", url.Values{"key": {nodetest.Key}, "next": {kept}}, nil)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != kept {
+		t.Errorf("signing in with a next= of 1 KiB: %d to %.80q; want 303 to it", resp.StatusCode, loc)
+	}
+}

@@ -82,9 +82,15 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, ss *session) e
 	return nil
 }
 
-// safeNext is where to go after signing in: a console path, never another site.
+// maxNext bounds the next= a sign-in carries on: a console URL is short, and a
+// longer one goes to /console/, so that no answer quotes a URL of any length
+// (the redirect to sign in escapes it, the sign-in page HTML-escapes it).
+const maxNext = 2 << 10
+
+// safeNext is where to go after signing in: a console path of at most maxNext
+// bytes, never another site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/console/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if len(next) > maxNext || !strings.HasPrefix(next, "/console/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
 		return "/console/"
 	}
 	return next
