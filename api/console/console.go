@@ -52,11 +52,25 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	sub, _ := fs.Sub(staticFS, "static")
-	c.static = http.StripPrefix("/console/static/", http.FileServerFS(sub))
+	c.static = wholeFiles(http.StripPrefix("/console/static/", http.FileServerFS(sub)))
 	c.hub = newHub()
 	cfg.Projector.OnApplied(c.hub.applied)
 	c.routes()
 	return c, nil
+}
+
+// wholeFiles serves h's files whole: a request's Range is dropped. The files are
+// a few KiB, and a request for thousands of one-byte ranges of one would be
+// answered, to anyone, with a part and its headers for each: some 35 times the
+// request's size.
+func wholeFiles(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Range"]; ok {
+			r = r.Clone(r.Context())
+			r.Header.Del("Range")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Close ends every live stream the console serves (an HTTP server's Shutdown

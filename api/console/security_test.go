@@ -525,3 +525,24 @@ func TestConsoleSignInNextIsBounded(t *testing.T) {
 		t.Errorf("signing in with a next= of 1 KiB: %d to %.80q; want 303 to it", resp.StatusCode, loc)
 	}
 }
+
+// The console's static files are served whole, whatever Range asks: they are a
+// few KiB, and a request for thousands of one-byte ranges of one was answered,
+// to anyone, with a part and its headers for each, some 35 times the request's
+// size.
+func TestConsoleStaticFilesIgnoreRanges(t *testing.T) {
+	n := startNode(t)
+	c := newClient(t, n.URL())
+	resp, whole := c.do("GET", "/console/static/console.css", nil, nil)
+	if resp.StatusCode != http.StatusOK || len(whole) < 1<<10 {
+		t.Fatalf("GET console.css: %d, %d bytes", resp.StatusCode, len(whole))
+	}
+	ranges := "bytes=" + strings.TrimSuffix(strings.Repeat("0-0,", len(whole)-1), ",")
+	for _, rng := range []string{ranges, "bytes=0-0"} {
+		resp, body := c.do("GET", "/console/static/console.css", nil, map[string]string{"Range": rng})
+		if resp.StatusCode != http.StatusOK || body != whole {
+			t.Errorf("GET console.css with Range %.20s… (%d bytes): %d, %d bytes; want 200 and the file whole (%d bytes)",
+				rng, len(rng), resp.StatusCode, len(body), len(whole))
+		}
+	}
+}
