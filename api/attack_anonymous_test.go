@@ -2,13 +2,16 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capdir/capdir"
 	"github.com/capdir/capdir/internal/nodetest"
@@ -121,5 +124,29 @@ func TestCleanedPathRedirectIsNotAnAmplifier(t *testing.T) {
 		if a.size > 4<<10 {
 			t.Errorf("GET %.40s… (%d bytes): a %d answer of %d bytes; want at most 4 KiB", target, len(target), a.status, a.size)
 		}
+	}
+}
+
+// A read that answers before the projection caught up logs the route it
+// served, cut as a 404 quotes a path: the warning quoted the path whole, so
+// while the projection lagged, each GET /receipt/{id} of a 900 KiB id sent by
+// anyone wrote 900 KiB to the node's log. (A wait of 1ns stands in for a lag:
+// every settle gives up.)
+func TestLaggingReadLogsTheRouteClipped(t *testing.T) {
+	var logs nodetest.Buffer
+	n := nodetest.Start(t, func(c *capdir.Config) { c.Projector.Wait = time.Nanosecond },
+		capdir.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	before := len(logs.Bytes())
+	for _, target := range []string{"/receipt/inv_" + hostile("a"), "/api/dispatch?confirm=inv_" + hostile("a")} {
+		if a := sendRaw(t, n, target); a.status != 404 || a.size > 4<<10 {
+			t.Fatalf("GET %.40s…: %d, %d bytes; want a 404 of at most 4 KiB", target, a.status, a.size)
+		}
+	}
+	logged := logs.Bytes()[before:]
+	if !bytes.Contains(logged, []byte("api: read answered before the projection caught up")) {
+		t.Fatalf("no warning of a read answered before the projection caught up: %.300s", logged)
+	}
+	if len(logged) > 8<<10 {
+		t.Errorf("two reads of a 900 KiB id logged %d bytes: %.300s…; want at most 8 KiB", len(logged), logged)
 	}
 }

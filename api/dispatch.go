@@ -439,11 +439,12 @@ func (s *Server) settleStream(r *http.Request, stream string) {
 	s.settleCtx(r.Context(), stream, r.URL.Path)
 }
 
-// settleCtx is settleStream for a read within ctx; what names the read in the log.
+// settleCtx is settleStream for a read within ctx; what names the read in the log
+// (a request's path, clipped there as a 404 quotes it).
 func (s *Server) settleCtx(ctx context.Context, stream, what string) {
 	wait, cancel := s.cfg.Projector.WaitContext(ctx)
 	defer cancel()
 	if err := s.cfg.Projector.Settle(wait, stream); err != nil && ctx.Err() == nil {
-		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", what, "err", err)
+		s.cfg.Logger.Warn("api: read answered before the projection caught up", "path", clipEcho(what), "err", err)
 	}
 }
