@@ -64,9 +64,4 @@ func badDiscovery(format string, args ...any) error {
 }
 
 // clipParam keeps an echoed parameter short.
-func clipParam(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+func clipParam(s string) string { return clip(s, 40) }

@@ -228,18 +228,16 @@ const maxEcho = 256
 // clipEcho is s, a request's path or Host, as an answer quotes it back: cut to
 // maxEcho bytes between characters, marked "…", so that nothing a request sends
 // makes an answer about as long as itself (or longer, once JSON escapes it).
-func clipEcho(s string) string {
-	if len(s) > maxEcho {
-		return strings.ToValidUTF8(s[:maxEcho], "") + "…"
+func clipEcho(s string) string { return clip(s, maxEcho) }
+
+// clip is s cut to n bytes between characters, marked "…", when it is longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // clipInvocationID is an unknown invocation id as a 404 quotes it back: no id is
 // longer than the longest one capdir takes, so a longer one is cut there.
-func clipInvocationID(id string) string {
-	if max := wire.MaxInvocationIDLen; len(id) > max {
-		return strings.ToValidUTF8(id[:max], "") + "…"
-	}
-	return id
-}
+func clipInvocationID(id string) string { return clip(id, wire.MaxInvocationIDLen) }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 
 	"github.com/capdir/capdir/api/importer/d1"
 	"github.com/capdir/capdir/command"
@@ -94,7 +93,7 @@ func readTable(ctx context.Context, format string, in *os.File, out io.Writer) (
 	var failed *d1.QueryFailedError
 	if errors.As(err, &failed) {
 		// The answer's own "error" is quoted back clipped, as a parameter is.
-		err = &d1.QueryFailedError{Message: strings.ToValidUTF8(clipParam(failed.Message), "")}
+		err = &d1.QueryFailedError{Message: clipParam(failed.Message)}
 	}
 	switch {
 	case errors.Is(err, d1.ErrD1JSON), errors.Is(err, d1.ErrSQLite):
