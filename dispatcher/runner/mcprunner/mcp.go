@@ -74,9 +74,10 @@ func (c Config) Validate() error {
 //
 // The result is the tool's structuredContent as JSON when it has one, else its
 // content: text items as they are, other items as JSON, one per line. Any value
-// of the upstream's credential the tool echoes is replaced with REDACTED. The
-// row's own auth column is not applied: an upstream's credential is part of its
-// registration.
+// of the upstream's credential the tool echoes, in its result or in a JSON-RPC
+// error (ERR:mcp:<server>:protocol:…, ERR:mcp:<server>:unreachable:…), is
+// replaced with REDACTED. The row's own auth column is not applied: an
+// upstream's credential is part of its registration.
 //
 // Failures: ERR:mcp:bad_target:<target>, ERR:mcp:unknown_upstream:<name>,
 // ERR:mcp:bad_arguments:<reason>, ERR:mcp:<server>:unreachable:<reason>,
@@ -139,7 +140,7 @@ func (r *Runner) Run(ctx context.Context, c runner.Call) runner.Outcome {
 		defer s.release()
 	}
 	if err != nil {
-		return r.failure(ctx, tctx, name, tool, err, connected)
+		return r.failure(ctx, tctx, name, tool, err, connected, s.redact)
 	}
 	return r.outcome(name, s, res)
 }
@@ -195,8 +196,11 @@ func answered(err error) *jsonrpc.Error {
 }
 
 // failure is the Outcome of a call that got no tool result; connected says the
-// session was made (an error before it is always unreachable).
-func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error, connected bool) runner.Outcome {
+// session was made (an error before it is always unreachable). What the
+// upstream said (a JSON-RPC error's message, an error's text) goes through
+// redact, as a tool's text does: an upstream that echoes its credential there
+// hands out REDACTED.
+func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error, connected bool, redact runner.Redactor) runner.Outcome {
 	var re *failure.Error
 	rpc := answered(err)
 	switch {
@@ -205,18 +209,18 @@ func (r *Runner) failure(ctx, tctx context.Context, name, tool string, err error
 	case errors.As(err, &re):
 		return runner.FailedWith(err)
 	case connected && rpc != nil:
-		o := runner.Failed(errProtocol(name, rpc.Message))
+		o := runner.Failed(errProtocol(name, redact.Scrub(rpc.Message)))
 		o.Ran = true
 		return o
 	case tctx.Err() != nil && connected:
 		return runner.Failed(errTimeout(name, tool))
 	}
-	return runner.Failed(errUnreachable(name, reason(err)))
+	return runner.Failed(errUnreachable(name, reason(redact.Scrub(err.Error()))))
 }
 
-// reason is err's message on one line, bounded.
-func reason(err error) string {
-	s := strings.Join(strings.Fields(err.Error()), " ")
+// reason is an error's message on one line, bounded.
+func reason(msg string) string {
+	s := strings.Join(strings.Fields(msg), " ")
 	if len(s) > 200 {
 		s = s[:200]
 	}
@@ -295,7 +299,7 @@ func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, 
 		s.release()
 	}
 	if err != nil {
-		return nil, r.failure(ctx, tctx, name, "tools/list", err, connected).Err
+		return nil, r.failure(ctx, tctx, name, "tools/list", err, connected, s.redact).Err
 	}
 	if len(tools) > max+1 {
 		tools = tools[:max+1]

@@ -70,7 +70,8 @@ func (p *pool) entry(name string) (*session, error) {
 
 // get returns a connected session for u, connecting within ctx when there is
 // none (or the one there is was made for another registration of u). The
-// caller releases it when its call has ended.
+// caller releases it when its call has ended. When connecting fails, the conn
+// returned holds only the redactor of u's credential, for the failure.
 func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	s, err := p.entry(u.Name)
 	if err != nil {
@@ -91,7 +92,7 @@ func (p *pool) get(ctx context.Context, u Upstream) (conn, error) {
 	}
 	cs, err := p.client(u.Name).Connect(ctx, t, nil)
 	if err != nil {
-		return conn{}, err
+		return conn{redact: runner.NewRedactor(cred.Secrets())}, err
 	}
 	l := &live{cs: cs, redact: runner.NewRedactor(cred.Secrets()), tag: cred.Tag(p.cfg.TagSalt), tracked: len(u.Command) == 0}
 	if p.isClosed() { // Stop came while connecting: close it, nobody else will

@@ -50,7 +50,7 @@ func again(ctx context.Context, c conn, m *sentMark, err error) bool {
 func (r *Runner) callOnce(caller, ctx context.Context, u Upstream, do func(context.Context, conn) error) (c conn, connected bool, err error) {
 	for attempt := 0; ; attempt++ {
 		if c, err = r.pool.get(ctx, u); err != nil {
-			return conn{}, false, err
+			return c, false, err // c.redact only, when connecting failed
 		}
 		mctx, m := withSentMark(ctx)
 		err = do(mctx, c)

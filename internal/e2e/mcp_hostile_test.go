@@ -1,0 +1,116 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/capdir/capdir"
+	"github.com/capdir/capdir/dispatcher/runner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner"
+	"github.com/capdir/capdir/dispatcher/runner/mcprunner/mcptest"
+	"github.com/capdir/capdir/internal/nodetest"
+)
+
+// hostileUpstream is the SDK's MCP server over streamable HTTP (httptest, no
+// network) with the tools given, each answering with its handler.
+func hostileUpstream(t *testing.T, tools map[string]sdk.ToolHandler) (*sdk.Server, *httptest.Server) {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil)
+	for name, h := range tools {
+		srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, h)
+	}
+	hs := httptest.NewServer(mcptest.Handler(srv))
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// refusingInitialize is the SDK's server behind hs but for initialize, which it
+// answers with a JSON-RPC error quoting the Authorization header it got.
+func refusingInitialize(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil)
+	h := mcptest.Handler(srv)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		if req.Method != "initialize" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		msg, _ := json.Marshal("refused the credential " + r.Header.Get("Authorization"))
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32001,"message":`+string(msg)+`}}`)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// An upstream that echoes its credential in a JSON-RPC error's message, as it
+// may echo it in a tool's text, gets REDACTED in its place: the failure literal
+// the caller, the receipt and the node's log get never holds it, whether the
+// error answers a tools/call or the initialize of a session (a sync's listing
+// and a call alike).
+func TestMCPUpstreamCredentialInAProtocolErrorIsRedacted(t *testing.T) {
+	const secret = "up-secret-value-9f3"
+	_, hs := hostileUpstream(t, map[string]sdk.ToolHandler{
+		"deny": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: -32001, Message: "refused the credential " + req.Extra.Header.Get("Authorization")}
+		},
+	})
+	initHS := refusingInitialize(t)
+	logs := &logBuffer{}
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.MCPUpstreams = mcprunner.Static{
+			"up":   {Name: "up", URL: hs.URL, Auth: "bearer:UP_KEY"},
+			"init": {Name: "init", URL: initHS.URL, Auth: "bearer:UP_KEY"},
+		}
+		c.SecretEnv = []string{"UP_*"}
+	}, capdir.WithEnv(runner.MapEnv(map[string]string{"UP_KEY": secret})), capdir.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	waitRow(t, n, "UP_DENY", true)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "upstream=init"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sync of init logged nothing:\n%s", logs.String())
+		}
+	}
+	row := `{"key":"INIT_X","type":"fn","runner":"mcp","target":"init/x","content":"# WHAT: Call x of the upstream init."}`
+	if code, body := nodetest.Do(t, n, "POST", "/api/directory", row); code != 201 && code != 200 {
+		t.Fatalf("POST INIT_X: %d %s", code, body)
+	}
+	for key, want := range map[string]string{
+		"UP_DENY": "ERR:mcp:up:protocol:refused the credential Bearer REDACTED",
+		"INIT_X":  "ERR:mcp:init:unreachable:",
+	} {
+		_, body := nodetest.Do(t, n, "POST", "/api/dispatch", `{"key":"`+key+`","body":""}`)
+		if !strings.Contains(body, want) || strings.Contains(body, secret) {
+			t.Fatalf("%s: a protocol error echoing the credential: %s", key, body)
+		}
+		var a struct {
+			Proof struct {
+				ID string `json:"invocation_id"`
+			} `json:"proof"`
+		}
+		json.Unmarshal([]byte(body), &a)
+		if code, rec := nodetest.Do(t, n, "GET", "/api/receipts/"+a.Proof.ID, ""); code != 200 || strings.Contains(rec, secret) {
+			t.Fatalf("%s: the receipt: %d %s", key, code, rec)
+		}
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Fatalf("the node's log holds the credential:\n%s", logs.String())
+	}
+}
