@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,5 +114,62 @@ func TestMCPUpstreamCredentialInAProtocolErrorIsRedacted(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), secret) {
 		t.Fatalf("the node's log holds the credential:\n%s", logs.String())
+	}
+}
+
+// endlessPages is the SDK's server behind an HTTP handler that answers every
+// tools/list itself: one tool of a description of descBytes bytes a page, named
+// for the page, and always a nextCursor. It counts the pages it served.
+func endlessPages(t *testing.T, descBytes int, pages *atomic.Int64) *httptest.Server {
+	t.Helper()
+	h := mcptest.Handler(sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil))
+	pad := strings.Repeat("d", descBytes)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		if req.Method != "tools/list" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		p := pages.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t%d","description":"%s","inputSchema":{"type":"object"}}],"nextCursor":"c%d"}}`,
+			req.ID, p, pad, p)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// An upstream whose tools/list pages never end, each page well under the bound
+// of one answer, is read only up to MaxListBytes in all: past it the listing
+// fails (the node's log says why) and the upstream's rows stay as they were.
+// Read to the page bound instead, one listing held and wrote 100 rows of
+// 1 MiB each, 100 MiB appended to a log kept forever by one sync.
+func TestMCPUpstreamEndlessPagesAreReadToABound(t *testing.T) {
+	var pages atomic.Int64
+	hs := endlessPages(t, 1<<20, &pages)
+	logs := &logBuffer{}
+	n := nodetest.Start(t, func(c *capdir.Config) {
+		c.MCPUpstreams = mcprunner.Static{"up": {Name: "up", URL: hs.URL}}
+	}, capdir.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), "upstream=up"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sync of up logged nothing:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), `msg="mcp upstream: tools not listed; its rows stay as they are" upstream=up`) ||
+		!strings.Contains(logs.String(), fmt.Sprintf("over %d bytes", mcprunner.MaxListBytes)) {
+		t.Fatalf("the listing was not refused at its bound:\n%.2000s", logs.String())
+	}
+	if max := int64(mcprunner.MaxListBytes>>20) + 1; pages.Load() > max {
+		t.Fatalf("%d pages of 1 MiB read; want at most %d", pages.Load(), max)
+	}
+	if code, _ := nodetest.Do(t, n, "GET", "/api/directory/UP_T1", ""); code != http.StatusNotFound {
+		t.Fatalf("a row of the refused listing was written: %d", code)
 	}
 }

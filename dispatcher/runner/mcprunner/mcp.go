@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -267,8 +268,18 @@ func resultText(res *mcp.CallToolResult) string {
 // maxToolPages bounds the tools/list pages one listing reads.
 const maxToolPages = 100
 
+// MaxListBytes bounds one listing's tools, all its pages together, as JSON: a
+// listing over it fails as ERR:mcp:<server>:unreachable:… naming it. Each page
+// is bounded as one answer (MaxAnswerBytes), but maxToolPages of them would be
+// held, and each sync of them written to the directory's log, kept forever.
+const MaxListBytes = 16 << 20
+
+// errListTooLarge: a listing's tools are over MaxListBytes.
+var errListTooLarge = fmt.Errorf("the upstream's tools are over %d bytes; not listed further", MaxListBytes)
+
 // Tools lists the tools of upstream name, at most max+1 of them (so a caller
-// capping at max sees that there were more), within the runner's timeout.
+// capping at max sees that there were more) and MaxListBytes of them as JSON,
+// within the runner's timeout.
 // Failures are the runner's literals (unknown_upstream, unreachable, timeout,
 // protocol).
 func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, error) {
@@ -281,13 +292,23 @@ func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, 
 	var tools []*mcp.Tool
 	s, connected, err := r.callOnce(ctx, tctx, u, func(ctx context.Context, s conn) error {
 		tools = tools[:0]
+		size := 0
 		params := &mcp.ListToolsParams{}
 		for page := 0; page < maxToolPages && len(tools) <= max; page++ {
 			res, err := s.cs.ListTools(ctx, params)
 			if err != nil {
 				return err
 			}
-			tools = append(tools, res.Tools...)
+			for _, t := range res.Tools {
+				if len(tools) > max {
+					break
+				}
+				b, _ := json.Marshal(t)
+				if size += len(b); size > MaxListBytes {
+					return errListTooLarge
+				}
+				tools = append(tools, t)
+			}
 			if res.NextCursor == "" {
 				break
 			}
@@ -300,9 +321,6 @@ func (r *Runner) Tools(ctx context.Context, name string, max int) ([]*mcp.Tool, 
 	}
 	if err != nil {
 		return nil, r.failure(ctx, tctx, name, "tools/list", err, connected, s.redact).Err
-	}
-	if len(tools) > max+1 {
-		tools = tools[:max+1]
 	}
 	return tools, nil
 }
