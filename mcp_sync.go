@@ -54,7 +54,7 @@ func relistEvery(cfg Config) time.Duration {
 // concurrently (see syncQueue): one upstream's slow, hung or failing sync
 // delays or fails no other's. It returns once every sync has ended.
 func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Duration) error {
-	q := newSyncQueue(ctx, n.syncMCP)
+	q := newSyncQueue(ctx, func(ctx context.Context, upstream string) { n.syncMCP(ctx, upstream, ups.Names()) })
 	defer q.wait()
 	for _, name := range ups.Names() {
 		q.start(name)
@@ -79,14 +79,15 @@ func (n *Node) runMCPSync(ctx context.Context, ups nodeUpstreams, every time.Dur
 	}
 }
 
-// syncMCP imports upstream's tool list as its rows.
-func (n *Node) syncMCP(ctx context.Context, upstream string) {
+// syncMCP imports upstream's tool list as its rows, none under the key prefix
+// of another upstream of names with a name as long or longer (mcptools.Disown).
+func (n *Node) syncMCP(ctx context.Context, upstream string, names []string) {
 	tools, err := n.mcpRunner.Tools(ctx, upstream, mcptools.DefaultMaxTools)
 	if err != nil {
 		n.logger.Warn("mcp upstream: tools not listed; its rows stay as they are", "upstream", upstream, "err", err)
 		return
 	}
-	items := mcptools.Items(upstream, tools, mcptools.DefaultMaxTools)
+	items := mcptools.Disown(mcptools.Items(upstream, tools, mcptools.DefaultMaxTools), upstream, names)
 	rep, err := n.srv.Directory().ImportItems(ctx, items, command.ItemsImport{Source: mcptools.Source(upstream), Prune: true})
 	if err != nil {
 		n.logger.Warn("mcp upstream: rows partly written", "upstream", upstream, "err", err)

@@ -29,3 +29,21 @@ func TestItemsRefuseHostileToolNames(t *testing.T) {
 		t.Fatalf("a plain tool name was refused: %+v", ok[0])
 	}
 }
+
+// An upstream's tool whose key falls under the prefix of an upstream whose name
+// is as long or longer is refused, naming no key (so a row made under it before
+// is pruned); under a shorter name's prefix, the key is the upstream's own.
+func TestDisownKeysOfOtherUpstreams(t *testing.T) {
+	tools := []*mcp.Tool{{Name: "x_pay"}, {Name: "pay"}}
+	items := Disown(Items("up", tools, 0), "up", []string{"UP", "up", "up_x", "u"})
+	if items[0].Row != nil || items[0].Key != "" || !strings.Contains(items[0].Refused, "UP_X_PAY") {
+		t.Errorf("x_pay beside up_x: %+v", items[0])
+	}
+	if items[1].Row != nil || !strings.Contains(items[1].Refused, "upstream UP") {
+		t.Errorf("pay beside UP, the same prefix: %+v", items[1])
+	}
+	items = Disown(Items("up_x", tools, 0), "up_x", []string{"up", "up_x"})
+	if items[0].Row == nil || items[1].Row == nil {
+		t.Errorf("up_x's tools beside up: %+v", items)
+	}
+}

@@ -54,3 +54,9 @@ func overMax(max int) string { return fmt.Sprintf("over the %d tools one upstrea
 func keyTaken(key, other string) string {
 	return fmt.Sprintf("maps to the key %s, as the tool %q does", key, other)
 }
+
+// keyOfOther is the refusal of a tool whose key is under another upstream's
+// prefix.
+func keyOfOther(key, other string) string {
+	return fmt.Sprintf("maps to the key %s, of the prefix %s_ of the upstream %s", key, strings.ToUpper(other), other)
+}

@@ -48,6 +48,29 @@ func Items(upstream string, tools []*mcp.Tool, max int) []importer.Item {
 	return items
 }
 
+// Disown refuses each item of upstream whose key falls under the prefix of
+// another upstream of others as long as upstream's or longer ("UP_X_" for
+// "up_x", which "up" reaches with a tool named "x_pay"): an upstream's tool
+// can never take the key of another's, whichever syncs first, and two names
+// that differ only in case (one key prefix) both keep out of it. A refused
+// item names no key, so the row upstream made under it before is pruned.
+func Disown(items []importer.Item, upstream string, others []string) []importer.Item {
+	own := strings.ToUpper(upstream) + "_"
+	for i, it := range items {
+		if it.Row == nil {
+			continue
+		}
+		for _, o := range others {
+			prefix := strings.ToUpper(o) + "_"
+			if o != upstream && len(prefix) >= len(own) && strings.HasPrefix(it.Key, prefix) {
+				items[i] = importer.Item{Source: it.Source, Refused: keyOfOther(it.Key, o)}
+				break
+			}
+		}
+	}
+	return items
+}
+
 func item(upstream string, t *mcp.Tool) importer.Item {
 	if why := nameProblem(t.Name); why != "" {
 		return importer.Item{Source: shownName(t.Name), Refused: why}
