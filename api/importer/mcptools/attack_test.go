@@ -42,6 +42,10 @@ func TestDisownKeysOfOtherUpstreams(t *testing.T) {
 	if items[1].Row != nil || !strings.Contains(items[1].Refused, "upstream UP") {
 		t.Errorf("pay beside UP, the same prefix: %+v", items[1])
 	}
+	items = Disown(Items("up", []*mcp.Tool{{Name: "x"}}, 0), "up", []string{"up", "up_x"})
+	if items[0].Row != nil || !strings.Contains(items[0].Refused, "UP_X,") {
+		t.Errorf("x beside up_x, its bare key: %+v", items[0])
+	}
 	items = Disown(Items("up_x", tools, 0), "up_x", []string{"up", "up_x"})
 	if items[0].Row == nil || items[1].Row == nil {
 		t.Errorf("up_x's tools beside up: %+v", items)

@@ -50,7 +50,8 @@ func Items(upstream string, tools []*mcp.Tool, max int) []importer.Item {
 
 // Disown refuses each item of upstream whose key falls under the prefix of
 // another upstream of others as long as upstream's or longer ("UP_X_" for
-// "up_x", which "up" reaches with a tool named "x_pay"): an upstream's tool
+// "up_x", which "up" reaches with a tool named "x_pay"), or is that prefix's
+// bare key (UP_X, which up_x's tool "_" maps to): an upstream's tool
 // can never take the key of another's, whichever syncs first, and two names
 // that differ only in case (one key prefix) both keep out of it. A refused
 // item names no key, so the row upstream made under it before is pruned.
@@ -62,7 +63,7 @@ func Disown(items []importer.Item, upstream string, others []string) []importer.
 		}
 		for _, o := range others {
 			prefix := strings.ToUpper(o) + "_"
-			if o != upstream && len(prefix) >= len(own) && strings.HasPrefix(it.Key, prefix) {
+			if o != upstream && len(prefix) >= len(own) && (strings.HasPrefix(it.Key, prefix) || it.Key+"_" == prefix) {
 				items[i] = importer.Item{Source: it.Source, Refused: keyOfOther(it.Key, o)}
 				break
 			}
