@@ -37,12 +37,12 @@ func hostileUpstream(t *testing.T, tools map[string]sdk.ToolHandler) (*sdk.Serve
 	return srv, hs
 }
 
-// refusingInitialize is the SDK's server behind hs but for initialize, which it
-// answers with a JSON-RPC error quoting the Authorization header it got.
-func refusingInitialize(t *testing.T) *httptest.Server {
+// answering is the SDK's server behind an HTTP handler that answers every
+// JSON-RPC request of method itself, with answer (given the request's id and
+// the HTTP request), and passes the rest to the SDK.
+func answering(t *testing.T, method string, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) *httptest.Server {
 	t.Helper()
-	srv := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil)
-	h := mcptest.Handler(srv)
+	h := mcptest.Handler(sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil))
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
@@ -50,17 +50,25 @@ func refusingInitialize(t *testing.T) *httptest.Server {
 			Method string          `json:"method"`
 		}
 		json.Unmarshal(body, &req)
-		if req.Method != "initialize" {
+		if req.Method != method {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			h.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		msg, _ := json.Marshal("refused the credential " + r.Header.Get("Authorization"))
-		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32001,"message":`+string(msg)+`}}`)
+		answer(w, r, req.ID)
 	}))
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// refusingInitialize is the SDK's server but for initialize, which it answers
+// with a JSON-RPC error quoting the Authorization header it got.
+func refusingInitialize(t *testing.T) *httptest.Server {
+	return answering(t, "initialize", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		msg, _ := json.Marshal("refused the credential " + r.Header.Get("Authorization"))
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32001,"message":`+string(msg)+`}}`)
+	})
 }
 
 // An upstream that echoes its credential in a JSON-RPC error's message, as it
@@ -117,32 +125,16 @@ func TestMCPUpstreamCredentialInAProtocolErrorIsRedacted(t *testing.T) {
 	}
 }
 
-// endlessPages is the SDK's server behind an HTTP handler that answers every
-// tools/list itself: one tool of a description of descBytes bytes a page, named
-// for the page, and always a nextCursor. It counts the pages it served.
+// endlessPages is the SDK's server but for tools/list, which it answers itself:
+// one tool of a description of descBytes bytes a page, named for the page, and
+// always a nextCursor. It counts the pages it served.
 func endlessPages(t *testing.T, descBytes int, pages *atomic.Int64) *httptest.Server {
-	t.Helper()
-	h := mcptest.Handler(sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil))
 	pad := strings.Repeat("d", descBytes)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.Unmarshal(body, &req)
-		if req.Method != "tools/list" {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-			return
-		}
+	return answering(t, "tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 		p := pages.Add(1)
-		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t%d","description":"%s","inputSchema":{"type":"object"}}],"nextCursor":"c%d"}}`,
-			req.ID, p, pad, p)
-	}))
-	t.Cleanup(hs.Close)
-	return hs
+			id, p, pad, p)
+	})
 }
 
 // An upstream whose tools/list pages never end, each page well under the bound

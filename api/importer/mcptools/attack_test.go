@@ -46,6 +46,12 @@ func TestDisownKeysOfOtherUpstreams(t *testing.T) {
 	if items[0].Row != nil || !strings.Contains(items[0].Refused, "UP_X,") {
 		t.Errorf("x beside up_x, its bare key: %+v", items[0])
 	}
+	// A name whose key prefix importer.Key collapses ("up__x" makes UP_X_… keys)
+	// owns the prefix its keys have.
+	items = Disown(Items("up", tools, 0), "up", []string{"up", "up__x"})
+	if items[0].Row != nil || !strings.Contains(items[0].Refused, "prefix UP_X_ of the upstream up__x") {
+		t.Errorf("x_pay beside up__x: %+v", items[0])
+	}
 	items = Disown(Items("up_x", tools, 0), "up_x", []string{"up", "up_x"})
 	if items[0].Row == nil || items[1].Row == nil {
 		t.Errorf("up_x's tools beside up: %+v", items)

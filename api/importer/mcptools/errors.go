@@ -57,6 +57,6 @@ func keyTaken(key, other string) string {
 
 // keyOfOther is the refusal of a tool whose key is under another upstream's
 // prefix.
-func keyOfOther(key, other string) string {
-	return fmt.Sprintf("maps to the key %s, of the prefix %s_ of the upstream %s", key, strings.ToUpper(other), other)
+func keyOfOther(key, prefix, other string) string {
+	return fmt.Sprintf("maps to the key %s, of the prefix %s_ of the upstream %s", key, prefix, other)
 }

@@ -56,21 +56,25 @@ func Items(upstream string, tools []*mcp.Tool, max int) []importer.Item {
 // that differ only in case (one key prefix) both keep out of it. A refused
 // item names no key, so the row upstream made under it before is pruned.
 func Disown(items []importer.Item, upstream string, others []string) []importer.Item {
-	own := strings.ToUpper(upstream) + "_"
+	own := keyPrefix(upstream)
 	for i, it := range items {
 		if it.Row == nil {
 			continue
 		}
 		for _, o := range others {
-			prefix := strings.ToUpper(o) + "_"
-			if o != upstream && len(prefix) >= len(own) && (strings.HasPrefix(it.Key, prefix) || it.Key+"_" == prefix) {
-				items[i] = importer.Item{Source: it.Source, Refused: keyOfOther(it.Key, o)}
+			prefix := keyPrefix(o)
+			if o != upstream && len(prefix) >= len(own) && (strings.HasPrefix(it.Key, prefix+"_") || it.Key == prefix) {
+				items[i] = importer.Item{Source: it.Source, Refused: keyOfOther(it.Key, prefix, o)}
 				break
 			}
 		}
 	}
 	return items
 }
+
+// keyPrefix is what the keys of upstream's tools start with, before their "_":
+// the upstream's name as importer.Key makes it ("UP_X" for "up__x" or "up_x_").
+func keyPrefix(upstream string) string { return importer.Key(upstream, "") }
 
 func item(upstream string, t *mcp.Tool) importer.Item {
 	if why := nameProblem(t.Name); why != "" {
